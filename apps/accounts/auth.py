@@ -1,0 +1,31 @@
+"""Bearer-token authentication for the API."""
+
+from django.http import HttpRequest
+from ninja.errors import AuthenticationError
+from ninja.security import HttpBearer
+
+from apps.accounts.models import ApiToken, Organization
+from apps.accounts.services import token_authenticate
+
+
+class BearerToken(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
+        return token_authenticate(token)
+
+
+def optional_org(request: HttpRequest) -> Organization | None:
+    """The caller's organization for read endpoints: None for anonymous callers.
+
+    A token that is present but wrong or revoked is still a 401: silently treating it as
+    anonymous would hide private runs from a caller who believes they are signed in.
+    """
+    header = request.headers.get("Authorization", "")
+    if not header:
+        return None
+    scheme, _, plaintext = header.partition(" ")
+    if scheme.lower() != "bearer" or not plaintext.strip():
+        raise AuthenticationError(message="Authorization must be 'Bearer <token>'")
+    token = token_authenticate(plaintext.strip())
+    if token is None:
+        raise AuthenticationError(message="unknown or revoked token")
+    return token.org

@@ -1,0 +1,55 @@
+"""Scenario presets every installation has (created by a data migration), and scenario shapes."""
+
+
+def shape_key(
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    length_spread: float = 0,
+    prefix_cache_hit_rate: float = 0,
+    dataset: str = "random",
+    arrival: str = "closed",
+    suffix: str = "",
+) -> str:
+    key = (
+        f"{input_tokens}/{output_tokens}/spread={length_spread:g}/"
+        f"prefix={prefix_cache_hit_rate:g}/{dataset}/{arrival}"
+    )
+    return f"{key}/{suffix}" if suffix else key
+
+
+PRESETS: list[dict] = [
+    {
+        "slug": "seed-20k-1k-60",
+        "name": "20k in / 1k out / 60% prefix cache",
+        "input_tokens": 20_000,
+        "output_tokens": 1_000,
+        "prefix_cache_hit_rate": 0.60,
+        "dataset": "shared-prefix",
+        "concurrency": [1, 4, 16, 64],
+        "slo_ttft_ms": 2220.0,
+    },
+    {
+        "slug": "8k-1k",
+        "name": "8k in / 1k out (InferenceX)",
+        "input_tokens": 8192,
+        "output_tokens": 1024,
+        "concurrency": [1, 4, 16, 64, 256],
+    },
+    {
+        "slug": "1k-1k",
+        "name": "1k in / 1k out (InferenceX)",
+        "input_tokens": 1024,
+        "output_tokens": 1024,
+        "concurrency": [1, 4, 16, 64, 256],
+    },
+    {
+        "slug": "single-stream",
+        "name": "Single stream, 1k in / 1k out",
+        "input_tokens": 1024,
+        "output_tokens": 1024,
+        "concurrency": [1],
+        # Same token shape as 1k-1k; the load is what differs, so it gets a shape of its own.
+        "shape_suffix": "single-stream",
+    },
+]

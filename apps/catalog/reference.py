@@ -1,0 +1,84 @@
+"""The reference data shipped with inferboard, and its published runs as result documents.
+
+Pure: reads the bundled JSON, builds documents; storing them is the services' job.
+"""
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from workers import results as doc
+
+REFERENCE_FILE = Path(__file__).parent / "reference" / "published.json"
+
+
+def reference_data() -> dict[str, Any]:
+    return json.loads(REFERENCE_FILE.read_text())
+
+
+def _parallelism(text: str) -> doc.Parallelism:
+    sizes = {k.lower(): int(v) for k, v in re.findall(r"\b(TP|DP|EP|PP)\s*(\d+)", text.upper())}
+    return doc.Parallelism(**sizes)
+
+
+def _quantization(text: str) -> doc.Quantization:
+    weights, _, rest = text.partition(" ")
+    return doc.Quantization(weights=weights, note=rest.strip(" ()") or None)
+
+
+def published_documents(data: dict[str, Any]) -> list[doc.ResultDocument]:
+    """One document per published result that carries a throughput figure."""
+    documents = []
+    for result in data["results"]:
+        if "node_throughput_tok_s" not in result:
+            continue
+        scenario = result["scenario"]
+        points = [
+            doc.Point(
+                label="node aggregate",
+                throughput=doc.Throughput(unlabelled_tok_s=result["node_throughput_tok_s"]),
+                latency_ms=doc.Latencies(
+                    ttft=doc.Distribution(max=result["ttft_s_max"] * 1000)
+                    if "ttft_s_max" in result
+                    else None
+                ),
+                success_rate=result.get("success_rate"),
+            )
+        ]
+        if "single_stream_tok_s" in result:
+            points.append(
+                doc.Point(
+                    label="single stream",
+                    concurrency=1,
+                    throughput=doc.Throughput(unlabelled_tok_s=result["single_stream_tok_s"]),
+                )
+            )
+        flags = [flag.strip() for flag in result.get("flags", "").split(";") if flag.strip()]
+        documents.append(
+            doc.ResultDocument(
+                idempotency_key=f"published:{result['id']}",
+                provenance="published",
+                source=doc.Source(citation=data["sources"][result["source"]]),
+                model=doc.ModelInfo(name=result["model"], family=result["model"].split()[0]),
+                deployment=doc.Deployment(
+                    accelerator=result["accelerator"],
+                    gpus=result["gpus"],
+                    engine=doc.Engine(name=result["engine"]),
+                    quantization=_quantization(result["quantization"]),
+                    parallelism=_parallelism(result["parallelism"]),
+                    engine_flags=flags,
+                ),
+                scenario=doc.Scenario(
+                    preset="seed-20k-1k-60"
+                    if (scenario["input_tokens"], scenario["output_tokens"]) == (20_000, 1_000)
+                    else None,
+                    input_tokens=scenario["input_tokens"],
+                    output_tokens=scenario["output_tokens"],
+                    prefix_cache_hit_rate=scenario.get("prefix_cache_hit_rate", 0),
+                ),
+                environment=doc.Environment(extra={"unit_note": result.get("unit_note", "")}),
+                points=points,
+            )
+        )
+    return documents

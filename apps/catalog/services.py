@@ -1,0 +1,157 @@
+"""Writes to the catalog: deployments by fingerprint, scenarios by shape, reference data."""
+
+from typing import Any
+
+from django.utils.text import slugify
+
+from apps.catalog.models import Accelerator, Deployment, Engine, Model, PriceTier, Scenario
+from apps.catalog.presets import shape_key
+from workers import results as doc
+
+
+def accelerator_get_or_create(*, sku: str) -> Accelerator:
+    existing = Accelerator.objects.filter(sku__iexact=sku).first()
+    return existing or Accelerator.objects.create(sku=sku)
+
+
+def deployment_upsert(*, document: doc.ResultDocument) -> Deployment:
+    fingerprint = document.deployment_fingerprint()
+    existing = Deployment.objects.filter(fingerprint=fingerprint).first()
+    if existing is not None:
+        return existing
+    d = document.deployment
+    model, _ = Model.objects.get_or_create(
+        name=document.model.name, defaults={"family": document.model.family or ""}
+    )
+    engine, _ = Engine.objects.get_or_create(name=d.engine.name.lower())
+    return Deployment.objects.create(
+        fingerprint=fingerprint,
+        model=model,
+        accelerator=accelerator_get_or_create(sku=d.accelerator),
+        gpus=d.gpus,
+        nodes=d.nodes,
+        engine=engine,
+        engine_version=d.engine.version or "",
+        image_digest=d.engine.image_digest or "",
+        quant_weights=d.quantization.weights,
+        quant_activations=d.quantization.activations or "",
+        quant_kv_cache=d.quantization.kv_cache or "",
+        quant_note=d.quantization.note or "",
+        tp=d.parallelism.tp,
+        dp=d.parallelism.dp,
+        ep=d.parallelism.ep,
+        pp=d.parallelism.pp,
+        dp_attention=d.parallelism.dp_attention,
+        parallelism_label=d.parallelism.label(),
+        spec_method=d.speculative.method if d.speculative else "",
+        spec_draft_tokens=d.speculative.draft_tokens if d.speculative else None,
+        engine_flags=d.engine_flags,
+        notes=d.notes or "",
+    )
+
+
+def scenario_resolve(*, scenario: doc.Scenario, org=None) -> Scenario:
+    """The stored scenario a document's scenario denotes: its named preset, or its shape."""
+    if scenario.preset:
+        preset = Scenario.objects.filter(slug=scenario.preset, is_preset=True).first()
+        if preset is None:
+            raise doc.DocumentError([("scenario.preset", f"unknown preset {scenario.preset!r}")])
+        mismatched = [
+            field
+            for field in ("input_tokens", "output_tokens", "prefix_cache_hit_rate")
+            if getattr(preset, field) != getattr(scenario, field)
+        ]
+        if mismatched:
+            raise doc.DocumentError(
+                [
+                    (f"scenario.{field}", f"differs from preset {preset.slug!r}")
+                    for field in mismatched
+                ]
+            )
+        return preset
+    return scenario_get_or_create(scenario=scenario, org=org)[0]
+
+
+def _shape_key_of(scenario: doc.Scenario) -> str:
+    return shape_key(
+        input_tokens=scenario.input_tokens,
+        output_tokens=scenario.output_tokens,
+        length_spread=scenario.length_spread,
+        prefix_cache_hit_rate=scenario.prefix_cache_hit_rate,
+        dataset=scenario.dataset,
+        arrival=scenario.arrival,
+    )
+
+
+def scenario_get_or_create(*, scenario: doc.Scenario, org=None) -> tuple[Scenario, bool]:
+    """The scenario with this shape, created when new; True when created."""
+    key = _shape_key_of(scenario)
+    existing = Scenario.objects.filter(shape_key=key).first()
+    if existing is not None:
+        return existing, False
+    return scenario_create(scenario=scenario, key=key, org=org), True
+
+
+def scenario_create(*, scenario: doc.Scenario, key: str | None = None, org=None) -> Scenario:
+    key = key or _shape_key_of(scenario)
+    prefix = (
+        f"-{round(scenario.prefix_cache_hit_rate * 100)}pc"
+        if scenario.prefix_cache_hit_rate
+        else ""
+    )
+    base = slugify(
+        scenario.name
+        or f"{scenario.input_tokens}-in-{scenario.output_tokens}-out{prefix}-{scenario.dataset}"
+    )[:90]
+    slug, n = base, 1
+    while Scenario.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    slo = scenario.slo
+    return Scenario.objects.create(
+        slug=slug,
+        name=scenario.name
+        or f"{scenario.input_tokens} in / {scenario.output_tokens} out"
+        + (f" / {scenario.prefix_cache_hit_rate:.0%} prefix cache" if prefix else ""),
+        shape_key=key,
+        input_tokens=scenario.input_tokens,
+        output_tokens=scenario.output_tokens,
+        length_spread=scenario.length_spread,
+        prefix_cache_hit_rate=scenario.prefix_cache_hit_rate,
+        dataset=scenario.dataset,
+        arrival=scenario.arrival,
+        warmup_requests=scenario.warmup_requests,
+        duration_s=scenario.duration_s,
+        request_count=scenario.request_count,
+        slo_ttft_ms=slo.ttft_ms if slo else None,
+        slo_ttft_percentile=slo.ttft_percentile if slo else 99,
+        slo_tpot_ms=slo.tpot_ms if slo else None,
+        slo_e2el_ms=slo.e2el_ms if slo else None,
+        created_by=org,
+    )
+
+
+def reference_accelerators_load(*, data: dict[str, Any]) -> int:
+    """Upsert accelerators and their reference price tiers; returns how many accelerators."""
+    sources = data.get("sources", {})
+    board_power = data.get("board_power_w", {})
+    for entry in data["accelerators"]:
+        source = sources.get(entry.get("source", ""), entry.get("source", ""))
+        accelerator, _ = Accelerator.objects.update_or_create(
+            sku=entry["sku"],
+            defaults={
+                "vendor": entry.get("vendor", ""),
+                "all_in_kw": entry.get("all_in_kw"),
+                "board_power_w": board_power.get(entry["sku"]),
+                "source": source,
+                "note": entry.get("note", ""),
+            },
+        )
+        for tier, price in entry.get("usd_per_gpu_hr", {}).items():
+            PriceTier.objects.update_or_create(
+                accelerator=accelerator,
+                tier=tier,
+                org=None,
+                defaults={"usd_per_gpu_hour": price, "source": source},
+            )
+    return len(data["accelerators"])

@@ -1,0 +1,213 @@
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import Query, Router, Schema, Status
+
+from apps.accounts.auth import BearerToken, optional_org
+from apps.runs import selectors
+from apps.runs.models import Point, Run
+from apps.runs.services import run_ingest
+from workers.results import ResultDocument
+
+router = Router(tags=["runs"])
+
+
+class RunCreated(Schema):
+    id: int
+    created: bool
+    url: str
+
+
+class ErrorItem(Schema):
+    path: str
+    message: str
+
+
+class Errors(Schema):
+    detail: list[ErrorItem] | str
+
+
+class RunSummary(Schema):
+    id: int
+    url: str
+    provenance: str
+    status: str
+    is_public: bool
+    model: str
+    accelerator: str
+    gpus: int
+    nodes: int
+    engine: str
+    engine_version: str
+    quantization: str
+    parallelism: str
+    speculative: str
+    scenario: str | None
+    deployment_fingerprint: str
+    source_citation: str
+    created_at: datetime
+
+
+class PointOut(Schema):
+    ordinal: int
+    label: str
+    concurrency: int | None
+    request_rate: float | None
+    window_s: float | None
+    requests_total: int | None
+    requests_succeeded: int | None
+    requests_failed: int | None
+    success_rate: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cached_tokens: int | None
+    token_count_source: str
+    requests_per_s: float | None
+    input_tok_s: float | None
+    output_tok_s: float | None
+    total_tok_s: float | None
+    unlabelled_tok_s: float | None
+    goodput_rps: float | None
+    prefix_cache_hit_rate: float | None
+    tokens_per_chunk: float | None
+    latency_ms: dict[str, Any]
+    interactivity_tok_s_user: dict[str, Any]
+    errors: dict[str, int]
+
+
+class AccuracyOut(Schema):
+    protocol: str
+    task: str
+    metric: str
+    n: int | None
+    score: float
+    ci_low: float | None
+    ci_high: float | None
+    stderr: float | None
+    failures: dict[str, int]
+
+
+class RunDetail(RunSummary):
+    deployment: dict[str, Any]
+    environment: dict[str, Any]
+    source: dict[str, str]
+    request_records: int
+    points: list[PointOut]
+    accuracy: list[AccuracyOut]
+
+
+class RunPage(Schema):
+    count: int
+    limit: int
+    offset: int
+    items: list[RunSummary]
+
+
+class RunQuery(Schema):
+    model: str | None = None
+    accelerator: str | None = None
+    engine: str | None = None
+    quantization: str | None = None
+    scenario: str | None = None
+    provenance: Run.Provenance | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+def _summary(run: Run) -> dict[str, Any]:
+    d = run.deployment
+    return {
+        "id": run.pk,
+        "url": f"/api/v1/runs/{run.pk}",
+        "provenance": run.provenance,
+        "status": run.status,
+        "is_public": run.is_public,
+        "model": d.model.name,
+        "accelerator": d.accelerator.sku,
+        "gpus": d.gpus,
+        "nodes": d.nodes,
+        "engine": d.engine.name,
+        "engine_version": d.engine_version,
+        "quantization": d.quant_weights,
+        "parallelism": d.parallelism_label,
+        "speculative": d.spec_method,
+        "scenario": run.scenario.slug if run.scenario else None,
+        "deployment_fingerprint": d.fingerprint,
+        "source_citation": run.source_citation,
+        "created_at": run.created_at,
+    }
+
+
+def _point(point: Point) -> dict[str, Any]:
+    return {
+        **{
+            field: getattr(point, field) for field in PointOut.model_fields if hasattr(point, field)
+        },
+        "interactivity_tok_s_user": point.interactivity,
+    }
+
+
+@router.post(
+    "",
+    auth=BearerToken(),
+    response={200: RunCreated, 201: RunCreated, 401: Errors, 409: Errors, 413: Errors, 422: Errors},
+    summary="Submit a result document",
+)
+def submit_run(request: HttpRequest, document: ResultDocument, private: bool = False):
+    """Stores the document in one transaction: 201 with the new run's id, or 200 with the
+    first run's id when the idempotency key was seen before (nothing new is stored).
+    Invalid documents store nothing; each error names its JSON path."""
+    token = request.auth
+    outcome = run_ingest(
+        document=document, org=token.org, is_public=not private, submitted_by=token
+    )
+    body = {
+        "id": outcome.run.pk,
+        "created": outcome.created,
+        "url": f"/api/v1/runs/{outcome.run.pk}",
+    }
+    return Status(201 if outcome.created else 200, body)
+
+
+@router.get("", response={200: RunPage, 401: Errors, 422: Errors}, summary="List runs")
+def list_runs(request: HttpRequest, query: Query[RunQuery]):
+    """Public runs, plus the caller's organization's private runs when a token is given."""
+    limit = min(max(query.limit, 1), 200)
+    offset = max(query.offset, 0)
+    filters = selectors.RunFilters(
+        **query.model_dump(exclude={"limit", "offset"}, exclude_none=True)
+    )
+    runs = selectors.run_list(org=optional_org(request), filters=filters)
+    return {
+        "count": runs.count(),
+        "limit": limit,
+        "offset": offset,
+        "items": [_summary(run) for run in runs[offset : offset + limit]],
+    }
+
+
+@router.get("/{run_id}", response={200: RunDetail, 401: Errors, 404: Errors}, summary="One run")
+def get_run(request: HttpRequest, run_id: int):
+    """404 for runs that do not exist and for private runs of other organizations alike."""
+    run = selectors.run_get(org=optional_org(request), run_id=run_id)
+    if run is None:
+        get_object_or_404(Run.objects.none())
+    d = run.deployment
+    return {
+        **_summary(run),
+        "deployment": run.document.get("deployment", {}),
+        "environment": run.environment,
+        "source": {
+            "tool": run.source_tool,
+            "citation": run.source_citation,
+            "url": run.source_url,
+            "file_sha256": run.file_sha256,
+            "file_name": run.file_name,
+        },
+        "request_records": selectors.run_record_count(run=run),
+        "points": [_point(p) for p in selectors.run_points(run=run)],
+        "accuracy": list(run.accuracy_results.all()),
+        "fingerprint": d.fingerprint,
+    }

@@ -1,0 +1,127 @@
+from django.db import models
+
+
+class Run(models.Model):
+    """One execution of a scenario (or accuracy protocol) on a deployment."""
+
+    class Provenance(models.TextChoices):
+        MEASURED = "measured"
+        IMPORTED = "imported"
+        PUBLISHED = "published"
+        SIMULATED = "simulated"
+
+    class Status(models.TextChoices):
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+        PARTIAL = "partial"
+
+    idempotency_key = models.CharField(max_length=100, unique=True)
+    deployment = models.ForeignKey(
+        "catalog.Deployment", on_delete=models.PROTECT, related_name="runs"
+    )
+    scenario = models.ForeignKey(
+        "catalog.Scenario", null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
+    org = models.ForeignKey(
+        "accounts.Organization",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="runs",
+    )
+    is_public = models.BooleanField(default=True)
+    provenance = models.CharField(max_length=20, choices=Provenance.choices)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.SUCCEEDED)
+    source_tool = models.CharField(max_length=100, blank=True)
+    source_citation = models.TextField(blank=True)
+    source_url = models.CharField(max_length=2000, blank=True)
+    file_sha256 = models.CharField(max_length=64, blank=True)
+    file_name = models.CharField(max_length=500, blank=True)
+    environment = models.JSONField(default=dict, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    submitted_by = models.ForeignKey(
+        "accounts.ApiToken", null=True, blank=True, on_delete=models.SET_NULL
+    )
+    # The document as submitted, minus per-request records (those live in RequestRecord).
+    document = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["provenance", "is_public"])]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.provenance})"
+
+
+class Point(models.Model):
+    """One load level of a run, with its aggregates. Key figures are columns for sorting."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="points")
+    ordinal = models.PositiveIntegerField()
+    label = models.CharField(max_length=100, blank=True)
+    concurrency = models.PositiveIntegerField(null=True, blank=True)
+    request_rate = models.FloatField(null=True, blank=True)
+    window_s = models.FloatField(null=True, blank=True)
+    requests_total = models.PositiveIntegerField(null=True, blank=True)
+    requests_succeeded = models.PositiveIntegerField(null=True, blank=True)
+    requests_failed = models.PositiveIntegerField(null=True, blank=True)
+    success_rate = models.FloatField(null=True, blank=True)
+    input_tokens = models.BigIntegerField(null=True, blank=True)
+    output_tokens = models.BigIntegerField(null=True, blank=True)
+    cached_tokens = models.BigIntegerField(null=True, blank=True, help_text="null: not reported")
+    token_count_source = models.CharField(max_length=20, blank=True)
+    requests_per_s = models.FloatField(null=True, blank=True)
+    input_tok_s = models.FloatField(null=True, blank=True)
+    output_tok_s = models.FloatField(null=True, blank=True)
+    total_tok_s = models.FloatField(null=True, blank=True)
+    unlabelled_tok_s = models.FloatField(null=True, blank=True)
+    ttft_p50_ms = models.FloatField(null=True, blank=True)
+    ttft_p99_ms = models.FloatField(null=True, blank=True)
+    tpot_p50_ms = models.FloatField(null=True, blank=True)
+    e2el_p50_ms = models.FloatField(null=True, blank=True)
+    e2el_p99_ms = models.FloatField(null=True, blank=True)
+    interactivity_p50 = models.FloatField(null=True, blank=True)
+    goodput_rps = models.FloatField(null=True, blank=True)
+    prefix_cache_hit_rate = models.FloatField(null=True, blank=True)
+    prompt_length_mismatch_rate = models.FloatField(null=True, blank=True)
+    tokens_per_chunk = models.FloatField(null=True, blank=True)
+    latency_ms = models.JSONField(default=dict, blank=True)
+    interactivity = models.JSONField(default=dict, blank=True)
+    errors = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["run", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "ordinal"], name="unique_point_ordinal")
+        ]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} point {self.ordinal}"
+
+
+class RequestRecord(models.Model):
+    """One request of a point. Narrow on purpose: these are bulk-loaded by the 100,000."""
+
+    point = models.ForeignKey(Point, on_delete=models.CASCADE, related_name="records")
+    i = models.PositiveIntegerField()
+    t_sched_ms = models.FloatField(null=True)
+    t_send_ms = models.FloatField()
+    ttft_ms = models.FloatField(null=True)
+    ttfo_ms = models.FloatField(null=True)
+    e2el_ms = models.FloatField(null=True)
+    tpot_ms = models.FloatField(null=True)
+    n_in = models.PositiveIntegerField(null=True)
+    n_out = models.PositiveIntegerField(null=True)
+    cached = models.PositiveIntegerField(null=True)
+    chunks = models.PositiveIntegerField(null=True)
+    status = models.CharField(max_length=20, default="ok")
+    http_status = models.PositiveSmallIntegerField(null=True)
+    error = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        ordering = ["point", "i"]
+
+    def __str__(self) -> str:
+        return f"point {self.point_id} request {self.i}"

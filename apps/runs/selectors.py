@@ -1,0 +1,62 @@
+"""Reads for runs. Visibility is decided here, once: public runs, plus the caller's own."""
+
+from dataclasses import dataclass
+
+from django.db.models import Q, QuerySet
+
+from apps.accounts.models import Organization
+from apps.runs.models import Point, RequestRecord, Run
+
+
+@dataclass(frozen=True)
+class RunFilters:
+    model: str | None = None
+    accelerator: str | None = None
+    engine: str | None = None
+    quantization: str | None = None
+    scenario: str | None = None
+    provenance: str | None = None
+
+
+def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
+    visible = Q(is_public=True)
+    if org is not None:
+        visible |= Q(org=org)
+    return Run.objects.filter(visible)
+
+
+def run_list(*, org: Organization | None, filters: RunFilters) -> QuerySet[Run]:
+    runs = runs_visible(org=org).select_related(
+        "deployment__model", "deployment__accelerator", "deployment__engine", "scenario"
+    )
+    if filters.model:
+        runs = runs.filter(deployment__model__name__iexact=filters.model)
+    if filters.accelerator:
+        runs = runs.filter(deployment__accelerator__sku__iexact=filters.accelerator)
+    if filters.engine:
+        runs = runs.filter(deployment__engine__name__iexact=filters.engine)
+    if filters.quantization:
+        runs = runs.filter(deployment__quant_weights__iexact=filters.quantization)
+    if filters.scenario:
+        runs = runs.filter(scenario__slug=filters.scenario)
+    if filters.provenance:
+        runs = runs.filter(provenance=filters.provenance)
+    return runs
+
+
+def run_get(*, org: Organization | None, run_id: int) -> Run | None:
+    """The run if the caller may see it; None otherwise (callers answer 404 either way)."""
+    return (
+        run_list(org=org, filters=RunFilters())
+        .prefetch_related("points", "accuracy_results")
+        .filter(pk=run_id)
+        .first()
+    )
+
+
+def run_points(*, run: Run) -> QuerySet[Point]:
+    return run.points.order_by("ordinal")
+
+
+def run_record_count(*, run: Run) -> int:
+    return RequestRecord.objects.filter(point__run=run).count()

@@ -1,0 +1,233 @@
+"""Writes for runs: the one ingestion path every result document goes through."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, connection, transaction
+
+from apps.accounts.models import ApiToken, Organization
+from apps.accuracy.services import accuracy_store
+from apps.catalog.models import PublishedFigure
+from apps.catalog.reference import published_documents
+from apps.catalog.services import deployment_upsert, reference_accelerators_load, scenario_resolve
+from apps.runs.models import Point, RequestRecord, Run
+from workers import results as doc
+
+RECORD_COLUMNS = (
+    "i",
+    "t_sched_ms",
+    "t_send_ms",
+    "ttft_ms",
+    "ttfo_ms",
+    "e2el_ms",
+    "tpot_ms",
+    "n_in",
+    "n_out",
+    "cached",
+    "chunks",
+    "status",
+    "http_status",
+    "error",
+)
+BULK_BATCH = 5_000
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    run: Run
+    created: bool
+
+
+class IdempotencyConflict(Exception):
+    """The key was already used by another organization: never reveal or reuse its run."""
+
+
+def run_ingest(
+    *,
+    document: doc.ResultDocument | dict[str, Any] | str | bytes,
+    org: Organization | None,
+    is_public: bool = True,
+    submitted_by: ApiToken | None = None,
+) -> IngestResult:
+    """Validate and store a result document in one transaction, or store nothing.
+
+    The same idempotency key twice returns the first run and stores nothing new.
+    Raises DocumentError (with JSON paths) for invalid input.
+    """
+    parsed = document if isinstance(document, doc.ResultDocument) else doc.parse_document(document)
+    replay = _replay(parsed.idempotency_key, org)
+    if replay is not None:
+        return replay
+    try:
+        with transaction.atomic():
+            run = _store(parsed, org=org, is_public=is_public, submitted_by=submitted_by)
+    except IntegrityError:
+        # A concurrent submission of the same document won the race.
+        replay = _replay(parsed.idempotency_key, org)
+        if replay is None:
+            raise
+        return replay
+    return IngestResult(run=run, created=True)
+
+
+def _replay(key: str, org: Organization | None) -> IngestResult | None:
+    existing = Run.objects.filter(idempotency_key=key).first()
+    if existing is None:
+        return None
+    if existing.org_id != (org.pk if org else None):
+        raise IdempotencyConflict(key)
+    return IngestResult(run=existing, created=False)
+
+
+def _store(
+    parsed: doc.ResultDocument,
+    *,
+    org: Organization | None,
+    is_public: bool,
+    submitted_by: ApiToken | None,
+) -> Run:
+    source = parsed.source or doc.Source()
+    document_json = parsed.model_dump(
+        mode="json", by_alias=True, exclude_none=True, exclude={"points": {"__all__": {"records"}}}
+    )
+    run = Run.objects.create(
+        idempotency_key=parsed.idempotency_key,
+        deployment=deployment_upsert(document=parsed),
+        scenario=scenario_resolve(scenario=parsed.scenario, org=org) if parsed.scenario else None,
+        org=org,
+        is_public=is_public,
+        provenance=parsed.provenance,
+        status=parsed.status,
+        source_tool=source.tool or "",
+        source_citation=source.citation or "",
+        source_url=source.url or "",
+        file_sha256=source.file_sha256 or "",
+        file_name=source.file_name or "",
+        environment=parsed.environment.model_dump(mode="json", exclude_none=True),
+        started_at=parsed.environment.started_at,
+        finished_at=parsed.environment.finished_at,
+        submitted_by=submitted_by,
+        document=document_json,
+    )
+    for ordinal, point in enumerate(parsed.points):
+        stored = Point.objects.create(run=run, ordinal=ordinal, **_point_columns(point))
+        if point.records:
+            _records_insert(stored.pk, point.records)
+    accuracy_store(run=run, results=parsed.accuracy)
+    return run
+
+
+def _point_columns(point: doc.Point) -> dict[str, Any]:
+    lat = point.latency_ms
+    requests, tokens, tput = point.requests, point.tokens, point.throughput
+
+    def pick(dist: doc.Distribution | None, name: str) -> float | None:
+        return getattr(dist, name) if dist is not None else None
+
+    success_rate = point.success_rate
+    if requests is not None and requests.total:
+        success_rate = requests.succeeded / requests.total
+    return {
+        "label": point.label or "",
+        "concurrency": point.concurrency,
+        "request_rate": point.request_rate,
+        "window_s": point.window_s,
+        "requests_total": requests.total if requests else None,
+        "requests_succeeded": requests.succeeded if requests else None,
+        "requests_failed": requests.failed if requests else None,
+        "success_rate": success_rate,
+        "input_tokens": tokens.input if tokens else None,
+        "output_tokens": tokens.output if tokens else None,
+        "cached_tokens": tokens.cached if tokens else None,
+        "token_count_source": tokens.source if tokens else "",
+        "requests_per_s": tput.requests_per_s,
+        "input_tok_s": tput.input_tok_s,
+        "output_tok_s": tput.output_tok_s,
+        "total_tok_s": tput.total_tok_s,
+        "unlabelled_tok_s": tput.unlabelled_tok_s,
+        "ttft_p50_ms": pick(lat.ttft, "p50"),
+        "ttft_p99_ms": pick(lat.ttft, "p99"),
+        "tpot_p50_ms": pick(lat.tpot, "p50"),
+        "e2el_p50_ms": pick(lat.e2el, "p50"),
+        "e2el_p99_ms": pick(lat.e2el, "p99"),
+        "interactivity_p50": pick(point.interactivity_tok_s_user, "p50"),
+        "goodput_rps": point.goodput_rps,
+        "prefix_cache_hit_rate": point.prefix_cache_hit_rate,
+        "prompt_length_mismatch_rate": point.prompt_length_mismatch_rate,
+        "tokens_per_chunk": point.tokens_per_chunk,
+        "latency_ms": lat.model_dump(mode="json", exclude_none=True),
+        "interactivity": (
+            point.interactivity_tok_s_user.model_dump(mode="json", exclude_none=True)
+            if point.interactivity_tok_s_user
+            else {}
+        ),
+        "errors": point.errors,
+    }
+
+
+def _record_rows(records: Iterable[doc.RequestRecord]) -> Iterable[tuple]:
+    for r in records:
+        yield (
+            r.i,
+            r.t_sched_ms,
+            r.t_send_ms,
+            r.ttft_ms,
+            r.ttfo_ms,
+            r.e2el_ms,
+            r.tpot_ms,
+            r.n_in,
+            r.n_out,
+            r.cached,
+            r.chunks,
+            r.status,
+            r.http_status,
+            r.error or "",
+        )
+
+
+def _records_insert(point_id: int, records: list[doc.RequestRecord]) -> None:
+    if connection.vendor == "postgresql":
+        # COPY is several times faster than multi-row INSERT for tens of thousands of rows.
+        table = RequestRecord._meta.db_table
+        columns = ", ".join(("point_id", *RECORD_COLUMNS))
+        with (
+            connection.cursor() as cursor,
+            cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
+        ):
+            for row in _record_rows(records):
+                copy.write_row((point_id, *row))
+        return
+    batch: list[RequestRecord] = []
+    for row in _record_rows(records):
+        batch.append(
+            RequestRecord(point_id=point_id, **dict(zip(RECORD_COLUMNS, row, strict=True)))
+        )
+        if len(batch) >= BULK_BATCH:
+            RequestRecord.objects.bulk_create(batch)
+            batch.clear()
+    RequestRecord.objects.bulk_create(batch)
+
+
+def reference_load(*, data: dict[str, Any]) -> dict[str, int]:
+    """Load the shipped reference data; running it again changes nothing."""
+    with transaction.atomic():
+        accelerators = reference_accelerators_load(data=data)
+        for result in data["results"]:
+            PublishedFigure.objects.update_or_create(
+                key=result["id"],
+                defaults={
+                    "source_key": result["source"],
+                    "citation": data["sources"][result["source"]],
+                    "payload": result,
+                },
+            )
+        created = sum(
+            run_ingest(document=document, org=None).created
+            for document in published_documents(data)
+        )
+    return {
+        "accelerators": accelerators,
+        "figures": len(data["results"]),
+        "runs_created": created,
+    }

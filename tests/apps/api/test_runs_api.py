@@ -1,0 +1,148 @@
+import json
+
+import pytest
+from django.core.management import call_command
+
+from apps.accounts.services import organization_get_or_create, token_create, token_revoke
+from apps.runs.models import Point, RequestRecord, Run
+
+pytestmark = pytest.mark.django_db
+
+
+def post_run(client, document, *, query: str = "", **headers):
+    return client.post(
+        f"/api/v1/runs{query}",
+        data=json.dumps(document),
+        content_type="application/json",
+        **headers,
+    )
+
+
+@pytest.mark.sqlite_smoke
+def test_a_new_document_gets_201_and_a_replay_gets_200_with_the_same_id(client, document, auth):
+    first = post_run(client, document, **auth)
+    assert first.status_code == 201, first.content
+    replay = post_run(client, document, **auth)
+    assert replay.status_code == 200
+    assert replay.json()["id"] == first.json()["id"]
+    assert replay.json()["created"] is False
+    assert Run.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "header",
+    [None, "Bearer ib_not-a-real-token", "Basic dXNlcjpwYXNz", "Bearer "],
+    ids=["missing", "wrong", "wrong-scheme", "empty"],
+)
+def test_it_rejects_a_missing_or_wrong_token_with_401(client, document, header):
+    headers = {"HTTP_AUTHORIZATION": header} if header else {}
+    response = post_run(client, document, **headers)
+    assert response.status_code == 401
+    assert Run.objects.count() == 0
+
+
+def test_it_rejects_a_revoked_token(client, document, issued, auth):
+    token_revoke(token=issued.token)
+    assert post_run(client, document, **auth).status_code == 401
+    assert client.get("/api/v1/runs", **auth).status_code == 401
+
+
+def test_validation_errors_name_the_field_path_and_store_nothing(client, document, auth):
+    document["points"][1]["latency_ms"]["ttft"]["p99"] = -5
+    document["points"][0]["requests"]["total"] = "many"
+    response = post_run(client, document, **auth)
+    assert response.status_code == 422
+    detail = {item["path"]: item["message"] for item in response.json()["detail"]}
+    assert detail["points[1].latency_ms.ttft.p99"] == "must be >= 0"
+    assert "points[0].requests.total" in detail
+    assert (Run.objects.count(), Point.objects.count(), RequestRecord.objects.count()) == (0, 0, 0)
+
+
+def test_a_body_that_is_not_json_is_a_clear_4xx(client, auth):
+    response = client.post(
+        "/api/v1/runs", data="{not json", content_type="application/json", **auth
+    )
+    assert 400 <= response.status_code < 500
+    assert Run.objects.count() == 0
+
+
+def test_an_oversized_body_gets_413_before_anything_is_read(client, document, auth, settings):
+    settings.API_MAX_BODY_BYTES = 1024
+    response = post_run(client, document, **auth)
+    assert response.status_code == 413
+    assert "1024" in response.json()["detail"]
+    assert Run.objects.count() == 0
+
+
+def test_a_private_run_is_404_for_anonymous_users_and_other_organizations(client, document, auth):
+    run_id = post_run(client, document, query="?private=true", **auth).json()["id"]
+    other = token_create(org=organization_get_or_create(slug="rival")).plaintext
+    other_auth = {"HTTP_AUTHORIZATION": f"Bearer {other}"}
+
+    assert client.get(f"/api/v1/runs/{run_id}", **auth).status_code == 200
+    assert client.get(f"/api/v1/runs/{run_id}").status_code == 404
+    assert client.get(f"/api/v1/runs/{run_id}", **other_auth).status_code == 404
+    assert client.get("/api/v1/runs").json()["count"] == 0
+    assert client.get("/api/v1/runs", **other_auth).json()["count"] == 0
+    assert client.get("/api/v1/runs", **auth).json()["count"] == 1
+
+
+def test_a_run_shows_its_points_deployment_and_accuracy(client, document, auth):
+    run_id = post_run(client, document, **auth).json()["id"]
+    body = client.get(f"/api/v1/runs/{run_id}").json()
+    assert body["accelerator"] == "MI355X" and body["gpus"] == 8
+    assert body["parallelism"] == "TP4×DP2"
+    assert body["scenario"] == "seed-20k-1k-60"
+    assert [p["concurrency"] for p in body["points"]] == [1, 16]
+    assert body["points"][1]["latency_ms"]["ttft"]["p99"] == 2180
+    assert body["points"][0]["prefix_cache_hit_rate"] == 0.6
+    assert body["request_records"] == 2
+    assert body["accuracy"][0]["score"] == 0.6667
+
+
+def test_runs_can_be_filtered_and_paginated(client, document, auth):
+    call_command("loadreference")
+    post_run(client, document, **auth)
+
+    def count(query: str) -> int:
+        return client.get(f"/api/v1/runs?{query}").json()["count"]
+
+    assert count("") == 4
+    assert count("provenance=published") == 3
+    assert count("provenance=measured&accelerator=mi355x") == 1
+    assert count("engine=sglang&quantization=MXFP4&model=GLM%205.2") == 4
+    assert count("scenario=seed-20k-1k-60") == 4
+    assert count("accelerator=B200") == 0
+    page = client.get("/api/v1/runs?limit=2&offset=1").json()
+    assert (page["count"], len(page["items"]), page["offset"]) == (4, 2, 1)
+    bad = client.get("/api/v1/runs?provenance=guessed")
+    assert bad.status_code == 422
+    assert bad.json()["detail"][0]["path"] == "provenance"
+
+
+@pytest.mark.sqlite_smoke
+def test_accelerators_are_listed_with_price_tiers(client):
+    call_command("loadreference")
+    accelerators = {a["sku"]: a for a in client.get("/api/v1/accelerators").json()}
+    prices = {p["tier"]: p["usd_per_gpu_hour"] for p in accelerators["B200"]["prices"]}
+    assert prices == {"owning_hyperscaler": 1.95, "owning_neocloud": 2.34, "rental_3yr": 2.90}
+    assert accelerators["MI355X"]["pool"] == "pool.mi355x"
+
+
+def test_scenarios_include_the_presets_and_can_be_created(client, auth):
+    slugs = {s["slug"] for s in client.get("/api/v1/scenarios").json()}
+    assert {"seed-20k-1k-60", "8k-1k", "1k-1k", "single-stream"} <= slugs
+    new = {"input_tokens": 2048, "output_tokens": 256, "prefix_cache_hit_rate": 0.3}
+    created = client.post("/api/v1/scenarios", json.dumps(new), "application/json", **auth)
+    assert created.status_code == 201
+    again = client.post("/api/v1/scenarios", json.dumps(new), "application/json", **auth)
+    assert again.status_code == 200 and again.json()["slug"] == created.json()["slug"]
+    anonymous = client.post("/api/v1/scenarios", json.dumps(new), "application/json")
+    assert anonymous.status_code == 401
+
+
+def test_the_openapi_document_describes_the_result_document(client):
+    spec = client.get("/api/v1/openapi.json").json()
+    assert "/api/v1/runs" in spec["paths"]
+    assert "ResultDocument" in spec["components"]["schemas"]
+    assert client.get("/api/v1/docs").status_code == 200

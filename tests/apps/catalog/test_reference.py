@@ -1,0 +1,44 @@
+import pytest
+from django.core.management import call_command
+
+from apps.catalog.models import Accelerator, PriceTier, PublishedFigure
+from apps.runs.models import Run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.sqlite_smoke
+def test_loadreference_loads_accelerators_tiers_and_published_runs_once():
+    call_command("loadreference")
+    first = (Accelerator.objects.count(), PriceTier.objects.count(), Run.objects.count())
+    call_command("loadreference")
+    assert (Accelerator.objects.count(), PriceTier.objects.count(), Run.objects.count()) == first
+    assert first == (9, 27, 3)
+    assert PublishedFigure.objects.count() == 7
+
+
+def test_reference_prices_carry_the_published_figures_and_source():
+    call_command("loadreference")
+    tier = PriceTier.objects.get(accelerator__sku="MI355X", tier="owning_hyperscaler")
+    assert tier.usd_per_gpu_hour == 1.48
+    assert "InferenceX" in tier.source
+    assert Accelerator.objects.get(sku="MI355X").board_power_w == 1400
+
+
+def test_published_runs_keep_their_figures_citation_and_unstated_units():
+    call_command("loadreference")
+    run = Run.objects.get(idempotency_key="published:wafer-glm52-mi355x-tp4dp2-fp4kernel")
+    assert run.provenance == "published"
+    assert "Wafer" in run.source_citation
+    peak, single = run.points.order_by("ordinal")
+    # The source does not say whether 2,626 counts output or total tokens: neither is claimed.
+    assert (peak.unlabelled_tok_s, peak.output_tok_s, peak.total_tok_s) == (2626, None, None)
+    assert peak.latency_ms["ttft"]["max"] == 2220
+    assert peak.success_rate == 1.0
+    assert (single.concurrency, single.unlabelled_tok_s) == (1, 213)
+    assert run.deployment.parallelism_label == "TP4×DP2"
+    assert run.scenario.slug == "seed-20k-1k-60"
+    timeline = Run.objects.filter(provenance="published").values_list(
+        "points__unlabelled_tok_s", flat=True
+    )
+    assert {1461, 1944, 2626} <= set(timeline)

@@ -1,0 +1,117 @@
+import copy
+
+import pytest
+
+from apps.accounts.services import organization_get_or_create
+from apps.accuracy.models import AccuracyItem, AccuracyResult
+from apps.catalog.models import Deployment, Engine, Model, Scenario
+from apps.runs.models import Point, RequestRecord, Run
+from apps.runs.services import IdempotencyConflict, run_ingest
+from workers.results import DocumentError
+
+pytestmark = pytest.mark.django_db
+
+
+def counts() -> dict[str, int]:
+    return {
+        m.__name__: m.objects.count()
+        for m in (
+            Run,
+            Point,
+            RequestRecord,
+            Deployment,
+            Model,
+            Engine,
+            AccuracyResult,
+            AccuracyItem,
+        )
+    }
+
+
+@pytest.mark.sqlite_smoke
+def test_it_stores_a_run_with_points_records_and_accuracy(document, org):
+    outcome = run_ingest(document=document, org=org)
+    assert outcome.created
+    run = outcome.run
+    assert run.provenance == "measured"
+    assert run.scenario.slug == "seed-20k-1k-60"
+    assert run.deployment.parallelism_label == "TP4×DP2"
+    points = list(run.points.order_by("ordinal"))
+    assert [p.concurrency for p in points] == [1, 16]
+    assert points[1].ttft_p99_ms == 2180
+    assert points[1].success_rate == pytest.approx(32 / 33)
+    assert points[1].errors == {"timeout": 1}
+    records = RequestRecord.objects.filter(point=points[0]).order_by("i")
+    assert [r.ttft_ms for r in records] == [410, 490]
+    assert records[1].t_sched_ms == 5110.5
+    result = run.accuracy_results.get()
+    assert (result.n, result.score) == (3, 0.6667)
+    assert result.items.filter(correct=False).get().gold == "70001"
+    assert "records" not in run.document["points"][0]
+
+
+def test_a_malformed_point_in_the_middle_stores_nothing(document, org):
+    document["points"].insert(1, copy.deepcopy(document["points"][0]))
+    document["points"][1]["latency_ms"]["tpot"]["p50"] = -3
+    before = counts()
+    with pytest.raises(DocumentError) as caught:
+        run_ingest(document=document, org=org)
+    assert caught.value.errors[0][0] == "points[1].latency_ms.tpot.p50"
+    assert counts() == before
+
+
+def test_a_failure_after_validation_rolls_back_everything(document, org):
+    # A preset that contradicts the document's shape is only detected while storing.
+    document["scenario"]["input_tokens"] = 8192
+    before = counts()
+    with pytest.raises(DocumentError) as caught:
+        run_ingest(document=document, org=org)
+    assert caught.value.errors == [
+        ("scenario.input_tokens", "differs from preset 'seed-20k-1k-60'")
+    ]
+    assert counts() == before
+
+
+@pytest.mark.sqlite_smoke
+def test_the_same_idempotency_key_twice_returns_the_first_run_and_stores_nothing(document, org):
+    first = run_ingest(document=document, org=org)
+    before = counts()
+    again = run_ingest(document=copy.deepcopy(document), org=org)
+    assert not again.created
+    assert again.run.pk == first.run.pk
+    assert counts() == before
+
+
+def test_a_key_used_by_another_organization_is_a_conflict(document, org):
+    run_ingest(document=document, org=org)
+    other = organization_get_or_create(slug="other")
+    with pytest.raises(IdempotencyConflict):
+        run_ingest(document=document, org=other)
+
+
+def test_deployments_are_upserted_by_fingerprint(document, org):
+    first = run_ingest(document=document, org=org).run
+    document["idempotency_key"] = "second-run-of-the-same-deployment"
+    second = run_ingest(document=document, org=org).run
+    assert first.deployment_id == second.deployment_id
+    document["idempotency_key"] = "third-run-bf16"
+    document["deployment"]["quantization"]["weights"] = "BF16"
+    third = run_ingest(document=document, org=org).run
+    assert third.deployment_id != first.deployment_id
+    assert Model.objects.count() == 1
+
+
+def test_a_new_shape_creates_a_scenario_and_the_same_shape_reuses_it(document, org):
+    document["scenario"] = {"input_tokens": 512, "output_tokens": 64}
+    first = run_ingest(document=document, org=org).run
+    document["idempotency_key"] = "same-shape-second-run"
+    second = run_ingest(document=document, org=org).run
+    assert first.scenario_id == second.scenario_id
+    assert Scenario.objects.filter(input_tokens=512, output_tokens=64).count() == 1
+
+
+def test_an_unknown_preset_is_named(document, org):
+    document["scenario"]["preset"] = "64k-1k"
+    with pytest.raises(DocumentError) as caught:
+        run_ingest(document=document, org=org)
+    assert caught.value.errors == [("scenario.preset", "unknown preset '64k-1k'")]

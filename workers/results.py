@@ -1,0 +1,397 @@
+"""The result document `inferboard.run/v1`: the contract between what measured and the server.
+
+Workers, importers and the server all speak it. This module must never import Django:
+GPU hosts install the worker without the server.
+
+Units: every latency is in milliseconds (`*_ms`), every throughput in tokens (or requests)
+per second over the measurement window, every rate in [0, 1].
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+SCHEMA_ID = "inferboard.run/v1"
+
+Provenance = Literal["measured", "imported", "published", "simulated"]
+NonNegative = Annotated[float, Field(ge=0)]
+Rate = Annotated[float, Field(ge=0, le=1)]
+Count = Annotated[int, Field(ge=0)]
+ShortText = Annotated[str, Field(min_length=1, max_length=200)]
+
+
+class _Strict(BaseModel):
+    # Unknown fields are errors: a typo in a field name must not silently drop a measurement.
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class Source(_Strict):
+    """Where a run came from when a worker of ours did not measure it."""
+
+    tool: str | None = Field(None, max_length=100, description="e.g. 'vllm bench serve 0.11.0'")
+    citation: str | None = Field(None, max_length=2000)
+    url: str | None = Field(None, max_length=2000)
+    file_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    file_name: str | None = Field(None, max_length=500)
+
+
+class ModelInfo(_Strict):
+    name: ShortText
+    family: str | None = Field(None, max_length=200)
+    revision: str | None = Field(None, max_length=200)
+
+
+class Engine(_Strict):
+    name: ShortText = Field(description="sglang, vllm, atom, trtllm, llama.cpp ...")
+    version: str | None = Field(None, max_length=100)
+    image_digest: str | None = Field(None, max_length=200)
+
+
+class Quantization(_Strict):
+    weights: ShortText = Field(description="BF16, FP8, MXFP4, NVFP4 ...")
+    activations: str | None = Field(None, max_length=100)
+    kv_cache: str | None = Field(None, max_length=100)
+    note: str | None = Field(None, max_length=500)
+
+
+class Parallelism(_Strict):
+    """None means 'not stated by the source', which is not the same as 1."""
+
+    tp: int | None = Field(None, ge=1)
+    dp: int | None = Field(None, ge=1)
+    ep: int | None = Field(None, ge=1)
+    pp: int | None = Field(None, ge=1)
+    dp_attention: bool | None = None
+
+    def label(self) -> str:
+        parts = [f"{k.upper()}{v}" for k, v in self._sizes() if v and v > 1]
+        if self.dp_attention:
+            parts.append("DP-attn")
+        return "×".join(parts) if parts else ("TP1" if self.tp == 1 else "unstated")
+
+    def _sizes(self) -> list[tuple[str, int | None]]:
+        return [("tp", self.tp), ("dp", self.dp), ("ep", self.ep), ("pp", self.pp)]
+
+
+class Speculative(_Strict):
+    method: ShortText = Field(description="mtp, eagle, ngram ...")
+    draft_tokens: int | None = Field(None, ge=1)
+
+
+class Deployment(_Strict):
+    accelerator: ShortText = Field(description="SKU: MI355X, B200, H200 ...")
+    gpus: int = Field(ge=1)
+    nodes: int = Field(1, ge=1)
+    engine: Engine
+    quantization: Quantization
+    parallelism: Parallelism = Field(default_factory=Parallelism)
+    speculative: Speculative | None = None
+    engine_flags: list[str] = Field(default_factory=list, max_length=500)
+    notes: str | None = Field(None, max_length=2000)
+
+
+class Slo(_Strict):
+    ttft_ms: float | None = Field(None, gt=0)
+    ttft_percentile: float = Field(99, gt=0, le=100)
+    tpot_ms: float | None = Field(None, gt=0)
+    e2el_ms: float | None = Field(None, gt=0)
+
+
+class Scenario(_Strict):
+    preset: str | None = Field(None, max_length=100, description="name of a server-side preset")
+    name: str | None = Field(None, max_length=200)
+    input_tokens: int = Field(ge=1)
+    output_tokens: int = Field(ge=1)
+    length_spread: Rate = Field(0, description="±fraction of uniform length spread")
+    prefix_cache_hit_rate: Rate = 0
+    dataset: str = Field("random", max_length=100)
+    arrival: Literal["closed", "open"] = "closed"
+    warmup_requests: Count = 0
+    duration_s: float | None = Field(None, gt=0)
+    request_count: int | None = Field(None, ge=1)
+    slo: Slo | None = None
+
+
+class Environment(_Strict):
+    worker: str | None = Field(None, max_length=200)
+    host: str | None = Field(None, max_length=200)
+    loadgen_version: str | None = Field(None, max_length=100)
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+
+class Distribution(_Strict):
+    """Summary of per-request values. Percentiles use linear interpolation (numpy default)."""
+
+    mean: NonNegative | None = None
+    std: NonNegative | None = None
+    min: NonNegative | None = None
+    p50: NonNegative | None = None
+    p90: NonNegative | None = None
+    p95: NonNegative | None = None
+    p99: NonNegative | None = None
+    p999: NonNegative | None = None
+    max: NonNegative | None = None
+
+    @model_validator(mode="after")
+    def _percentiles_rise(self) -> Distribution:
+        previous_name, previous = None, None
+        for name in ("min", "p50", "p90", "p95", "p99", "p999", "max"):
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if previous is not None and value < previous * (1 - 1e-9):
+                raise ValueError(f"{name} ({value}) is below {previous_name} ({previous})")
+            previous_name, previous = name, value
+        return self
+
+
+class Latencies(_Strict):
+    ttft: Distribution | None = None
+    ttfo: Distribution | None = None
+    tpot: Distribution | None = None
+    itl: Distribution | None = Field(None, description="per-chunk gaps")
+    itl_token_weighted: Distribution | None = Field(
+        None, description="a chunk of k tokens contributes k gaps of gap/k"
+    )
+    e2el: Distribution | None = None
+    queue_delay: Distribution | None = None
+    ttft_from_sched: Distribution | None = None
+    e2el_from_sched: Distribution | None = None
+
+
+class RequestCounts(_Strict):
+    total: Count
+    succeeded: Count
+    failed: Count
+
+    @model_validator(mode="after")
+    def _adds_up(self) -> RequestCounts:
+        if self.succeeded + self.failed != self.total:
+            raise ValueError("succeeded + failed must equal total")
+        return self
+
+
+class TokenCounts(_Strict):
+    input: Count | None = None
+    output: Count | None = None
+    cached: Count | None = Field(None, description="None: the server did not report it")
+    source: Literal["usage", "tokenizer", "requested", "unknown"] = "usage"
+
+
+class Throughput(_Strict):
+    """Whole-deployment rates over the window; per GPU is derived by dividing by GPUs."""
+
+    requests_per_s: NonNegative | None = None
+    input_tok_s: NonNegative | None = None
+    output_tok_s: NonNegative | None = None
+    total_tok_s: NonNegative | None = None
+    unlabelled_tok_s: NonNegative | None = Field(
+        None, description="aggregate tok/s whose kind (output or total) the source did not state"
+    )
+
+
+RequestStatus = Literal[
+    "ok",
+    "http_error",
+    "timeout",
+    "connection_error",
+    "inband_error",
+    "empty_output",
+    "short_output",
+    "malformed_sse",
+    "cancelled",
+    "other",
+]
+
+
+class RequestRecord(_Strict):
+    # Compact on purpose: documents carry tens of thousands of these.
+    i: Count = Field(description="request index within the point")
+    t_sched_ms: float | None = Field(None, description="planned send, from the window start")
+    t_send_ms: float = Field(description="actual send, from the window start")
+    ttft_ms: NonNegative | None = None
+    ttfo_ms: NonNegative | None = None
+    e2el_ms: NonNegative | None = None
+    tpot_ms: NonNegative | None = None
+    n_in: Count | None = None
+    n_out: Count | None = None
+    cached: Count | None = None
+    chunks: Count | None = None
+    status: RequestStatus = "ok"
+    http_status: int | None = Field(None, ge=100, le=599)
+    error: str | None = Field(None, max_length=500)
+
+
+class Point(_Strict):
+    """One load level of a run."""
+
+    label: str | None = Field(None, max_length=100)
+    concurrency: int | None = Field(None, ge=1)
+    request_rate: float | None = Field(None, gt=0, description="open-loop arrivals per second")
+    window_s: float | None = Field(None, gt=0)
+    requests: RequestCounts | None = None
+    tokens: TokenCounts | None = None
+    throughput: Throughput
+    latency_ms: Latencies = Field(default_factory=Latencies)
+    interactivity_tok_s_user: Distribution | None = Field(
+        None, description="percentiles over per-request 1/TPOT"
+    )
+    tokens_per_chunk: NonNegative | None = None
+    goodput_rps: NonNegative | None = None
+    prefix_cache_hit_rate: Rate | None = Field(None, description="observed; None: not reported")
+    prompt_length_mismatch_rate: Rate | None = None
+    success_rate: Rate | None = Field(
+        None, description="only where counts are unknown (published figures); else derived"
+    )
+    errors: dict[str, Count] = Field(default_factory=dict)
+    records: list[RequestRecord] | None = None
+
+
+class AccuracyItem(_Strict):
+    item_id: str = Field(min_length=1, max_length=200)
+    correct: bool | None = Field(None, description="None when the item failed (see failure)")
+    extracted: str | None = Field(None, max_length=500)
+    gold: str | None = Field(None, max_length=500)
+    finish_reason: str | None = Field(None, max_length=50)
+    output_tokens: Count | None = None
+    failure: str | None = Field(None, max_length=100)
+    response: str | None = Field(None, max_length=100_000, description="never for GPQA")
+
+
+class AccuracyResult(_Strict):
+    protocol: ShortText = Field(description="e.g. gsm8k-5shot-v1")
+    protocol_hash: str | None = Field(None, max_length=100)
+    task: ShortText
+    metric: ShortText = Field(description="e.g. exact_match_numeric, em_strict")
+    n: Count | None = Field(None, description="scored items; None when the source did not say")
+    correct: float | None = Field(None, ge=0)
+    score: Rate
+    stderr: NonNegative | None = None
+    ci_low: Rate | None = None
+    ci_high: Rate | None = None
+    failures: dict[str, Count] = Field(default_factory=dict)
+    data_hash: str | None = Field(None, max_length=100)
+    items: list[AccuracyItem] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> AccuracyResult:
+        if self.n is not None and self.correct is not None and self.correct > self.n:
+            raise ValueError("correct must not exceed n")
+        if self.ci_low is not None and self.ci_high is not None and self.ci_low > self.ci_high:
+            raise ValueError("ci_low must not exceed ci_high")
+        return self
+
+
+class ResultDocument(_Strict):
+    schema_: Literal["inferboard.run/v1"] = Field(SCHEMA_ID, alias="schema")
+    idempotency_key: str = Field(
+        min_length=8,
+        max_length=100,
+        pattern=r"^[A-Za-z0-9:._-]+$",
+        description="a UUID from the worker; importers use 'sha256:<file hash>'",
+    )
+    provenance: Provenance
+    status: Literal["succeeded", "failed", "partial"] = "succeeded"
+    source: Source | None = None
+    model: ModelInfo
+    deployment: Deployment
+    scenario: Scenario | None = None
+    environment: Environment = Field(default_factory=Environment)
+    points: list[Point] = Field(default_factory=list)
+    accuracy: list[AccuracyResult] = Field(default_factory=list)
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _has_content(self) -> ResultDocument:
+        if not self.points and not self.accuracy:
+            raise ValueError("a run needs at least one point or one accuracy result")
+        if self.points and self.scenario is None:
+            raise ValueError("points need a scenario")
+        return self
+
+    def deployment_fingerprint(self) -> str:
+        return deployment_fingerprint(self.model.name, self.deployment)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def deployment_fingerprint(model_name: str, deployment: Deployment) -> str:
+    """A stable hash over everything that was served (not over notes or free text)."""
+    served = deployment.model_dump(mode="json", exclude={"notes"})
+    canonical = json.dumps({"model": model_name, **served}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class DocumentError(ValueError):
+    """A document that does not validate. `errors` holds (json_path, message) pairs."""
+
+    def __init__(self, errors: list[tuple[str, str]]):
+        self.errors = errors
+        super().__init__("; ".join(f"{path}: {message}" for path, message in errors))
+
+
+def json_path(loc: tuple[int | str, ...]) -> str:
+    """('points', 3, 'latency_ms', 'ttft', 'p99') -> 'points[3].latency_ms.ttft.p99'."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    return path or "(document)"
+
+
+def error_message(error: dict[str, Any]) -> str:
+    ctx = error.get("ctx") or {}
+    kind = error["type"]
+    bounds = {
+        "greater_than_equal": ">=",
+        "greater_than": ">",
+        "less_than_equal": "<=",
+        "less_than": "<",
+    }
+    if kind in bounds:
+        limit = next(iter(ctx.values()))
+        if isinstance(limit, float) and limit.is_integer():
+            limit = int(limit)
+        return f"must be {bounds[kind]} {limit}"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "missing":
+        return "required"
+    if kind == "value_error":
+        return str(ctx.get("error", error["msg"]))
+    return error["msg"][0].lower() + error["msg"][1:]
+
+
+def parse_document(data: dict[str, Any] | str | bytes) -> ResultDocument:
+    """Validate a document, raising DocumentError with JSON paths of every problem."""
+    try:
+        if isinstance(data, str | bytes):
+            return ResultDocument.model_validate_json(data)
+        return ResultDocument.model_validate(data)
+    except ValidationError as exc:
+        raise DocumentError(
+            [(json_path(tuple(e["loc"])), error_message(e)) for e in exc.errors(include_url=False)]
+        ) from None
+
+
+def json_schema() -> dict[str, Any]:
+    schema = ResultDocument.model_json_schema(by_alias=True)
+    schema["$id"] = "https://inferboard.dev/schemas/inferboard.run/v1.json"
+    schema["title"] = SCHEMA_ID
+    return schema
+
+
+if __name__ == "__main__":
+    # `python -m workers.results > workers/schema/inferboard.run.v1.json` refreshes the export.
+    print(json.dumps(json_schema(), indent=2, sort_keys=True))
