@@ -95,11 +95,9 @@ def run_variant(variant: str, points: int, records: int) -> dict:
 
 
 def child(variant: str, points: int, records: int, env: dict) -> dict:
-    out = subprocess.run(
-        [sys.executable, __file__, "--child", variant, "--points", str(points),
-         "--records", str(records)],
-        env=env, cwd=ROOT, capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    command = [sys.executable, __file__, "--child", variant]
+    command += ["--points", str(points), "--records", str(records)]
+    out = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         sys.exit(f"{variant} failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -111,8 +109,9 @@ def main() -> None:
     )
     parser.add_argument("--points", type=int, default=10)
     parser.add_argument("--records", type=int, default=10_000, help="records per point")
-    parser.add_argument("--naive-records", type=int, default=1_000,
-                        help="records per point for the per-row save() loop (it is slow)")  # fmt: skip
+    parser.add_argument(
+        "--naive-records", type=int, default=1_000, help="records per point for the save() loop"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
@@ -144,7 +143,7 @@ def main() -> None:
         print(
             f"  {row['variant']:8} {row['records']:>8,} records  {row['seconds']:7.2f} s  "
             f"{row['records_per_s']:>9,.0f} records/s  document {row['document_mb']:6.1f} MB  "
-            f"peak RSS {row['peak_rss_mb']:6.0f} MB (+{row['rss_growth_mb']:.0f} MB while ingesting)"
+            f"peak RSS {row['peak_rss_mb']:6.0f} MB (+{row['rss_growth_mb']:.0f} MB ingesting)"
         )
     print(f"service / naive save() loop: {service['records_per_s'] / naive['records_per_s']:.1f}x")
     grow_doc = service["document_mb"] / small["document_mb"]
