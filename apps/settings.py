@@ -116,6 +116,14 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = os.environ.get("REDIS_URL", "")
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL or "redis://127.0.0.1:6379/0")
 
+# Jobs: workers submit results to this URL; endpoints must be inside the allowlist so that a
+# hosted inferboard cannot be used to reach arbitrary internal addresses.
+INFERBOARD_PUBLIC_URL = os.environ.get("INFERBOARD_PUBLIC_URL", "http://127.0.0.1:8000")
+ENDPOINT_ALLOWLIST = env_list("ENDPOINT_ALLOWLIST", ["127.0.0.0/8", "::1/128", "localhost"])
+# Encrypts endpoint credentials at rest; derived from SECRET_KEY when not set.
+ENDPOINT_CREDENTIALS_KEY = os.environ.get("ENDPOINT_CREDENTIALS_KEY", "")
+JOB_HEARTBEAT_TIMEOUT_S = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_S", "120"))
+
 if REDIS_URL:
     CACHES = {
         "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
