@@ -5,6 +5,7 @@ Production flips by env vars (see deploy/env.example): DEBUG=0, SECRET_KEY, DATA
 REDIS_URL, ALLOWED_HOSTS.
 """
 
+import importlib.util
 import os
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -73,6 +74,9 @@ INSTALLED_APPS = [
     "apps.catalog",
     "apps.runs",
     "apps.accuracy",
+    "apps.costs",
+    "apps.imports",
+    "apps.leaderboard",
 ]
 
 MIDDLEWARE = [
@@ -141,7 +145,11 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# plotly.js is vendored through the plotly package (no CDN, no second copy in the repo).
+STATICFILES_DIRS = [
+    BASE_DIR / "static",
+    ("vendor/plotly", Path(importlib.util.find_spec("plotly").origin).parent / "package_data"),
+]
 STATIC_ROOT = VAR_DIR / "static"
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -1,12 +1,26 @@
 from django.contrib import admin
-from django.urls import path
+from django.http import HttpRequest, HttpResponse
+from django.urls import include, path
 
 from apps.api.api import api
-from apps.runs import views as run_views
+from apps.leaderboard import views as board
+from apps.runs import views as runs
+
+
+def healthz(request: HttpRequest) -> HttpResponse:
+    """Liveness for load balancers, and the trivial page bench/pages.py measures against."""
+    return HttpResponse("ok", content_type="text/plain")
+
 
 urlpatterns = [
-    path("", run_views.run_index, name="home"),
-    path("runs/<int:run_id>/", run_views.run_detail, name="run-detail"),
+    path("healthz", healthz, name="healthz"),
+    path("", board.leaderboard, name="home"),
+    path("runs/", runs.run_index, name="run-index"),
+    path("runs/<int:run_id>/", board.run_detail, name="run-detail"),
+    path("deployments/<int:deployment_id>/", board.deployment_detail, name="deployment-detail"),
+    path("compare/", board.compare, name="compare"),
+    path("story/glm-5-2/", board.story_glm, name="story-glm"),
+    path("costs/", include("apps.costs.urls")),
     path("api/v1/", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -35,3 +35,13 @@ def issued(org):
 @pytest.fixture
 def auth(issued) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {issued.plaintext}"}
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    """Cached pages must not leak from one test's database into the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()

@@ -8,6 +8,8 @@ from ninja.errors import AuthenticationError, ValidationError
 from apps.api.errors import error_items
 from apps.api.middleware import body_too_large
 from apps.catalog.api import router as catalog_router
+from apps.costs.api import router as costs_router
+from apps.imports.api import router as imports_router
 from apps.runs.api import router as runs_router
 from apps.runs.services import IdempotencyConflict
 from workers.results import DocumentError
@@ -23,6 +25,8 @@ api = NinjaAPI(
     urls_namespace="api",
 )
 api.add_router("/runs", runs_router)
+api.add_router("/imports", imports_router)
+api.add_router("/costs", costs_router)
 api.add_router("/", catalog_router)
 
 

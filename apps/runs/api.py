@@ -1,7 +1,8 @@
+import json
 from datetime import datetime
 from typing import Any
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Schema, Status
 
@@ -191,9 +192,7 @@ def list_runs(request: HttpRequest, query: Query[RunQuery]):
 @router.get("/{run_id}", response={200: RunDetail, 401: Errors, 404: Errors}, summary="One run")
 def get_run(request: HttpRequest, run_id: int):
     """404 for runs that do not exist and for private runs of other organizations alike."""
-    run = selectors.run_get(org=optional_org(request), run_id=run_id)
-    if run is None:
-        get_object_or_404(Run.objects.none())
+    run = _visible_run(request, run_id)
     d = run.deployment
     return {
         **_summary(run),
@@ -211,3 +210,42 @@ def get_run(request: HttpRequest, run_id: int):
         "accuracy": list(run.accuracy_results.all()),
         "fingerprint": d.fingerprint,
     }
+
+
+def _visible_run(request: HttpRequest, run_id: int) -> Run:
+    run = selectors.run_get(org=optional_org(request), run_id=run_id)
+    if run is None:
+        get_object_or_404(Run.objects.none())
+    return run
+
+
+@router.get(
+    "/{run_id}/document",
+    response={200: ResultDocument, 401: Errors, 404: Errors},
+    summary="A run's result document",
+)
+def get_run_document(request: HttpRequest, run_id: int):
+    """The inferboard.run/v1 document, per-request records included: import it anywhere."""
+    run = _visible_run(request, run_id)
+    response = HttpResponse(
+        json.dumps(selectors.run_document(run=run)), content_type="application/json"
+    )
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}.json"'
+    return response
+
+
+@router.get(
+    "/{run_id}/requests.jsonl",
+    response={200: None, 401: Errors, 404: Errors},
+    summary="A run's per-request records as JSON lines",
+)
+def get_run_requests(request: HttpRequest, run_id: int):
+    """One JSON object per request, with `point` (the point's ordinal) on each line."""
+    run = _visible_run(request, run_id)
+    lines = (
+        json.dumps({"point": r.pop("point__ordinal"), **r}) + "\n"
+        for r in selectors.run_records(run=run)
+    )
+    response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-requests.jsonl"'
+    return response

@@ -46,10 +46,23 @@ class Run(models.Model):
     )
     # The document as submitted, minus per-request records (those live in RequestRecord).
     document = models.JSONField(default=dict)
+    # The point the leaderboard shows, chosen once at ingestion (apps/runs/summary.py) so
+    # ranking reads one row per run instead of every point.
+    best_point = models.ForeignKey(
+        "Point", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    best_tput_per_gpu = models.FloatField(null=True, blank=True)
+    best_meets_slo = models.SmallIntegerField(
+        null=True, blank=True, help_text="1 meets, 0 misses, -1 unverifiable, null: no SLO"
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        indexes = [models.Index(fields=["provenance", "is_public"])]
+        indexes = [
+            models.Index(fields=["provenance", "is_public"]),
+            # The leaderboard's "latest run per deployment in a scenario".
+            models.Index(fields=["scenario", "deployment", "-created_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.provenance})"

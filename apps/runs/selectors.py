@@ -60,3 +60,44 @@ def run_points(*, run: Run) -> QuerySet[Point]:
 
 def run_record_count(*, run: Run) -> int:
     return RequestRecord.objects.filter(point__run=run).count()
+
+
+RECORD_FIELDS = (
+    "i",
+    "t_sched_ms",
+    "t_send_ms",
+    "ttft_ms",
+    "ttfo_ms",
+    "e2el_ms",
+    "tpot_ms",
+    "n_in",
+    "n_out",
+    "cached",
+    "chunks",
+    "status",
+    "http_status",
+    "error",
+)
+
+
+def run_records(*, run: Run, point: Point | None = None):
+    """Request records as dicts without empty fields, in order, streamed from the database."""
+    records = RequestRecord.objects.filter(point__run=run)
+    if point is not None:
+        records = records.filter(point=point)
+    for row in records.order_by("point__ordinal", "i").values("point__ordinal", *RECORD_FIELDS):
+        yield {k: v for k, v in row.items() if v not in (None, "")}
+
+
+def run_document(*, run: Run) -> dict:
+    """The run's result document as submitted, per-request records included."""
+    document = dict(run.document)
+    points = [dict(p) for p in document.get("points", [])]
+    by_ordinal: dict[int, list[dict]] = {}
+    for record in run_records(run=run):
+        by_ordinal.setdefault(record.pop("point__ordinal"), []).append(record)
+    for ordinal, point in enumerate(points):
+        if ordinal in by_ordinal:
+            point["records"] = by_ordinal[ordinal]
+    document["points"] = points
+    return document

@@ -4,6 +4,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
 
 from apps.accounts.models import ApiToken, Organization
@@ -11,6 +12,7 @@ from apps.accuracy.services import accuracy_store
 from apps.catalog.models import PublishedFigure
 from apps.catalog.reference import published_documents
 from apps.catalog.services import deployment_upsert, reference_accelerators_load, scenario_resolve
+from apps.runs import summary
 from apps.runs.models import Point, RequestRecord, Run
 from workers import results as doc
 
@@ -31,6 +33,14 @@ RECORD_COLUMNS = (
     "error",
 )
 BULK_BATCH = 5_000
+SUMMARY_FIELDS = (
+    "output_tok_s",
+    "unlabelled_tok_s",
+    "ttft_p50_ms",
+    "ttft_p99_ms",
+    "tpot_p50_ms",
+    "e2el_p99_ms",
+)
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,7 @@ def run_ingest(
     try:
         with transaction.atomic():
             run = _store(parsed, org=org, is_public=is_public, submitted_by=submitted_by)
+            transaction.on_commit(runs_version_bump)
     except IntegrityError:
         # A concurrent submission of the same document won the race.
         replay = _replay(parsed.idempotency_key, org)
@@ -69,6 +80,21 @@ def run_ingest(
             raise
         return replay
     return IngestResult(run=run, created=True)
+
+
+RUNS_VERSION_KEY = "runs:version"
+
+
+def runs_version() -> int:
+    """Changes whenever a run lands; cached pages key on it, so they never show stale data."""
+    return cache.get_or_set(RUNS_VERSION_KEY, 1, timeout=None)
+
+
+def runs_version_bump() -> None:
+    try:
+        cache.incr(RUNS_VERSION_KEY)
+    except ValueError:  # not set yet (or evicted)
+        cache.set(RUNS_VERSION_KEY, 2, timeout=None)
 
 
 def _replay(key: str, org: Organization | None) -> IngestResult | None:
@@ -115,7 +141,28 @@ def _store(
         if point.records:
             _records_insert(stored.pk, point.records)
     accuracy_store(run=run, results=parsed.accuracy)
+    run_summary_refresh(run=run)
     return run
+
+
+def run_summary_refresh(*, run: Run) -> None:
+    """Choose the run's leaderboard point against its scenario's SLO (again, if it changed)."""
+    scenario = run.scenario
+    slo = summary.SloBounds(
+        ttft_ms=scenario.slo_ttft_ms if scenario else None,
+        ttft_percentile=scenario.slo_ttft_percentile if scenario else 99,
+        tpot_ms=scenario.slo_tpot_ms if scenario else None,
+        e2el_ms=scenario.slo_e2el_ms if scenario else None,
+    )
+    figures = [
+        summary.PointFigures(point_id=row.pop("id"), **row)
+        for row in run.points.values("id", *SUMMARY_FIELDS)
+    ]
+    best = summary.best_point(figures, slo, run.deployment.gpus)
+    run.best_point_id = best.point_id if best else None
+    run.best_tput_per_gpu = best.tput_per_gpu if best else None
+    run.best_meets_slo = best.meets_slo if best else None
+    run.save(update_fields=["best_point", "best_tput_per_gpu", "best_meets_slo"])
 
 
 def _point_columns(point: doc.Point) -> dict[str, Any]:

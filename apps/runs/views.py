@@ -1,4 +1,4 @@
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apps.runs import selectors
@@ -21,15 +21,3 @@ def run_index(request: HttpRequest) -> HttpResponse:
         "provenances": Run.Provenance.values,
     }
     return render(request, template, context)
-
-
-def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = selectors.run_get(org=None, run_id=run_id)
-    if run is None:
-        raise Http404("No such run")
-    context = {
-        "run": run,
-        "points": selectors.run_points(run=run),
-        "records": selectors.run_record_count(run=run),
-    }
-    return render(request, "runs/run_detail.html", context)

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class CostsConfig(AppConfig):
+    name = "apps.costs"
+    label = "costs"
+    verbose_name = "Cost model"

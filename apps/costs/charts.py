@@ -1,0 +1,76 @@
+"""Plotly figure dicts for the cost pages, built by pure functions (no I/O, no Plotly import).
+
+The page hands the dict to Plotly.js as JSON; tests read it as data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from apps.costs.formulas import CostInputError, usd_per_mtok
+from apps.costs.procurement import Row
+from apps.costs.slo import Slo
+
+INTERACTIVITY_KEY = "interactivity.p50"
+
+
+def cost_vs_interactivity(rows: Sequence[Row], slo: Slo) -> dict:
+    """$/Mtok against interactivity (tok/s/user, p50), one line per priced deployment.
+
+    Each point is a measured load level priced at the row's $/GPU-hr; the SLO's
+    interactivity floor, when set, is drawn as a dashed vertical line.
+    """
+    traces = []
+    for row in rows:
+        if row.price is None:
+            continue
+        measured = sorted(
+            (p for p in row.curve.points if INTERACTIVITY_KEY in p.metrics),
+            key=lambda p: p.metrics[INTERACTIVITY_KEY],
+        )
+        if not measured:
+            continue
+        price = row.price.usd_per_gpu_hour
+        try:
+            costs = [round(usd_per_mtok(price, p.tok_per_s_per_gpu), 6) for p in measured]
+        except CostInputError:
+            continue  # a price at the edge of float range: the table row says why
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"{row.curve.label} (run {row.curve.run_id})",
+                "x": [p.metrics[INTERACTIVITY_KEY] for p in measured],
+                "y": costs,
+                "text": [p.label for p in measured],
+                "hovertemplate": (
+                    "%{text}: %{x:.1f} tok/s/user, $%{y:.4f}/Mtok"
+                    f" at ${price:g}/GPU-hr<extra></extra>"
+                ),
+            }
+        )
+    shapes = [
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "paper",
+            "x0": bound.limit,
+            "x1": bound.limit,
+            "y0": 0,
+            "y1": 1,
+            "line": {"dash": "dash", "width": 1},
+        }
+        for bound in slo.bounds
+        if bound.key == INTERACTIVITY_KEY
+    ]
+    return {
+        "data": traces,
+        "layout": {
+            "title": {"text": "$/Mtok vs interactivity"},
+            "xaxis": {"title": {"text": "interactivity p50 (tok/s/user)"}},
+            "yaxis": {"title": {"text": "$ per million tokens"}, "rangemode": "tozero"},
+            "shapes": shapes,
+            "margin": {"t": 40, "r": 10},
+            "legend": {"orientation": "h"},
+        },
+    }

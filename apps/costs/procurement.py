@@ -1,0 +1,438 @@
+"""The procurement calculator, pure: page inputs in, ranked rows out.
+
+Parses the page's query string (which carries the whole state, so a result can be
+shared), prices every stored deployment at the user's SLO, sizes it for the workload,
+and ranks cheapest first. Bad inputs come back as field errors, never as exceptions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+
+from apps.costs.capacity import (
+    Candidate,
+    CapacityPlan,
+    ScenarioShape,
+    Workload,
+    plan_capacity,
+    workload_load,
+)
+from apps.costs.formulas import (
+    USER_PRICE_SOURCE,
+    AcceleratorPrices,
+    CapexOpex,
+    CostInputError,
+    GpuHourCost,
+    Tier,
+    TierPrice,
+    TokenKind,
+    capex_opex_usd_per_gpu_hour,
+    joules_per_token,
+    require_non_negative,
+    tier_price,
+    usd_per_mtok,
+)
+from apps.costs.slo import Slo, SloPoint, SloResult, best_throughput_at_slo
+
+
+@dataclass(frozen=True, slots=True)
+class DeploymentCurve:
+    """One stored run as the cost model sees it: who served what, and its load points."""
+
+    run_id: int
+    label: str
+    accelerator: str
+    gpus: int
+    engine: str
+    quantization: str
+    parallelism: str
+    scenario: str
+    input_tokens: int | None
+    output_tokens: int | None
+    cache_hit_rate: float | None
+    provenance: str
+    token_kind: str  # "input" / "output" / "total", or "unlabelled" for published figures
+    points: list[SloPoint] = field(default_factory=list)
+
+
+DEFAULTS: dict[str, str] = {
+    "tier": Tier.OWNING_HYPERSCALER.value,
+    "token_kind": TokenKind.TOTAL.value,
+    "ttft_s_max": "",
+    "ttft_percentile": "p99",
+    "interactivity_min": "",
+    "e2el_s_max": "",
+    "requests_per_day": "1000000",
+    # The seed workload: 20k in / 1k out / 60% prefix cache.
+    "input_tokens": "20000",
+    "output_tokens": "1000",
+    "cache_hit_rate": "0.6",
+    "peak_to_average": "2",
+    "headroom": "0.2",
+    "gpus_per_node": "8",
+    # An own price built from capex + opex, applied to one accelerator.
+    "capex_accelerator": "",
+    "gpu_purchase_usd": "",
+    "server_share_usd": "0",
+    "depreciation_years": "4",
+    "kw_per_gpu": "",
+    "usd_per_kwh": "0.08",
+    "pue": "1.0",
+    "hosting_usd_per_month": "0",
+    "utilization": "1",
+}
+PRICE_PREFIX = "price_"
+CAPEX_PRICE_SOURCE = "your capex + opex"
+_TEXT_FIELDS = {"tier", "token_kind", "ttft_percentile", "capex_accelerator"}
+
+
+@dataclass(frozen=True, slots=True)
+class FieldError:
+    field: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProcurementInputs:
+    tier: str
+    own_prices: dict[str, float]
+    token_kind: TokenKind
+    slo: Slo
+    workload: Workload
+    gpus_per_node: int
+    capex_accelerator: str = ""
+    capex: GpuHourCost | None = None
+
+
+def state(params: Mapping[str, str]) -> dict[str, str]:
+    """The page state: defaults overlaid with what the query string gives, prices included."""
+    values = {name: params.get(name, default) for name, default in DEFAULTS.items()}
+    for name, value in params.items():
+        if name.startswith(PRICE_PREFIX) and value.strip():
+            values[name] = value
+    return values
+
+
+def _number(values: Mapping[str, str], name: str, errors: list[FieldError]) -> float | None:
+    text = values.get(name, "").strip().replace(",", "")
+    if not text:
+        return None
+    try:
+        number = float(text)
+    except ValueError:
+        errors.append(FieldError(name, f"must be a number (got {text!r})"))
+        return None
+    if not math.isfinite(number):
+        errors.append(FieldError(name, "must be a finite number"))
+        return None
+    return number
+
+
+def parse_inputs(
+    params: Mapping[str, str], book: Mapping[str, AcceleratorPrices] | None = None
+) -> tuple[ProcurementInputs | None, list[FieldError]]:
+    """The calculator's inputs from a query string, or the errors naming each bad field.
+
+    `book` gives the all-in kW of an accelerator when a capex + opex price leaves it out.
+    """
+    values = state(params)
+    errors: list[FieldError] = []
+    numbers = {name: _number(values, name, errors) for name in DEFAULTS if name not in _TEXT_FIELDS}
+    try:
+        kind = TokenKind(values["token_kind"])
+    except ValueError:
+        errors.append(FieldError("token_kind", "must be input, output or total"))
+        kind = TokenKind.TOTAL
+    tier = values["tier"].strip()
+    if not tier:
+        errors.append(FieldError("tier", "is required"))
+
+    own_prices: dict[str, float] = {}
+    for name in values:
+        if not name.startswith(PRICE_PREFIX):
+            continue
+        price = _number(values, name, errors)
+        if price is None:
+            continue
+        try:
+            own_prices[name.removeprefix(PRICE_PREFIX).upper()] = require_non_negative(name, price)
+        except CostInputError as error:
+            errors.append(FieldError(name, error.message))
+
+    slo = Slo(())
+    try:
+        slo = Slo.of(
+            ttft_s_max=numbers["ttft_s_max"],
+            ttft_percentile=values["ttft_percentile"] or "p99",
+            interactivity_min=numbers["interactivity_min"],
+            e2el_s_max=numbers["e2el_s_max"],
+        )
+    except CostInputError as error:
+        errors.append(FieldError(error.field, error.message))
+
+    workload: Workload | None = None
+    for required in ("requests_per_day", "input_tokens", "output_tokens"):
+        if numbers[required] is None and not any(e.field == required for e in errors):
+            errors.append(FieldError(required, "is required"))
+    if not errors:
+        workload = Workload(
+            input_tokens=numbers["input_tokens"] or 0.0,
+            output_tokens=numbers["output_tokens"] or 0.0,
+            requests_per_day=numbers["requests_per_day"],
+            peak_to_average=_or(numbers["peak_to_average"], 1.0),
+            cache_hit_rate=_or(numbers["cache_hit_rate"], 0.0),
+            headroom=_or(numbers["headroom"], 0.0),
+        )
+        try:
+            workload_load(workload)
+        except CostInputError as error:
+            errors.append(FieldError(error.field, error.message))
+
+    gpus_per_node = numbers["gpus_per_node"]
+    bad_node = gpus_per_node is None or gpus_per_node < 1 or gpus_per_node != int(gpus_per_node)
+    if bad_node and not any(e.field == "gpus_per_node" for e in errors):
+        errors.append(FieldError("gpus_per_node", "must be a whole number of at least 1"))
+    capex_accelerator = values["capex_accelerator"].strip().upper()
+    capex = _capex_price(capex_accelerator, numbers, book or {}, errors)
+    if errors or workload is None or gpus_per_node is None:
+        return None, errors
+    return (
+        ProcurementInputs(
+            tier=tier,
+            own_prices=own_prices,
+            token_kind=kind,
+            slo=slo,
+            workload=workload,
+            gpus_per_node=int(gpus_per_node),
+            capex_accelerator=capex_accelerator if capex else "",
+            capex=capex,
+        ),
+        [],
+    )
+
+
+def _capex_price(
+    accelerator: str,
+    numbers: Mapping[str, float | None],
+    book: Mapping[str, AcceleratorPrices],
+    errors: list[FieldError],
+) -> GpuHourCost | None:
+    """$/GPU-hr from the capex + opex fields, when an accelerator is chosen for it."""
+    if not accelerator:
+        return None
+    if numbers["gpu_purchase_usd"] is None:
+        if not any(e.field == "gpu_purchase_usd" for e in errors):
+            errors.append(FieldError("gpu_purchase_usd", "is required for a capex + opex price"))
+        return None
+    kw = numbers["kw_per_gpu"]
+    if kw is None:
+        entry = {sku.upper(): b for sku, b in book.items()}.get(accelerator)
+        kw = entry.all_in_kw if entry else None
+    if kw is None:
+        errors.append(
+            FieldError("kw_per_gpu", f"is required: no all-in kW known for {accelerator}")
+        )
+        return None
+    try:
+        return capex_opex_usd_per_gpu_hour(
+            CapexOpex(
+                gpu_purchase_usd=numbers["gpu_purchase_usd"],
+                server_share_usd=_or(numbers["server_share_usd"], 0.0),
+                depreciation_years=_or(numbers["depreciation_years"], 0.0),
+                kw_per_gpu=kw,
+                usd_per_kwh=_or(numbers["usd_per_kwh"], 0.0),
+                pue=_or(numbers["pue"], 1.0),
+                hosting_usd_per_month=_or(numbers["hosting_usd_per_month"], 0.0),
+                utilization=_or(numbers["utilization"], 1.0),
+            )
+        )
+    except CostInputError as error:
+        errors.append(FieldError(error.field, error.message))
+        return None
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    curve: DeploymentCurve
+    price: TierPrice | None
+    slo: SloResult | None
+    usd_per_mtok: float | None
+    plan: CapacityPlan | None
+    problem: str = ""
+    joules_per_token: float | None = None  # at the SLO throughput, all-in power
+
+    @property
+    def ok(self) -> bool:
+        return self.plan is not None and self.plan.feasible
+
+
+def price_for(
+    curve: DeploymentCurve, inputs: ProcurementInputs, book: Mapping[str, AcceleratorPrices]
+) -> TierPrice:
+    """The user's own price for this accelerator if typed, else one built from their capex
+    + opex, else the chosen tier's."""
+    sku = curve.accelerator.upper()
+    own = inputs.own_prices.get(sku)
+    if own is not None:
+        return TierPrice(curve.accelerator, "own", own, USER_PRICE_SOURCE)
+    if inputs.capex is not None and inputs.capex_accelerator == sku:
+        return TierPrice(
+            curve.accelerator, "capex", inputs.capex.usd_per_gpu_hour, CAPEX_PRICE_SOURCE
+        )
+    return tier_price(book, curve.accelerator, inputs.tier)
+
+
+def procurement_rows(
+    curves: Sequence[DeploymentCurve],
+    inputs: ProcurementInputs,
+    book: Mapping[str, AcceleratorPrices],
+) -> list[Row]:
+    """Every deployment priced at the SLO and sized for the workload, cheapest first."""
+    rows = [_row(curve, inputs, book) for curve in curves]
+    return sorted(
+        rows,
+        key=lambda row: (
+            not row.ok,
+            row.plan.usd_per_month if row.ok and row.plan else math.inf,
+            row.usd_per_mtok if row.usd_per_mtok is not None else math.inf,
+            row.curve.run_id,
+        ),
+    )
+
+
+def _row(
+    curve: DeploymentCurve, inputs: ProcurementInputs, book: Mapping[str, AcceleratorPrices]
+) -> Row:
+    try:
+        price = price_for(curve, inputs, book)
+    except CostInputError as error:
+        return Row(curve, None, None, None, None, problem=f"no price: {error.message}")
+    try:
+        return _priced_row(curve, price, inputs, book)
+    except CostInputError as error:
+        # Inputs at the edge of float range: say so on this row rather than fail the page.
+        return Row(curve, price, None, None, None, problem=f"{error.field} {error.message}")
+
+
+def _priced_row(
+    curve: DeploymentCurve,
+    price: TierPrice,
+    inputs: ProcurementInputs,
+    book: Mapping[str, AcceleratorPrices],
+) -> Row:
+    result = best_throughput_at_slo(curve.points, inputs.slo)
+    cost = (
+        usd_per_mtok(price.usd_per_gpu_hour, result.tok_per_s_per_gpu)
+        if result.tok_per_s_per_gpu is not None
+        else None
+    )
+    unlabelled = curve.token_kind == "unlabelled"
+    shape = (
+        ScenarioShape(curve.input_tokens, curve.output_tokens, curve.cache_hit_rate or 0.0)
+        if curve.input_tokens and curve.output_tokens
+        else None
+    )
+    candidate = Candidate(
+        label=curve.label,
+        accelerator=curve.accelerator,
+        tok_per_s_per_gpu=result.tok_per_s_per_gpu,
+        token_kind=inputs.token_kind,
+        # One replica is the deployment as measured: its GPUs serve together.
+        gpus_per_replica=curve.gpus,
+        gpus_per_node=inputs.gpus_per_node,
+        usd_per_gpu_hour=price.usd_per_gpu_hour,
+        price_label=price.source,
+        throughput_provenance=result.provenance or "measured",
+        scenario=shape,
+        note=result.reason,
+    )
+    plan = plan_capacity(inputs.workload, candidate)
+    if unlabelled:
+        plan = _with_warning(
+            plan,
+            "the source does not say which tokens its tok/s counts; "
+            f"read here as {inputs.token_kind.value}",
+        )
+    book_entry = {sku.upper(): entry for sku, entry in book.items()}.get(curve.accelerator.upper())
+    kw = book_entry.all_in_kw if book_entry else None
+    energy = (
+        joules_per_token(kw, 1, result.tok_per_s_per_gpu)
+        if kw and result.tok_per_s_per_gpu is not None
+        else None
+    )
+    problem = "" if result.meets else result.reason
+    return Row(curve, price, result, cost, plan, problem=problem, joules_per_token=energy)
+
+
+def _with_warning(plan: CapacityPlan, warning: str) -> CapacityPlan:
+    return replace(plan, warnings=(*plan.warnings, warning))
+
+
+EXPORT_COLUMNS = (
+    "rank",
+    "run_id",
+    "deployment",
+    "accelerator",
+    "gpus",
+    "engine",
+    "quantization",
+    "scenario",
+    "provenance",
+    "token_kind",
+    "usd_per_gpu_hour",
+    "price_source",
+    "price_citation",
+    "tok_per_s_per_gpu_at_slo",
+    "throughput_at_slo",
+    "usd_per_mtok",
+    "gpus_needed",
+    "nodes_needed",
+    "usd_per_month",
+    "usd_per_mtok_served",
+    "joules_per_token",
+    "notes",
+)
+
+
+def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[str, object]]:
+    """One flat record per row, for CSV and JSON export."""
+    records = []
+    for rank, row in enumerate(rows, start=1):
+        plan = row.plan
+        notes = [row.problem] if row.problem else []
+        notes += list(plan.warnings) if plan else []
+        records.append(
+            {
+                "rank": rank if row.ok else None,
+                "run_id": row.curve.run_id,
+                "deployment": row.curve.label,
+                "accelerator": row.curve.accelerator,
+                "gpus": row.curve.gpus,
+                "engine": row.curve.engine,
+                "quantization": row.curve.quantization,
+                "scenario": row.curve.scenario,
+                "provenance": row.curve.provenance,
+                "token_kind": inputs.token_kind.value,
+                "usd_per_gpu_hour": row.price.usd_per_gpu_hour if row.price else None,
+                "price_source": (
+                    f"{row.price.tier}: {row.price.source}" if row.price else "no price"
+                ),
+                "price_citation": row.price.citation if row.price else "",
+                "tok_per_s_per_gpu_at_slo": row.slo.tok_per_s_per_gpu if row.slo else None,
+                "throughput_at_slo": (row.slo.provenance if row.slo else None) or "",
+                "usd_per_mtok": row.usd_per_mtok,
+                "gpus_needed": plan.gpus if plan else None,
+                "nodes_needed": plan.nodes if plan else None,
+                "usd_per_month": plan.usd_per_month if plan else None,
+                "usd_per_mtok_served": plan.usd_per_mtok_served if plan else None,
+                "joules_per_token": row.joules_per_token,
+                "notes": "; ".join(notes),
+            }
+        )
+    return records

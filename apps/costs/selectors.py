@@ -1,0 +1,135 @@
+"""Reads for the cost model: price books and deployment curves from stored runs.
+
+The only module here that touches the database; everything it returns is a plain
+dataclass for the pure functions in formulas / slo / capacity / claims.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Q
+
+from apps.accounts.models import Organization
+from apps.catalog.models import PriceTier
+from apps.costs.formulas import AcceleratorPrices, TokenKind
+from apps.costs.procurement import DeploymentCurve
+from apps.costs.reference import REFERENCE_PRICE_SOURCE, REFERENCE_PRICES
+from apps.costs.slo import SloPoint
+from apps.runs.models import Point, Run
+from apps.runs.selectors import runs_visible
+
+ORG_PRICE_SOURCE = "your organization's price book"
+
+
+def price_book(*, org: Organization | None = None) -> dict[str, AcceleratorPrices]:
+    """Reference tiers (shipped, then as stored) with the caller's own prices on top."""
+    books = {
+        sku: AcceleratorPrices(
+            sku=book.sku,
+            usd_per_gpu_hour=dict(book.usd_per_gpu_hour),
+            all_in_kw=book.all_in_kw,
+            sources=dict(book.sources),
+            citations=dict(book.citations),
+        )
+        for sku, book in REFERENCE_PRICES.items()
+    }
+    visible = Q(org__isnull=True) | (Q(org=org) if org is not None else Q(pk__in=[]))
+    # Reference rows first, so an organization's own price of the same tier wins.
+    rows = PriceTier.objects.filter(visible).select_related("accelerator")
+    for row in sorted(rows, key=lambda r: (r.org_id is not None, r.accelerator.sku, r.tier)):
+        sku = row.accelerator.sku
+        book = books.setdefault(
+            sku,
+            AcceleratorPrices(
+                sku=sku, usd_per_gpu_hour={}, all_in_kw=row.accelerator.all_in_kw, sources={}
+            ),
+        )
+        book.usd_per_gpu_hour[row.tier] = row.usd_per_gpu_hour
+        private = row.org_id is not None
+        book.sources[row.tier] = ORG_PRICE_SOURCE if private else REFERENCE_PRICE_SOURCE
+        book.citations[row.tier] = row.source
+    return books
+
+
+# Stored latency distributions are in ms under these names; SLO keys are in seconds.
+_LATENCIES = {"ttft": "ttft_s", "tpot": "tpot_s", "e2el": "e2el_s"}
+
+
+def point_metrics(point: Point) -> dict[str, float]:
+    """The SLO metrics of a stored point as "ttft_s.p99"-style keys."""
+    metrics: dict[str, float] = {}
+    for name, key in _LATENCIES.items():
+        for percentile, value in (point.latency_ms or {}).get(name, {}).items():
+            if value is not None:
+                metrics[f"{key}.{percentile}"] = value / 1000.0
+    for percentile, value in (point.interactivity or {}).items():
+        if value is not None:
+            metrics[f"interactivity.{percentile}"] = value
+    return metrics
+
+
+def _throughput(point: Point, kind: TokenKind) -> tuple[float | None, bool]:
+    """The point's tok/s of `kind`, or its unlabelled aggregate (flagged) when that is all."""
+    value = {
+        TokenKind.INPUT: point.input_tok_s,
+        TokenKind.OUTPUT: point.output_tok_s,
+        TokenKind.TOTAL: point.total_tok_s,
+    }[kind]
+    if value is None and point.unlabelled_tok_s is not None:
+        return point.unlabelled_tok_s, True
+    return value, False
+
+
+def deployment_curves(
+    *, org: Organization | None, kind: TokenKind, limit: int = 200, run_id: int | None = None
+) -> list[DeploymentCurve]:
+    """Visible succeeded-or-partial runs with their points, throughput of `kind` per GPU.
+
+    Simulated runs are left out: they never rank with measured ones.
+    """
+    runs = runs_visible(org=org)
+    if run_id is not None:
+        runs = runs.filter(pk=run_id)
+    runs = (
+        runs.exclude(provenance=Run.Provenance.SIMULATED)
+        .exclude(status=Run.Status.FAILED)
+        .select_related(
+            "deployment__accelerator", "deployment__engine", "deployment__model", "scenario"
+        )
+        .prefetch_related("points")
+        .order_by("-created_at", "-id")[:limit]
+    )
+    curves = []
+    for run in runs:
+        deployment = run.deployment
+        gpus = max(deployment.gpus, 1)
+        points = []
+        unlabelled = False
+        for point in run.points.all():
+            tput, is_unlabelled = _throughput(point, kind)
+            if tput is None or tput <= 0:
+                continue
+            unlabelled = unlabelled or is_unlabelled
+            label = point.label or (f"c{point.concurrency}" if point.concurrency else "")
+            points.append(SloPoint(label or f"#{point.ordinal}", tput / gpus, point_metrics(point)))
+        if not points:
+            continue
+        scenario = run.scenario
+        curves.append(
+            DeploymentCurve(
+                run_id=run.pk,
+                label=str(deployment),
+                accelerator=deployment.accelerator.sku,
+                gpus=gpus,
+                engine=f"{deployment.engine} {deployment.engine_version}".strip(),
+                quantization=deployment.quant_weights,
+                parallelism=deployment.parallelism_label,
+                scenario=scenario.name if scenario else "",
+                input_tokens=scenario.input_tokens if scenario else None,
+                output_tokens=scenario.output_tokens if scenario else None,
+                cache_hit_rate=scenario.prefix_cache_hit_rate if scenario else None,
+                provenance=run.provenance,
+                token_kind="unlabelled" if unlabelled else kind.value,
+                points=points,
+            )
+        )
+    return curves

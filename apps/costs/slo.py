@@ -1,0 +1,344 @@
+"""Cost at an SLO: the most throughput per GPU a deployment gives while meeting an SLO.
+
+Pure functions over plain dataclasses. A deployment is described by its measured load
+points (one per concurrency or rate), each with throughput per GPU and latency
+percentiles. The answer is:
+
+- the best measured point that meets every bound of the SLO, or
+- a point interpolated linearly between two neighbouring points of the Pareto front, the
+  lower one measured and meeting the SLO, the upper one measured and missing it, taken
+  as far towards the upper one as the SLO allows.
+
+It never goes above the throughput of the upper neighbour nor below the lower one, never
+extrapolates beyond the measured points, and says `interpolated` whenever it is not a
+measured point. Points that lack a metric the SLO bounds are left out and listed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+from apps.costs.formulas import (
+    CostInputError,
+    require_non_negative,
+    require_positive,
+    usd_per_mtok,
+)
+
+
+class Metric(StrEnum):
+    TTFT_S = "ttft_s"
+    TPOT_S = "tpot_s"
+    E2EL_S = "e2el_s"
+    INTERACTIVITY = "interactivity"  # tok/s/user, higher is better
+
+
+# The metrics where a bound is a ceiling; interactivity's bound is a floor.
+_CEILINGS = frozenset({Metric.TTFT_S, Metric.TPOT_S, Metric.E2EL_S})
+
+_METRIC_LABELS = {
+    Metric.TTFT_S: "TTFT",
+    Metric.TPOT_S: "TPOT",
+    Metric.E2EL_S: "E2EL",
+    Metric.INTERACTIVITY: "interactivity",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SloBound:
+    """One bound: e.g. TTFT p99 <= 2.22 s, or interactivity p50 >= 30 tok/s/user."""
+
+    metric: Metric
+    percentile: str
+    limit: float
+
+    @property
+    def is_ceiling(self) -> bool:
+        return self.metric in _CEILINGS
+
+    @property
+    def key(self) -> str:
+        return f"{self.metric.value}.{self.percentile}"
+
+    def met_by(self, value: float) -> bool:
+        return value <= self.limit if self.is_ceiling else value >= self.limit
+
+    def describe(self) -> str:
+        sign = "<=" if self.is_ceiling else ">="
+        unit = "s" if self.is_ceiling else "tok/s/user"
+        return f"{_METRIC_LABELS[self.metric]} {self.percentile} {sign} {self.limit:g} {unit}"
+
+
+@dataclass(frozen=True, slots=True)
+class Slo:
+    bounds: tuple[SloBound, ...]
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        ttft_s_max: float | None = None,
+        ttft_percentile: str = "p99",
+        interactivity_min: float | None = None,
+        interactivity_percentile: str = "p50",
+        tpot_s_max: float | None = None,
+        tpot_percentile: str = "p50",
+        e2el_s_max: float | None = None,
+        e2el_percentile: str = "p99",
+    ) -> Slo:
+        """An SLO from the usual bounds; `None` leaves a metric unbounded."""
+        wanted = [
+            (Metric.TTFT_S, ttft_percentile, ttft_s_max, "ttft_s_max"),
+            (
+                Metric.INTERACTIVITY,
+                interactivity_percentile,
+                interactivity_min,
+                "interactivity_min",
+            ),
+            (Metric.TPOT_S, tpot_percentile, tpot_s_max, "tpot_s_max"),
+            (Metric.E2EL_S, e2el_percentile, e2el_s_max, "e2el_s_max"),
+        ]
+        bounds = tuple(
+            SloBound(metric, _percentile(name, percentile), require_positive(name, limit))
+            for metric, percentile, limit, name in wanted
+            if limit is not None
+        )
+        return cls(bounds)
+
+    def describe(self) -> str:
+        return ", ".join(bound.describe() for bound in self.bounds) or "no SLO"
+
+
+def _percentile(field_name: str, percentile: str) -> str:
+    text = percentile.strip().lower()
+    try:
+        value = float(text.removeprefix("p"))
+    except ValueError:
+        value = -1.0
+    if not text.startswith("p") or not 0 <= value <= 100:
+        raise CostInputError(
+            field_name, f"percentile must look like p50 or p99 (got {percentile!r})"
+        )
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class SloPoint:
+    """One measured load point. `metrics` maps "ttft_s.p99"-style keys to values."""
+
+    label: str
+    tok_per_s_per_gpu: float
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SloResult:
+    meets: bool
+    tok_per_s_per_gpu: float | None
+    provenance: Literal["measured", "interpolated"] | None
+    lower: SloPoint | None  # measured point at or below the answer
+    upper: SloPoint | None  # measured neighbour above an interpolated answer
+    binding: SloBound | None  # the bound that stopped the interpolation
+    metrics: dict[str, float]  # the bounded metrics at the answer
+    reason: str
+    skipped: tuple[str, ...] = ()
+
+
+def best_throughput_at_slo(points: Sequence[SloPoint], slo: Slo) -> SloResult:
+    """The highest throughput per GPU that still meets `slo`, measured or interpolated."""
+    usable, skipped = _usable_points(points, slo)
+    if not usable:
+        if not points:
+            return _no_point("no measured points", skipped)
+        missing = sorted(
+            {
+                bound.key
+                for point in points
+                for bound in slo.bounds
+                if bound.key not in point.metrics
+            }
+        )
+        return _no_point(f"no point reports {', '.join(missing)}, which the SLO bounds", skipped)
+
+    front = pareto_front(usable, slo)
+    candidates: list[SloResult] = []
+    for index, point in enumerate(front):
+        if not _meets(point, slo):
+            continue
+        upper = front[index + 1] if index + 1 < len(front) else None
+        if upper is not None and not _meets(upper, slo):
+            candidates.append(_interpolate(point, upper, slo, skipped))
+        else:
+            candidates.append(_measured(point, slo, skipped))
+    if not candidates:
+        return _no_point(_closest_miss(front, slo), skipped)
+    # Ties go to the first (lowest-load) candidate, so the answer does not depend on luck.
+    return max(candidates, key=lambda result: result.tok_per_s_per_gpu or 0.0)
+
+
+def pareto_front(points: Sequence[SloPoint], slo: Slo) -> list[SloPoint]:
+    """Points no other point beats on throughput and on every bounded metric, by throughput.
+
+    A point is dropped when another has at least its throughput and is at least as good
+    on every metric the SLO bounds, and strictly better somewhere.
+    """
+    front = [
+        point
+        for index, point in enumerate(points)
+        if not any(_dominates(other, point, slo) for other in points[:index] + points[index + 1 :])
+    ]
+    unique: dict[tuple[float, ...], SloPoint] = {}
+    for point in front:  # identical points: keep the first
+        unique.setdefault(_signature(point, slo), point)
+    return sorted(unique.values(), key=lambda point: point.tok_per_s_per_gpu)
+
+
+def _signature(point: SloPoint, slo: Slo) -> tuple[float, ...]:
+    return (point.tok_per_s_per_gpu, *(point.metrics[bound.key] for bound in slo.bounds))
+
+
+def _dominates(a: SloPoint, b: SloPoint, slo: Slo) -> bool:
+    if a.tok_per_s_per_gpu < b.tok_per_s_per_gpu:
+        return False
+    strictly = a.tok_per_s_per_gpu > b.tok_per_s_per_gpu
+    for bound in slo.bounds:
+        va, vb = a.metrics[bound.key], b.metrics[bound.key]
+        better, worse = (va < vb, va > vb) if bound.is_ceiling else (va > vb, va < vb)
+        if worse:
+            return False
+        strictly = strictly or better
+    return strictly
+
+
+def _usable_points(points: Sequence[SloPoint], slo: Slo) -> tuple[list[SloPoint], tuple[str, ...]]:
+    usable: list[SloPoint] = []
+    skipped: list[str] = []
+    for index, point in enumerate(points):
+        require_positive(f"points[{index}].tok_per_s_per_gpu", point.tok_per_s_per_gpu)
+        for key, value in point.metrics.items():
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise CostInputError(f"points[{index}].metrics.{key}", "must be a number")
+            if not math.isfinite(value) or value < 0:
+                raise CostInputError(f"points[{index}].metrics.{key}", "must be finite, >= 0")
+        if all(bound.key in point.metrics for bound in slo.bounds):
+            usable.append(point)
+        else:
+            skipped.append(point.label)
+    return usable, tuple(skipped)
+
+
+def _meets(point: SloPoint, slo: Slo) -> bool:
+    return all(bound.met_by(point.metrics[bound.key]) for bound in slo.bounds)
+
+
+def _bounded_metrics(point: SloPoint, slo: Slo) -> dict[str, float]:
+    return {bound.key: point.metrics[bound.key] for bound in slo.bounds}
+
+
+def _measured(point: SloPoint, slo: Slo, skipped: tuple[str, ...]) -> SloResult:
+    return SloResult(
+        meets=True,
+        tok_per_s_per_gpu=point.tok_per_s_per_gpu,
+        provenance="measured",
+        lower=point,
+        upper=None,
+        binding=None,
+        metrics=_bounded_metrics(point, slo),
+        reason=f"measured point {point.label} meets {slo.describe()}",
+        skipped=skipped,
+    )
+
+
+def _interpolate(lower: SloPoint, upper: SloPoint, slo: Slo, skipped: tuple[str, ...]) -> SloResult:
+    """Walk from `lower` (meets) towards `upper` (misses) while every bound still holds."""
+    reach = 1.0
+    binding: SloBound | None = None
+    for bound in slo.bounds:
+        start, end = lower.metrics[bound.key], upper.metrics[bound.key]
+        if bound.met_by(end):
+            continue  # holds along the whole segment, the metric being linear in it
+        # start meets and end misses, so start != end and the fraction is in [0, 1).
+        fraction = (bound.limit - start) / (end - start)
+        if fraction < reach:
+            reach, binding = fraction, bound
+    reach = min(max(reach, 0.0), 1.0)
+    if reach == 0.0:
+        return _measured(lower, slo, skipped)
+    low, high = lower.tok_per_s_per_gpu, upper.tok_per_s_per_gpu
+    throughput = min(max(low + reach * (high - low), low), high)
+    metrics = {
+        bound.key: lower.metrics[bound.key]
+        + reach * (upper.metrics[bound.key] - lower.metrics[bound.key])
+        for bound in slo.bounds
+    }
+    return SloResult(
+        meets=True,
+        tok_per_s_per_gpu=throughput,
+        provenance="interpolated",
+        lower=lower,
+        upper=upper,
+        binding=binding,
+        metrics=metrics,
+        reason=(
+            f"interpolated between measured points {lower.label} and {upper.label}, "
+            f"limited by {binding.describe() if binding else slo.describe()}"
+        ),
+        skipped=skipped,
+    )
+
+
+def _closest_miss(front: Sequence[SloPoint], slo: Slo) -> str:
+    """Say how the point with the fewest broken bounds (the lightest load) misses."""
+    candidate = min(
+        front,
+        key=lambda p: (
+            sum(not b.met_by(p.metrics[b.key]) for b in slo.bounds),
+            p.tok_per_s_per_gpu,
+        ),
+    )
+    misses = [
+        f"{_METRIC_LABELS[b.metric]} {b.percentile} is {candidate.metrics[b.key]:g} "
+        f"(needs {'<=' if b.is_ceiling else '>='} {b.limit:g})"
+        for b in slo.bounds
+        if not b.met_by(candidate.metrics[b.key])
+    ]
+    return f"no measured point meets {slo.describe()}; closest, {candidate.label}: " + "; ".join(
+        misses
+    )
+
+
+def _no_point(reason: str, skipped: tuple[str, ...]) -> SloResult:
+    return SloResult(
+        meets=False,
+        tok_per_s_per_gpu=None,
+        provenance=None,
+        lower=None,
+        upper=None,
+        binding=None,
+        metrics={},
+        reason=reason,
+        skipped=skipped,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SloCost:
+    result: SloResult
+    usd_per_gpu_hour: float
+    usd_per_mtok: float | None
+
+
+def cost_at_slo(points: Sequence[SloPoint], slo: Slo, usd_per_gpu_hour: float) -> SloCost:
+    """$/Mtok at the best throughput that meets `slo`; None when no point meets it."""
+    price = require_non_negative("usd_per_gpu_hour", usd_per_gpu_hour)
+    result = best_throughput_at_slo(points, slo)
+    cost = (
+        usd_per_mtok(price, result.tok_per_s_per_gpu)
+        if result.tok_per_s_per_gpu is not None
+        else None
+    )
+    return SloCost(result=result, usd_per_gpu_hour=price, usd_per_mtok=cost)

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ImportsConfig(AppConfig):
+    name = "apps.imports"
+    label = "imports"
+    verbose_name = "Imports of peer tools' result files"

@@ -1,0 +1,57 @@
+"""Writes for imports: a peer tool's file -> result documents -> the one ingestion path.
+
+The importer (workers.importers, pure) does the reading; every document it yields goes
+through apps.runs.services.run_ingest. A file that yields many documents (InferenceX eval
+records) is stored in one transaction: all of its runs, or none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from apps.accounts.models import ApiToken, Organization
+from apps.runs.services import IngestResult, run_ingest
+from workers.importers import Facts, import_file, sniff
+from workers.results import ResultDocument
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    format_name: str
+    documents: list[ResultDocument]
+    results: list[IngestResult]
+
+    @property
+    def created(self) -> int:
+        return sum(1 for r in self.results if r.created)
+
+
+def import_ingest(
+    *,
+    data: bytes,
+    filename: str,
+    facts: Facts | None = None,
+    format_name: str | None = None,
+    companions: Sequence[tuple[bytes, str]] = (),
+    org: Organization | None,
+    is_public: bool = True,
+    submitted_by: ApiToken | None = None,
+) -> ImportOutcome:
+    """Import and store; raises ImportFailure (bad file or facts) before touching the DB.
+
+    Re-importing the same bytes stores nothing new: each document's idempotency key is the
+    file's hash, and run_ingest returns the first run for a key it has seen.
+    """
+    format_name = format_name or sniff(data, filename)
+    documents = import_file(
+        data, filename, facts=facts, format_name=format_name, companions=companions
+    )
+    with transaction.atomic():
+        results = [
+            run_ingest(document=doc, org=org, is_public=is_public, submitted_by=submitted_by)
+            for doc in documents
+        ]
+    return ImportOutcome(format_name=format_name, documents=documents, results=results)

@@ -1,0 +1,175 @@
+"""Pure functions building Plotly figure dicts; the templates only serialise them."""
+
+from collections import defaultdict
+from typing import Any
+
+Figure = dict[str, Any]
+
+LAYOUT = {
+    "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
+    "hovermode": "closest",
+    "legend": {"orientation": "h", "y": -0.2},
+    "paper_bgcolor": "#ffffff",
+    "plot_bgcolor": "#ffffff",
+    "font": {"family": "system-ui, sans-serif", "size": 12},
+}
+
+Y_AXES = {
+    "tput_per_gpu": ("Throughput per GPU (tok/s)", True),
+    "usd_per_mtok": ("$ per million output tokens", False),
+    "tok_per_mw": ("Tokens/s per MW (all-in power)", True),
+}
+X_AXES = {
+    "interactivity": ("Interactivity (tok/s/user, p50)", True),
+    "e2el_s": ("End-to-end latency p50 (s)", False),
+}
+
+
+def pareto_optimal(
+    points: list[dict[str, Any]], x: str, y: str, x_higher: bool, y_higher: bool
+) -> list[dict[str, Any]]:
+    """Points no other point beats on both axes, sorted along x."""
+    usable = [p for p in points if p.get(x) is not None and p.get(y) is not None]
+
+    def better_or_equal(a: float, b: float, higher: bool) -> bool:
+        return a >= b if higher else a <= b
+
+    front = [
+        p
+        for p in usable
+        if not any(
+            q is not p
+            and better_or_equal(q[x], p[x], x_higher)
+            and better_or_equal(q[y], p[y], y_higher)
+            and (q[x], q[y]) != (p[x], p[y])
+            for q in usable
+        )
+    ]
+    return sorted(front, key=lambda p: p[x])
+
+
+def pareto_figure(
+    points: list[dict[str, Any]], *, x: str, y: str, optimal_only: bool, title: str
+) -> Figure:
+    x_title, x_higher = X_AXES[x]
+    y_title, y_higher = Y_AXES[y]
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for point in points:
+        groups[point["group"]].append(point)
+    traces = []
+    for group, members in sorted(groups.items()):
+        shown = (
+            pareto_optimal(members, x, y, x_higher, y_higher)
+            if optimal_only
+            else sorted(
+                (p for p in members if p.get(x) is not None and p.get(y) is not None),
+                key=lambda p: p[x],
+            )
+        )
+        if not shown:
+            continue
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers" if optimal_only else "markers",
+                "name": group,
+                "x": [p[x] for p in shown],
+                "y": [p[y] for p in shown],
+                "text": [p["config"] for p in shown],
+                "customdata": [f"/runs/{p['run_id']}/" for p in shown],
+                "hovertemplate": (
+                    "%{text}<br>x=%{x:.3g}<br>y=%{y:.4g}<extra>%{fullData.name}</extra>"
+                ),
+            }
+        )
+    return {
+        "data": traces,
+        "layout": {
+            **LAYOUT,
+            "title": {"text": title},
+            "xaxis": {"title": {"text": x_title}},
+            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+        },
+    }
+
+
+def cdf_figure(series: dict[str, list[float]], *, title: str, x_title: str) -> Figure:
+    traces = []
+    for name, values in series.items():
+        ordered = sorted(values)
+        n = len(ordered)
+        if not n:
+            continue
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": name,
+                "x": ordered,
+                "y": [(i + 1) / n for i in range(n)],
+                "line": {"shape": "hv"},
+            }
+        )
+    return {
+        "data": traces,
+        "layout": {
+            **LAYOUT,
+            "title": {"text": title},
+            "xaxis": {"title": {"text": x_title}},
+            "yaxis": {"title": {"text": "fraction of requests"}, "range": [0, 1.02]},
+        },
+    }
+
+
+def history_figure(history: list[dict[str, Any]], *, title: str) -> Figure:
+    """Best throughput per GPU per run over time; regressions as red markers."""
+    xs = [h["when"] for h in history]
+    regressions = [h for h in history if h["regression"]]
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": "best tok/s/GPU",
+                "x": xs,
+                "y": [h["tput_per_gpu"] for h in history],
+                "text": [h["engine_version"] for h in history],
+                "customdata": [f"/runs/{h['run_id']}/" for h in history],
+                "hovertemplate": "%{x}<br>%{y:.4g} tok/s/GPU<br>engine %{text}<extra></extra>",
+            },
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": "regression",
+                "x": [h["when"] for h in regressions],
+                "y": [h["tput_per_gpu"] for h in regressions],
+                "marker": {"color": "#dc2626", "size": 12, "symbol": "x"},
+                "customdata": [f"/runs/{h['run_id']}/" for h in regressions],
+            },
+        ],
+        "layout": {
+            **LAYOUT,
+            "title": {"text": title},
+            "yaxis": {"title": {"text": "tok/s per GPU"}, "rangemode": "tozero"},
+        },
+    }
+
+
+def bar_figure(labels: list[str], values: list[float], *, title: str, y_title: str) -> Figure:
+    return {
+        "data": [
+            {
+                "type": "bar",
+                "x": labels,
+                "y": values,
+                "text": [f"{v:,.0f}" for v in values],
+                "textposition": "outside",
+                "marker": {"color": "#3451b2"},
+            }
+        ],
+        "layout": {
+            **LAYOUT,
+            "title": {"text": title},
+            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+        },
+    }

@@ -1,0 +1,438 @@
+"""Reads behind the public pages: leaderboard rows, chart points, history, comparisons.
+
+The leaderboard must stay fast with tens of thousands of runs, so the best point per
+deployment is chosen in SQL (DISTINCT ON) on PostgreSQL; SQLite reduces in Python.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import connection
+from django.db.models import Case, F, FloatField, Max, QuerySet, Value, When
+from django.db.models.functions import Cast, Coalesce
+
+from apps.accounts.models import Organization
+from apps.accuracy.models import AccuracyResult
+from apps.catalog.models import Deployment, Model, PriceTier, Scenario
+from apps.costs.formulas import usd_per_mtok
+from apps.runs.models import Point, RequestRecord, Run
+from apps.runs.selectors import runs_visible
+from apps.runs.summary import MEETS, MISSES, UNVERIFIED
+
+SORTS = {
+    "throughput": ("tput_per_gpu", True),
+    "interactivity": ("interactivity", True),
+    "ttft": ("ttft_p50_ms", False),
+    "cost": ("usd_per_mtok", False),
+    "accelerator": ("accelerator", False),
+}
+PAGE_SIZE = 25
+
+
+@dataclass(frozen=True)
+class Board:
+    model: str | None = None
+    scenario: str | None = None
+    tier: str = "owning_hyperscaler"
+    accelerator: str | None = None
+    quantization: str | None = None
+    include_simulated: bool = False
+    deployments: tuple[int, ...] = ()
+    sort: str = "throughput"
+    page: int = 1
+
+
+@dataclass
+class Row:
+    deployment_id: int
+    run_id: int
+    accelerator: str
+    gpus: int
+    engine: str
+    engine_version: str
+    quantization: str
+    parallelism: str
+    speculative: str
+    flags: list[str]
+    provenance: str
+    tput_per_gpu: float | None
+    tput_kind: str
+    meets_slo: bool | None
+    interactivity: float | None
+    ttft_p50_ms: float | None
+    ttft_p99_ms: float | None
+    success_rate: float | None
+    usd_per_gpu_hour: float | None
+    usd_per_mtok: float | None
+    accuracy: dict[str, Any] | None = None
+
+    @property
+    def label(self) -> str:
+        spec = f" · {self.speculative}" if self.speculative else ""
+        # Deployments that differ only in engine flags must still be told apart.
+        flags = f" · {self.flags[0][:40]}" if self.flags else ""
+        return (
+            f"{self.gpus}×{self.accelerator} · {self.engine} {self.engine_version} · "
+            f"{self.quantization} · {self.parallelism}{spec}{flags}"
+        ).replace("  ", " ")
+
+
+@dataclass
+class BoardPage:
+    rows: list[Row]
+    total: int
+    page: int
+    pages: int
+    scenario: Scenario | None
+    model: str | None
+    slo_text: str
+    tiers: list[str] = field(default_factory=list)
+
+
+def model_names(*, org: Organization | None = None) -> list[str]:
+    deployments = Deployment.objects.filter(runs__in=runs_visible(org=org))
+    return list(
+        Model.objects.filter(pk__in=deployments.values("model_id"))
+        .order_by("name")
+        .values_list("name", flat=True)
+    )
+
+
+def scenarios_with_runs(*, org: Organization | None = None) -> QuerySet[Scenario]:
+    ids = runs_visible(org=org).values("scenario_id")
+    return Scenario.objects.filter(pk__in=ids)
+
+
+def price_tiers() -> list[str]:
+    return sorted(set(PriceTier.objects.filter(org__isnull=True).values_list("tier", flat=True)))
+
+
+def _slo_text(scenario: Scenario | None) -> str:
+    if scenario is None:
+        return "no SLO"
+    text = []
+    if scenario.slo_ttft_ms:
+        text.append(f"TTFT p{scenario.slo_ttft_percentile:g} ≤ {scenario.slo_ttft_ms:g} ms")
+    if scenario.slo_tpot_ms:
+        text.append(f"TPOT p50 ≤ {scenario.slo_tpot_ms:g} ms")
+    if scenario.slo_e2el_ms:
+        text.append(f"E2EL p99 ≤ {scenario.slo_e2el_ms:g} ms")
+    return " and ".join(text) or "no SLO"
+
+
+def _runs_for(board: Board, scenario: Scenario | None, org: Organization | None):
+    runs = runs_visible(org=org)
+    if not board.include_simulated:
+        runs = runs.exclude(provenance=Run.Provenance.SIMULATED)
+    if scenario is not None:
+        runs = runs.filter(scenario=scenario)
+    if board.model:
+        runs = runs.filter(deployment__model__name=board.model)
+    if board.accelerator:
+        runs = runs.filter(deployment__accelerator__sku__iexact=board.accelerator)
+    if board.quantization:
+        runs = runs.filter(deployment__quant_weights__iexact=board.quantization)
+    if board.deployments:
+        runs = runs.filter(deployment_id__in=board.deployments)
+    return runs
+
+
+def _points_for(board: Board, scenario: Scenario | None, org: Organization | None):
+    points = Point.objects.filter(run__in=_runs_for(board, scenario, org))
+    return points.annotate(
+        tput_per_gpu=Coalesce("output_tok_s", "unlabelled_tok_s")
+        / Cast("run__deployment__gpus", FloatField()),
+    )
+
+
+def _best_runs(runs) -> list[dict[str, Any]]:
+    """Per deployment, the run whose best point ranks highest (see apps/runs/summary.py)."""
+    ranked = (
+        runs.filter(best_point__isnull=False)
+        .annotate(
+            slo_rank=Case(
+                When(best_meets_slo=MISSES, then=Value(0)),
+                When(best_meets_slo=UNVERIFIED, then=Value(1)),
+                default=Value(2),
+            )
+        )
+        .order_by("deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-created_at")
+    )
+    columns = ("id", "deployment_id", "provenance", "best_point_id", "best_meets_slo")
+    if connection.vendor == "postgresql":
+        return list(ranked.distinct("deployment_id").values(*columns))
+    best: dict[int, dict[str, Any]] = {}
+    for row in ranked.values(*columns):
+        best.setdefault(row["deployment_id"], row)
+    return list(best.values())
+
+
+def _accuracy_by_deployment(deployment_ids: list[int]) -> dict[int, dict[str, Any]]:
+    latest: dict[int, dict[str, Any]] = {}
+    results = (
+        AccuracyResult.objects.filter(run__deployment_id__in=deployment_ids)
+        .order_by("run__deployment_id", "-run__created_at")
+        .values("run__deployment_id", "task", "metric", "score", "ci_low", "ci_high", "n")
+    )
+    for result in results:
+        latest.setdefault(result["run__deployment_id"], result)
+    return latest
+
+
+def reference_prices(tier: str) -> dict[int, float]:
+    """accelerator id -> $/GPU-hr for a reference tier."""
+    prices = PriceTier.objects.filter(org__isnull=True, tier=tier)
+    return dict(prices.values_list("accelerator_id", "usd_per_gpu_hour"))
+
+
+def reference_price_book() -> dict[str, dict[str, float]]:
+    """SKU -> tier -> $/GPU-hr, reference tiers only."""
+    book: dict[str, dict[str, float]] = {}
+    rows = PriceTier.objects.filter(org__isnull=True).values_list(
+        "accelerator__sku", "tier", "usd_per_gpu_hour"
+    )
+    for sku, tier, price in rows:
+        book.setdefault(sku, {})[tier] = price
+    return book
+
+
+def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardPage:
+    scenario = Scenario.objects.filter(slug=board.scenario).first() if board.scenario else None
+    best = _best_runs(_runs_for(board, scenario, org))
+    deployments = Deployment.objects.select_related("accelerator", "engine").in_bulk(
+        [b["deployment_id"] for b in best]
+    )
+    points = Point.objects.in_bulk([b["best_point_id"] for b in best])
+    prices = reference_prices(board.tier)
+    accuracy = _accuracy_by_deployment(list(deployments))
+    rows = []
+    for b in best:
+        d, p = deployments[b["deployment_id"]], points[b["best_point_id"]]
+        price = prices.get(d.accelerator_id)
+        tput = (p.output_tok_s if p.output_tok_s is not None else p.unlabelled_tok_s) / d.gpus
+        rows.append(
+            Row(
+                deployment_id=d.pk,
+                run_id=b["id"],
+                accelerator=d.accelerator.sku,
+                gpus=d.gpus,
+                engine=d.engine.name,
+                engine_version=d.engine_version,
+                quantization=d.quant_weights,
+                parallelism=d.parallelism_label,
+                speculative=d.spec_method,
+                flags=d.engine_flags,
+                provenance=b["provenance"],
+                tput_per_gpu=tput,
+                tput_kind="output" if p.output_tok_s is not None else "unstated",
+                meets_slo=None
+                if b["best_meets_slo"] in (None, UNVERIFIED)
+                else b["best_meets_slo"] == MEETS,
+                interactivity=p.interactivity_p50,
+                ttft_p50_ms=p.ttft_p50_ms,
+                ttft_p99_ms=p.ttft_p99_ms,
+                success_rate=p.success_rate,
+                usd_per_gpu_hour=price,
+                usd_per_mtok=usd_per_mtok(price, tput) if price and tput else None,
+                accuracy=accuracy.get(d.pk),
+            )
+        )
+    key, descending = SORTS.get(board.sort, SORTS["throughput"])
+    present = [r for r in rows if getattr(r, key) is not None]
+    missing = [r for r in rows if getattr(r, key) is None]
+    present.sort(key=lambda r: getattr(r, key), reverse=descending)
+    # A deployment whose every point misses the SLO never outranks one that meets it.
+    rows = [r for r in present + missing if r.meets_slo is not False] + [
+        r for r in present + missing if r.meets_slo is False
+    ]
+    pages = max(1, -(-len(rows) // PAGE_SIZE))
+    page = min(max(board.page, 1), pages)
+    return BoardPage(
+        rows=rows[(page - 1) * PAGE_SIZE : page * PAGE_SIZE],
+        total=len(rows),
+        page=page,
+        pages=pages,
+        scenario=scenario,
+        model=board.model,
+        slo_text=_slo_text(scenario),
+        tiers=price_tiers(),
+    )
+
+
+def chart_points(*, board: Board, org: Organization | None = None) -> list[dict[str, Any]]:
+    """Every point of each deployment's latest run in the board, for Pareto charts."""
+    scenario = Scenario.objects.filter(slug=board.scenario).first() if board.scenario else None
+    points = _points_for(board, scenario, org)
+    latest_runs = _runs_for(board, scenario, org).order_by("deployment_id", "-created_at", "-id")
+    if connection.vendor == "postgresql":
+        run_ids = list(latest_runs.distinct("deployment_id").values_list("id", flat=True))
+    else:
+        seen: dict[int, int] = {}
+        for deployment_id, run_id in latest_runs.values_list("deployment_id", "id"):
+            seen.setdefault(deployment_id, run_id)
+        run_ids = list(seen.values())
+    prices = reference_prices(board.tier)
+    rows = points.filter(run_id__in=run_ids).values(
+        "run_id",
+        "run__deployment_id",
+        "run__deployment__accelerator__sku",
+        "run__deployment__accelerator_id",
+        "run__deployment__accelerator__all_in_kw",
+        "run__deployment__quant_weights",
+        "run__deployment__engine__name",
+        "run__deployment__parallelism_label",
+        "run__deployment__gpus",
+        "concurrency",
+        "tput_per_gpu",
+        "interactivity_p50",
+        "e2el_p50_ms",
+    )
+    out = []
+    for r in rows:
+        row = {key.removeprefix("run__deployment__"): value for key, value in r.items()}
+        price = prices.get(row["accelerator_id"])
+        tput, kw = row["tput_per_gpu"], row["accelerator__all_in_kw"]
+        sku, quant = row["accelerator__sku"], row["quant_weights"]
+        level = f" c={row['concurrency']}" if row["concurrency"] else ""
+        out.append(
+            {
+                "run_id": row["run_id"],
+                "deployment_id": row["run__deployment_id"],
+                "group": f"{sku} {quant}",
+                "config": (
+                    f"{row['gpus']}×{sku} {row['engine__name']} {quant} "
+                    f"{row['parallelism_label']}{level}"
+                ),
+                "tput_per_gpu": tput,
+                "usd_per_mtok": usd_per_mtok(price, tput) if price and tput else None,
+                # tokens per second per megawatt of all-in facility power
+                "tok_per_mw": tput / kw * 1000 if tput and kw else None,
+                "interactivity": row["interactivity_p50"],
+                "e2el_s": row["e2el_p50_ms"] / 1000 if row["e2el_p50_ms"] is not None else None,
+            }
+        )
+    return out
+
+
+REGRESSION_DROP = 0.10
+BASELINE_RUNS = 3
+
+
+def deployment_get(*, deployment_id: int, org: Organization | None = None) -> Deployment | None:
+    """The deployment if the caller can see at least one of its runs."""
+    visible = runs_visible(org=org).filter(deployment_id=deployment_id)
+    if not visible.exists():
+        return None
+    return Deployment.objects.select_related("model", "accelerator", "engine").get(pk=deployment_id)
+
+
+def deployment_history(*, deployment: Deployment, org: Organization | None = None) -> list[dict]:
+    """Each visible run's best throughput per GPU, oldest first, with regressions marked.
+
+    A regression is a drop of more than REGRESSION_DROP below the median of the previous
+    BASELINE_RUNS runs of the same deployment in the same scenario.
+    """
+    runs = (
+        runs_visible(org=org)
+        .filter(deployment=deployment)
+        .select_related("scenario")
+        .order_by("created_at", "id")
+    )
+    history, by_scenario = [], {}
+    best = {
+        row["run_id"]: row["best"]
+        for row in Point.objects.filter(run__in=runs)
+        .annotate(tput=Coalesce("output_tok_s", "unlabelled_tok_s"))
+        .values("run_id")
+        .annotate(best=Max("tput"))
+    }
+    for run in runs:
+        value = best.get(run.pk)
+        per_gpu = value / deployment.gpus if value is not None else None
+        previous = by_scenario.setdefault(run.scenario_id, [])
+        window = sorted(previous[-BASELINE_RUNS:])
+        baseline = window[len(window) // 2] if window else None
+        regression = bool(
+            per_gpu is not None and baseline and per_gpu < (1 - REGRESSION_DROP) * baseline
+        )
+        if per_gpu is not None:
+            previous.append(per_gpu)
+        history.append(
+            {
+                "run_id": run.pk,
+                "when": run.created_at.isoformat(),
+                "scenario": run.scenario.name if run.scenario else "—",
+                "provenance": run.provenance,
+                "engine_version": deployment.engine_version or "—",
+                "tput_per_gpu": per_gpu,
+                "baseline": baseline,
+                "regression": regression,
+            }
+        )
+    return history
+
+
+def run_latency_series(*, run: Run, limit: int = 5000) -> dict[str, list[float]]:
+    """TTFT and E2EL of successful requests (evenly thinned to `limit` for the chart)."""
+    records = RequestRecord.objects.filter(point__run=run, status="ok")
+    total = records.count()
+    step = max(1, -(-total // limit))
+    series: dict[str, list[float]] = {"TTFT (ms)": [], "E2EL (ms)": []}
+    for index, (ttft, e2el) in enumerate(records.order_by().values_list("ttft_ms", "e2el_ms")):
+        if index % step:
+            continue
+        if ttft is not None:
+            series["TTFT (ms)"].append(ttft)
+        if e2el is not None:
+            series["E2EL (ms)"].append(e2el)
+    return series
+
+
+def run_errors(*, run: Run) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for errors in run.points.values_list("errors", flat=True):
+        for kind, count in (errors or {}).items():
+            totals[kind] = totals.get(kind, 0) + count
+    return totals
+
+
+def deployment_facts(deployment: Deployment) -> dict[str, str]:
+    quant = deployment.quant_weights
+    if deployment.quant_activations or deployment.quant_kv_cache:
+        quant += (
+            f" (act {deployment.quant_activations or '?'}, kv {deployment.quant_kv_cache or '?'})"
+        )
+    return {
+        "model": deployment.model.name,
+        "quantization": quant,
+        "engine": deployment.engine.name,
+        "engine_version": deployment.engine_version or "unstated",
+        "hardware": f"{deployment.gpus}×{deployment.accelerator.sku}",
+        "parallelism": deployment.parallelism_label,
+        "speculative": deployment.spec_method or "none",
+    }
+
+
+def accuracy_for(*, deployment: Deployment, org: Organization | None = None) -> list[dict]:
+    """Latest accuracy result per task for a deployment, with per-item outcomes if stored."""
+    results = (
+        AccuracyResult.objects.filter(run__in=runs_visible(org=org), run__deployment=deployment)
+        .order_by("task", "-run__created_at")
+        .prefetch_related("items")
+    )
+    latest: dict[str, dict] = {}
+    for r in results:
+        if r.task in latest:
+            continue
+        items = {i.item_id: bool(i.correct) for i in r.items.all() if i.correct is not None}
+        latest[r.task] = {
+            "task": r.task,
+            "metric": r.metric,
+            "score": r.score,
+            "n": r.n,
+            "ci_low": r.ci_low,
+            "ci_high": r.ci_high,
+            "items": items or None,
+            "run_id": r.run_id,
+        }
+    return list(latest.values())

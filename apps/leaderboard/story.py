@@ -1,0 +1,59 @@
+"""The GLM 5.2 story from the published figures: pure arithmetic on the reference data."""
+
+from typing import Any
+
+from apps.costs.claims import cost_ratio
+from apps.costs.formulas import deployment_usd_per_mtok
+
+TIMELINE = [
+    ("wafer-glm52-mi355x-tp8", "TP8"),
+    ("wafer-glm52-mi355x-tp4dp2", "TP4×DP2"),
+    ("wafer-glm52-mi355x-tp4dp2-fp4kernel", "TP4×DP2 + hand-picked FP4 MoE kernel"),
+]
+PUBLISHED_THROUGHPUT_RATIO = 0.80  # "about 80% of B200's performance"
+CLAIMED_COST_RATIO = 0.5  # "under half the cost"
+
+
+def glm_story(
+    *, figures: dict[str, dict[str, Any]], prices: dict[str, dict[str, float]]
+) -> dict[str, Any]:
+    values = [figures[key]["node_throughput_tok_s"] for key, _ in TIMELINE]
+    steps = [
+        {"label": label, "tok_s": value, "gain": (value / values[i - 1] - 1) if i else None}
+        for i, ((_, label), value) in enumerate(zip(TIMELINE, values, strict=True))
+    ]
+    final = figures[TIMELINE[-1][0]]
+    tiers = []
+    for tier in sorted(prices.get("MI355X", {})):
+        mi, b = prices["MI355X"][tier], prices.get("B200", {}).get(tier)
+        if b is None:
+            continue
+        ratio = cost_ratio(PUBLISHED_THROUGHPUT_RATIO, mi, b)
+        tiers.append(
+            {
+                "tier": tier,
+                "mi355x": mi,
+                "b200": b,
+                "cost_ratio": ratio,
+                "holds": ratio < CLAIMED_COST_RATIO,
+                # the throughput ratio at which "under half" would hold at these prices
+                "throughput_ratio_needed": (mi / b) / CLAIMED_COST_RATIO,
+                "mtok": deployment_usd_per_mtok(mi, final["gpus"], final["node_throughput_tok_s"]),
+            }
+        )
+    semi = figures.get("semianalysis-glm5-interactive", {}).get("usd_per_mtok", {})
+    accuracy = figures.get("wafer-glm52-accuracy", {})
+    return {
+        "steps": steps,
+        "timeline_labels": [s["label"] for s in steps],
+        "timeline_values": values,
+        "overall_gain": values[-1] / values[0] - 1,
+        "final": final,
+        "tiers": tiers,
+        "throughput_ratio": PUBLISHED_THROUGHPUT_RATIO,
+        "claimed_cost_ratio": CLAIMED_COST_RATIO,
+        "semianalysis": semi,
+        "semianalysis_ratio": semi["MI355X"] / semi["B200"] if semi else None,
+        "accuracy": accuracy,
+        "accuracy_delta_points": (accuracy["mxfp4"] - accuracy["bf16"]) * 100 if accuracy else None,
+    }

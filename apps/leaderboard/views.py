@@ -1,0 +1,306 @@
+import csv
+import json
+from collections import Counter
+from typing import Any
+
+from django.core.cache import cache
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import render
+from django.utils.cache import patch_cache_control
+
+from apps.catalog.models import PublishedFigure, Scenario
+from apps.costs.formulas import CostInputError
+from apps.leaderboard import charts, fairness, selectors, story
+from apps.runs.models import Run
+from apps.runs.selectors import run_get, run_points, runs_visible
+from apps.runs.services import runs_version
+
+PUBLIC_MAX_AGE = 60
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return int(value) if value else default
+    except ValueError:
+        return default
+
+
+def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
+    model = query.get("model") or (models[0] if models else None)
+    scenario = query.get("scenario")
+    if not scenario:
+        candidates = selectors.scenarios_with_runs().filter(runs__deployment__model__name=model)
+        first = candidates.order_by("-is_preset", "slug").first()
+        scenario = first.slug if first else None
+    return selectors.Board(
+        model=model,
+        scenario=scenario,
+        tier=query.get("tier") or "owning_hyperscaler",
+        accelerator=query.get("accelerator") or None,
+        quantization=query.get("quantization") or None,
+        include_simulated=query.get("simulated") in {"1", "on", "true"},
+        sort=query.get("sort") if query.get("sort") in selectors.SORTS else "throughput",
+        page=_int(query.get("page"), 1),
+    )
+
+
+def _cached(request: HttpRequest, build) -> HttpResponse:
+    """Public pages are cached per URL until the next run lands (the version changes)."""
+    key = f"page:{runs_version()}:{int(bool(request.htmx))}:{request.get_full_path()}"
+    response = cache.get(key)
+    if response is None:
+        response = build()
+        if response.status_code == 200:
+            cache.set(key, response, PUBLIC_MAX_AGE * 10)
+    patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
+    return response
+
+
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    """One row per deployment for a model and scenario; HTMX gets only the board partial."""
+    return _cached(request, lambda: _leaderboard(request))
+
+
+def _board_charts(board: selectors.Board, query: QueryDict) -> dict[str, Any]:
+    y = query.get("y") if query.get("y") in charts.Y_AXES else "tput_per_gpu"
+    optimal = query.get("all") not in {"1", "on", "true"}
+    points = selectors.chart_points(board=board)
+    return {
+        "y": y,
+        "optimal_only": optimal,
+        "pareto_interactivity": charts.pareto_figure(
+            points, x="interactivity", y=y, optimal_only=optimal, title="vs interactivity"
+        ),
+        "pareto_latency": charts.pareto_figure(
+            points, x="e2el_s", y=y, optimal_only=optimal, title="vs end-to-end latency"
+        ),
+    }
+
+
+def _leaderboard(request: HttpRequest) -> HttpResponse:
+    models = selectors.model_names()
+    board = board_from_query(request.GET, models)
+    page = selectors.leaderboard_rows(board=board)
+    if request.GET.get("format") == "csv":
+        return _csv("leaderboard.csv", _board_table(page.rows))
+    if request.GET.get("format") == "json":
+        return _json_download("leaderboard.json", _board_table(page.rows))
+    context = {
+        "board": board,
+        "page": page,
+        "models": models,
+        "scenarios": selectors.scenarios_with_runs(),
+        "query": request.GET.urlencode(),
+        **_board_charts(board, request.GET),
+    }
+    template = "leaderboard/leaderboard.html"
+    return render(request, f"{template}#board" if request.htmx else template, context)
+
+
+def _board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
+    return [
+        {
+            "deployment": row.label,
+            "provenance": row.provenance,
+            "tok_s_per_gpu": row.tput_per_gpu,
+            "tok_s_kind": row.tput_kind,
+            "meets_slo": row.meets_slo,
+            "interactivity_tok_s_user_p50": row.interactivity,
+            "ttft_p50_ms": row.ttft_p50_ms,
+            "ttft_p99_ms": row.ttft_p99_ms,
+            "success_rate": row.success_rate,
+            "accuracy": row.accuracy["score"] if row.accuracy else None,
+            "usd_per_gpu_hour": row.usd_per_gpu_hour,
+            "usd_per_mtok_output": row.usd_per_mtok,
+            "run_id": row.run_id,
+        }
+        for row in rows
+    ]
+
+
+def _csv(filename: str, rows: list[dict[str, Any]]) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    if rows:
+        writer = csv.DictWriter(response, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return response
+
+
+def _json_download(filename: str, rows: list[dict[str, Any]]) -> HttpResponse:
+    response = HttpResponse(json.dumps(rows, indent=2), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+    run = run_get(org=None, run_id=run_id)
+    if run is None:
+        raise Http404("No such run")
+    points = list(run_points(run=run))
+    if request.GET.get("format") == "csv":
+        return _csv(f"run-{run.pk}-points.csv", _points_table(run, points))
+    latency = selectors.run_latency_series(run=run)
+    context = {
+        "run": run,
+        "points": points,
+        "errors": selectors.run_errors(run=run),
+        "records": sum(len(v) for v in latency.values()) > 0,
+        "cdf": charts.cdf_figure(latency, title="Latency distribution", x_title="ms"),
+        "accuracy": list(run.accuracy_results.all()),
+    }
+    return render(request, "leaderboard/run_detail.html", context)
+
+
+def _points_table(run: Run, points: list) -> list[dict[str, Any]]:
+    gpus = run.deployment.gpus
+    return [
+        {
+            "level": p.label or "",
+            "concurrency": p.concurrency,
+            "request_rate": p.request_rate,
+            "output_tok_s": p.output_tok_s,
+            "output_tok_s_per_gpu": p.output_tok_s / gpus if p.output_tok_s else None,
+            "total_tok_s": p.total_tok_s,
+            "unlabelled_tok_s": p.unlabelled_tok_s,
+            "ttft_p50_ms": p.ttft_p50_ms,
+            "ttft_p99_ms": p.ttft_p99_ms,
+            "tpot_p50_ms": p.tpot_p50_ms,
+            "e2el_p99_ms": p.e2el_p99_ms,
+            "interactivity_p50": p.interactivity_p50,
+            "success_rate": p.success_rate,
+            "prefix_cache_hit_rate": p.prefix_cache_hit_rate,
+        }
+        for p in points
+    ]
+
+
+def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
+    deployment = selectors.deployment_get(deployment_id=deployment_id)
+    if deployment is None:
+        raise Http404("No such deployment")
+    history = selectors.deployment_history(deployment=deployment)
+    if request.GET.get("format") == "csv":
+        return _csv(f"deployment-{deployment.pk}-history.csv", history)
+    context = {
+        "deployment": deployment,
+        "facts": selectors.deployment_facts(deployment),
+        "history": history,
+        "history_chart": charts.history_figure(history, title="Best throughput per run"),
+        "accuracy": selectors.accuracy_for(deployment=deployment),
+    }
+    return render(request, "leaderboard/deployment_detail.html", context)
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    ids = list(dict.fromkeys(_int(v, 0) for v in request.GET.getlist("d")))[:4]
+    deployments = [d for i in ids if (d := selectors.deployment_get(deployment_id=i))]
+    if len(deployments) < 2:
+        return render(
+            request,
+            "leaderboard/compare.html",
+            {"error": "Pick 2 to 4 deployments to compare (add ?d=ID&d=ID to the URL)."},
+            status=400,
+        )
+    scenario_slug = request.GET.get("scenario") or _common_scenario([d.pk for d in deployments])
+    tier = request.GET.get("tier") or "owning_hyperscaler"
+    board = selectors.Board(
+        scenario=scenario_slug,
+        tier=tier,
+        deployments=tuple(d.pk for d in deployments),
+        include_simulated=True,
+    )
+    rows = {r.deployment_id: r for r in selectors.leaderboard_rows(board=board).rows}
+    ordered = [rows.get(d.pk) for d in deployments]
+    facts = [selectors.deployment_facts(d) for d in deployments]
+    for fact, row in zip(facts, ordered, strict=True):
+        fact["provenance"] = row.provenance if row else "no run in this scenario"
+        fact["scenario"] = scenario_slug if row else "—"
+    baseline = ordered[0]
+    ratios = [
+        (r.tput_per_gpu / baseline.tput_per_gpu)
+        if r and baseline and r.tput_per_gpu and baseline.tput_per_gpu
+        else None
+        for r in ordered
+    ]
+    cost_ratios = [
+        (r.usd_per_mtok / baseline.usd_per_mtok)
+        if r and baseline and r.usd_per_mtok and baseline.usd_per_mtok
+        else None
+        for r in ordered
+    ]
+    diffs = fairness.differences(facts)
+    deltas = _accuracy_deltas(deployments)
+    if request.GET.get("format") in {"csv", "json"}:
+        table = _board_table([r for r in ordered if r])
+        for entry, ratio in zip(table, ratios, strict=False):
+            entry["throughput_ratio_vs_first"] = ratio
+        if request.GET["format"] == "csv":
+            return _csv("compare.csv", table)
+        return _json_download("compare.json", table)
+    points = selectors.chart_points(board=board)
+    context = {
+        "deployments": deployments,
+        "columns": list(zip(deployments, ordered, ratios, cost_ratios, facts, strict=True)),
+        "differences": diffs,
+        "unfair": any(d.unfair for d in diffs),
+        "accuracy_deltas": deltas,
+        "scenario": Scenario.objects.filter(slug=scenario_slug).first(),
+        "scenarios": Scenario.objects.filter(runs__deployment__in=deployments).distinct(),
+        "tier": tier,
+        "tiers": selectors.price_tiers(),
+        "query": request.GET.urlencode(),
+        "chart": charts.pareto_figure(
+            points, x="interactivity", y="tput_per_gpu", optimal_only=False, title="Overlaid"
+        ),
+    }
+    return render(request, "leaderboard/compare.html", context)
+
+
+def _common_scenario(deployment_ids: list[int]) -> str | None:
+    counts = Counter(
+        runs_visible(org=None)
+        .filter(deployment_id__in=deployment_ids, scenario__isnull=False)
+        .order_by()
+        .values_list("scenario__slug", "deployment_id")
+        .distinct()
+    )
+    per_scenario = Counter(slug for slug, _ in counts)
+    return per_scenario.most_common(1)[0][0] if per_scenario else None
+
+
+def _accuracy_deltas(deployments) -> list[fairness.AccuracyDelta]:
+    base = {a["task"]: a for a in selectors.accuracy_for(deployment=deployments[0])}
+    deltas = []
+    for other in deployments[1:]:
+        for result in selectors.accuracy_for(deployment=other):
+            if result["task"] in base:
+                delta = fairness.accuracy_delta(
+                    base[result["task"]],
+                    result,
+                    baseline_label=deployments[0].quant_weights,
+                    candidate_label=other.quant_weights,
+                )
+                if delta:
+                    deltas.append(delta)
+    return deltas
+
+
+def story_glm(request: HttpRequest) -> HttpResponse:
+    figures = {f.key: f for f in PublishedFigure.objects.all()}
+    try:
+        context = story.glm_story(
+            figures={k: f.payload for k, f in figures.items()},
+            prices=selectors.reference_price_book(),
+        )
+    except (KeyError, CostInputError) as exc:
+        raise Http404(f"reference data incomplete: {exc}") from exc
+    context["citations"] = sorted({f.citation for f in figures.values()})
+    context["timeline_chart"] = charts.bar_figure(
+        context["timeline_labels"],
+        context["timeline_values"],
+        title="GLM 5.2 on 8×MI355X: per-node tok/s as published",
+        y_title="tok/s per node (kind unstated)",
+    )
+    return render(request, "leaderboard/story.html", context)

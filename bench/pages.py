@@ -1,0 +1,232 @@
+"""Server time of the public pages with 1,000 and 10,000 runs (1,000,000 request records).
+
+    python bench/pages.py [--requests 30]
+
+Fills a throwaway PostgreSQL database (DATABASE_URL, default
+postgres://postgres@127.0.0.1:5432/inferboard_bench_pages; created and dropped by the run)
+with runs spread over ~100 deployments, then times leaderboard, compare and run pages
+in-process through Django's test client (server time, no network), each as a ratio to the
+trivial /healthz page measured in the same run. The page cache is defeated before every
+timed request (a run "lands"), so these are uncached figures; cached hits are shown apart.
+"""
+
+import argparse
+import io
+import itertools
+import os
+import random
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/inferboard_bench_pages"
+POINTS_PER_RUN = 5
+RECORDS_TOTAL = 1_000_000
+
+
+def fill(target_runs: int, records_per_point: int) -> None:
+    """Adds runs until there are `target_runs`, with points and request records (bulk)."""
+    from django.db import connection, transaction
+
+    from apps.catalog.models import Accelerator, Deployment, Engine, Model, Scenario
+    from apps.runs.models import Point, RequestRecord, Run
+
+    rng = random.Random(len(Run.objects.all()) + target_runs)
+    model, _ = Model.objects.get_or_create(name="GLM 5.2")
+    engines = [Engine.objects.get_or_create(name=n)[0] for n in ("sglang", "vllm")]
+    scenarios = list(Scenario.objects.filter(slug__in=["seed-20k-1k-60", "1k-1k"]))
+    deployments = list(Deployment.objects.filter(notes="bench"))
+    if not deployments:
+        combos = itertools.product(
+            Accelerator.objects.all(), ["BF16", "FP8", "MXFP4"], engines, [4, 8], ["0.5.2", "0.5.3"]
+        )
+        deployments = Deployment.objects.bulk_create(
+            Deployment(
+                fingerprint=uuid.uuid4().hex,
+                model=model,
+                accelerator=acc,
+                gpus=8,
+                engine=engine,
+                engine_version=version,
+                quant_weights=quant,
+                tp=tp,
+                dp=8 // tp,
+                parallelism_label=f"TP{tp}×DP{8 // tp}" if tp < 8 else "TP8",
+                notes="bench",
+            )
+            for acc, quant, engine, tp, version in combos
+        )
+    missing = target_runs - Run.objects.count()
+    with transaction.atomic():
+        runs = Run.objects.bulk_create(
+            Run(
+                idempotency_key=uuid.uuid4().hex,
+                deployment=rng.choice(deployments),
+                scenario=scenarios[0] if rng.random() < 0.8 else scenarios[1],
+                provenance=rng.choice(["measured", "measured", "imported", "simulated"]),
+            )
+            for _ in range(missing)
+        )
+        points = []
+        for run in runs:
+            speed = rng.uniform(50, 400)
+            for level, concurrency in enumerate((1, 4, 16, 64, 256)):
+                tput = speed * 8 * min(concurrency, 64) ** 0.6
+                points.append(
+                    Point(
+                        run=run,
+                        ordinal=level,
+                        concurrency=concurrency,
+                        requests_total=records_per_point,
+                        requests_succeeded=records_per_point,
+                        requests_failed=0,
+                        success_rate=1.0,
+                        output_tok_s=tput,
+                        total_tok_s=tput * 10,
+                        ttft_p50_ms=200 * concurrency**0.5,
+                        ttft_p99_ms=400 * concurrency**0.5,
+                        tpot_p50_ms=1000 / (speed / concurrency**0.3),
+                        e2el_p50_ms=5000 + 100 * concurrency,
+                        e2el_p99_ms=8000 + 150 * concurrency,
+                        interactivity_p50=speed / concurrency**0.3,
+                    )
+                )
+        points = Point.objects.bulk_create(points, batch_size=5000)
+        _summarise(runs, points)
+        table = RequestRecord._meta.db_table
+        columns = "point_id, i, t_send_ms, ttft_ms, e2el_ms, status, error"
+        with (
+            connection.cursor() as cursor,
+            cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
+        ):
+            for point in points:
+                for i in range(records_per_point):
+                    ttft = rng.uniform(100, 2000)
+                    copy.write_row((point.pk, i, i * 50.0, ttft, ttft + 5000, "ok", ""))
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
+def _summarise(runs, points) -> None:
+    """What run_ingest does for every run: choose the point the leaderboard shows."""
+    from apps.runs import summary
+    from apps.runs.models import Run
+
+    by_run: dict[int, list] = {}
+    for p in points:
+        by_run.setdefault(p.run_id, []).append(
+            summary.PointFigures(
+                p.pk, p.output_tok_s, None, p.ttft_p50_ms, p.ttft_p99_ms, p.tpot_p50_ms,
+                p.e2el_p99_ms,
+            )
+        )  # fmt: skip
+    for run in runs:
+        slo = summary.SloBounds(
+            ttft_ms=run.scenario.slo_ttft_ms, ttft_percentile=run.scenario.slo_ttft_percentile
+        )
+        best = summary.best_point(by_run[run.pk], slo, run.deployment.gpus)
+        run.best_point_id, run.best_tput_per_gpu = best.point_id, best.tput_per_gpu
+        run.best_meets_slo = best.meets_slo
+    Run.objects.bulk_update(
+        runs, ["best_point", "best_tput_per_gpu", "best_meets_slo"], batch_size=2000
+    )
+
+
+def timed(client, url: str, n: int, *, cached: bool = False) -> list[float]:
+    from apps.runs.services import runs_version_bump
+
+    times = []
+    client.get(url)  # warm imports and connections
+    for _ in range(n):
+        if not cached:
+            runs_version_bump()
+        start = time.perf_counter()
+        response = client.get(url)
+        times.append((time.perf_counter() - start) * 1000)
+        if response.status_code != 200:
+            sys.exit(f"{url} answered {response.status_code}")
+    return times
+
+
+def pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def measure(client, n: int, urls: dict[str, str]) -> dict[str, tuple[float, float]]:
+    return {
+        name: (pct(t, 50), pct(t, 95))
+        for name, url in urls.items()
+        for t in [timed(client, url, n)]
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--requests", type=int, default=30, help="timed requests per page")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    os.environ["DATABASE_URL"] = os.environ.get("DATABASE_URL", DEFAULT_DB)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "apps.settings")
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test import Client
+
+    from apps.runs.models import Point, RequestRecord, Run
+
+    if connection.vendor != "postgresql":
+        sys.exit("bench/pages.py measures PostgreSQL: set DATABASE_URL to a postgres:// URL")
+    settings.ALLOWED_HOSTS.append("testserver")
+    test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        call_command("loadreference", stdout=io.StringIO())
+        client = Client()
+        records_per_point = RECORDS_TOTAL // (10_000 * POINTS_PER_RUN)
+        results = {}
+        for runs in (1_000, 10_000):
+            started = time.perf_counter()
+            fill(runs, records_per_point)
+            filled = time.perf_counter() - started
+            sample_run = Run.objects.filter(provenance="measured").order_by("id").first()
+            ids = list(
+                Run.objects.filter(provenance="measured")
+                .order_by("deployment_id")
+                .values_list("deployment_id", flat=True)
+                .distinct()[:2]
+            )
+            urls = {
+                "trivial (/healthz)": "/healthz",
+                "leaderboard": "/?model=GLM+5.2&scenario=seed-20k-1k-60",
+                "compare": f"/compare/?d={ids[0]}&d={ids[1]}",
+                "run": f"/runs/{sample_run.pk}/",
+            }
+            results[runs] = measure(client, args.requests, urls)
+            cached = timed(client, urls["leaderboard"], args.requests, cached=True)
+            print(
+                f"\n{Run.objects.count():,} runs, {Point.objects.count():,} points, "
+                f"{RequestRecord.objects.count():,} request records (filled in {filled:.0f} s)"
+            )
+            trivial = results[runs]["trivial (/healthz)"]
+            for name, (p50, p95) in results[runs].items():
+                print(
+                    f"  {name:20} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  "
+                    f"({p50 / trivial[0]:5.1f}x / {p95 / trivial[1]:5.1f}x trivial)"
+                )
+            print(f"  {'leaderboard cached':20} p50 {pct(cached, 50):7.1f} ms")
+        print("\n10,000-run figure / 1,000-run figure (p95):")
+        for name in ("leaderboard", "compare", "run"):
+            print(f"  {name:12} {results[10_000][name][1] / results[1_000][name][1]:.2f}x")
+    finally:
+        connection.creation.destroy_test_db(test_db, verbosity=0)
+
+
+if __name__ == "__main__":
+    main()

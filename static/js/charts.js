@@ -1,0 +1,22 @@
+// Renders every [data-figure] element from the JSON figure next to it, on load and after
+// each HTMX swap, and makes points with a URL in customdata clickable.
+(function () {
+  function render(root) {
+    if (!window.Plotly) return;
+    root.querySelectorAll("[data-figure]").forEach(function (el) {
+      var source = document.getElementById(el.dataset.figure);
+      if (!source) return;
+      var figure = JSON.parse(source.textContent);
+      Plotly.react(el, figure.data, figure.layout, { responsive: true, displaylogo: false });
+      if (!el.dataset.clickBound) {
+        el.dataset.clickBound = "1";
+        el.on("plotly_click", function (event) {
+          var url = event.points && event.points[0] && event.points[0].customdata;
+          if (typeof url === "string" && url.charAt(0) === "/") window.location.href = url;
+        });
+      }
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { render(document); });
+  document.addEventListener("htmx:afterSettle", function (event) { render(event.detail.elt || document); });
+})();

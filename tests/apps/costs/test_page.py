@@ -1,0 +1,216 @@
+"""The procurement page at /costs/ and its exports, through Django's test client."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import pytest
+
+from apps.catalog.models import Accelerator, PriceTier
+from apps.runs.services import run_ingest
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("costs_site")]
+
+# The example run: 8 x MI355X; c1 4,200 total tok/s (525/GPU), TTFT p99 0.499 s,
+# interactivity p50 212.8; c16 11,200 total tok/s (1,400/GPU), TTFT p99 2.18 s, 35.7.
+SEED_SLO = "ttft_s_max=2.22&interactivity_min=30"
+
+
+@pytest.fixture
+def run(document, org):
+    return run_ingest(document=document, org=org, is_public=True).run
+
+
+def test_the_page_renders_the_form_and_a_ranked_table(client, run):
+    response = client.get(f"/costs/?{SEED_SLO}")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert 'hx-get="/costs/"' in page and 'hx-push-url="true"' in page
+    assert 'name="price_MI355X"' in page
+    # c16 meets the SLO: $1.48 / (1,400 x 0.0036) = $0.2937/Mtok on MI355X's reference tier.
+    assert "$0.2937" in page
+    assert "owning_hyperscaler" in page
+
+
+def test_an_htmx_request_gets_only_the_results_partial(client, run):
+    response = client.get(f"/costs/?{SEED_SLO}", HTTP_HX_REQUEST="true")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert page.lstrip().startswith('<section id="results"')
+    assert "<form" not in page
+
+
+def test_typing_an_own_price_reprices_the_table_and_says_so(client, run):
+    # $2.80 / (1,400 x 0.0036) = $0.5556/Mtok.
+    response = client.get(f"/costs/?{SEED_SLO}&price_MI355X=2.80", HTTP_HX_REQUEST="true")
+    page = response.content.decode()
+    assert "$0.5556" in page
+    assert "your own price" in page
+
+
+def test_an_slo_between_points_is_interpolated_and_labelled(client, run):
+    # Interactivity >= 100 between c1 (212.8) and c16 (35.7): t = 112.8 / 177.1,
+    # 525 + t x 875 = 1,082.3 tok/s/GPU.
+    response = client.get("/costs/?interactivity_min=100", HTTP_HX_REQUEST="true")
+    page = response.content.decode()
+    assert "1082.3" in page
+    assert "interpolated" in page
+
+
+def test_an_slo_no_point_meets_says_so_without_nan(client, run):
+    response = client.get("/costs/?ttft_s_max=0.1", HTTP_HX_REQUEST="true")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "no measured point meets TTFT p99 &lt;= 0.1 s" in page
+    assert not re.search(r"\b(nan|inf|infinity)\b", page, re.IGNORECASE)
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("requests_per_day=0", "requests_per_day"),
+        ("requests_per_day=lots", "requests_per_day"),
+        ("price_MI355X=-1", "price_MI355X"),
+        ("interactivity_min=-3", "interactivity_min"),
+        ("cache_hit_rate=2", "cache_hit_rate"),
+        ("tier=", "tier"),
+    ],
+)
+def test_bad_inputs_show_a_message_naming_the_field_not_a_500(client, run, query, field):
+    response = client.get(f"/costs/?{query}", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert f'data-field="{field}"' in page
+    assert "cost-table" not in page
+
+
+def test_a_missing_tier_for_an_accelerator_is_a_row_note(client, run):
+    response = client.get("/costs/?tier=spot", HTTP_HX_REQUEST="true")
+    page = response.content.decode()
+    assert "no price: no &#x27;spot&#x27; price for MI355X" in page
+
+
+def test_the_csv_export_carries_the_same_figures(client, run):
+    response = client.get(f"/costs/export.csv?{SEED_SLO}&price_MI355X=2.80")
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.DictReader(io.StringIO(response.content.decode())))
+    assert len(rows) == 1
+    assert float(rows[0]["usd_per_mtok"]) == pytest.approx(2.80 / (1400 * 0.0036))
+    assert rows[0]["price_source"] == "own: your own price"
+    assert rows[0]["throughput_at_slo"] == "measured"
+
+
+def test_the_json_export_carries_state_and_rows(client, run):
+    response = client.get(f"/costs/export.json?{SEED_SLO}")
+    body = response.json()
+    assert body["state"]["ttft_s_max"] == "2.22"
+    assert body["rows"][0]["tok_per_s_per_gpu_at_slo"] == pytest.approx(1400)
+
+
+def test_an_export_with_bad_inputs_is_a_422_naming_the_field(client, run):
+    response = client.get("/costs/export.json?headroom=-1")
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["path"] == "headroom"
+
+
+def test_an_organizations_private_price_does_not_leak_onto_the_public_page(client, run, org):
+    accelerator = Accelerator.objects.get(sku="MI355X")
+    PriceTier.objects.create(
+        accelerator=accelerator, tier="owning_hyperscaler", usd_per_gpu_hour=0.01, org=org
+    )
+    page = client.get(f"/costs/?{SEED_SLO}", HTTP_HX_REQUEST="true").content.decode()
+    assert "$0.2937" in page
+    assert "0.0000" not in page
+
+
+def test_the_chart_has_one_trace_per_priced_deployment(client, run):
+    response = client.get(f"/costs/?{SEED_SLO}")
+    figure = response.context["chart"]
+    assert len(figure["data"]) == 1
+    assert figure["data"][0]["x"] == [35.7, 212.8]
+    assert figure["data"][0]["y"][0] == pytest.approx(1.48 / (1400 * 0.0036), abs=1e-6)
+
+
+def test_published_reference_runs_are_priced_and_flagged_as_unlabelled(client, db):
+    from django.core.management import call_command
+
+    call_command("loadreference", stdout=io.StringIO())
+    response = client.get("/costs/?token_kind=total", HTTP_HX_REQUEST="true")
+    page = response.content.decode()
+    assert response.status_code == 200
+    # Wafer's 2,626 tok/s on 8 x MI355X at $1.48: $1.2524/Mtok.
+    assert "$1.2524" in page
+    assert "does not say which tokens" in page
+
+
+def test_the_claim_page_shows_0_95_for_the_published_claim(client, db):
+    response = client.get("/costs/claim/")
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert '<strong id="cost-ratio">0.95</strong>' in page
+    assert "does not hold" in page
+    # A would need (1.48 / 1.95) / 0.5 = 1.52x B's throughput, or $0.78/GPU-hr.
+    assert "1.52×" in page and "$0.78" in page
+    assert page.count("price tier</td>") == 9
+
+
+def test_the_claim_page_recomputes_as_a_partial(client, db):
+    response = client.get("/costs/claim/?price_a=0.70", HTTP_HX_REQUEST="true")
+    page = response.content.decode()
+    assert page.lstrip().startswith('<section id="claim-result"')
+    # (0.70 / 1.95) / 0.8 = 0.449.
+    assert '<strong id="cost-ratio">0.45</strong>' in page
+    assert "your own price" in page
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("throughput_ratio=0", "throughput_ratio"),
+        ("throughput_ratio=", "throughput_ratio"),
+        ("accelerator_a=TPU9", "accelerator_a"),
+        ("price_b=-2", "price_b"),
+        ("comparison=%3E", "comparison"),
+    ],
+)
+def test_the_claim_page_names_a_bad_field(client, db, query, field):
+    response = client.get(f"/costs/claim/?{query}", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    assert f'data-field="{field}"' in response.content.decode()
+
+
+def test_the_claim_page_pairs_stored_runs(client, run, document, org):
+    other = dict(document)
+    other["idempotency_key"] = "b200-run"
+    other["deployment"] = dict(document["deployment"], accelerator="B200")
+    other["deployment"]["quantization"] = {"weights": "FP8"}
+    run_ingest(document=other, org=org, is_public=True)
+    page = client.get("/costs/claim/", HTTP_HX_REQUEST="true").content.decode()
+    assert "stored runs" in page
+    assert "quantization: MXFP4 vs FP8" in page
+
+
+def test_with_no_stored_runs_the_page_says_how_to_get_some(client, db):
+    page = client.get("/costs/").content.decode()
+    assert "No stored runs to price yet" in page
+
+
+@pytest.mark.parametrize("query", ["price_MI355X=1e308", "requests_per_day=1e300"])
+def test_numbers_at_the_edge_of_float_range_are_explained_not_a_500(client, run, query):
+    response = client.get(f"/costs/?{query}")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "out of range" in page or "needs more than" in page
+    assert not re.search(r"\b(nan|inf|infinity)\b", page, re.IGNORECASE)
+
+
+def test_a_capex_price_shows_its_breakdown_and_reprices_the_row(client, run):
+    query = "capex_accelerator=MI355X&gpu_purchase_usd=30000&server_share_usd=10000&usd_per_kwh=0.1"
+    page = client.get(f"/costs/?{SEED_SLO}&{query}", HTTP_HX_REQUEST="true").content.decode()
+    # $1.40655/GPU-hr over 1,400 tok/s/GPU: 1.40655 / 5.04 = $0.2791/Mtok.
+    assert "$1.4066/GPU-hr" in page
+    assert "$0.2791" in page
+    assert "your capex + opex" in page

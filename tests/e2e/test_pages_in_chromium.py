@@ -1,0 +1,98 @@
+import pytest
+from django.core.management import call_command
+
+from apps.runs.services import run_ingest
+from tests.e2e.conftest import screenshot
+from tests.factories import document, point
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+@pytest.fixture
+def runs(org):
+    call_command("loadreference")
+    gsm = {"protocol": "gsm8k-5shot-v1", "task": "gsm8k", "metric": "exact_match_numeric"}
+    mxfp4 = run_ingest(
+        document=document(accuracy=[{**gsm, "n": 1319, "score": 0.955}]), org=org
+    ).run
+    bf16 = run_ingest(
+        document=document(
+            quantization="BF16",
+            accuracy=[{**gsm, "n": 1319, "score": 0.965}],
+            points=[
+                point(1, output_tok_s=150, ttft_p99_ms=600, interactivity=150),
+                point(16, output_tok_s=1100, ttft_p99_ms=1900, interactivity=70),
+            ],
+        ),
+        org=org,
+    ).run
+    simulated = run_ingest(
+        document=document(accelerator="H200", provenance="simulated"), org=org
+    ).run
+    return {"mxfp4": mxfp4, "bf16": bf16, "simulated": simulated}
+
+
+def chart_svg_count(page, chart_id: str) -> int:
+    page.wait_for_selector(f"#{chart_id} .main-svg", timeout=20_000)
+    return page.locator(f"#{chart_id} .main-svg").count()
+
+
+def test_the_leaderboard_swaps_rows_on_a_filter_change_without_reloading(live_server, page, runs):
+    page.goto(f"{live_server.url}/?scenario=seed-20k-1k-60")
+    assert page.locator("#leaderboard tbody tr").count() == 5  # 3 published + 2 measured
+    assert chart_svg_count(page, "chart-interactivity") >= 1
+    screenshot(page, "leaderboard")
+
+    # A full page load would lose this; an HTMX swap keeps it.
+    page.evaluate("window.__survivesSwap = 'yes'")
+    with page.expect_request(lambda r: r.headers.get("hx-request") == "true"):
+        page.check("input[name=simulated]")
+    page.wait_for_function("document.querySelectorAll('#leaderboard tbody tr').length === 6")
+    assert page.evaluate("window.__survivesSwap") == "yes"
+    assert "simulated=1" in page.url  # the state is in the URL (hx-push-url)
+    assert page.locator(".badge-simulated").count() >= 1
+    # Charts are drawn again after the swap.
+    assert chart_svg_count(page, "chart-interactivity") >= 1
+
+
+def test_sorting_by_a_column_header_keeps_the_page(live_server, page, runs):
+    page.goto(f"{live_server.url}/?scenario=seed-20k-1k-60")
+    page.evaluate("window.__survivesSwap = 'yes'")
+    page.click("th a:has-text('$/Mtok out')")
+    page.wait_for_url("**sort=cost**")
+    assert page.evaluate("window.__survivesSwap") == "yes"
+
+
+def test_the_compare_page_shows_the_fairness_panel_for_mxfp4_vs_bf16(live_server, page, runs):
+    a, b = runs["bf16"].deployment_id, runs["mxfp4"].deployment_id
+    page.goto(f"{live_server.url}/compare/?d={a}&d={b}")
+    panel = page.locator("#fairness")
+    assert panel.is_visible()
+    assert "Not like for like" in panel.inner_text()
+    assert "BF16 vs MXFP4" in panel.inner_text()
+    assert "Accuracy (gsm8k)" in panel.inner_text()
+    assert chart_svg_count(page, "chart-compare") >= 1
+    screenshot(page, "compare")
+
+
+def test_run_deployment_and_story_pages_render_their_charts(live_server, page, runs):
+    page.goto(f"{live_server.url}/runs/{runs['mxfp4'].pk}/")
+    assert page.locator("#points tbody tr").count() == 3
+    screenshot(page, "run")
+    page.goto(f"{live_server.url}/deployments/{runs['mxfp4'].deployment_id}/")
+    assert chart_svg_count(page, "chart-history") >= 1
+    screenshot(page, "deployment")
+    page.goto(f"{live_server.url}/story/glm-5-2/")
+    assert chart_svg_count(page, "chart-timeline") >= 1
+    assert "0.95" in page.locator("#claim").inner_text()
+    screenshot(page, "story")
+
+
+def test_pages_fit_a_phone_screen(live_server, browser, runs):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True)
+    phone = context.new_page()
+    phone.goto(f"{live_server.url}/?scenario=seed-20k-1k-60")
+    width = phone.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390 + 1  # wide tables scroll inside their own box, not the page
+    screenshot(phone, "leaderboard-phone")
+    context.close()

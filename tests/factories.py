@@ -1,0 +1,81 @@
+"""Builders for result documents in tests: one deployment, a few points, optional records."""
+
+import uuid
+from typing import Any
+
+
+def point(
+    concurrency: int,
+    *,
+    output_tok_s: float,
+    ttft_p99_ms: float,
+    interactivity: float,
+    e2el_p50_ms: float = 5000,
+    total: int = 10,
+    failed: int = 0,
+    records: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "concurrency": concurrency,
+        "window_s": 60,
+        "requests": {"total": total, "succeeded": total - failed, "failed": failed},
+        "throughput": {"output_tok_s": output_tok_s, "total_tok_s": output_tok_s * 9},
+        "latency_ms": {
+            "ttft": {"p50": ttft_p99_ms / 2, "p99": ttft_p99_ms},
+            "e2el": {"p50": e2el_p50_ms, "p99": e2el_p50_ms * 1.5},
+            "tpot": {"p50": 1000 / interactivity},
+        },
+        "interactivity_tok_s_user": {"p50": interactivity},
+    }
+    if records is not None:
+        data["records"] = records
+    return data
+
+
+def document(
+    *,
+    accelerator: str = "MI355X",
+    gpus: int = 8,
+    quantization: str = "MXFP4",
+    engine: str = "sglang",
+    engine_version: str = "0.5.23",
+    model: str = "GLM 5.2",
+    provenance: str = "measured",
+    preset: str = "seed-20k-1k-60",
+    points: list[dict[str, Any]] | None = None,
+    accuracy: list[dict[str, Any]] | None = None,
+    tp: int = 8,
+) -> dict[str, Any]:
+    shapes = {
+        "seed-20k-1k-60": (20_000, 1_000, 0.6),
+        "1k-1k": (1024, 1024, 0.0),
+        "8k-1k": (8192, 1024, 0.0),
+    }
+    input_tokens, output_tokens, prefix = shapes[preset]
+    return {
+        "schema": "inferboard.run/v1",
+        "idempotency_key": str(uuid.uuid4()),
+        "provenance": provenance,
+        "model": {"name": model},
+        "deployment": {
+            "accelerator": accelerator,
+            "gpus": gpus,
+            "engine": {"name": engine, "version": engine_version},
+            "quantization": {"weights": quantization},
+            "parallelism": {"tp": tp},
+        },
+        "scenario": {
+            "preset": preset,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "prefix_cache_hit_rate": prefix,
+        },
+        "points": points
+        if points is not None
+        else [
+            point(1, output_tok_s=200, ttft_p99_ms=500, interactivity=200),
+            point(16, output_tok_s=1600, ttft_p99_ms=1500, interactivity=100),
+            point(64, output_tok_s=3000, ttft_p99_ms=4000, interactivity=40),
+        ],
+        "accuracy": accuracy or [],
+    }

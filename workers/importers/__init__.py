@@ -1,0 +1,49 @@
+"""Importers: a peer tool's result file + user-supplied facts -> `inferboard.run/v1` documents.
+
+Pure functions of bytes: no network, no Django. Every document has provenance `imported`,
+`source.file_sha256` / `file_name` / `tool`, and idempotency key `sha256:<file hash>`.
+
+    docs = import_file(data, "result.json", facts=load_facts_yaml(text))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from workers.importers.common import ImportInput, PeerFile
+from workers.importers.errors import ImportFailure
+from workers.importers.facts import Facts, facts_from_arguments, load_facts_yaml
+from workers.importers.registry import formats, get, sniff
+from workers.results import ResultDocument
+
+__all__ = [
+    "Facts",
+    "ImportFailure",
+    "facts_from_arguments",
+    "formats",
+    "import_file",
+    "load_facts_yaml",
+    "sniff",
+]
+
+
+def import_file(
+    data: bytes,
+    filename: str,
+    *,
+    facts: Facts | None = None,
+    format_name: str | None = None,
+    companions: Sequence[tuple[bytes, str]] = (),
+) -> list[ResultDocument]:
+    """Documents for one peer file; `companions` are (bytes, name) of per-request files.
+
+    Raises ImportFailure with a message naming the file and field when anything is wrong;
+    nothing is returned partially.
+    """
+    fmt = get(format_name) if format_name else get(sniff(data, filename))
+    job = ImportInput(
+        main=PeerFile(data, filename),
+        facts=facts or Facts(),
+        companions=tuple(PeerFile(d, n) for d, n in companions),
+    )
+    return fmt.parse(job)

@@ -1,0 +1,437 @@
+"""NVIDIA aiperf exports: `profile_export_aiperf.json` plus, optionally, the per-request
+`profile_export.jsonl`.
+
+Reads aiperf 0.13.0 (export schema_version 1.4; checked against real 0.13.0 files). In the
+summary every metric is an object carrying its own `unit` ("ms", "sec", "tokens/sec",
+"%" ...) with avg, std, min, max and p1..p99; units are taken from there. `input_config`
+states the endpoint, the dataset's ISL/OSL (mean, stddev) and the phases (warm-up and
+profiling, with concurrency and rate). Warm-up statistics sit apart in `warmup_metrics`
+and are not imported.
+
+Per-request records (nanosecond `request_start_ns` in `metadata`, metrics each with a unit)
+become the point's records; records whose `metadata.benchmark_phase` is "warmup" are left
+out, as aiperf itself leaves them out of its statistics.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from workers.importers.common import (
+    TIME_TO_MS,
+    ImportInput,
+    PeerFile,
+    build_document,
+    expect_object,
+    load_json,
+    load_jsonl,
+)
+from workers.importers.errors import ImportFailure
+from workers.importers.registry import Format, Preview, register
+from workers.results import ResultDocument
+
+TOOL = "aiperf 0.13.0 (export schema 1.4)"
+SCHEMAS = ("1.4",)
+
+TOP_LEVEL = {
+    "schema_version",
+    "aiperf_version",
+    "benchmark_id",
+    "input_config",
+    "run_info",
+    "was_cancelled",
+    "is_complete",
+    "error_summary",
+    "start_time",
+    "end_time",
+    "warmup_metrics",
+}
+
+# Metrics we map: name -> expected kind of unit ("time" is converted to ms by its unit).
+LATENCY = {
+    "time_to_first_token": "ttft",
+    "time_to_first_output_token": "ttfo",
+    "inter_token_latency": "tpot",  # aiperf: (request_latency - ttft) / (osl - 1)
+    "inter_chunk_latency": "itl",  # per-chunk gaps
+    "request_latency": "e2el",
+}
+THROUGHPUT = {
+    "request_throughput": ("requests_per_s", "requests/sec"),
+    "input_token_throughput": ("input_tok_s", "tokens/sec"),
+    "output_token_throughput": ("output_tok_s", "tokens/sec"),
+    "total_token_throughput": ("total_tok_s", "tokens/sec"),
+}
+COUNTS = {
+    "request_count",
+    "completed_request_count",
+    "error_request_count",
+    "total_isl",
+    "total_osl",
+    "total_output_tokens",
+    "total_usage_prompt_tokens",
+    "total_usage_completion_tokens",
+    "total_usage_prompt_cache_read_tokens",
+    "total_usage_total_tokens",
+    "benchmark_duration",
+    "overall_usage_prompt_cache_read_pct",
+    "output_token_throughput_per_user",
+    "request_error_rate",
+}
+# Known 0.13.0 metrics that have no place in a result document; kept (avg and unit) in
+# environment.extra so nothing the file measured disappears.
+KEPT_ASIDE_PREFIXES = ("http_req_", "effective_", "active_", "usage_")
+KEPT_ASIDE = {
+    "time_to_second_token",
+    "output_sequence_length",
+    "input_sequence_length",
+    "output_token_count",
+    "prefill_throughput_per_user",
+    "decode_duration",
+    "e2e_output_token_throughput",
+    "osl_mismatch_diff_pct",
+    "osl_mismatch_count",
+    "usage_discrepancy_count",
+    "tokens_in_flight",
+    "credit_to_start_latency",
+    "effective_latency",
+}
+STATS = {
+    "avg": "mean",
+    "std": "std",
+    "min": "min",
+    "p50": "p50",
+    "p90": "p90",
+    "p95": "p95",
+    "p99": "p99",
+    "max": "max",
+}
+
+
+def _sniff(seen: Preview) -> bool:
+    row = seen.value
+    return isinstance(row, dict) and "aiperf_version" in row and "schema_version" in row
+
+
+def _sniff_records(seen: Preview) -> bool:
+    row = seen.first_line
+    return (
+        isinstance(row, dict)
+        and set(row) >= {"metadata", "metrics"}
+        and "benchmark_phase" in row["metadata"]
+    )
+
+
+def _metric(doc: dict[str, Any], name: str, where: str) -> dict[str, Any] | None:
+    value = doc.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, dict) or "unit" not in value or "avg" not in value:
+        raise ImportFailure(f"{where}: metric {name} should be an object with unit and avg")
+    return value
+
+
+def _time_distribution(metric: dict[str, Any], name: str, where: str) -> dict[str, float]:
+    unit = metric["unit"]
+    if unit not in TIME_TO_MS:
+        raise ImportFailure(f"{where}: metric {name} has unit {unit!r}, expected a time unit")
+    factor = TIME_TO_MS[unit]
+    return {
+        slot: (metric[stat] if factor == 1.0 else metric[stat] * factor)
+        for stat, slot in STATS.items()
+        if metric.get(stat) is not None
+    }
+
+
+def _expect_unit(metric: dict[str, Any], name: str, unit: str, where: str) -> float:
+    if metric["unit"] != unit:
+        raise ImportFailure(f"{where}: metric {name} has unit {metric['unit']!r}, expected {unit}")
+    return metric["avg"]
+
+
+def parse(job: ImportInput) -> list[ResultDocument]:
+    where = job.main.name
+    doc = expect_object(load_json(job.main), where)
+    if doc.get("schema_version") not in SCHEMAS:
+        raise ImportFailure(
+            f"{where}: aiperf export schema_version {doc.get('schema_version')!r} is not one we "
+            f"read ({', '.join(SCHEMAS)})"
+        )
+    metric_names = [k for k in doc if k not in TOP_LEVEL]
+    unknown = [
+        k
+        for k in metric_names
+        if k not in LATENCY
+        and k not in THROUGHPUT
+        and k not in COUNTS
+        and k not in KEPT_ASIDE
+        and not k.startswith(KEPT_ASIDE_PREFIXES)
+    ]
+    if unknown:
+        raise ImportFailure(f"{where}: unknown metric(s) {', '.join(sorted(unknown))}")
+    if doc.get("was_cancelled") or doc.get("is_complete") is False:
+        raise ImportFailure(f"{where}: the aiperf run was cancelled or is incomplete")
+
+    def avg(name: str, unit: str) -> float | None:
+        metric = _metric(doc, name, where)
+        return None if metric is None else _expect_unit(metric, name, unit, where)
+
+    latency = {}
+    for name, slot in LATENCY.items():
+        metric = _metric(doc, name, where)
+        if metric is not None:
+            latency[slot] = _time_distribution(metric, name, where)
+    throughput = {}
+    for name, (slot, unit) in THROUGHPUT.items():
+        value = avg(name, unit)
+        if value is not None:
+            throughput[slot] = value
+
+    duration = _metric(doc, "benchmark_duration", where)
+    window_s = None
+    if duration is not None:
+        unit = duration["unit"]
+        if unit not in TIME_TO_MS:
+            raise ImportFailure(f"{where}: benchmark_duration has unit {unit!r}")
+        window_s = duration["avg"] * TIME_TO_MS[unit] / 1000.0
+
+    completed = avg("completed_request_count", "requests")
+    errored = avg("error_request_count", "requests") or 0.0
+    if completed is None:
+        completed = avg("request_count", "requests")
+    if completed is None:
+        raise ImportFailure(f"{where}: no completed_request_count or request_count")
+    requests = {
+        "total": int(completed + errored),
+        "succeeded": int(completed),
+        "failed": int(errored),
+    }
+    usage_in = avg("total_usage_prompt_tokens", "tokens")
+    usage_out = avg("total_usage_completion_tokens", "tokens")
+    if usage_in is not None and usage_out is not None:
+        tokens = {"input": int(usage_in), "output": int(usage_out), "source": "usage"}
+        cached = avg("total_usage_prompt_cache_read_tokens", "tokens")
+        if cached is not None:
+            tokens["cached"] = int(cached)
+    else:
+        tokens = {
+            "input": int(avg("total_isl", "tokens") or 0),
+            "output": int(avg("total_osl", "tokens") or 0),
+            "source": "tokenizer",
+        }
+    hit = avg("overall_usage_prompt_cache_read_pct", "%")
+
+    point: dict[str, Any] = {
+        "window_s": window_s,
+        "requests": requests,
+        "tokens": tokens,
+        "throughput": throughput,
+        "latency_ms": latency,
+        "prefix_cache_hit_rate": None if hit is None else hit / 100.0,
+    }
+    per_user = _metric(doc, "output_token_throughput_per_user", where)
+    if per_user is not None:
+        if per_user["unit"] != "tokens/sec/user":
+            raise ImportFailure(
+                f"{where}: output_token_throughput_per_user unit {per_user['unit']}"
+            )
+        point["interactivity_tok_s_user"] = {
+            slot: per_user[stat] for stat, slot in STATS.items() if per_user.get(stat) is not None
+        }
+    if doc.get("error_summary"):
+        point["errors"] = _errors(doc["error_summary"], where)
+
+    scenario, phase = _scenario(doc, where)
+    if phase.get("concurrency"):
+        point["concurrency"] = phase["concurrency"]
+    if scenario.get("arrival") == "open":
+        point["request_rate"] = phase["rate"]
+
+    companions = [c for c in job.companions]
+    if len(companions) > 1:
+        raise ImportFailure(f"{where}: give at most one per-request profile_export.jsonl")
+    if companions:
+        point["records"] = _records(companions[0], requests["total"])
+
+    aside = {
+        name: {"avg": doc[name]["avg"], "unit": doc[name]["unit"]}
+        for name in metric_names
+        if name in KEPT_ASIDE or name.startswith(KEPT_ASIDE_PREFIXES)
+    }
+    endpoint = (doc.get("input_config") or {}).get("endpoint") or {}
+    environment = {
+        "loadgen_version": f"aiperf {doc.get('aiperf_version')}",
+        "started_at": _aware(doc.get("start_time")),
+        "finished_at": _aware(doc.get("end_time")),
+        "extra": {
+            # Kept as written: without an offset we cannot tell which zone they are in.
+            "start_time": doc.get("start_time"),
+            "end_time": doc.get("end_time"),
+            "benchmark_id": doc.get("benchmark_id"),
+            "endpoint_type": endpoint.get("type"),
+            "streaming": endpoint.get("streaming"),
+            "cli_command": (doc.get("run_info") or {}).get("cli_command"),
+            "metrics_without_slot": aside,
+        },
+    }
+    models = ((doc.get("input_config") or {}).get("models") or {}).get("items") or []
+    model = models[0].get("name") if len(models) == 1 and isinstance(models[0], dict) else None
+    return [
+        build_document(
+            job,
+            tool=TOOL,
+            model_stated=model,
+            deployment_stated={},
+            scenario_stated=scenario,
+            points=[{k: v for k, v in point.items() if v is not None}],
+            environment={k: v for k, v in environment.items() if v is not None},
+        )
+    ]
+
+
+def _aware(stamp: Any) -> str | None:
+    """An ISO time only when it states its offset; a naive one would be guessed as UTC."""
+    if not isinstance(stamp, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return stamp if parsed.tzinfo is not None else None
+
+
+def _errors(summary: Any, where: str) -> dict[str, int]:
+    if not isinstance(summary, list):
+        raise ImportFailure(f"{where}: error_summary should be a list")
+    errors: dict[str, int] = {}
+    for item in summary:
+        details = item.get("error_details") or {} if isinstance(item, dict) else {}
+        name = str(details.get("type") or details.get("code") or "error")[:100]
+        errors[name] = errors.get(name, 0) + int(item.get("count", 0))
+    return errors
+
+
+def _scenario(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    config = doc.get("input_config") or {}
+    phases = config.get("phases") or []
+    profiling = [p for p in phases if p.get("kind") == "profiling"]
+    if len(profiling) != 1:
+        raise ImportFailure(f"{where}: expected one profiling phase, found {len(profiling)}")
+    phase = profiling[0]
+    scenario: dict[str, Any] = {}
+    if phase.get("type") == "concurrency":
+        scenario["arrival"] = "closed"
+    elif phase.get("type") in ("constant", "poisson") and phase.get("rate"):
+        # A rate schedules arrivals; a concurrency, if set, only caps them.
+        scenario["arrival"] = "open"
+    else:
+        raise ImportFailure(f"{where}: unknown profiling phase type {phase.get('type')!r}")
+    if phase.get("requests"):
+        scenario["request_count"] = phase["requests"]
+    warmups = [p for p in phases if p.get("kind") == "warmup"]
+    scenario["warmup_requests"] = sum(int(p.get("requests") or 0) for p in warmups)
+    datasets = config.get("datasets") or []
+    if len(datasets) == 1:
+        dataset = datasets[0]
+        scenario["dataset"] = dataset.get("type") or dataset.get("name")
+        prompts = dataset.get("prompts") or {}
+        isl, osl = prompts.get("isl") or {}, prompts.get("osl") or {}
+        if isl.get("stddev") == 0 and osl.get("stddev") == 0:
+            # Fixed lengths; a nonzero stddev is a normal spread our scenario cannot state.
+            scenario["input_tokens"] = int(isl["mean"])
+            scenario["output_tokens"] = int(osl["mean"])
+    return scenario, phase
+
+
+def _value(metrics: dict[str, Any], name: str, unit: str | None = None) -> Any:
+    item = metrics.get(name)
+    if item is None:
+        return None
+    if unit == "time":
+        return item["value"] * TIME_TO_MS[item["unit"]]
+    if unit is not None and item["unit"] != unit:
+        raise ImportFailure(f"metric {name} has unit {item['unit']!r}, expected {unit}")
+    return item["value"]
+
+
+def _records(peer: PeerFile, expected: int) -> list[dict[str, Any]]:
+    rows = load_jsonl(peer)
+    measured = []
+    for number_, row in enumerate(rows, start=1):
+        where = f"{peer.name} line {number_}"
+        if not isinstance(row, dict) or "metadata" not in row:
+            raise ImportFailure(f"{where}: not an aiperf per-request record")
+        phase = row["metadata"].get("benchmark_phase")
+        if phase == "warmup":
+            continue
+        if phase != "profiling":
+            raise ImportFailure(f"{where}: unknown benchmark_phase {phase!r}")
+        measured.append((where, row))
+    if len(measured) != expected:
+        raise ImportFailure(
+            f"{peer.name}: {len(measured)} profiling records, but the summary counts {expected} "
+            "requests; is it the export of the same run?"
+        )
+    origin = min(row["metadata"]["request_start_ns"] for _, row in measured)
+    out = []
+    for i, (where, row) in enumerate(measured):
+        metrics = row.get("metrics") or {}
+        try:
+            out.append(_record(i, row, metrics, origin))
+        except (KeyError, TypeError) as exc:
+            raise ImportFailure(f"{where}: malformed record ({exc})") from None
+    return out
+
+
+def _record(i: int, row: dict[str, Any], metrics: dict[str, Any], origin: int) -> dict[str, Any]:
+    meta = row["metadata"]
+    record: dict[str, Any] = {
+        "i": i,
+        "t_send_ms": (meta["request_start_ns"] - origin) / 1e6,
+        "ttft_ms": _value(metrics, "time_to_first_token", "time"),
+        "ttfo_ms": _value(metrics, "time_to_first_output_token", "time"),
+        "e2el_ms": _value(metrics, "request_latency", "time"),
+        "tpot_ms": _value(metrics, "inter_token_latency", "time"),
+        "n_in": _value(metrics, "usage_prompt_tokens", "tokens"),
+        "n_out": _value(metrics, "usage_completion_tokens", "tokens"),
+        "cached": _value(metrics, "usage_prompt_cache_read_tokens", "tokens"),
+    }
+    gaps = _value(metrics, "inter_chunk_latency")
+    if isinstance(gaps, list):
+        record["chunks"] = len(gaps) + 1
+    error = row.get("error")
+    if error:
+        code = error.get("code") if isinstance(error, dict) else None
+        record["status"] = "http_error" if isinstance(code, int) and code >= 400 else "other"
+        if record["status"] == "http_error":
+            record["http_status"] = code
+        message = error.get("message") if isinstance(error, dict) else error
+        record["error"] = str(message)[:500]
+    return {k: v for k, v in record.items() if v is not None}
+
+
+def _records_alone(job: ImportInput) -> list[ResultDocument]:
+    raise ImportFailure(
+        f"{job.main.name}: this is aiperf's per-request export; import the run's "
+        "profile_export_aiperf.json and give this file with --records"
+    )
+
+
+register(
+    Format(
+        name="aiperf",
+        tool=TOOL,
+        summary="aiperf profile_export_aiperf.json (+ profile_export.jsonl via --records)",
+        sniff=_sniff,
+        parse=parse,
+    )
+)
+register(
+    Format(
+        name="aiperf-records",
+        tool=TOOL,
+        summary="aiperf per-request profile_export.jsonl (only as --records of a summary)",
+        sniff=_sniff_records,
+        parse=_records_alone,
+    )
+)

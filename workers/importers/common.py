@@ -1,0 +1,293 @@
+"""Shared plumbing for importers: strict parsing, units, fact merging, document assembly."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from workers.importers.errors import ImportFailure
+from workers.importers.facts import Facts
+from workers.results import (
+    SCHEMA_ID,
+    DocumentError,
+    ResultDocument,
+    parse_document,
+)
+
+
+@dataclass(frozen=True)
+class PeerFile:
+    data: bytes
+    name: str
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass(frozen=True)
+class ImportInput:
+    """One peer file, optional companion files (per-request records, samples), the facts."""
+
+    main: PeerFile
+    facts: Facts = field(default_factory=Facts)
+    companions: tuple[PeerFile, ...] = ()
+
+    def idempotency_key(self, index: int | None = None) -> str:
+        """'sha256:<file hash>'; companions and multi-document files extend it.
+
+        Re-importing the same bytes gives the same key, so the server stores the run once.
+        A file that yields many documents gives each its own key (suffix ':<index>');
+        companions change the content imported, so they are folded into the hash.
+        """
+        digest = self.main.sha256
+        if self.companions:
+            combined = "".join([digest, *sorted(c.sha256 for c in self.companions)])
+            digest = hashlib.sha256(combined.encode()).hexdigest()
+        key = f"sha256:{digest}"
+        return key if index is None else f"{key}:{index}"
+
+
+# --- parsing -----------------------------------------------------------------------------
+
+
+def decode_text(peer: PeerFile) -> str:
+    try:
+        return peer.data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ImportFailure(f"{peer.name}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def load_json(peer: PeerFile, *, allow_nonfinite: bool = False) -> Any:
+    """Strict JSON; NaN/Infinity only where the tool is known to write them."""
+    text = decode_text(peer)
+    if not text.strip():
+        raise ImportFailure(f"{peer.name}: the file is empty")
+    return _loads(text, peer.name, allow_nonfinite=allow_nonfinite)
+
+
+def _loads(text: str, where: str, *, allow_nonfinite: bool) -> Any:
+    constant = float if allow_nonfinite else _reject_constant
+    try:
+        return json.loads(text, parse_constant=constant)
+    except json.JSONDecodeError as exc:
+        # A string can hold no raw newline, so an unterminated one ran into the end of file.
+        at_end = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        hint = " (the file looks truncated)" if at_end else ""
+        raise ImportFailure(
+            f"{where}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}{hint}"
+        ) from None
+    except ValueError as exc:
+        raise ImportFailure(f"{where}: {exc}") from None
+
+
+def load_jsonl(peer: PeerFile, *, allow_nonfinite: bool = False) -> list[Any]:
+    text = decode_text(peer)
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            rows.append(_loads(line, f"{peer.name} line {number}", allow_nonfinite=allow_nonfinite))
+    if not rows:
+        raise ImportFailure(f"{peer.name}: the file has no JSON lines")
+    return rows
+
+
+def expect_object(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ImportFailure(f"{where}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def check_keys(
+    row: Mapping[str, Any], known: Iterable[str], where: str, required: Iterable[str] = ()
+) -> None:
+    """Unknown keys are errors: a field we do not understand may carry a measurement."""
+    known_set = set(known)
+    unknown = sorted(k for k in row if k not in known_set)
+    if unknown:
+        raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")
+    missing = [k for k in required if k not in row]
+    if missing:
+        raise ImportFailure(f"{where}: missing field(s) {', '.join(missing)}")
+
+
+def require_keys(row: Mapping[str, Any], required: Iterable[str], where: str) -> None:
+    missing = [k for k in required if k not in row]
+    if missing:
+        raise ImportFailure(f"{where}: missing field(s) {', '.join(missing)}")
+
+
+def number(row: Mapping[str, Any], key: str, where: str) -> float | None:
+    """A finite number or None; anything else is an error naming the field."""
+    value = row.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ImportFailure(f"{where}: field {key} should be a number, got {value!r}")
+    if not math.isfinite(value):
+        raise ImportFailure(f"{where}: field {key} is {value}, not a finite number")
+    return value
+
+
+def integer(row: Mapping[str, Any], key: str, where: str) -> int | None:
+    value = number(row, key, where)
+    if value is None:
+        return None
+    if value != int(value):
+        raise ImportFailure(f"{where}: field {key} should be a whole number, got {value!r}")
+    return int(value)
+
+
+# --- units -------------------------------------------------------------------------------
+
+# Multipliers into milliseconds. Units are read from the format (a documented unit or a unit
+# field in the file), never guessed from magnitudes.
+TIME_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1000.0, "sec": 1000.0}
+
+
+def to_ms(value: float | None, unit: str) -> float | None:
+    if value is None:
+        return None
+    # Multiplying by 1.0 must leave the file's value bit-for-bit unchanged.
+    factor = TIME_TO_MS[unit]
+    return value if factor == 1.0 else value * factor
+
+
+# --- document assembly -------------------------------------------------------------------
+
+REQUIRED_DEPLOYMENT = (
+    ("accelerator",),
+    ("gpus",),
+    ("engine", "name"),
+    ("quantization", "weights"),
+)
+
+
+def merge_facts(stated: dict[str, Any], given: dict[str, Any], path: str) -> dict[str, Any]:
+    """File facts + user facts; both stating a fact differently is an error naming it.
+
+    A key present with None in `stated` means the file says 'none' (e.g. no speculative
+    decoding), which a user fact may not contradict.
+    """
+    merged = dict(stated)
+    for key, value in given.items():
+        where = f"{path}.{key}" if path else key
+        if key not in stated:
+            merged[key] = value
+        elif isinstance(value, dict) and isinstance(stated[key], dict):
+            merged[key] = merge_facts(stated[key], value, where)
+        elif not _same(stated[key], value):
+            raise ImportFailure(
+                f"{where}: the file says {stated[key]!r}, the facts say {value!r}; "
+                "drop the fact or import a different file"
+            )
+    return merged
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        return a.strip().lower() == b.strip().lower()
+    return a == b
+
+
+def resolve_deployment(stated: dict[str, Any], facts: Facts) -> dict[str, Any]:
+    """The merged deployment, or an error naming every required fact still missing."""
+    given = facts.as_tree().get("deployment", {})
+    deployment = merge_facts(stated, given, "deployment")
+    if deployment.get("gpus") == "tp":
+        tp = (deployment.get("parallelism") or {}).get("tp")
+        if tp is None:
+            raise ImportFailure("deployment.gpus is 'tp' but no TP is stated for this deployment")
+        deployment["gpus"] = tp
+    missing = []
+    for path in REQUIRED_DEPLOYMENT:
+        node: Any = deployment
+        for part in path:
+            node = node.get(part) if isinstance(node, dict) else None
+        if node is None:
+            missing.append("deployment." + ".".join(path))
+    if missing:
+        raise ImportFailure(
+            "the file does not state these deployment facts and none were given: "
+            + ", ".join(missing)
+            + " (give them in --deployment YAML or as flags, e.g. --accelerator H200 "
+            "--gpus 8 --engine vllm --weights FP8)"
+        )
+    return deployment
+
+
+def resolve_scenario(stated: dict[str, Any], facts: Facts) -> dict[str, Any]:
+    given = facts.as_tree().get("scenario", {})
+    scenario = merge_facts(stated, given, "scenario")
+    # The schema would default to "random"; a file that does not say must not claim it.
+    scenario.setdefault("dataset", "unstated")
+    missing = [f"scenario.{k}" for k in ("input_tokens", "output_tokens") if k not in scenario]
+    if missing:
+        raise ImportFailure(
+            "the file does not state the scenario's "
+            + ", ".join(missing)
+            + " and none were given (add a scenario: section to --deployment YAML or "
+            "--input-tokens/--output-tokens)"
+        )
+    return scenario
+
+
+def resolve_model(
+    stated: str | None, facts: Facts, where: str
+) -> tuple[dict[str, Any], str | None]:
+    """Model info and, when the user renamed it, the name the file used (kept for audit)."""
+    name = facts.model or stated
+    if not name:
+        raise ImportFailure(f"{where}: the file does not name the model; give --model NAME")
+    model: dict[str, Any] = {"name": name}
+    if facts.model_family:
+        model["family"] = facts.model_family
+    renamed = stated if (facts.model and stated and stated != facts.model) else None
+    return model, renamed
+
+
+def build_document(
+    job: ImportInput,
+    *,
+    tool: str,
+    model_stated: str | None,
+    deployment_stated: dict[str, Any],
+    scenario_stated: dict[str, Any] | None = None,
+    points: list[dict[str, Any]] | None = None,
+    accuracy: list[dict[str, Any]] | None = None,
+    environment: dict[str, Any] | None = None,
+    status: str = "succeeded",
+    index: int | None = None,
+    where: str | None = None,
+) -> ResultDocument:
+    where = where or job.main.name
+    model, renamed = resolve_model(model_stated, job.facts, where)
+    environment = dict(environment or {})
+    if renamed:
+        environment.setdefault("extra", {})["model_in_file"] = renamed
+    document: dict[str, Any] = {
+        "schema": SCHEMA_ID,
+        "idempotency_key": job.idempotency_key(index),
+        "provenance": "imported",
+        "status": status,
+        "source": {"tool": tool, "file_sha256": job.main.sha256, "file_name": job.main.name},
+        "model": model,
+        "deployment": resolve_deployment(deployment_stated, job.facts),
+        "environment": environment,
+        "points": points or [],
+        "accuracy": accuracy or [],
+    }
+    if points:
+        document["scenario"] = resolve_scenario(scenario_stated or {}, job.facts)
+    try:
+        return parse_document(document)
+    except DocumentError as exc:
+        raise ImportFailure(f"{where}: the imported run does not validate: {exc}") from None

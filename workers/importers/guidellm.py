@@ -1,0 +1,251 @@
+"""vLLM GuideLLM `benchmarks.json` reports (`guidellm benchmark --output-path ...json`).
+
+Reads the GenerativeBenchmarksReport of guidellm 0.5.x (vllm-project/guidellm,
+src/guidellm/benchmark/schemas/generative/{report,benchmark,metrics}.py): `args` (target,
+model, data ...) and `benchmarks`, one per strategy of a sweep. Each benchmark has
+`config.strategy` (type_ synchronous | concurrent(streams) | throughput | constant(rate) |
+poisson(rate)), `duration` in seconds, and `metrics`, where every metric is a
+StatusDistributionSummary {successful, incomplete, errored, total} of DistributionSummary
+(mean, median, mode, variance, std_dev, min, max, count, total_sum, percentiles p001..p999).
+
+Units are in the names: `*_ms` are milliseconds, `request_latency` is seconds (end minus
+start), `*_per_second` are rates. We read the `successful` breakdown. Every benchmark
+becomes one point of one document.
+
+Not mapped (kept in environment.extra): `inter_token_latency_ms` and
+`time_per_output_token_ms`, because guidellm weights each request's mean by its token
+count (and the latter includes the first token), so their percentiles are not our
+per-request TPOT percentiles.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from workers.importers.common import (
+    ImportInput,
+    build_document,
+    expect_object,
+    load_json,
+)
+from workers.importers.errors import ImportFailure
+from workers.importers.registry import Format, Preview, register
+from workers.results import ResultDocument
+
+TOOL = "guidellm 0.5.x (benchmarks.json)"
+
+TOP_LEVEL = {"args", "benchmarks", "metadata"}
+LATENCY = {
+    "time_to_first_token_ms": ("ttft", 1.0),
+    "time_to_first_output_token_ms": ("ttfo", 1.0),
+    "request_latency": ("e2el", 1000.0),  # seconds
+}
+RATES = {
+    "requests_per_second": "requests_per_s",
+    "prompt_tokens_per_second": "input_tok_s",
+    "output_tokens_per_second": "output_tok_s",
+    "tokens_per_second": "total_tok_s",
+}
+WEIGHTED_ASIDE = {"inter_token_latency_ms", "time_per_output_token_ms"}
+KNOWN_ASIDE = {
+    "request_totals",
+    "request_concurrency",
+    "request_streaming_iterations_count",
+    "prompt_token_count",
+    "output_token_count",
+    "total_token_count",
+    "output_tokens_per_iteration",
+    "iter_tokens_per_iteration",
+    "text",
+    "image",
+    "video",
+    "audio",
+    "tool_call",
+}
+
+
+def _sniff(seen: Preview) -> bool:
+    row = seen.value
+    if not (isinstance(row, dict) and isinstance(row.get("benchmarks"), list) and "args" in row):
+        return False
+    first = row["benchmarks"][0] if row["benchmarks"] else {}
+    return isinstance(first, dict) and "metrics" in first
+
+
+def _successful(metric: Any, name: str, where: str) -> dict[str, Any]:
+    if not isinstance(metric, dict) or "successful" not in metric:
+        raise ImportFailure(f"{where}: metric {name} has no 'successful' breakdown")
+    summary = metric["successful"]
+    if summary is None:
+        return {}
+    return expect_object(summary, f"{where} {name}.successful")
+
+
+def _distribution(summary: dict[str, Any], factor: float) -> dict[str, float]:
+    if not summary or not summary.get("count"):
+        return {}
+    percentiles = summary.get("percentiles") or {}
+    picked = {
+        "mean": summary.get("mean"),
+        "std": summary.get("std_dev"),
+        "min": summary.get("min"),
+        "p50": percentiles.get("p50", summary.get("median")),
+        "p90": percentiles.get("p90"),
+        "p95": percentiles.get("p95"),
+        "p99": percentiles.get("p99"),
+        "p999": percentiles.get("p999"),
+        "max": summary.get("max"),
+    }
+    return {k: (v if factor == 1.0 else v * factor) for k, v in picked.items() if v is not None}
+
+
+def parse(job: ImportInput) -> list[ResultDocument]:
+    where = job.main.name
+    report = expect_object(load_json(job.main), where)
+    unknown = sorted(k for k in report if k not in TOP_LEVEL)
+    if unknown:
+        raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")
+    benchmarks = report.get("benchmarks") or []
+    if not benchmarks:
+        raise ImportFailure(f"{where}: the report has no benchmarks")
+    args = report.get("args") or {}
+    points, arrivals, aside = [], set(), []
+    for index, bench in enumerate(benchmarks):
+        point, arrival, extra = _point(
+            expect_object(bench, f"{where} benchmarks[{index}]"), f"{where} benchmarks[{index}]"
+        )
+        points.append(point)
+        arrivals.add(arrival)
+        aside.append(extra)
+    scenario: dict[str, Any] = _scenario_from_data(args.get("data"))
+    if len(arrivals) == 1:
+        scenario["arrival"] = arrivals.pop()
+    else:
+        raise ImportFailure(
+            f"{where}: the sweep mixes closed-loop and open-loop benchmarks; a run has one "
+            "arrival kind, so import a report of one kind"
+        )
+    environment = {
+        "extra": {
+            "target": args.get("target"),
+            "backend": args.get("backend") or args.get("backend_type"),
+            "data": args.get("data"),
+            "benchmarks": aside,
+        }
+    }
+    return [
+        build_document(
+            job,
+            tool=TOOL,
+            model_stated=args.get("model"),
+            deployment_stated={},
+            scenario_stated=scenario,
+            points=points,
+            environment=environment,
+        )
+    ]
+
+
+def _point(bench: dict[str, Any], where: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    metrics = expect_object(bench.get("metrics"), f"{where} metrics")
+    known = set(LATENCY) | set(RATES) | WEIGHTED_ASIDE | KNOWN_ASIDE
+    unknown = sorted(k for k in metrics if k not in known)
+    if unknown:
+        raise ImportFailure(f"{where}: unknown metric(s) {', '.join(unknown)}")
+
+    latency = {}
+    for name, (slot, factor) in LATENCY.items():
+        if name in metrics:
+            dist = _distribution(_successful(metrics[name], name, where), factor)
+            if dist:
+                latency[slot] = dist
+    throughput = {}
+    for name, slot in RATES.items():
+        if name in metrics:
+            mean = _successful(metrics[name], name, where).get("mean")
+            if mean is not None:
+                throughput[slot] = mean
+
+    totals = metrics.get("request_totals") or {}
+    succeeded = int(totals.get("successful") or 0)
+    failed = int(totals.get("errored") or 0) + int(totals.get("incomplete") or 0)
+    tokens: dict[str, Any] = {"source": "unknown"}
+    for name, slot in (("prompt_token_count", "input"), ("output_token_count", "output")):
+        if name in metrics:
+            total = _successful(metrics[name], name, where).get("total_sum")
+            if total is not None:
+                tokens[slot] = int(total)
+
+    strategy = ((bench.get("config") or {}).get("strategy")) or {}
+    kind = strategy.get("type_")
+    point: dict[str, Any] = {
+        "label": str(kind)[:100] if kind else None,
+        "window_s": bench.get("duration"),
+        "requests": {"total": succeeded + failed, "succeeded": succeeded, "failed": failed},
+        "tokens": tokens,
+        "throughput": throughput,
+        "latency_ms": latency,
+    }
+    if kind == "synchronous":
+        point["concurrency"], arrival = 1, "closed"
+    elif kind == "concurrent":
+        point["concurrency"], arrival = strategy.get("streams"), "closed"
+    elif kind == "throughput":
+        point["concurrency"], arrival = strategy.get("max_concurrency"), "closed"
+    elif kind in ("constant", "poisson"):
+        point["request_rate"], arrival = strategy.get("rate"), "open"
+    else:
+        raise ImportFailure(f"{where}: unknown strategy type {kind!r}")
+
+    extra = {
+        name: {
+            k: v
+            for k, v in _distribution(_successful(metrics[name], name, where), 1.0).items()
+            if k in ("mean", "p50", "p99")
+        }
+        for name in WEIGHTED_ASIDE
+        if name in metrics
+    }
+    if totals.get("incomplete"):
+        extra["incomplete_requests"] = totals["incomplete"]
+    return {k: v for k, v in point.items() if v is not None}, arrival, extra
+
+
+def _scenario_from_data(data: Any) -> dict[str, Any]:
+    """Fixed synthetic lengths stated in --data (e.g. 'prompt_tokens=512,output_tokens=64')."""
+    item = data[0] if isinstance(data, list) and len(data) == 1 else data
+    config: dict[str, Any] = {}
+    if isinstance(item, dict):
+        config = item
+    elif isinstance(item, str):
+        text = item.strip()
+        if text.startswith("{"):
+            try:
+                config = json.loads(text)
+            except ValueError:
+                config = {}
+        elif "=" in text:
+            config = dict(part.split("=", 1) for part in text.split(",") if "=" in part)
+    spread_keys = [k for k in config if k.endswith(("_stdev", "_min", "_max"))]
+    if "prompt_tokens" not in config or "output_tokens" not in config or spread_keys:
+        return {}
+    try:
+        return {
+            "input_tokens": int(config["prompt_tokens"]),
+            "output_tokens": int(config["output_tokens"]),
+            "dataset": "synthetic",
+        }
+    except (TypeError, ValueError):
+        return {}
+
+
+register(
+    Format(
+        name="guidellm",
+        tool=TOOL,
+        summary="GuideLLM benchmarks.json (one point per benchmark of a sweep)",
+        sniff=_sniff,
+        parse=parse,
+    )
+)

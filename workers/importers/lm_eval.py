@@ -1,0 +1,267 @@
+"""EleutherAI lm-evaluation-harness `results_<timestamp>.json` (+ `samples_<task>_*.jsonl`).
+
+Reads the output of lm-eval 0.4.x (`--output_path`, with `--log_samples` for samples), as
+written by `lm_eval/loggers/evaluation_tracker.py`: `results` maps each task to metric keys
+named `<metric>,<filter>` (e.g. `exact_match,strict-match`) and their
+`<metric>_stderr,<filter>` ("N/A" when none), plus `alias`; `n-samples` gives original and
+effective item counts, `n-shot` and `versions` the protocol, `config` the model and
+generation arguments, `task_hashes` a hash of the task's data. Group rows (`groups`) are
+aggregates of tasks already present and are not imported.
+
+Each samples line is one item under one filter: doc_id, target, filtered_resps, filter,
+metrics (names) and the value of each metric. With samples, every binary metric
+(value 0 or 1) gets per-item outcomes, so paired comparisons work on imported runs.
+Metrics that are not rates in [0, 1] (perplexity ...) are kept in environment.extra.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from workers.importers.common import (
+    ImportInput,
+    PeerFile,
+    build_document,
+    expect_object,
+    load_json,
+    load_jsonl,
+)
+from workers.importers.errors import ImportFailure
+from workers.importers.registry import Format, Preview, register
+from workers.results import ResultDocument
+
+TOOL = "lm-evaluation-harness 0.4.x"
+
+TOP_LEVEL = {
+    "results",
+    "groups",
+    "group_subtasks",
+    "configs",
+    "versions",
+    "n-shot",
+    "higher_is_better",
+    "n-samples",
+    "config",
+    "git_hash",
+    "date",
+    "pretty_env_info",
+    "transformers_version",
+    "lm_eval_version",
+    "upper_git_hash",
+    "tokenizer_pad_token",
+    "tokenizer_eos_token",
+    "tokenizer_bos_token",
+    "eot_token_id",
+    "max_length",
+    "task_hashes",
+    "model_source",
+    "model_name",
+    "model_name_sanitized",
+    "system_instruction",
+    "system_instruction_sha",
+    "fewshot_as_multiturn",
+    "chat_template",
+    "chat_template_sha",
+    "start_time",
+    "end_time",
+    "total_evaluation_time_seconds",
+}
+SAMPLE_KEYS = {
+    "doc_id",
+    "doc",
+    "target",
+    "arguments",
+    "resps",
+    "filtered_resps",
+    "filter",
+    "metrics",
+    "doc_hash",
+    "prompt_hash",
+    "target_hash",
+    "task_name",
+}
+SAMPLES_NAME = re.compile(r"samples_(.+?)_\d{4}-\d{2}-\d{2}T[\d\-.]+\.jsonl$")
+
+
+def _sniff(seen: Preview) -> bool:
+    row = seen.value
+    return isinstance(row, dict) and "results" in row and ("n-samples" in row or "versions" in row)
+
+
+def _sniff_samples(seen: Preview) -> bool:
+    row = seen.first_line
+    return isinstance(row, dict) and {"doc_id", "filtered_resps", "filter"} <= set(row)
+
+
+def _model_name(doc: dict[str, Any]) -> str | None:
+    if isinstance(doc.get("model_name"), str) and doc["model_name"]:
+        return doc["model_name"]
+    args = (doc.get("config") or {}).get("model_args")
+    if isinstance(args, dict):
+        return args.get("pretrained") or args.get("model")
+    if isinstance(args, str):
+        pairs = dict(part.split("=", 1) for part in args.split(",") if "=" in part)
+        return pairs.get("pretrained") or pairs.get("model")
+    return None
+
+
+def parse(job: ImportInput) -> list[ResultDocument]:
+    where = job.main.name
+    doc = expect_object(load_json(job.main), where)
+    unknown = sorted(k for k in doc if k not in TOP_LEVEL)
+    if unknown:
+        raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")
+    results = expect_object(doc["results"], f"{where} results")
+    samples = _samples_by_task(job.companions, set(results))
+
+    accuracy: list[dict[str, Any]] = []
+    not_rates: dict[str, float] = {}
+    for task, row in results.items():
+        row = expect_object(row, f"{where} results.{task}")
+        accuracy.extend(_task_results(doc, task, row, samples.get(task), where, not_rates))
+    if not accuracy:
+        raise ImportFailure(f"{where}: no metric with a score in [0, 1] to import")
+    unused = set(samples) - set(results)
+    if unused:
+        raise ImportFailure(f"samples for task(s) {', '.join(sorted(unused))} not in {where}")
+
+    config = doc.get("config") or {}
+    extra = {
+        "lm_eval_version": doc.get("lm_eval_version"),
+        "git_hash": doc.get("git_hash"),
+        "model_source": doc.get("model_source") or config.get("model"),
+        "limit": config.get("limit"),
+        "gen_kwargs": config.get("gen_kwargs"),
+        "total_evaluation_time_seconds": doc.get("total_evaluation_time_seconds"),
+    }
+    if not_rates:
+        extra["metrics_not_rates"] = not_rates
+    return [
+        build_document(
+            job,
+            tool=TOOL,
+            model_stated=_model_name(doc),
+            deployment_stated={},
+            accuracy=accuracy,
+            environment={"extra": {k: v for k, v in extra.items() if v is not None}},
+        )
+    ]
+
+
+def _task_results(
+    doc: dict[str, Any],
+    task: str,
+    row: dict[str, Any],
+    samples: list[dict[str, Any]] | None,
+    where: str,
+    not_rates: dict[str, float],
+) -> list[dict[str, Any]]:
+    version = (doc.get("versions") or {}).get(task)
+    shots = (doc.get("n-shot") or {}).get(task)
+    counts = (doc.get("n-samples") or {}).get(task) or {}
+    protocol = f"lm-eval/{task}" + (f"@v{version}" if version is not None else "")
+    protocol += f"/{shots}-shot" if shots is not None else ""
+    out = []
+    for key, value in row.items():
+        if key == "alias" or "_stderr," in key:
+            continue
+        if "," not in key:
+            raise ImportFailure(f"{where}: results.{task}.{key} is not '<metric>,<filter>'")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ImportFailure(f"{where}: results.{task}.{key} should be a number, got {value!r}")
+        if not 0 <= value <= 1:
+            not_rates[f"{task}/{key}"] = value
+            continue
+        metric, filter_name = key.split(",", 1)
+        stderr = row.get(f"{metric}_stderr,{filter_name}")
+        result: dict[str, Any] = {
+            "protocol": protocol[:200],
+            "task": task,
+            "metric": key,
+            "n": counts.get("effective"),
+            "score": value,
+            "stderr": stderr if isinstance(stderr, int | float) and stderr >= 0 else None,
+            "data_hash": (doc.get("task_hashes") or {}).get(task),
+        }
+        if samples is not None:
+            items = _items(samples, metric, filter_name)
+            if items:
+                result["items"] = items
+                result["correct"] = sum(1 for i in items if i["correct"])
+        out.append({k: v for k, v in result.items() if v is not None})
+    return out
+
+
+def _samples_by_task(companions: tuple[PeerFile, ...], tasks: set[str]) -> dict[str, list]:
+    by_task: dict[str, list] = {}
+    for peer in companions:
+        rows = load_jsonl(peer)
+        match = SAMPLES_NAME.search(peer.name)
+        task = match.group(1) if match else None
+        if task is None:
+            named = {row.get("task_name") for row in rows if isinstance(row, dict)}
+            task = named.pop() if len(named) == 1 and None not in named else None
+        if task is None and len(tasks) == 1:
+            task = next(iter(tasks))
+        if task is None:
+            raise ImportFailure(
+                f"{peer.name}: cannot tell which task these samples belong to; name the file "
+                "samples_<task>_<timestamp>.jsonl as lm-eval does"
+            )
+        for number_, row in enumerate(rows, start=1):
+            where = f"{peer.name} line {number_}"
+            row = expect_object(row, where)
+            extra = set(row) - SAMPLE_KEYS - set(row.get("metrics") or [])
+            if extra:
+                raise ImportFailure(f"{where}: unknown field(s) {', '.join(sorted(extra))}")
+            if "doc_id" not in row or "filter" not in row:
+                raise ImportFailure(f"{where}: missing doc_id or filter")
+        by_task.setdefault(task, []).extend(rows)
+    return by_task
+
+
+def _items(rows: list[dict[str, Any]], metric: str, filter_name: str) -> list[dict[str, Any]]:
+    items = []
+    for row in rows:
+        if row["filter"] != filter_name or metric not in row:
+            continue
+        value = row[metric]
+        if value not in (0, 1):
+            return []  # not a per-item right/wrong metric
+        filtered = row.get("filtered_resps")
+        extracted = filtered[0] if isinstance(filtered, list) and filtered else filtered
+        item: dict[str, Any] = {"item_id": str(row["doc_id"]), "correct": value == 1}
+        if isinstance(extracted, str):
+            item["extracted"] = extracted[:500]
+        if row.get("target") is not None:
+            item["gold"] = str(row["target"])[:500]
+        items.append(item)
+    return items
+
+
+def _samples_alone(job: ImportInput) -> list[ResultDocument]:
+    raise ImportFailure(
+        f"{job.main.name}: these are lm-eval samples; import the results_<timestamp>.json "
+        "and give this file with --records"
+    )
+
+
+register(
+    Format(
+        name="lm-eval",
+        tool=TOOL,
+        summary="lm-evaluation-harness results JSON (+ samples JSONL via --records)",
+        sniff=_sniff,
+        parse=parse,
+    )
+)
+register(
+    Format(
+        name="lm-eval-samples",
+        tool=TOOL,
+        summary="lm-evaluation-harness samples JSONL (only as --records of a results file)",
+        sniff=_sniff_samples,
+        parse=_samples_alone,
+    )
+)

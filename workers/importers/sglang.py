@@ -1,0 +1,209 @@
+"""sglang `python -m sglang.bench_serving` results (JSON Lines, one run per line).
+
+Reads the line format of sglang 0.5.x (checked against a real 0.5.23 file and
+`python/sglang/bench_serving.py` of that series): run arguments (backend, dataset_name,
+request_rate, max_concurrency, random_input_len/output_len/range_ratio ...), counts,
+throughputs in tokens (requests) per second over `duration` seconds, and latency
+statistics whose keys end in `_ms` (milliseconds). With `--output-details` a line also
+carries per-request arrays (input_lens, output_lens, ttfts, itls in seconds, errors).
+
+sglang writes `"request_rate": Infinity` for closed-loop runs, which is not strict JSON;
+it is accepted here (and only for that field's sake) because the tool writes it.
+
+Each line becomes one point of one document (a `--request-rate` sweep appends lines to one
+file). `backend` (e.g. sglang-oai) names the client protocol, not the serving engine, so
+the engine must be given as a fact; the line does not name the model either.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from workers.importers.benchjson import counts_from_lists, latency_stats, records, request_lists
+from workers.importers.common import (
+    ImportInput,
+    build_document,
+    check_keys,
+    expect_object,
+    integer,
+    load_jsonl,
+    number,
+)
+from workers.importers.errors import ImportFailure
+from workers.importers.registry import Format, Preview, register
+from workers.results import ResultDocument
+
+TOOL = "sglang bench_serving 0.5.x"
+
+KNOWN = {
+    "tag",
+    "backend",
+    "dataset_name",
+    "request_rate",
+    "max_concurrency",
+    "sharegpt_output_len",
+    "random_input_len",
+    "random_output_len",
+    "random_range_ratio",
+    "server_info",
+    "duration",
+    "completed",
+    "total_input_tokens",
+    "total_input_text_tokens",
+    "total_input_vision_tokens",
+    "total_output_tokens",
+    "total_output_tokens_retokenized",
+    "request_throughput",
+    "input_throughput",
+    "output_throughput",
+    "total_throughput",
+    "concurrency",
+    "accept_length",
+    "max_output_tokens_per_s",
+    "max_concurrent_requests",
+    "input_lens",
+    "output_lens",
+    "ttfts",
+    "itls",
+    "generated_texts",
+    "errors",
+}
+METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2e_latency": "e2el"}
+RANDOM_DATASETS = ("random", "random-ids")
+
+
+def _sniff(seen: Preview) -> bool:
+    row = seen.first_line if seen.first_line is not None else seen.value
+    return isinstance(row, dict) and "dataset_name" in row and "mean_e2e_latency_ms" in row
+
+
+def parse(job: ImportInput) -> list[ResultDocument]:
+    rows = load_jsonl(job.main, allow_nonfinite=True)
+    points, scenarios, extras = [], [], []
+    for number_, row in enumerate(rows, start=1):
+        where = f"{job.main.name} line {number_}"
+        point, scenario, extra = _point(expect_object(row, where), where)
+        points.append(point)
+        scenarios.append(scenario)
+        extras.append(extra)
+    if any(s != scenarios[0] for s in scenarios):
+        raise ImportFailure(
+            f"{job.main.name}: lines differ in dataset or lengths; import them one per file"
+        )
+    return [
+        build_document(
+            job,
+            tool=TOOL,
+            model_stated=None,
+            deployment_stated={},
+            scenario_stated=scenarios[0],
+            points=points,
+            environment={
+                "extra": {
+                    "lines": extras,
+                    "token_sources": {"input": "tokenizer", "output": "usage"},
+                }
+            },
+        )
+    ]
+
+
+def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any], dict]:
+    latency, unslotted, consumed = latency_stats(row, METRICS, where)
+    check_keys(
+        {k: v for k, v in row.items() if k not in consumed}, KNOWN, where, ("duration", "completed")
+    )
+    for key, value in row.items():
+        # Infinity is only legitimate as request_rate; anywhere else it is a broken value.
+        if key != "request_rate" and isinstance(value, float) and not math.isfinite(value):
+            raise ImportFailure(f"{where}: field {key} is {value}, not a finite number")
+
+    rate = row.get("request_rate")
+    if rate == "trace":
+        raise ImportFailure(f"{where}: request_rate 'trace' (trace replay) is not supported")
+    if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int | float)):
+        raise ImportFailure(f"{where}: request_rate should be a number, got {rate!r}")
+    open_loop = rate is not None and math.isfinite(rate)
+
+    lists = request_lists(row, where)
+    point: dict[str, Any] = {
+        "concurrency": integer(row, "max_concurrency", where),
+        "request_rate": rate if open_loop else None,
+        "window_s": number(row, "duration", where),
+        "requests": counts_from_lists(lists) if lists else None,
+        "tokens": {
+            "input": integer(row, "total_input_tokens", where),
+            "output": integer(row, "total_output_tokens", where),
+            # Prompts are counted with the local tokenizer, outputs from usage when the
+            # server reports it: mixed sources, stated in environment.extra.token_sources.
+            "source": "unknown",
+        },
+        "throughput": {
+            "requests_per_s": number(row, "request_throughput", where),
+            "input_tok_s": number(row, "input_throughput", where),
+            "output_tok_s": number(row, "output_throughput", where),
+            "total_tok_s": number(row, "total_throughput", where),
+        },
+        "latency_ms": latency,
+    }
+    if lists:
+        point["records"] = records(lists, where)
+    point = {k: v for k, v in point.items() if v is not None}
+    point["tokens"] = {k: v for k, v in point["tokens"].items() if v is not None}
+    point["throughput"] = {k: v for k, v in point["throughput"].items() if v is not None}
+
+    extra = {
+        key: row[key]
+        for key in (
+            "tag",
+            "backend",
+            "completed",
+            "concurrency",
+            "accept_length",
+            "max_output_tokens_per_s",
+            "max_concurrent_requests",
+            "total_output_tokens_retokenized",
+            "server_info",
+        )
+        if row.get(key) is not None
+    }
+    if unslotted:
+        extra["latency_stats_without_slot_ms"] = unslotted
+    return point, _scenario(row, where, open_loop), extra
+
+
+def _scenario(row: dict[str, Any], where: str, open_loop: bool) -> dict[str, Any]:
+    dataset = row.get("dataset_name")
+    scenario: dict[str, Any] = {"arrival": "open" if open_loop else "closed"}
+    if dataset:
+        scenario["dataset"] = dataset
+    if dataset not in RANDOM_DATASETS:
+        # random_input_len and friends are argparse defaults here, not what was sent.
+        return scenario
+    ratio = number(row, "random_range_ratio", where)
+    in_len = integer(row, "random_input_len", where)
+    out_len = integer(row, "random_output_len", where)
+    if ratio is None or in_len is None or out_len is None:
+        raise ImportFailure(
+            f"{where}: a random-dataset run needs random_input_len, random_output_len "
+            "and random_range_ratio"
+        )
+    if not 0 <= ratio <= 1:
+        raise ImportFailure(f"{where}: random_range_ratio {ratio} is outside [0, 1]")
+    # sglang draws lengths uniformly from [L * ratio, L]: mean L(1+r)/2, spread (1-r)/(1+r).
+    scenario["input_tokens"] = round(in_len * (1 + ratio) / 2)
+    scenario["output_tokens"] = max(1, round(out_len * (1 + ratio) / 2))
+    scenario["length_spread"] = (1 - ratio) / (1 + ratio)
+    return scenario
+
+
+register(
+    Format(
+        name="sglang-bench-serving",
+        tool=TOOL,
+        summary="sglang bench_serving JSONL (one line per run; *_ms latencies)",
+        sniff=_sniff,
+        parse=parse,
+    )
+)

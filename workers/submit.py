@@ -1,0 +1,119 @@
+"""The worker's side of the REST API: job events (status, heartbeats) and result submission.
+
+Workers talk to the server only over HTTP with a token; they never hold database credentials.
+Every call is bounded by timeouts and retried with backoff on network errors and 5xx, so a
+server restart does not lose a finished measurement.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from workers.results import ResultDocument
+
+log = logging.getLogger(__name__)
+
+
+class ServerError(Exception):
+    """The server could not be reached, or kept failing, after every retry."""
+
+
+class ServerRefused(Exception):
+    """The server answered with a 4xx: retrying the same request will not help."""
+
+
+@dataclass(frozen=True)
+class EventAnswer:
+    status: str
+    proceed: bool
+    cancel: bool
+    detail: str = ""
+
+
+class ServerClient:
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        timeout_s: float = 30.0,
+        attempts: int = 6,
+        backoff_s: float = 1.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout_s = timeout_s
+        self.attempts = attempts
+        self.backoff_s = backoff_s
+
+    def _post(self, path: str, body: str, attempts: int | None = None) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
+        url = self.base_url + path
+        delay = self.backoff_s
+        last = ""
+        tries = attempts or self.attempts
+        for attempt in range(1, tries + 1):
+            try:
+                response = httpx.post(url, content=body, headers=headers, timeout=self.timeout_s)
+            except httpx.HTTPError as exc:
+                last = f"{type(exc).__name__}: {exc}"
+            else:
+                if response.status_code < 300:
+                    try:
+                        return response.json()
+                    except ValueError:
+                        # A proxy's HTML page, say: the server did not really answer.
+                        last = f"HTTP {response.status_code} without JSON: {response.text[:200]}"
+                elif response.is_redirect:
+                    raise ServerRefused(
+                        f"{path}: redirected to {response.headers.get('location')}; set "
+                        "INFERBOARD_SERVER_URL to the server's final (https) URL"
+                    )
+                else:
+                    last = f"HTTP {response.status_code}: {response.text[:500]}"
+                    if response.status_code < 500 and response.status_code != 429:
+                        raise ServerRefused(f"{path}: {last}")
+            if attempt < tries:
+                log.warning("POST %s failed (%s); retrying in %.0f s", path, last, delay)
+                time.sleep(delay)
+                delay = min(delay * 2, 60)
+        raise ServerError(f"POST {path} failed after {tries} attempts: {last}")
+
+    def event(
+        self,
+        job_id: int,
+        event: str,
+        *,
+        attempt: int,
+        worker: str,
+        message: str = "",
+        run_id: int | None = None,
+        retries: int | None = None,
+    ) -> EventAnswer:
+        body: dict[str, Any] = {
+            "event": event,
+            "attempt": attempt,
+            "worker": worker,
+            "message": message[:2000],
+        }
+        if run_id is not None:
+            body["run_id"] = run_id
+        data = self._post(f"/api/v1/jobs/{job_id}/events", json.dumps(body), retries)
+        return EventAnswer(
+            status=str(data.get("status", "")),
+            proceed=bool(data.get("proceed", False)),
+            cancel=bool(data.get("cancel", False)),
+            detail=str(data.get("detail", "")),
+        )
+
+    def submit(self, document: ResultDocument, *, private: bool = False) -> int:
+        """POST the document; the same idempotency key on every retry, so at most one run."""
+        path = "/api/v1/runs" + ("?private=true" if private else "")
+        data = self._post(path, json.dumps(document.to_json_dict()))
+        return int(data["id"])
