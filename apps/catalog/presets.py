@@ -53,3 +53,16 @@ PRESETS: list[dict] = [
         "shape_suffix": "single-stream",
     },
 ]
+
+
+def preset_row(definition: dict) -> dict:
+    """The Scenario fields of a preset definition, shape key included."""
+    fields = {k: v for k, v in definition.items() if k not in {"slug", "shape_suffix"}}
+    key = shape_key(
+        input_tokens=definition["input_tokens"],
+        output_tokens=definition["output_tokens"],
+        prefix_cache_hit_rate=definition.get("prefix_cache_hit_rate", 0),
+        dataset=definition.get("dataset", "random"),
+        suffix=definition.get("shape_suffix", ""),
+    )
+    return {**fields, "shape_key": key, "is_preset": True}

@@ -5,7 +5,7 @@ from typing import Any
 from django.utils.text import slugify
 
 from apps.catalog.models import Accelerator, Deployment, Engine, Model, PriceTier, Scenario
-from apps.catalog.presets import shape_key
+from apps.catalog.presets import PRESETS, preset_row, shape_key
 from workers import results as doc
 
 
@@ -53,7 +53,7 @@ def deployment_upsert(*, document: doc.ResultDocument) -> Deployment:
 def scenario_resolve(*, scenario: doc.Scenario, org=None) -> Scenario:
     """The stored scenario a document's scenario denotes: its named preset, or its shape."""
     if scenario.preset:
-        preset = Scenario.objects.filter(slug=scenario.preset, is_preset=True).first()
+        preset = preset_get(slug=scenario.preset)
         if preset is None:
             raise doc.DocumentError([("scenario.preset", f"unknown preset {scenario.preset!r}")])
         mismatched = [
@@ -70,6 +70,21 @@ def scenario_resolve(*, scenario: doc.Scenario, org=None) -> Scenario:
             )
         return preset
     return scenario_get_or_create(scenario=scenario, org=org)[0]
+
+
+def preset_get(*, slug: str) -> Scenario | None:
+    """A preset scenario; recreated from code if its row is gone (presets are defined here)."""
+    preset = Scenario.objects.filter(slug=slug, is_preset=True).first()
+    definition = next((p for p in PRESETS if p["slug"] == slug), None)
+    if preset is not None or definition is None:
+        return preset
+    preset, _ = Scenario.objects.update_or_create(slug=slug, defaults=preset_row(definition))
+    return preset
+
+
+def presets_ensure() -> None:
+    for definition in PRESETS:
+        preset_get(slug=definition["slug"])
 
 
 def _shape_key_of(scenario: doc.Scenario) -> str:

@@ -11,7 +11,12 @@ from apps.accounts.models import ApiToken, Organization
 from apps.accuracy.services import accuracy_store
 from apps.catalog.models import PublishedFigure
 from apps.catalog.reference import published_documents
-from apps.catalog.services import deployment_upsert, reference_accelerators_load, scenario_resolve
+from apps.catalog.services import (
+    deployment_upsert,
+    presets_ensure,
+    reference_accelerators_load,
+    scenario_resolve,
+)
 from apps.runs import summary
 from apps.runs.models import Point, RequestRecord, Run
 from workers import results as doc
@@ -259,6 +264,7 @@ def _records_insert(point_id: int, records: list[doc.RequestRecord]) -> None:
 def reference_load(*, data: dict[str, Any]) -> dict[str, int]:
     """Load the shipped reference data; running it again changes nothing."""
     with transaction.atomic():
+        presets_ensure()
         accelerators = reference_accelerators_load(data=data)
         for result in data["results"]:
             PublishedFigure.objects.update_or_create(

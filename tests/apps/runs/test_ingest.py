@@ -115,3 +115,9 @@ def test_an_unknown_preset_is_named(document, org):
     with pytest.raises(DocumentError) as caught:
         run_ingest(document=document, org=org)
     assert caught.value.errors == [("scenario.preset", "unknown preset '64k-1k'")]
+
+
+def test_a_preset_whose_row_was_deleted_is_recreated_from_its_definition(document, org):
+    Scenario.objects.filter(slug="seed-20k-1k-60").delete()
+    run = run_ingest(document=document, org=org).run
+    assert (run.scenario.slug, run.scenario.slo_ttft_ms) == ("seed-20k-1k-60", 2220)
