@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 
+from apps.accuracy import views as accuracy
 from apps.api.api import api
 from apps.leaderboard import views as board
 from apps.runs import views as runs
@@ -21,6 +22,8 @@ urlpatterns = [
     path("compare/", board.compare, name="compare"),
     path("story/glm-5-2/", board.story_glm, name="story-glm"),
     path("costs/", include("apps.costs.urls")),
+    path("accuracy/", accuracy.accuracy_index, name="accuracy-index"),
+    path("accuracy/compare/", accuracy.accuracy_compare, name="accuracy-compare"),
     path("api/v1/", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -5,6 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, ValidationError
 
+from apps.accuracy.api import router as accuracy_router
 from apps.api.errors import error_items
 from apps.api.middleware import body_too_large
 from apps.catalog.api import router as catalog_router
@@ -27,6 +28,7 @@ api = NinjaAPI(
 api.add_router("/runs", runs_router)
 api.add_router("/imports", imports_router)
 api.add_router("/costs", costs_router)
+api.add_router("/accuracy", accuracy_router)
 api.add_router("/", catalog_router)
 
 
