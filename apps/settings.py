@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "apps.accuracy",
     "apps.costs",
     "apps.imports",
+    "apps.jobs",
     "apps.leaderboard",
 ]
 

@@ -24,6 +24,7 @@ urlpatterns = [
     path("costs/", include("apps.costs.urls")),
     path("accuracy/", accuracy.accuracy_index, name="accuracy-index"),
     path("accuracy/compare/", accuracy.accuracy_compare, name="accuracy-compare"),
+    path("", include("apps.jobs.urls")),
     path("api/v1/", api.urls),
     path("admin/", admin.site.urls),
 ]

@@ -11,6 +11,7 @@ from apps.api.middleware import body_too_large
 from apps.catalog.api import router as catalog_router
 from apps.costs.api import router as costs_router
 from apps.imports.api import router as imports_router
+from apps.jobs.api import router as jobs_router
 from apps.runs.api import router as runs_router
 from apps.runs.services import IdempotencyConflict
 from workers.results import DocumentError
@@ -30,6 +31,7 @@ api.add_router("/imports", imports_router)
 api.add_router("/costs", costs_router)
 api.add_router("/accuracy", accuracy_router)
 api.add_router("/", catalog_router)
+api.add_router("/", jobs_router)
 
 
 @api.exception_handler(ValidationError)

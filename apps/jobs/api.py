@@ -1,0 +1,425 @@
+"""REST API for endpoints, jobs and schedules. Mounted at the API root: /api/v1/endpoints ...
+
+Everything here belongs to an organization: a Bearer token sees and acts on its own
+organization's endpoints and jobs only (others are 404). Endpoint keys are write-only.
+"""
+
+from datetime import datetime
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import Field, Router, Schema, Status
+from pydantic import ValidationError
+
+from apps.accounts.auth import BearerToken
+from apps.catalog.models import Deployment, Scenario
+from apps.jobs import services
+from apps.jobs.allowlist import EndpointRefused
+from apps.jobs.crypto import CredentialError
+from apps.jobs.models import Endpoint, Job, Schedule
+from workers import results as doc
+
+router = Router(tags=["jobs"], auth=BearerToken())
+
+
+class ErrorItem(Schema):
+    path: str
+    message: str
+
+
+class Errors(Schema):
+    detail: list[ErrorItem] | str
+
+
+class EndpointIn(Schema):
+    name: str = Field(min_length=1, max_length=200)
+    url: str = Field(min_length=1, max_length=2000, description="must be inside the allowlist")
+    deployment_id: int | None = Field(None, description="an existing deployment, or:")
+    model: doc.ModelInfo | None = Field(None, description="model facts (with deployment)")
+    deployment: doc.Deployment | None = Field(None, description="deployment facts")
+    served_model: str = Field("", max_length=200, description="name sent in requests")
+    api: Literal["completions", "chat"] = "completions"
+    pool: str = Field("", max_length=100, description="default: pool.<accelerator sku>")
+    api_key: str = Field("", max_length=4000, description="write-only; stored encrypted")
+    simulated: bool = Field(False, description="a test server: runs are labelled simulated")
+    private: bool = False
+
+
+class EndpointOut(Schema):
+    id: int
+    name: str
+    url: str
+    pool: str
+    served_model: str
+    api: str
+    deployment_id: int
+    deployment: str
+    has_api_key: bool
+    simulated: bool
+    is_public: bool
+    created_at: datetime
+
+
+class RunRequest(Schema):
+    kind: Literal["load", "accuracy"] = "load"
+    scenario: str | None = Field(None, description="scenario slug (load jobs)")
+    protocol: str = Field("", description="accuracy protocol, e.g. gsm8k-5shot-v1")
+    concurrency: list[int] | None = Field(None, description="closed-loop levels")
+    rates: list[float] | None = Field(None, description="open-loop levels, requests/s")
+    requests: int | None = Field(None, ge=1, description="measured requests per level")
+    duration_s: float | None = Field(None, gt=0)
+    warmup: int | None = Field(None, ge=0)
+    limit: int | None = Field(None, ge=1, description="accuracy items")
+
+
+class JobOut(Schema):
+    id: int
+    url: str
+    status: str
+    kind: str
+    endpoint_id: int
+    endpoint: str
+    pool: str
+    scenario: str | None
+    protocol: str
+    attempt: int
+    error: str
+    progress: str
+    worker: str
+    run_id: int | None
+    run_url: str | None
+    created_at: datetime
+    started_at: datetime | None
+    heartbeat_at: datetime | None
+    finished_at: datetime | None
+
+
+class EventIn(Schema):
+    event: Literal["started", "heartbeat", "succeeded", "failed", "cancelled"]
+    attempt: int = Field(ge=1)
+    worker: str = Field(min_length=1, max_length=300)
+    message: str = Field("", max_length=2000)
+    run_id: int | None = Field(None, description="a hint only: the run is found by job key")
+
+
+class EventOut(Schema):
+    job_id: int
+    status: str
+    proceed: bool
+    cancel: bool
+    detail: str
+
+
+class ScheduleIn(Schema):
+    kind: Literal["load", "accuracy"] = "load"
+    scenario: str | None = None
+    protocol: str = ""
+    options: dict[str, Any] = Field(default_factory=dict)
+    cron: str = Field("", max_length=100, description="five fields, UTC, e.g. '0 2 * * *'")
+    interval_minutes: int | None = Field(None, ge=1)
+    enabled: bool = True
+
+
+class SchedulePatch(Schema):
+    scenario: str | None = None
+    protocol: str | None = None
+    options: dict[str, Any] | None = None
+    cron: str | None = Field(None, max_length=100)
+    interval_minutes: int | None = Field(None, ge=1)
+    enabled: bool | None = None
+
+
+class ScheduleOut(Schema):
+    id: int
+    endpoint_id: int
+    kind: str
+    scenario: str | None
+    protocol: str
+    options: dict[str, Any]
+    cron: str
+    interval_minutes: int | None
+    enabled: bool
+    next_run_at: datetime | None
+    last_run_at: datetime | None
+
+
+def _errors(path: str, message: str) -> dict[str, Any]:
+    return {"detail": [{"path": path, "message": message}]}
+
+
+def endpoint_out(endpoint: Endpoint) -> dict[str, Any]:
+    return {
+        "id": endpoint.pk,
+        "name": endpoint.name,
+        "url": endpoint.url,
+        "pool": endpoint.pool,
+        "served_model": endpoint.served_model,
+        "api": endpoint.api,
+        "deployment_id": endpoint.deployment_id,
+        "deployment": str(endpoint.deployment),
+        "has_api_key": endpoint.has_api_key,
+        "simulated": endpoint.simulated,
+        "is_public": endpoint.is_public,
+        "created_at": endpoint.created_at,
+    }
+
+
+def job_out(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.pk,
+        "url": f"/api/v1/jobs/{job.pk}",
+        "status": job.status,
+        "kind": job.kind,
+        "endpoint_id": job.endpoint_id,
+        "endpoint": job.endpoint.name,
+        "pool": job.pool,
+        "scenario": job.scenario.slug if job.scenario_id else None,
+        "protocol": job.protocol,
+        "attempt": job.attempt,
+        "error": job.error,
+        "progress": job.progress,
+        "worker": job.worker,
+        "run_id": job.run_id,
+        "run_url": f"/api/v1/runs/{job.run_id}" if job.run_id else None,
+        "created_at": job.created_at,
+        "started_at": job.started_at,
+        "heartbeat_at": job.heartbeat_at,
+        "finished_at": job.finished_at,
+    }
+
+
+def schedule_out(schedule: Schedule) -> dict[str, Any]:
+    return {
+        "id": schedule.pk,
+        "endpoint_id": schedule.endpoint_id,
+        "kind": schedule.kind,
+        "scenario": schedule.scenario.slug if schedule.scenario_id else None,
+        "protocol": schedule.protocol,
+        "options": schedule.options,
+        "cron": schedule.cron,
+        "interval_minutes": schedule.interval_minutes,
+        "enabled": schedule.enabled,
+        "next_run_at": schedule.next_run_at,
+        "last_run_at": schedule.last_run_at,
+    }
+
+
+def _endpoint(request: HttpRequest, endpoint_id: int) -> Endpoint:
+    return get_object_or_404(Endpoint, pk=endpoint_id, org=request.auth.org)
+
+
+def _job(request: HttpRequest, job_id: int) -> Job:
+    return get_object_or_404(
+        Job.objects.select_related("endpoint", "scenario"),
+        pk=job_id,
+        endpoint__org=request.auth.org,
+    )
+
+
+def _scenario(slug: str | None) -> Scenario | None:
+    return Scenario.objects.filter(slug=slug).first() if slug else None
+
+
+@router.post(
+    "/endpoints",
+    response={201: EndpointOut, 401: Errors, 404: Errors, 409: Errors, 422: Errors},
+    summary="Register an endpoint",
+)
+def create_endpoint(request: HttpRequest, body: EndpointIn):
+    """Refused with 422 (path `url`) when the URL is outside the server's allowlist; nothing
+    is stored and nothing is sent. The key is stored encrypted and never returned."""
+    org = request.auth.org
+    if Endpoint.objects.filter(org=org, name=body.name).exists():
+        return Status(409, _errors("name", "your organization already has this endpoint name"))
+    facts = None
+    if body.deployment_id is not None:
+        deployment = get_object_or_404(Deployment, pk=body.deployment_id)
+    elif body.model is not None and body.deployment is not None:
+        facts = {
+            "model": body.model.model_dump(mode="json"),
+            "deployment": body.deployment.model_dump(mode="json"),
+        }
+        deployment = services.deployment_from_facts(**facts)
+    else:
+        return Status(422, _errors("deployment", "give deployment_id, or model and deployment"))
+    try:
+        endpoint = services.endpoint_create(
+            org=org,
+            name=body.name,
+            url=body.url,
+            deployment=deployment,
+            facts=facts,
+            served_model=body.served_model,
+            api=body.api,
+            pool=body.pool,
+            api_key=body.api_key,
+            simulated=body.simulated,
+            is_public=not body.private,
+        )
+    except EndpointRefused as exc:
+        return Status(422, _errors("url", str(exc)))
+    except ValidationError as exc:
+        return Status(422, _errors("deployment", str(exc.errors(include_url=False)[0]["msg"])))
+    return Status(201, endpoint_out(endpoint))
+
+
+@router.get("/endpoints", response={200: list[EndpointOut], 401: Errors}, summary="Endpoints")
+def list_endpoints(request: HttpRequest):
+    endpoints = Endpoint.objects.filter(org=request.auth.org).select_related("deployment")
+    return [endpoint_out(e) for e in endpoints]
+
+
+@router.post(
+    "/endpoints/{endpoint_id}/runs",
+    response={202: JobOut, 401: Errors, 404: Errors, 422: Errors, 503: Errors},
+    summary="Run now: queue a job on the endpoint's pool",
+)
+def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
+    """202 with the job (poll `GET /jobs/{id}`). 422 names the wrong field, or `url` when the
+    endpoint is now outside the allowlist; 503 when the broker is down (the job is failed)."""
+    endpoint = _endpoint(request, endpoint_id)
+    scenario = _scenario(body.scenario)
+    if body.scenario and scenario is None:
+        return Status(422, _errors("scenario", f"unknown scenario {body.scenario!r}"))
+    options = body.model_dump(
+        exclude={"kind", "scenario", "protocol"}, exclude_none=True, mode="json"
+    )
+    try:
+        job = services.job_enqueue(
+            endpoint=endpoint,
+            kind=body.kind,
+            scenario=scenario,
+            protocol=body.protocol,
+            options=options,
+            requested_by=f"token {request.auth.prefix}",
+        )
+    except EndpointRefused as exc:
+        return Status(422, _errors("url", str(exc)))
+    except services.JobError as exc:
+        return Status(422, _errors(exc.field, exc.message))
+    except CredentialError as exc:
+        return Status(422, _errors("api_key", str(exc)))
+    except services.BrokerUnavailable as exc:
+        return Status(503, _errors("broker", f"job {exc} failed: the broker is unreachable"))
+    return Status(202, job_out(job))
+
+
+@router.get("/jobs/{job_id}", response={200: JobOut, 401: Errors, 404: Errors}, summary="A job")
+def get_job(request: HttpRequest, job_id: int):
+    return job_out(_job(request, job_id))
+
+
+@router.get("/endpoints/{endpoint_id}/jobs", response={200: list[JobOut], 401: Errors, 404: Errors})
+def list_jobs(request: HttpRequest, endpoint_id: int, limit: int = 50):
+    endpoint = _endpoint(request, endpoint_id)
+    jobs = endpoint.jobs.select_related("endpoint", "scenario")[: min(max(limit, 1), 200)]
+    return [job_out(job) for job in jobs]
+
+
+@router.post(
+    "/jobs/{job_id}/cancel", response={200: JobOut, 401: Errors, 404: Errors}, summary="Cancel"
+)
+def cancel_job(request: HttpRequest, job_id: int):
+    """A queued job never starts; a running one stops at its next heartbeat."""
+    return job_out(services.job_cancel(job=_job(request, job_id)))
+
+
+@router.post(
+    "/jobs/{job_id}/retry",
+    response={202: JobOut, 401: Errors, 404: Errors, 409: Errors, 422: Errors, 503: Errors},
+    summary="Retry a failed or cancelled job",
+)
+def retry_job(request: HttpRequest, job_id: int):
+    try:
+        job = services.job_retry(job=_job(request, job_id))
+    except services.JobError as exc:
+        return Status(409, _errors(exc.field, exc.message))
+    except EndpointRefused as exc:
+        return Status(422, _errors("url", str(exc)))
+    except services.BrokerUnavailable as exc:
+        return Status(503, _errors("broker", f"job {exc} failed: the broker is unreachable"))
+    return Status(202, job_out(job))
+
+
+@router.post(
+    "/jobs/{job_id}/events",
+    response={200: EventOut, 401: Errors, 404: Errors, 422: Errors},
+    summary="Worker report: started, heartbeat, succeeded, failed, cancelled",
+)
+def job_event(request: HttpRequest, job_id: int, body: EventIn):
+    """For workers. `proceed` false on `started` means: do not run (finished, cancelled or
+    running elsewhere); `cancel` true on a heartbeat means: stop now."""
+    job = _job(request, job_id)
+    answer = services.job_event(
+        job=job, event=body.event, attempt=body.attempt, worker=body.worker, message=body.message
+    )
+    return {
+        "job_id": job.pk,
+        "status": answer.status,
+        "proceed": answer.proceed,
+        "cancel": answer.cancel,
+        "detail": answer.detail,
+    }
+
+
+@router.get("/endpoints/{endpoint_id}/schedules", response={200: list[ScheduleOut], 404: Errors})
+def list_schedules(request: HttpRequest, endpoint_id: int):
+    endpoint = _endpoint(request, endpoint_id)
+    return [schedule_out(s) for s in endpoint.schedules.select_related("scenario")]
+
+
+@router.post(
+    "/endpoints/{endpoint_id}/schedules",
+    response={201: ScheduleOut, 401: Errors, 404: Errors, 422: Errors},
+    summary="Measure an endpoint on a cron expression or an interval",
+)
+def create_schedule(request: HttpRequest, endpoint_id: int, body: ScheduleIn):
+    endpoint = _endpoint(request, endpoint_id)
+    scenario = _scenario(body.scenario)
+    if body.scenario and scenario is None:
+        return Status(422, _errors("scenario", f"unknown scenario {body.scenario!r}"))
+    schedule = Schedule(
+        endpoint=endpoint,
+        kind=body.kind,
+        scenario=scenario,
+        protocol=body.protocol,
+        options=body.options,
+        cron=body.cron,
+        interval_minutes=body.interval_minutes,
+        enabled=body.enabled,
+    )
+    try:
+        services.schedule_save(schedule=schedule)
+    except services.JobError as exc:
+        return Status(422, _errors(exc.field, exc.message))
+    return Status(201, schedule_out(schedule))
+
+
+@router.patch(
+    "/schedules/{schedule_id}",
+    response={200: ScheduleOut, 401: Errors, 404: Errors, 422: Errors},
+    summary="Edit a schedule",
+)
+def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePatch):
+    schedule = get_object_or_404(Schedule, pk=schedule_id, endpoint__org=request.auth.org)
+    changes = body.model_dump(exclude_unset=True)
+    if "scenario" in changes:
+        schedule.scenario = _scenario(changes.pop("scenario"))
+    if "cron" in changes and changes["cron"]:
+        schedule.interval_minutes = None
+    if changes.get("interval_minutes"):
+        schedule.cron = ""
+    for name, value in changes.items():
+        setattr(schedule, name, value if value is not None else getattr(schedule, name))
+    try:
+        services.schedule_save(schedule=schedule)
+    except services.JobError as exc:
+        return Status(422, _errors(exc.field, exc.message))
+    return schedule_out(schedule)
+
+
+@router.delete("/schedules/{schedule_id}", response={204: None, 401: Errors, 404: Errors})
+def delete_schedule(request: HttpRequest, schedule_id: int):
+    get_object_or_404(Schedule, pk=schedule_id, endpoint__org=request.auth.org).delete()
+    return Status(204, None)

@@ -1,0 +1,53 @@
+"""Endpoint credentials encrypted at rest with Fernet (AES-128-CBC + HMAC-SHA256).
+
+The key is settings.ENDPOINT_CREDENTIALS_KEY (one or more comma-separated Fernet keys: the
+first encrypts, all decrypt, so keys can be rotated), or one derived from SECRET_KEY when it
+is empty. Plaintext leaves the database only inside a job spec sent to a worker.
+"""
+
+import base64
+import hashlib
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+
+
+class CredentialError(Exception):
+    """A stored credential cannot be decrypted (the key changed without rotation)."""
+
+
+def _keys() -> list[bytes]:
+    configured = [k.strip() for k in settings.ENDPOINT_CREDENTIALS_KEY.split(",") if k.strip()]
+    if configured:
+        return [k.encode() for k in configured]
+    # Domain-separated, so this key is never equal to anything else derived from SECRET_KEY.
+    digest = hashlib.sha256(b"inferboard:endpoint-credentials:" + settings.SECRET_KEY.encode())
+    return [base64.urlsafe_b64encode(digest.digest())]
+
+
+def _fernet() -> MultiFernet:
+    try:
+        return MultiFernet([Fernet(key) for key in _keys()])
+    except ValueError as exc:
+        raise ImproperlyConfigured(
+            "ENDPOINT_CREDENTIALS_KEY must be Fernet keys (32 url-safe base64 bytes), comma "
+            "separated; make one with: python -c 'from cryptography.fernet import Fernet; "
+            "print(Fernet.generate_key().decode())'"
+        ) from exc
+
+
+def encrypt(plaintext: str) -> str:
+    return _fernet().encrypt(plaintext.encode()).decode() if plaintext else ""
+
+
+def decrypt(ciphertext: str) -> str:
+    if not ciphertext:
+        return ""
+    try:
+        return _fernet().decrypt(ciphertext.encode()).decode()
+    except InvalidToken:
+        raise CredentialError(
+            "the endpoint's key cannot be decrypted with ENDPOINT_CREDENTIALS_KEY; "
+            "enter the key again"
+        ) from None

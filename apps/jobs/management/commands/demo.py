@@ -1,0 +1,225 @@
+"""`manage.py demo [ADDR:PORT]`: the whole loop on one machine, no GPU needed.
+
+Starts the in-repo streaming server (workers/testing/fault_server.py) as a `simulated`
+endpoint, a Celery worker for its pool, queues one run so the Runs page gets a fresh one, and
+serves the site. Uses Redis when CELERY_BROKER_URL answers, else a folder in var/ as broker.
+Ctrl-C stops everything it started.
+"""
+
+import os
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import close_old_connections
+
+from apps.accounts.services import organization_get_or_create, token_create, token_revoke
+from apps.catalog.models import Scenario
+from apps.jobs.allowlist import endpoint_check
+from apps.jobs.models import Endpoint, Job
+from apps.jobs.services import (
+    deployment_from_facts,
+    endpoint_create,
+    job_enqueue,
+    jobs_reap_stale,
+    schedules_tick,
+)
+
+DEMO_POOL = "pool.demo"
+DEMO_NAME = "Demo: simulated streaming server"
+DEMO_FACTS = {
+    "model": {"name": "demo-model", "family": "simulated"},
+    "deployment": {
+        "accelerator": "CPU",
+        "gpus": 1,
+        "engine": {"name": "inferboard-fault-server", "version": "demo"},
+        "quantization": {"weights": "none"},
+        "parallelism": {"tp": 1},
+        "notes": "The in-repo test server: one word is one token. Not a real model.",
+    },
+}
+DEMO_TOKEN_NAME = "demo-worker"
+REPO_ROOT = Path(__file__).resolve().parents[4]
+
+
+def _redis_answers(url: str) -> bool:
+    parts = urlsplit(url)
+    if parts.scheme not in {"redis", "rediss"}:
+        return False
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), 1):
+            return True
+    except OSError:
+        return False
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+def _scheduler(every_s: float = 15.0) -> None:
+    """What `runscheduler` does, in a thread, so schedules made in the demo fire too."""
+    while True:
+        time.sleep(every_s)
+        try:
+            schedules_tick()
+            jobs_reap_stale()
+        except Exception as exc:  # noqa: BLE001 - keep ticking; the demo must not die of it
+            sys.stderr.write(f"demo scheduler: {exc}\n")
+        finally:
+            close_old_connections()
+
+
+class Command(BaseCommand):
+    help = "Run the site with a simulated endpoint and a local worker, and queue a demo run."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("addrport", nargs="?", default="127.0.0.1:8000")
+        parser.add_argument("--no-initial-run", action="store_true", help="queue nothing")
+
+    def handle(self, *args, addrport: str, no_initial_run: bool, **options) -> None:
+        host, _, port = addrport.rpartition(":")
+        host = host or "127.0.0.1"
+        server_url = f"http://{host}:{port}"
+        broker = settings.CELERY_BROKER_URL
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+        if not _redis_answers(broker):
+            folder = Path(settings.VAR_DIR) / "broker"
+            broker = "filesystem://"
+            os.environ["INFERBOARD_BROKER_FOLDER"] = env["INFERBOARD_BROKER_FOLDER"] = str(folder)
+            settings.CELERY_BROKER_URL = broker
+            self.stdout.write(f"Redis does not answer; the demo queues jobs in {folder}")
+        # Beat every 2 s so the page shows progress while the short demo run measures.
+        settings.JOB_HEARTBEAT_INTERVAL_S = 2
+        children: list[subprocess.Popen] = []
+        try:
+            endpoint_url = self._start_fault_server(children, env)
+            endpoint = self._endpoint(endpoint_url)
+            token = self._worker_token(endpoint)
+            worker_env = {
+                **env,
+                "INFERBOARD_BROKER_URL": broker,
+                "CELERY_BROKER_URL": broker,
+                "INFERBOARD_SERVER_URL": server_url,
+                "INFERBOARD_TOKEN": token,
+            }
+            children.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "workers.celery",
+                        "worker",
+                        "-Q",
+                        DEMO_POOL,
+                        "--pool",
+                        "solo",
+                        "-n",
+                        "demo@%h",
+                        "--loglevel",
+                        "WARNING",
+                        "--without-mingle",
+                        "--without-gossip",
+                    ],
+                    cwd=REPO_ROOT,
+                    env=worker_env,
+                )
+            )
+            if not no_initial_run:
+                scenario = Scenario.objects.filter(slug="single-stream").first()
+                if scenario is not None:
+                    job = job_enqueue(
+                        endpoint=endpoint,
+                        scenario=scenario,
+                        options={"concurrency": [1, 4], "requests": 16},
+                        requested_by="demo",
+                    )
+                    self.stdout.write(f"Queued demo job {job.pk}; its run lands in ~30 s.")
+            self.stdout.write(
+                f"Demo endpoint {endpoint_url} on {DEMO_POOL}. Press 'Run now' at "
+                f"{server_url}/endpoints/ and watch the run land on {server_url}/"
+            )
+            threading.Thread(target=_scheduler, name="demo-scheduler", daemon=True).start()
+            # SIGTERM (from a supervisor) ends like Ctrl-C, so the children are stopped.
+            signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+            call_command("runserver", addrport, use_reloader=False)
+        finally:
+            for child in reversed(children):
+                _stop(child)
+
+    def _start_fault_server(self, children: list[subprocess.Popen], env: dict) -> str:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "workers.testing.fault_server",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--ttft-ms",
+                "30",
+                "--itl-ms",
+                "1",
+                "--prefix-block",
+                "16",
+            ],
+            stdout=subprocess.PIPE,
+            cwd=REPO_ROOT,
+            env=env,
+        )
+        children.append(process)
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], 30)
+        line = process.stdout.readline().decode() if ready else ""
+        match = re.search(r"http://\S+", line)
+        if not match:
+            raise CommandError(f"the demo server did not start: {line!r}")
+        return match.group(0)
+
+    def _endpoint(self, url: str) -> Endpoint:
+        org = organization_get_or_create(slug="demo", name="Demo")
+        deployment = deployment_from_facts(**DEMO_FACTS)
+        endpoint = Endpoint.objects.filter(org=org, name=DEMO_NAME).first()
+        if endpoint is not None:
+            # Jobs left from an earlier session point at its server, which is gone.
+            endpoint.jobs.filter(status__in=Job.ACTIVE).update(
+                status=Job.Status.CANCELLED, error="the demo was restarted"
+            )
+            # A fresh port every start: point the endpoint at it.
+            endpoint.url = endpoint_check(url)
+            endpoint.save(update_fields=["url"])
+            return endpoint
+        return endpoint_create(
+            org=org,
+            name=DEMO_NAME,
+            url=url,
+            deployment=deployment,
+            facts=DEMO_FACTS,
+            served_model="demo-model",
+            pool=DEMO_POOL,
+            simulated=True,
+        )
+
+    def _worker_token(self, endpoint: Endpoint) -> str:
+        for old in endpoint.org.tokens.filter(name=DEMO_TOKEN_NAME, revoked_at__isnull=True):
+            token_revoke(token=old)
+        return token_create(org=endpoint.org, name=DEMO_TOKEN_NAME).plaintext

@@ -1,0 +1,66 @@
+"""`manage.py demo` as a newcomer runs it: no Redis, SQLite, one command, a run lands."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from workers.testing.processes import free_port, stop
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_the_demo_lands_a_simulated_run_without_redis_and_cleans_up(tmp_path):
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL", "INFERBOARD_BROKER_URL"}
+    }
+    # Nothing listens on port 1, so the demo falls back to its folder broker.
+    env.update(INFERBOARD_VAR_DIR=str(tmp_path), CELERY_BROKER_URL="redis://127.0.0.1:1/0")
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "migrate", "-v0"], cwd=REPO_ROOT, env=env, check=True, timeout=300)
+    port = free_port()
+    log = tmp_path / "demo.log"
+    with log.open("wb") as out:
+        demo = subprocess.Popen(
+            [*manage, "demo", f"127.0.0.1:{port}"],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        site = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 180
+        runs: list = []
+        while time.monotonic() < deadline and not runs and demo.poll() is None:
+            time.sleep(1)
+            try:
+                answer = httpx.get(f"{site}/api/v1/runs?provenance=simulated", timeout=5)
+            except httpx.HTTPError:
+                continue
+            runs = answer.json()["items"] if answer.status_code == 200 else []
+        output = log.read_text(errors="replace")
+        assert runs, output[-3000:]
+        assert runs[0]["model"] == "demo-model" and runs[0]["provenance"] == "simulated"
+        assert str(tmp_path / "broker") in output
+        page = httpx.get(f"{site}/endpoints/", timeout=10).text
+        assert "Run now" in page and 'data-status="succeeded"' in page
+        endpoint = re.search(r"Demo endpoint (http://\S+)", output).group(1)
+    finally:
+        demo.send_signal(signal.SIGTERM)
+        try:
+            demo.wait(timeout=30)
+        finally:
+            stop(demo)
+    # The demo stopped what it started: its streaming server no longer answers.
+    host, _, endpoint_port = endpoint.removeprefix("http://").partition(":")
+    with socket.socket() as sock:
+        assert sock.connect_ex((host, int(endpoint_port))) != 0

@@ -1,0 +1,84 @@
+import pytest
+
+from apps.jobs.models import Job
+
+
+@pytest.fixture
+def debug_off(settings):
+    settings.DEBUG = False
+
+
+def test_the_endpoint_list_offers_run_now(client, endpoint, settings):
+    settings.DEBUG = True
+    response = client.get("/endpoints/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert endpoint.name in html and "Run now" in html
+    assert f'hx-post="/endpoints/{endpoint.pk}/run/"' in html
+    assert "sk-secret-endpoint-key-123" not in html
+
+
+def test_run_now_returns_a_polling_job_partial(client, endpoint, scenario, settings):
+    settings.DEBUG = True
+    response = client.post(f"/endpoints/{endpoint.pk}/run/", {"scenario": scenario.slug})
+    assert response.status_code == 200
+    job = Job.objects.get()
+    html = response.content.decode()
+    assert f'id="job-{job.pk}"' in html and 'hx-trigger="every 2s"' in html
+    assert "Cancel" in html
+    cancelled = client.post(f"/jobs/{job.pk}/cancel/")
+    assert 'data-status="cancelled"' in cancelled.content.decode()
+    assert "every 2s" not in cancelled.content.decode()
+    assert "Retry" in cancelled.content.decode()
+
+
+def test_the_job_partial_links_its_run(client, endpoint, scenario, settings, document):
+    from apps.jobs import services
+    from apps.runs.services import run_ingest
+
+    settings.DEBUG = True
+    job = services.job_enqueue(endpoint=endpoint, scenario=scenario)
+    services.job_event(job=job, event="started", attempt=1, worker="w")
+    document["idempotency_key"] = job.idempotency_key
+    run = run_ingest(document=document, org=endpoint.org).run
+    services.job_event(job=job, event="succeeded", attempt=1, worker="w")
+    html = client.get(f"/jobs/{job.pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert f"/runs/{run.pk}/" in html and 'data-status="succeeded"' in html
+
+
+def test_page_actions_need_staff_when_debug_is_off(client, endpoint, debug_off):
+    assert client.get("/endpoints/").status_code == 302
+    assert client.post(f"/endpoints/{endpoint.pk}/run/").status_code == 403
+    assert not Job.objects.exists()
+
+
+def test_the_admin_refuses_a_schedule_with_a_bad_cron(admin_client, endpoint, scenario):
+    from apps.jobs.models import Schedule
+
+    response = admin_client.post(
+        "/admin/jobs/schedule/add/",
+        {
+            "endpoint": endpoint.pk,
+            "kind": "load",
+            "scenario": scenario.pk,
+            "options": "{}",
+            "cron": "every night",
+            "enabled": "on",
+        },
+    )
+    assert response.status_code == 200
+    assert "five fields" in response.content.decode()
+    assert not Schedule.objects.exists()
+    response = admin_client.post(
+        "/admin/jobs/schedule/add/",
+        {
+            "endpoint": endpoint.pk,
+            "kind": "load",
+            "scenario": scenario.pk,
+            "options": "{}",
+            "cron": "0 2 * * *",
+            "enabled": "on",
+        },
+    )
+    assert response.status_code == 302
+    assert Schedule.objects.get().next_run_at is not None

@@ -1,0 +1,518 @@
+"""`inferboard-worker bench`: measure an OpenAI-compatible endpoint and write a result document.
+
+The lead's `workers/cli.py` calls `register(subparsers)`; `python -m workers.loadgen.cli`
+runs the same command on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+from pydantic import ValidationError
+
+from workers.loadgen.client import EndpointConfig
+from workers.loadgen.metrics import NS_PER_S
+from workers.loadgen.prompts import (
+    CalibratedCounter,
+    EndpointTokenizer,
+    LocalTokenizer,
+    PromptBuilder,
+    PromptWorkload,
+    TokenCounter,
+    template_overhead,
+    usage_probe,
+)
+from workers.loadgen.runner import (
+    Level,
+    LevelProgress,
+    LoadPlan,
+    SweepResult,
+    make_document,
+    parse_concurrency,
+    run_sweep,
+    write_outputs,
+)
+from workers.results import Deployment, ModelInfo, ResultDocument, Scenario, Slo, json_path
+from workers.submit import ServerClient, ServerError, ServerRefused
+
+
+@dataclass(frozen=True)
+class Preset:
+    input_tokens: int
+    output_tokens: int
+    prefix_hit_rate: float
+    concurrency: str | None = None
+    description: str = ""
+
+
+PRESETS = {
+    "seed-20k-1k-60": Preset(20_000, 1_000, 0.6, None, "20k in / 1k out / 60% prefix cache"),
+    "8k-1k": Preset(8_192, 1_024, 0.0, None, "InferenceX 8k/1k"),
+    "1k-1k": Preset(1_024, 1_024, 0.0, None, "InferenceX 1k/1k"),
+    "single-stream": Preset(20_000, 1_000, 0.6, "1", "the seed workload at concurrency 1"),
+}
+
+
+class CliError(Exception):
+    """A bad flag or file: printed as one clear message, exit code 2."""
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "bench",
+        help="measure an OpenAI-compatible endpoint and write a result document",
+        description=(
+            "Measure throughput and latency of an OpenAI-compatible endpoint over one or more "
+            "load levels. Writes the inferboard.run/v1 document to --out and every request's "
+            "record to <out>.requests.jsonl beside it. Ctrl-C keeps the finished levels."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    add_arguments(parser)
+    parser.set_defaults(func=run_bench)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("endpoint")
+    g.add_argument("--endpoint", required=True, help="server URL, e.g. http://host:8000 (/v1 ok)")
+    g.add_argument("--model", required=True, help="model name sent in requests and recorded")
+    g.add_argument("--model-family", help="model family recorded in the document")
+    g.add_argument("--api", choices=["completions", "chat"], default="completions")
+    g.add_argument("--api-key", help="bearer key for the endpoint (default: env OPENAI_API_KEY)")
+    g.add_argument(
+        "--header", action="append", default=[], metavar="NAME:VALUE", help="extra header"
+    )
+    g.add_argument(
+        "--extra-body", default="{}", metavar="JSON", help="fields merged into each body"
+    )
+    g.add_argument("--timeout", type=float, default=600.0, help="per-request timeout, seconds")
+    g.add_argument(
+        "--no-ignore-eos",
+        action="store_true",
+        help="let the model stop at EOS (outputs may then be shorter than asked)",
+    )
+    g.add_argument("--no-min-tokens", action="store_true", help="do not send min_tokens")
+    g.add_argument(
+        "--no-continuous-usage",
+        action="store_true",
+        help="do not ask for usage on every chunk (exact tokens per chunk)",
+    )
+    g.add_argument(
+        "--transport",
+        choices=["aiohttp", "httpx"],
+        default="aiohttp",
+        help="HTTP wire under httpx (see bench/loadgen_capacity.py)",
+    )
+
+    g = parser.add_argument_group("scenario")
+    g.add_argument("--scenario", choices=sorted(PRESETS), help="a preset; flags below override it")
+    g.add_argument("--input-tokens", type=int, help="prompt tokens per request")
+    g.add_argument("--output-tokens", type=int, help="output tokens per request")
+    g.add_argument("--prefix-hit-rate", type=float, help="target prefix-cache hit rate in [0, 1)")
+    g.add_argument("--prefix-groups", type=int, default=1, help="distinct shared prefixes")
+    g.add_argument("--length-spread", type=float, default=0.0, help="± uniform length spread")
+    g.add_argument(
+        "--tokenizer",
+        choices=["auto", "endpoint", "calibrate"],
+        default="auto",
+        help="token counts: the endpoint's /tokenize, or calibration from usage; "
+        "auto: endpoint, else --tokenizer-json, else calibrate",
+    )
+    g.add_argument("--tokenizer-json", type=Path, help="a local tokenizer.json (byte-level BPE)")
+    g.add_argument(
+        "--seed",
+        type=int,
+        help="seed for prompts and arrivals (default: random, recorded in the document; a "
+        "repeated seed repeats prompts, which a server's prefix cache may still hold)",
+    )
+
+    g = parser.add_argument_group("load")
+    load = g.add_mutually_exclusive_group()
+    load.add_argument("--concurrency", help="closed loop: '1,4,16' or 'pow2:64' (1,2,4..64)")
+    load.add_argument("--rate", help="open loop: arrivals per second, e.g. '1,2,4'")
+    g.add_argument("--arrival", choices=["poisson", "gamma"], default="poisson")
+    g.add_argument("--burstiness", type=float, default=1.0, help="gamma shape (<1 burstier)")
+    g.add_argument("--max-concurrency", type=int, help="open loop: cap on requests in flight")
+    stop = g.add_mutually_exclusive_group()
+    stop.add_argument("--requests", type=int, help="measured requests per level")
+    stop.add_argument("--duration", type=float, help="seconds of new requests per level")
+    g.add_argument("--warmup", type=int, default=0, help="warm-up requests per level (excluded)")
+    g.add_argument("--slo-ttft-ms", type=float, help="TTFT SLO for goodput and early stop")
+    g.add_argument("--slo-tpot-ms", type=float, help="TPOT SLO for goodput and early stop")
+    g.add_argument("--slo-e2el-ms", type=float, help="E2E latency SLO for goodput and early stop")
+    g.add_argument("--slo-percentile", type=float, default=99.0, help="percentile SLOs apply at")
+    g.add_argument(
+        "--no-early-stop",
+        action="store_true",
+        help="run every level even when one is saturated (SLO broken or throughput flat)",
+    )
+
+    g = parser.add_argument_group("deployment (flags override --deployment YAML)")
+    g.add_argument("--deployment", type=Path, help="YAML with the fields below (schema names)")
+    g.add_argument("--accelerator", help="SKU: MI355X, B200, H200 ...")
+    g.add_argument("--gpus", type=int, help="GPUs serving the endpoint (per-GPU throughput)")
+    g.add_argument("--nodes", type=int, help="nodes serving the endpoint")
+    g.add_argument("--engine", help="sglang, vllm, atom, trtllm, llama.cpp ...")
+    g.add_argument("--engine-version", help="engine version, e.g. 0.5.4")
+    g.add_argument("--image-digest", help="container image digest the engine ran from")
+    g.add_argument("--quantization", help="weights precision: BF16, FP8, MXFP4 ...")
+    g.add_argument("--quant-activations", help="activations precision, e.g. FP8")
+    g.add_argument("--quant-kv-cache", help="KV cache precision, e.g. FP8")
+    g.add_argument("--tp", type=int, help="tensor parallel size")
+    g.add_argument("--dp", type=int, help="data parallel size")
+    g.add_argument("--ep", type=int, help="expert parallel size")
+    g.add_argument("--pp", type=int, help="pipeline parallel size")
+    g.add_argument(
+        "--dp-attention", action="store_true", default=None, help="data-parallel attention on"
+    )
+    g.add_argument("--spec-method", help="speculative decoding: mtp, eagle, ngram ...")
+    g.add_argument("--spec-draft-tokens", type=int, help="speculative draft tokens per step")
+    g.add_argument("--engine-flag", action="append", default=None, help="engine flag (repeat)")
+    g.add_argument("--notes", help="free-text notes on the deployment")
+
+    g = parser.add_argument_group("output")
+    g.add_argument("--out", type=Path, default=Path("result.json"), help="result document path")
+    g.add_argument("--no-records", action="store_true", help="keep records only in the JSONL")
+    g.add_argument("--submit", metavar="URL", help="inferboard server URL to POST the document to")
+    g.add_argument("--token", help="inferboard API token (default: env INFERBOARD_TOKEN)")
+    g.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _deployment(args: argparse.Namespace) -> Deployment:
+    data: dict[str, Any] = {}
+    if args.deployment:
+        try:
+            loaded = yaml.safe_load(args.deployment.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise CliError(f"--deployment {args.deployment}: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise CliError(f"--deployment {args.deployment}: expected a mapping")
+        data = loaded
+    if isinstance(data.get("engine"), str):
+        data["engine"] = {"name": data["engine"]}
+    if isinstance(data.get("quantization"), str):
+        data["quantization"] = {"weights": data["quantization"]}
+
+    def put(path: tuple[str, ...], value: Any) -> None:
+        if value is None:
+            return
+        node = data
+        for key in path[:-1]:
+            node = node.setdefault(key, {})
+        node[path[-1]] = value
+
+    put(("accelerator",), args.accelerator)
+    put(("gpus",), args.gpus)
+    put(("nodes",), args.nodes)
+    put(("engine", "name"), args.engine)
+    put(("engine", "version"), args.engine_version)
+    put(("engine", "image_digest"), args.image_digest)
+    put(("quantization", "weights"), args.quantization)
+    put(("quantization", "activations"), args.quant_activations)
+    put(("quantization", "kv_cache"), args.quant_kv_cache)
+    for name in ("tp", "dp", "ep", "pp", "dp_attention"):
+        put(("parallelism", name), getattr(args, name))
+    put(("speculative", "method"), args.spec_method)
+    put(("speculative", "draft_tokens"), args.spec_draft_tokens)
+    put(("engine_flags",), args.engine_flag)
+    put(("notes",), args.notes)
+    try:
+        return Deployment.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{json_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        raise CliError(f"deployment facts are incomplete or wrong ({problems})") from None
+
+
+def _endpoint(args: argparse.Namespace) -> EndpointConfig:
+    headers = {}
+    for header in args.header:
+        name, sep, value = header.partition(":")
+        if not sep or not name.strip():
+            raise CliError(f"--header {header!r}: expected NAME:VALUE")
+        headers[name.strip()] = value.strip()
+    try:
+        extra = json.loads(args.extra_body)
+    except ValueError as exc:
+        raise CliError(f"--extra-body: not JSON ({exc})") from None
+    if not isinstance(extra, dict):
+        raise CliError("--extra-body: expected a JSON object")
+    return EndpointConfig(
+        base_url=args.endpoint,
+        model=args.model,
+        api=args.api,
+        api_key=args.api_key or os.environ.get("OPENAI_API_KEY"),
+        headers=headers,
+        extra_body=extra,
+        timeout_s=args.timeout,
+        ignore_eos=not args.no_ignore_eos,
+        min_tokens=not args.no_min_tokens,
+        continuous_usage=not args.no_continuous_usage,
+        transport=args.transport,
+    )
+
+
+def _scenario_numbers(args: argparse.Namespace) -> tuple[int, int, float, str | None]:
+    preset = PRESETS.get(args.scenario) if args.scenario else None
+    n_in = args.input_tokens or (preset.input_tokens if preset else None)
+    n_out = args.output_tokens or (preset.output_tokens if preset else None)
+    hit = args.prefix_hit_rate
+    if hit is None:
+        hit = preset.prefix_hit_rate if preset else 0.0
+    if not n_in or not n_out:
+        raise CliError("give --scenario, or --input-tokens and --output-tokens")
+    if n_in < 1 or n_out < 1:
+        raise CliError("--input-tokens and --output-tokens must be positive")
+    if not 0 <= hit < 1:
+        raise CliError("--prefix-hit-rate must be in [0, 1)")
+    concurrency = args.concurrency or (preset.concurrency if preset else None)
+    return n_in, n_out, hit, concurrency
+
+
+def _plan(args: argparse.Namespace, concurrency: str | None, slo: Slo | None) -> LoadPlan:
+    try:
+        if args.rate:
+            rates = [float(r) for r in args.rate.split(",") if r.strip()]
+            if not rates or any(r <= 0 for r in rates):
+                raise ValueError("rates must be positive")
+            levels = [Level(rate=r) for r in rates]
+        else:
+            levels = [Level(concurrency=c) for c in parse_concurrency(concurrency or "1")]
+    except ValueError as exc:
+        raise CliError(f"load levels: {exc}") from None
+    if args.requests is None and args.duration is None:
+        raise CliError("give --requests N or --duration S")
+    if (args.requests is not None and args.requests < 1) or (
+        args.duration is not None and args.duration <= 0
+    ):
+        raise CliError("--requests and --duration must be positive")
+    return LoadPlan(
+        levels=levels,
+        requests=args.requests,
+        duration_s=args.duration,
+        warmup=args.warmup,
+        arrival=args.arrival,
+        burstiness=args.burstiness,
+        max_concurrency=args.max_concurrency,
+        slo=slo,
+        early_stop=not args.no_early_stop,
+        seed=args.seed,
+    )
+
+
+def _counter(args: argparse.Namespace, cfg: EndpointConfig) -> TokenCounter:
+    if args.tokenizer in ("auto", "endpoint"):
+        tokenizer = EndpointTokenizer.probe(cfg)
+        if tokenizer is not None:
+            return tokenizer
+        if args.tokenizer == "endpoint":
+            raise CliError(f"{cfg.root}/tokenize does not answer: try --tokenizer calibrate")
+    if args.tokenizer_json and args.tokenizer != "calibrate":
+        try:
+            return LocalTokenizer(args.tokenizer_json)
+        except (OSError, ValueError) as exc:
+            raise CliError(f"--tokenizer-json: {exc}") from None
+    return CalibratedCounter(usage_probe(cfg))
+
+
+class ProgressBar:
+    """One line per level on stderr: bar, requests done, live output tok/s, errors."""
+
+    def __init__(self, stream: Any = sys.stderr, enabled: bool = True) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.last_draw = 0.0
+        self.label: tuple[str, bool] | None = None
+
+    def __call__(self, state: LevelProgress) -> None:
+        if not self.enabled:
+            return
+        key = (state.label, state.warmup)
+        if self.label is not None and key != self.label:
+            self.stream.write("\n")
+        self.label = key
+        finished = state.total is not None and state.done >= state.total
+        now = time.monotonic()
+        if not finished and now - self.last_draw < 0.1:
+            return
+        self.last_draw = now
+        elapsed = max(1e-9, (time.perf_counter_ns() - state.started_ns) / NS_PER_S)
+        if state.total:
+            fraction = min(1.0, state.done / state.total)
+        elif state.duration_s:
+            fraction = min(1.0, elapsed / state.duration_s)
+        else:
+            fraction = 0.0
+        bar = "#" * int(fraction * 24) + "." * (24 - int(fraction * 24))
+        total = f"/{state.total}" if state.total else ""
+        phase = " warm-up" if state.warmup else ""
+        self.stream.write(
+            f"\r{state.label:>12}{phase} [{bar}] {state.done}{total} req "
+            f"{state.output_tokens / elapsed:9.1f} tok/s  errors {state.errors}  {elapsed:6.1f}s"
+        )
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.label is not None:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def submit(document: ResultDocument, url: str, token: str | None) -> int:
+    """POST the document to the server's runs API; retries keep the idempotency key."""
+    if not token:
+        raise CliError("--submit needs --token (or env INFERBOARD_TOKEN)")
+    base = url.rstrip("/")
+    base = base.removesuffix("/api/v1/runs")
+    try:
+        return ServerClient(base, token).submit(document)
+    except (ServerRefused, ServerError) as exc:
+        raise CliError(f"--submit: {exc}") from None
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    try:
+        return _run_bench(args)
+    except CliError as exc:
+        print(f"inferboard-worker bench: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    if args.seed is None:
+        args.seed = secrets.randbelow(2**31)
+    cfg = _endpoint(args)
+    deployment = _deployment(args)
+    n_in, n_out, hit, concurrency = _scenario_numbers(args)
+    slo = None
+    if args.slo_ttft_ms or args.slo_tpot_ms or args.slo_e2el_ms:
+        slo = Slo(
+            ttft_ms=args.slo_ttft_ms,
+            tpot_ms=args.slo_tpot_ms,
+            e2el_ms=args.slo_e2el_ms,
+            ttft_percentile=args.slo_percentile,
+        )
+    plan = _plan(args, concurrency, slo)
+    try:
+        counter = _counter(args, cfg)
+        overhead = template_overhead(counter, usage_probe(cfg))
+    except httpx.HTTPError as exc:
+        raise CliError(f"cannot reach {cfg.url}: {exc}") from None
+    workload = PromptWorkload(
+        PromptBuilder(counter, seed=args.seed),
+        input_tokens=n_in,
+        output_tokens=n_out,
+        prefix_hit_rate=hit,
+        groups=args.prefix_groups,
+        overhead=overhead,
+        length_spread=args.length_spread,
+        seed=args.seed,
+    )
+    scenario = Scenario(
+        preset=args.scenario,
+        input_tokens=n_in,
+        output_tokens=n_out,
+        length_spread=args.length_spread,
+        prefix_cache_hit_rate=hit,
+        dataset="shared-prefix" if hit > 0 else "random-words",
+        arrival="open" if args.rate else "closed",
+        warmup_requests=args.warmup,
+        duration_s=args.duration,
+        request_count=args.requests,
+        slo=slo,
+    )
+    started_at = datetime.now(UTC)
+    result = SweepResult()
+    progress = ProgressBar(enabled=not args.quiet)
+    interrupted = False
+    try:
+        asyncio.run(
+            run_sweep(
+                cfg, workload, plan, result=result, progress=progress, count_tokens=counter.count
+            )
+        )
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        progress.close()
+    if not result.points:
+        print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
+        return 130 if interrupted else 1
+    if args.no_records:
+        for point in result.points:
+            point.records = None
+    extra = {
+        "tokenizer": counter.name,
+        "prompt_overhead_tokens": overhead,
+        "api": cfg.api,
+        "seed": args.seed,
+        "transport": cfg.transport,
+    }
+    document = make_document(
+        model=ModelInfo(name=args.model, family=args.model_family),
+        deployment=deployment,
+        scenario=scenario,
+        result=result,
+        started_at=started_at,
+        interrupted=interrupted,
+        extra=extra,
+    )
+    jsonl = write_outputs(document, result, args.out)
+    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
+    if result.stop_reason:
+        print(result.stop_reason, file=sys.stderr)
+    _summary(document)
+    if args.submit:
+        token = args.token or os.environ.get("INFERBOARD_TOKEN")
+        run_id = submit(document, args.submit, token)
+        print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
+    return 130 if interrupted else 0
+
+
+def _summary(document: ResultDocument) -> None:
+    def fmt(value: float | None, digits: int) -> str:
+        return "-" if value is None else f"{value:.{digits}f}"
+
+    def per_gpu(value: float | None) -> float | None:
+        return None if value is None else value / document.deployment.gpus
+
+    for point in document.points:
+        lat = point.latency_ms
+        counts = point.requests
+        hit = point.prefix_cache_hit_rate
+        print(
+            f"{point.label:>12}  ok {counts.succeeded if counts else '?'}"
+            f"/{counts.total if counts else '?'}  "
+            f"out {fmt(point.throughput.output_tok_s, 1)} tok/s "
+            f"({fmt(per_gpu(point.throughput.output_tok_s), 1)}/GPU)  "
+            f"TTFT p50 {fmt(lat.ttft.p50 if lat.ttft else None, 1)} ms  "
+            f"TPOT p50 {fmt(lat.tpot.p50 if lat.tpot else None, 2)} ms  "
+            f"cache hit {'not reported' if hit is None else f'{hit:.1%}'}",
+            file=sys.stderr,
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="inferboard-worker")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    register(subparsers)
+    args = parser.parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,359 @@
+"""Load shapes: closed-loop concurrency sweeps and open-loop arrivals, and the result document.
+
+Closed loop: C workers, each sending its next request as soon as its previous one ends.
+Open loop: requests are scheduled on a Poisson (or gamma-burst) clock whatever the server
+does; each keeps its planned send time t_sched so that latency from t_sched is reported
+(no coordinated omission). Warm-up requests run before the measured ones and are kept in
+the per-request records but left out of every aggregate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import platform
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from time import perf_counter_ns
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from workers.loadgen.client import (
+    EndpointConfig,
+    RequestSpec,
+    TokenCounter,
+    make_http_client,
+    stream_request,
+)
+from workers.loadgen.metrics import (
+    NS_PER_S,
+    RequestTiming,
+    build_point,
+    saturation_reason,
+    to_record,
+)
+from workers.results import (
+    Deployment,
+    Environment,
+    ModelInfo,
+    Point,
+    ResultDocument,
+    Scenario,
+    Slo,
+)
+
+LOADGEN_VERSION = "0.1.0"
+
+
+class Workload(Protocol):
+    def warmup_specs(self, width: int) -> list[RequestSpec]:
+        """Requests to send before a level of `width` concurrent requests (e.g. the shared
+        prefixes, once per server slot they may land on)."""
+        ...
+
+    def spec(self, k: int) -> RequestSpec:
+        """The k-th request of the run; k is unique across levels so prompts never repeat."""
+        ...
+
+
+@dataclass(slots=True)
+class Level:
+    concurrency: int | None = None
+    rate: float | None = None
+
+    @property
+    def label(self) -> str:
+        return f"c={self.concurrency}" if self.rate is None else f"rate={self.rate:g}/s"
+
+
+@dataclass(slots=True)
+class LoadPlan:
+    levels: list[Level]
+    requests: int | None = None
+    duration_s: float | None = None
+    warmup: int = 0
+    arrival: Literal["poisson", "gamma"] = "poisson"
+    burstiness: float = 1.0  # gamma shape: 1 is Poisson, below 1 is burstier
+    max_concurrency: int | None = None  # open loop: at most this many in flight
+    slo: Slo | None = None
+    early_stop: bool = True
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.requests is None and self.duration_s is None:
+            raise ValueError("a load plan needs a request count or a duration")
+
+
+@dataclass(slots=True)
+class LevelProgress:
+    label: str
+    total: int | None
+    duration_s: float | None
+    started_ns: int
+    done: int = 0
+    errors: int = 0
+    output_tokens: int = 0
+    warmup: bool = False
+
+
+ProgressCallback = Callable[[LevelProgress], None]
+
+
+@dataclass
+class SweepResult:
+    points: list[Point] = field(default_factory=list)
+    timings: list[list[RequestTiming]] = field(default_factory=list)
+    levels: list[Level] = field(default_factory=list)
+    stop_reason: str | None = None
+
+
+def powers_of_two(limit: int) -> list[int]:
+    return [2**k for k in range(limit.bit_length()) if 2**k <= limit]
+
+
+def parse_concurrency(text: str) -> list[int]:
+    """'1,4,16' or 'pow2:64' (1, 2, 4, ..., 64)."""
+    text = text.strip()
+    if text.startswith("pow2:"):
+        values = powers_of_two(int(text[5:]))
+    else:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    if not values or any(v < 1 for v in values):
+        raise ValueError(f"concurrency must be positive integers, got {text!r}")
+    return values
+
+
+class _Runner:
+    def __init__(
+        self,
+        cfg: EndpointConfig,
+        workload: Workload,
+        plan: LoadPlan,
+        progress: ProgressCallback | None,
+        count_tokens: TokenCounter | None,
+    ) -> None:
+        self.cfg = cfg
+        self.workload = workload
+        self.plan = plan
+        self.progress = progress
+        self.count_tokens = count_tokens
+        self.next_spec = itertools.count()
+
+    def _report(self, state: LevelProgress, timing: RequestTiming) -> None:
+        state.done += 1
+        state.errors += timing.status != "ok"
+        state.output_tokens += timing.n_out or 0
+        if self.progress is not None:
+            self.progress(state)
+
+    async def _send(self, http: Any, i: int, t_sched: int | None, warmup: bool) -> RequestTiming:
+        spec = self.workload.spec(next(self.next_spec))
+        timing = RequestTiming(i=i, t_send_ns=0, t_sched_ns=t_sched, warmup=warmup)
+        return await stream_request(http, self.cfg, spec, timing, self.count_tokens)
+
+    async def _warmup(self, http: Any, level: Level, label: str) -> list[RequestTiming]:
+        width = level.concurrency or self.plan.max_concurrency or 1
+        specs = list(self.workload.warmup_specs(width))
+        specs += [self.workload.spec(next(self.next_spec)) for _ in range(self.plan.warmup)]
+        if not specs:
+            return []
+        state = LevelProgress(label, len(specs), None, perf_counter_ns(), warmup=True)
+        width = max(1, min(width, len(specs)))
+        queue: Iterator[tuple[int, RequestSpec]] = iter(enumerate(specs))
+        timings: list[RequestTiming] = []
+
+        async def worker() -> None:
+            for i, spec in queue:
+                timing = RequestTiming(i=i, t_send_ns=0, warmup=True)
+                await stream_request(http, self.cfg, spec, timing, self.count_tokens)
+                timings.append(timing)
+                self._report(state, timing)
+
+        await asyncio.gather(*(worker() for _ in range(width)))
+        # Warm-up indices come after the measured ones so records keep unique indices.
+        for timing in timings:
+            timing.i += 1_000_000_000
+        return timings
+
+    async def run_level(self, level: Level) -> list[RequestTiming]:
+        plan = self.plan
+        # Open loop without a cap: an unlimited pool (0), so requests never queue inside it.
+        pool = (level.concurrency or 1) if level.rate is None else (plan.max_concurrency or 0)
+        async with make_http_client(pool, self.cfg.transport) as http:
+            timings = await self._warmup(http, level, level.label)
+            state = LevelProgress(level.label, plan.requests, plan.duration_s, perf_counter_ns())
+            if level.rate is None:
+                measured = await self._closed(http, level.concurrency or 1, state)
+            else:
+                measured = await self._open(http, level.rate, state)
+        return timings + sorted(measured, key=lambda t: t.i)
+
+    def _deadline(self, start_ns: int) -> int | None:
+        if self.plan.duration_s is None:
+            return None
+        return start_ns + int(self.plan.duration_s * NS_PER_S)
+
+    async def _closed(
+        self, http: Any, concurrency: int, state: LevelProgress
+    ) -> list[RequestTiming]:
+        counter = itertools.count()
+        deadline = self._deadline(state.started_ns)
+        timings: list[RequestTiming] = []
+
+        async def worker() -> None:
+            while True:
+                i = next(counter)
+                if self.plan.requests is not None and i >= self.plan.requests:
+                    return
+                if deadline is not None and perf_counter_ns() >= deadline:
+                    return
+                timing = await self._send(http, i, None, False)
+                timings.append(timing)
+                self._report(state, timing)
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return timings
+
+    def _gaps_s(self, rate: float) -> Iterator[float]:
+        rng = np.random.default_rng(self.plan.seed)
+        shape = self.plan.burstiness if self.plan.arrival == "gamma" else 1.0
+        while True:
+            # Gamma with shape k and scale 1/(rate k) has mean 1/rate; k = 1 is exponential.
+            for gap in rng.gamma(shape, 1.0 / (rate * shape), size=1024):
+                yield float(gap)
+
+    async def _open(self, http: Any, rate: float, state: LevelProgress) -> list[RequestTiming]:
+        cap = self.plan.max_concurrency
+        slots = asyncio.Semaphore(cap) if cap else None
+        timings: list[RequestTiming] = []
+
+        async def one(i: int, t_sched: int) -> None:
+            if slots is None:
+                timing = await self._send(http, i, t_sched, False)
+            else:
+                async with slots:
+                    timing = await self._send(http, i, t_sched, False)
+            timings.append(timing)
+            self._report(state, timing)
+
+        tasks: list[asyncio.Task[None]] = []
+        start = perf_counter_ns()
+        deadline = self._deadline(start)
+        t_sched = start
+        gaps = self._gaps_s(rate)
+        try:
+            for i in itertools.count():
+                if self.plan.requests is not None and i >= self.plan.requests:
+                    break
+                if deadline is not None and t_sched >= deadline:
+                    break
+                delay = (t_sched - perf_counter_ns()) / NS_PER_S
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                tasks.append(asyncio.create_task(one(i, t_sched)))
+                t_sched += int(next(gaps) * NS_PER_S)
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+        return timings
+
+
+async def run_sweep(
+    cfg: EndpointConfig,
+    workload: Workload,
+    plan: LoadPlan,
+    *,
+    result: SweepResult | None = None,
+    progress: ProgressCallback | None = None,
+    count_tokens: TokenCounter | None = None,
+) -> SweepResult:
+    """Run every level in order, appending each finished one to `result` as it ends, so a
+    caller interrupted mid-sweep still holds the finished levels."""
+    result = result if result is not None else SweepResult()
+    runner = _Runner(cfg, workload, plan, progress, count_tokens)
+    for level in plan.levels:
+        timings = await runner.run_level(level)
+        point = build_point(
+            timings,
+            concurrency=level.concurrency,
+            request_rate=level.rate,
+            label=level.label,
+            slo=plan.slo,
+        )
+        previous = result.points[-1] if result.points else None
+        result.points.append(point)
+        result.timings.append(timings)
+        result.levels.append(level)
+        if plan.early_stop:
+            reason = saturation_reason(point, previous, plan.slo)
+            if reason is not None and level is not plan.levels[-1]:
+                result.stop_reason = f"stopped after {level.label}: {reason}"
+                break
+    return result
+
+
+def make_document(
+    *,
+    model: ModelInfo,
+    deployment: Deployment,
+    scenario: Scenario,
+    result: SweepResult,
+    started_at: datetime,
+    interrupted: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> ResultDocument:
+    if not result.points:
+        raise ValueError("no load level finished: nothing to report")
+    failed_all = all(p.requests is not None and p.requests.succeeded == 0 for p in result.points)
+    status = "failed" if failed_all else ("partial" if interrupted else "succeeded")
+    environment_extra = dict(extra or {})
+    if result.stop_reason:
+        environment_extra["stop_reason"] = result.stop_reason
+    return ResultDocument(
+        idempotency_key=str(uuid.uuid4()),
+        provenance="measured",
+        status=status,
+        model=model,
+        deployment=deployment,
+        scenario=scenario,
+        environment=Environment(
+            host=platform.node() or None,
+            loadgen_version=f"inferboard-loadgen {LOADGEN_VERSION}",
+            started_at=started_at,
+            finished_at=datetime.now(UTC),
+            extra=environment_extra,
+        ),
+        points=result.points,
+    )
+
+
+def request_lines(result: SweepResult) -> Iterator[dict[str, Any]]:
+    """Every request of every level, warm-up included (flagged), as JSON-ready dicts."""
+    for point_index, (level, timings) in enumerate(zip(result.levels, result.timings, strict=True)):
+        origin = min((t.t_send_ns for t in timings if not t.warmup), default=0)
+        for timing in timings:
+            line = {"point": point_index, "level": level.label, "warmup": timing.warmup}
+            line.update(to_record(timing, origin).model_dump(mode="json", exclude_none=True))
+            line["n_out_source"] = timing.n_out_source
+            if timing.target_n_in is not None:
+                line["target_n_in"] = timing.target_n_in
+            if timing.chunk_tokens is not None:
+                line["chunk_tokens"] = timing.chunk_tokens
+            yield line
+
+
+def write_outputs(document: ResultDocument, result: SweepResult, path: Path) -> Path:
+    """Write the document to `path` and the per-request JSONL beside it; return the JSONL path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document.to_json_dict(), indent=1) + "\n")
+    jsonl = path.with_name(path.stem + ".requests.jsonl")
+    with jsonl.open("w") as out:
+        for line in request_lines(result):
+            out.write(json.dumps(line, separators=(",", ":")) + "\n")
+    return jsonl

@@ -1,0 +1,162 @@
+"""An httpx transport backed by aiohttp.
+
+httpx's default transport (httpcore + h11, pure Python) costs more CPU per SSE event than
+aiohttp's C HTTP parser, and its connection pool serialises on a lock under high
+concurrency; `bench/loadgen_capacity.py` measures both. The client keeps httpx's API and
+swaps the wire underneath.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import AsyncIterator
+from time import perf_counter_ns
+from typing import Any
+
+import aiohttp
+import httpx
+from aiohttp.client_proto import ResponseHandler
+
+ARRIVAL_EXTENSION = "inferboard.arrival"
+# Headers aiohttp computes itself from the URL and body.
+_SKIP = {"host", "content-length", "transfer-encoding"}
+
+
+class _StampingHandler(ResponseHandler):
+    """Notes when the oldest unread bytes of the current response reached the process.
+
+    The client stamps SSE events with this instead of the time its coroutine got round to
+    them: under load many streams are ready at once, and that wait is ours, not the server's.
+    """
+
+    first_unread_ns: int | None = None
+
+    def set_response_params(self, **kwargs: Any) -> None:
+        # Called as each request goes out on this connection: older bytes were not for it.
+        self.first_unread_ns = None
+        super().set_response_params(**kwargs)
+
+    def data_received(self, data: bytes) -> None:
+        if data and self.first_unread_ns is None:
+            self.first_unread_ns = perf_counter_ns()
+        super().data_received(data)
+
+
+class _AiohttpStream(httpx.AsyncByteStream):
+    def __init__(self, response: aiohttp.ClientResponse, request: httpx.Request) -> None:
+        self._response = response
+        self._request = request
+        # Arrival of the oldest bytes in the chunk last yielded; None: unknown.
+        self.arrival_ns: int | None = None
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        connection = self._response.connection
+        protocol = connection.protocol if connection is not None else None
+        if not isinstance(protocol, _StampingHandler):
+            protocol = None
+        elif not getattr(self._response.content, "_size", 0):
+            # Nothing of the body is buffered yet: the stamp is the headers' arrival, and
+            # an event must never be dated before it arrived.
+            protocol.first_unread_ns = None
+        try:
+            async for chunk in self._response.content.iter_any():
+                if protocol is not None:
+                    self.arrival_ns = protocol.first_unread_ns
+                    protocol.first_unread_ns = None
+                yield chunk
+        except aiohttp.ClientPayloadError as exc:
+            raise httpx.RemoteProtocolError(str(exc) or repr(exc), request=self._request) from exc
+        except (aiohttp.ClientConnectionError, ConnectionError) as exc:
+            raise httpx.ReadError(str(exc) or repr(exc), request=self._request) from exc
+
+    async def aclose(self) -> None:
+        # release() returns a fully read connection to the pool; close() drops one that
+        # still has unread bytes (a cancelled or failed stream).
+        if self._response.content.at_eof():
+            self._response.release()
+        else:
+            self._response.close()
+
+
+class AiohttpTransport(httpx.AsyncBaseTransport):
+    """One aiohttp connection pool of `limit` connections (0: unlimited)."""
+
+    def __init__(self, limit: int = 100) -> None:
+        self._limit = limit
+        self._session: aiohttp.ClientSession | None = None
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            connector = aiohttp.TCPConnector(
+                limit=self._limit, limit_per_host=0, ttl_dns_cache=None
+            )
+            # aiohttp has no public hook for the protocol class; without this one the client
+            # only loses arrival stamps and falls back to the time its coroutine reads.
+            if hasattr(connector, "_factory"):
+                loop = asyncio.get_running_loop()
+                connector._factory = functools.partial(_StampingHandler, loop=loop)
+            self._session = aiohttp.ClientSession(
+                connector=connector,
+                timeout=aiohttp.ClientTimeout(total=None),
+                # httpx decodes content-encoding itself from the headers we hand back.
+                auto_decompress=False,
+                read_bufsize=2**16,
+            )
+        return self._session
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        headers = [(k, v) for k, v in request.headers.multi_items() if k.lower() not in _SKIP]
+        body = request.content if request.method not in ("GET", "HEAD") else None
+        try:
+            response = await self._send(request, headers, body)
+        except TimeoutError as exc:
+            raise httpx.ConnectTimeout(str(exc) or "connect timeout", request=request) from exc
+        except (aiohttp.ClientConnectionError, ConnectionError) as exc:
+            raise httpx.ConnectError(str(exc) or repr(exc), request=request) from exc
+        except aiohttp.ClientError as exc:
+            raise httpx.RemoteProtocolError(str(exc) or repr(exc), request=request) from exc
+        stream = _AiohttpStream(response, request)
+        return httpx.Response(
+            status_code=response.status,
+            headers=[(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.raw_headers],
+            stream=stream,
+            request=request,
+            # httpx wraps the stream; this keeps a way to its arrival stamps.
+            extensions={ARRIVAL_EXTENSION: stream},
+        )
+
+    async def _send(
+        self, request: httpx.Request, headers: list[tuple[str, str]], body: bytes | None
+    ) -> aiohttp.ClientResponse:
+        """Send on a pooled connection, never on one the server has already closed.
+
+        Some servers (llama.cpp's) close the connection after every streamed response while
+        announcing keep-alive. One loop iteration lets the pool notice a close that has
+        already arrived; a close that races the send fails before any response byte (so the
+        server did nothing) and is retried, until a live or fresh connection takes it.
+        """
+        await asyncio.sleep(0)
+        # Each failed try drops one dead pooled connection, so this ends on a fresh one.
+        attempts = 2 + min(self._limit or 16, 16)
+        for attempt in range(1, attempts + 1):
+            try:
+                return await self._get_session().request(
+                    request.method,
+                    str(request.url),
+                    headers=headers,
+                    data=body,
+                    allow_redirects=False,
+                    skip_auto_headers=("Accept-Encoding", "User-Agent"),
+                )
+            except aiohttp.ServerDisconnectedError:
+                if attempt == attempts:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def aclose(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            # Let aiohttp's connector finish closing sockets before the loop goes away.
+            await asyncio.sleep(0)
+            self._session = None

@@ -1,0 +1,375 @@
+"""Celery tasks a GPU-host worker runs: a load scenario or an accuracy protocol on an endpoint.
+
+A task receives a self-contained job spec (see `JobSpec`): the endpoint's URL and key, the
+deployment facts, the scenario or protocol, the job id and its idempotency key. It tells the
+server it started (the server may say no: the job was cancelled, finished, or is running
+elsewhere), sends heartbeats while it measures, submits the result document over the REST
+API with the job's idempotency key, and reports the outcome. A redelivered message therefore
+never makes a second run: the server refuses to start a finished job, and a re-submitted
+document returns the first run.
+
+Worker environment: INFERBOARD_TOKEN (required), INFERBOARD_SERVER_URL (else the spec's),
+and the broker URL (see workers/celery.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import threading
+from collections.abc import Awaitable
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from celery import signals
+from celery.exceptions import Reject
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from workers.celery import TASK_ACCURACY, TASK_LOAD, app
+from workers.results import Deployment, ModelInfo, ResultDocument, Scenario
+from workers.submit import ServerClient, ServerError, ServerRefused
+
+log = logging.getLogger(__name__)
+TOKEN_ENV = "INFERBOARD_TOKEN"
+SERVER_ENV = "INFERBOARD_SERVER_URL"
+
+
+class EndpointSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    url: str
+    served_model: str = Field(description="the model name sent in requests")
+    api: Literal["completions", "chat"] = "completions"
+    api_key: SecretStr | None = None
+    timeout_s: float = Field(600.0, gt=0)
+
+
+class LoadSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    concurrency: list[int] = Field(default_factory=lambda: [1])
+    rates: list[float] | None = None
+    requests: int | None = Field(None, ge=1)
+    duration_s: float | None = Field(None, gt=0)
+    warmup: int = Field(0, ge=0)
+    seed: int = 0
+
+
+class JobSpec(BaseModel):
+    """Everything a worker needs, and nothing that needs a database."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: Literal[1] = 1
+    job_id: int
+    attempt: int = 1
+    idempotency_key: str
+    kind: Literal["load", "accuracy"]
+    provenance: Literal["measured", "simulated"] = "measured"
+    private: bool = False
+    server_url: str
+    heartbeat_s: float = Field(15.0, gt=0)
+    endpoint: EndpointSpec
+    model: ModelInfo
+    deployment: Deployment
+    scenario: Scenario | None = None
+    load: LoadSpec | None = None
+    protocol: str | None = None
+    limit: int | None = Field(None, ge=1)
+    concurrency: int = Field(8, ge=1, description="accuracy requests in flight")
+
+
+class JobCancelled(Exception):
+    pass
+
+
+class UnreadableJob(ValueError):
+    """The message is not a job spec this worker understands."""
+
+
+class Progress:
+    """The latest progress line, read by the heartbeat thread."""
+
+    def __init__(self) -> None:
+        self.text = "starting"
+
+
+@signals.worker_init.connect
+def _require_token(**_: Any) -> None:
+    # Fail at startup, not at the first job: a worker without a token cannot report anything.
+    if not os.environ.get(TOKEN_ENV):
+        # SystemExit, because Celery logs and swallows ordinary exceptions from receivers.
+        raise SystemExit(f"{TOKEN_ENV} is not set: the worker needs an inferboard API token")
+
+
+@app.task(name=TASK_LOAD, bind=True)
+def run_load(self: Any, spec: dict[str, Any]) -> dict[str, Any]:
+    return _run(self, spec)
+
+
+@app.task(name=TASK_ACCURACY, bind=True)
+def run_accuracy(self: Any, spec: dict[str, Any]) -> dict[str, Any]:
+    return _run(self, spec)
+
+
+def _run(task: Any, raw: dict[str, Any]) -> dict[str, Any]:
+    # What Celery logs for this task if it fails, whatever the sender set: never the spec.
+    job_id = raw.get("job_id") if isinstance(raw, dict) else None
+    task.request.argsrepr = f"(job {job_id!r})"
+    task.request.kwargsrepr = "{}"
+    worker = f"{task.request.hostname or socket.gethostname()}:{os.getpid()}"
+    try:
+        spec = JobSpec.model_validate(raw)
+    except ValidationError as exc:
+        # Field paths only: pydantic's own message would quote the input, endpoint key included.
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+            for e in exc.errors(include_url=False, include_input=False)
+        )
+        # A server newer than this worker, say: fail the job visibly rather than leave it queued.
+        _report_unreadable(raw, worker, problems)
+        raise UnreadableJob(problems) from None
+    try:
+        return execute(spec, worker=worker)
+    except ServerError as exc:
+        # The server is unreachable before the job could start (the client already retried
+        # with backoff): put the message back rather than measure what nobody can record.
+        # Not task.retry(), whose messages and errors would carry the spec and its key.
+        log.warning("job %s: server unreachable (%s); requeued", spec.job_id, exc)
+        raise Reject(str(exc), requeue=True) from None
+
+
+def _report_unreadable(raw: Any, worker: str, problems: str) -> None:
+    try:
+        job_id, attempt = int(raw["job_id"]), int(raw.get("attempt", 1))
+        client = ServerClient(
+            os.environ.get(SERVER_ENV) or str(raw["server_url"]),
+            os.environ.get(TOKEN_ENV, ""),
+            attempts=2,
+        )
+        if client.event(job_id, "started", attempt=attempt, worker=worker).proceed:
+            message = f"this worker cannot read the job (upgrade it?): {problems}"
+            client.event(job_id, "failed", attempt=attempt, worker=worker, message=message)
+    except (KeyError, TypeError, ValueError, ServerError, ServerRefused) as report_error:
+        log.error("unreadable job spec, not reported: %s", report_error)
+
+
+def execute(spec: JobSpec, *, worker: str, client: ServerClient | None = None) -> dict[str, Any]:
+    """Run one job and report it; returns what happened (the server holds the truth)."""
+    client = client or ServerClient(
+        os.environ.get(SERVER_ENV) or spec.server_url,
+        os.environ.get(TOKEN_ENV, ""),
+        attempts=int(os.environ.get("INFERBOARD_SERVER_ATTEMPTS", "6")),
+    )
+
+    def report(event: str, message: str = "", run_id: int | None = None) -> None:
+        try:
+            client.event(
+                spec.job_id,
+                event,
+                attempt=spec.attempt,
+                worker=worker,
+                message=message,
+                run_id=run_id,
+            )
+        except (ServerError, ServerRefused) as exc:
+            # Never re-run a finished measurement for a lost report: the server's reaper
+            # finds the run by the job's idempotency key.
+            log.error("job %s: could not report %s: %s", spec.job_id, event, exc)
+
+    answer = client.event(spec.job_id, "started", attempt=spec.attempt, worker=worker)
+    if not answer.proceed:
+        log.info("job %s not started: %s", spec.job_id, answer.detail or answer.status)
+        return {"job": spec.job_id, "outcome": "skipped", "detail": answer.detail}
+
+    cancel = threading.Event()
+    progress = Progress()
+    stop = threading.Event()
+    beat = threading.Thread(
+        target=_heartbeats,
+        args=(client, spec, worker, progress, cancel, stop),
+        name=f"heartbeat-{spec.job_id}",
+        daemon=True,
+    )
+    beat.start()
+    try:
+        document = measure(spec, progress=progress, cancel=cancel)
+    except JobCancelled:
+        stop.set()
+        report("cancelled", "stopped on request")
+        return {"job": spec.job_id, "outcome": "cancelled"}
+    except Exception as exc:  # noqa: BLE001 - any failure of the measurement is the job's failure
+        stop.set()
+        log.exception("job %s failed", spec.job_id)
+        report("failed", _describe(exc))
+        return {"job": spec.job_id, "outcome": "failed"}
+    finally:
+        stop.set()
+        beat.join(timeout=spec.heartbeat_s + 5)
+
+    document.idempotency_key = spec.idempotency_key
+    document.provenance = spec.provenance
+    document.environment.worker = worker[:200]
+    if cancel.is_set():
+        report("cancelled", "stopped on request")
+        return {"job": spec.job_id, "outcome": "cancelled"}
+    try:
+        run_id = client.submit(document, private=spec.private)
+    except (ServerError, ServerRefused) as exc:
+        report("failed", f"result not accepted: {exc}")
+        return {"job": spec.job_id, "outcome": "failed"}
+    report("succeeded", f"run {run_id}", run_id=run_id)
+    return {"job": spec.job_id, "outcome": "succeeded", "run": run_id}
+
+
+def _heartbeats(
+    client: ServerClient,
+    spec: JobSpec,
+    worker: str,
+    progress: Progress,
+    cancel: threading.Event,
+    stop: threading.Event,
+) -> None:
+    while not stop.wait(spec.heartbeat_s):
+        try:
+            answer = client.event(
+                spec.job_id,
+                "heartbeat",
+                attempt=spec.attempt,
+                worker=worker,
+                message=progress.text,
+                retries=2,
+            )
+        except (ServerError, ServerRefused) as exc:
+            # A missed heartbeat is not fatal; the server's timeout is several intervals long.
+            log.warning("job %s heartbeat failed: %s", spec.job_id, exc)
+            continue
+        if answer.cancel:
+            log.info("job %s: the server asks to stop (%s)", spec.job_id, answer.detail)
+            cancel.set()
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"[:2000]
+
+
+async def _until_cancelled[T](work: Awaitable[T], cancel: threading.Event) -> T:
+    task = asyncio.ensure_future(work)
+    while not task.done():
+        if cancel.is_set():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise JobCancelled()
+        await asyncio.wait({task}, timeout=0.25)
+    return task.result()
+
+
+def measure(spec: JobSpec, *, progress: Progress, cancel: threading.Event) -> ResultDocument:
+    if spec.kind == "load":
+        return measure_load(spec, progress=progress, cancel=cancel)
+    return measure_accuracy(spec, progress=progress, cancel=cancel)
+
+
+# The two call sites into the measuring packages. They mirror the CLIs (`workers/loadgen/cli.py`
+# `_run_bench`, `workers/accuracy/cli.py` `_run`) without the files and the terminal output.
+
+
+def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) -> ResultDocument:
+    from workers.loadgen.client import EndpointConfig
+    from workers.loadgen.prompts import (
+        CalibratedCounter,
+        EndpointTokenizer,
+        PromptBuilder,
+        PromptWorkload,
+        template_overhead,
+        usage_probe,
+    )
+    from workers.loadgen.runner import Level, LoadPlan, SweepResult, make_document, run_sweep
+
+    if spec.scenario is None or spec.load is None:
+        raise ValueError("a load job needs a scenario and load levels")
+    scenario, load, endpoint = spec.scenario, spec.load, spec.endpoint
+    cfg = EndpointConfig(
+        base_url=endpoint.url,
+        model=endpoint.served_model,
+        api=endpoint.api,
+        api_key=endpoint.api_key.get_secret_value() if endpoint.api_key else None,
+        timeout_s=endpoint.timeout_s,
+    )
+    progress.text = "calibrating prompts"
+    counter = EndpointTokenizer.probe(cfg) or CalibratedCounter(usage_probe(cfg))
+    overhead = template_overhead(counter, usage_probe(cfg))
+    workload = PromptWorkload(
+        PromptBuilder(counter, seed=load.seed),
+        input_tokens=scenario.input_tokens,
+        output_tokens=scenario.output_tokens,
+        prefix_hit_rate=scenario.prefix_cache_hit_rate,
+        overhead=overhead,
+        length_spread=scenario.length_spread,
+        seed=load.seed,
+    )
+    if load.rates:
+        levels = [Level(rate=rate) for rate in load.rates]
+    else:
+        levels = [Level(concurrency=c) for c in load.concurrency]
+    plan = LoadPlan(
+        levels=levels,
+        requests=load.requests,
+        duration_s=load.duration_s,
+        warmup=load.warmup,
+        slo=scenario.slo,
+        seed=load.seed,
+    )
+
+    def on_progress(state: Any) -> None:
+        total = f"/{state.total}" if state.total else ""
+        phase = " warm-up" if state.warmup else ""
+        progress.text = f"{state.label}{phase}: {state.done}{total} requests, {state.errors} errors"
+
+    started_at = datetime.now(UTC)
+    result = SweepResult()
+    sweep = run_sweep(
+        cfg, workload, plan, result=result, progress=on_progress, count_tokens=counter.count
+    )
+    asyncio.run(_until_cancelled(sweep, cancel))
+    return make_document(
+        model=spec.model,
+        deployment=spec.deployment,
+        scenario=scenario,
+        result=result,
+        started_at=started_at,
+        extra={"tokenizer": counter.name, "prompt_overhead_tokens": overhead, "api": cfg.api},
+    )
+
+
+def measure_accuracy(
+    spec: JobSpec, *, progress: Progress, cancel: threading.Event
+) -> ResultDocument:
+    from workers.accuracy.protocols import get_protocol, prepare
+    from workers.accuracy.runner import evaluate
+
+    if not spec.protocol:
+        raise ValueError("an accuracy job needs a protocol")
+    prepared = prepare(get_protocol(spec.protocol), None, None, spec.limit)
+    endpoint = spec.endpoint
+
+    def on_progress(done: int, total: int, correct: int, failed: int) -> None:
+        progress.text = f"{done}/{total} items, {correct} correct, {failed} failed"
+
+    work = evaluate(
+        prepared,
+        endpoint=endpoint.url,
+        model=spec.model,
+        served_model=endpoint.served_model,
+        deployment=spec.deployment,
+        concurrency=spec.concurrency,
+        api_key=endpoint.api_key.get_secret_value() if endpoint.api_key else None,
+        timeout_s=endpoint.timeout_s,
+        progress=on_progress,
+    )
+    return asyncio.run(_until_cancelled(work, cancel))
