@@ -171,6 +171,9 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     os.environ["DATABASE_URL"] = os.environ.get("DATABASE_URL", DEFAULT_DB)
+    # Measure as production runs: DEBUG off (no query log); plain HTTP in-process.
+    os.environ.update(DEBUG="0", SECURE_SSL_REDIRECT="0")
+    os.environ.setdefault("SECRET_KEY", "bench-only-" + uuid.uuid4().hex)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "apps.settings")
     import django
 

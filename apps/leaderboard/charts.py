@@ -28,23 +28,17 @@ X_AXES = {
 def pareto_optimal(
     points: list[dict[str, Any]], x: str, y: str, x_higher: bool, y_higher: bool
 ) -> list[dict[str, Any]]:
-    """Points no other point beats on both axes, sorted along x."""
+    """Points no other point beats on both axes, sorted along x (one sweep, O(n log n))."""
+    sx, sy = (1 if x_higher else -1), (1 if y_higher else -1)
     usable = [p for p in points if p.get(x) is not None and p.get(y) is not None]
-
-    def better_or_equal(a: float, b: float, higher: bool) -> bool:
-        return a >= b if higher else a <= b
-
-    front = [
-        p
-        for p in usable
-        if not any(
-            q is not p
-            and better_or_equal(q[x], p[x], x_higher)
-            and better_or_equal(q[y], p[y], y_higher)
-            and (q[x], q[y]) != (p[x], p[y])
-            for q in usable
-        )
-    ]
+    # Best x first (ties: best y first); a point is on the front when its y beats every
+    # point seen before it, i.e. every point with a better or equal x.
+    usable.sort(key=lambda p: (-sx * p[x], -sy * p[y]))
+    front, best_y = [], None
+    for p in usable:
+        if best_y is None or sy * p[y] > best_y:
+            front.append(p)
+            best_y = sy * p[y]
     return sorted(front, key=lambda p: p[x])
 
 

@@ -27,6 +27,24 @@ SORTS = {
     "accelerator": ("accelerator", False),
 }
 PAGE_SIZE = 25
+# What a leaderboard row shows, read in the same query that ranks the runs.
+BEST_ROW_COLUMNS = (
+    "deployment__accelerator_id",
+    "deployment__accelerator__sku",
+    "deployment__gpus",
+    "deployment__engine__name",
+    "deployment__engine_version",
+    "deployment__quant_weights",
+    "deployment__parallelism_label",
+    "deployment__spec_method",
+    "deployment__engine_flags",
+    "best_point__output_tok_s",
+    "best_point__unlabelled_tok_s",
+    "best_point__interactivity_p50",
+    "best_point__ttft_p50_ms",
+    "best_point__ttft_p99_ms",
+    "best_point__success_rate",
+)
 
 
 @dataclass(frozen=True)
@@ -87,6 +105,7 @@ class BoardPage:
     model: str | None
     slo_text: str
     tiers: list[str] = field(default_factory=list)
+    run_ids: list[int] = field(default_factory=list)  # every row's run, not just this page
 
 
 def model_names(*, org: Organization | None = None) -> list[str]:
@@ -137,14 +156,6 @@ def _runs_for(board: Board, scenario: Scenario | None, org: Organization | None)
     return runs
 
 
-def _points_for(board: Board, scenario: Scenario | None, org: Organization | None):
-    points = Point.objects.filter(run__in=_runs_for(board, scenario, org))
-    return points.annotate(
-        tput_per_gpu=Coalesce("output_tok_s", "unlabelled_tok_s")
-        / Cast("run__deployment__gpus", FloatField()),
-    )
-
-
 def _best_runs(runs) -> list[dict[str, Any]]:
     """Per deployment, the run whose best point ranks highest (see apps/runs/summary.py)."""
     ranked = (
@@ -158,7 +169,7 @@ def _best_runs(runs) -> list[dict[str, Any]]:
         )
         .order_by("deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-created_at")
     )
-    columns = ("id", "deployment_id", "provenance", "best_point_id", "best_meets_slo")
+    columns = ("id", "deployment_id", "provenance", "best_meets_slo", *BEST_ROW_COLUMNS)
     if connection.vendor == "postgresql":
         return list(ranked.distinct("deployment_id").values(*columns))
     best: dict[int, dict[str, Any]] = {}
@@ -199,42 +210,44 @@ def reference_price_book() -> dict[str, dict[str, float]]:
 def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardPage:
     scenario = Scenario.objects.filter(slug=board.scenario).first() if board.scenario else None
     best = _best_runs(_runs_for(board, scenario, org))
-    deployments = Deployment.objects.select_related("accelerator", "engine").in_bulk(
-        [b["deployment_id"] for b in best]
-    )
-    points = Point.objects.in_bulk([b["best_point_id"] for b in best])
     prices = reference_prices(board.tier)
-    accuracy = _accuracy_by_deployment(list(deployments))
+    accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best])
     rows = []
     for b in best:
-        d, p = deployments[b["deployment_id"]], points[b["best_point_id"]]
-        price = prices.get(d.accelerator_id)
-        tput = (p.output_tok_s if p.output_tok_s is not None else p.unlabelled_tok_s) / d.gpus
+        d = {
+            k.removeprefix("deployment__"): v for k, v in b.items() if k.startswith("deployment__")
+        }
+        p = {
+            k.removeprefix("best_point__"): v for k, v in b.items() if k.startswith("best_point__")
+        }
+        price = prices.get(d["accelerator_id"])
+        output = p["output_tok_s"]
+        tput = (output if output is not None else p["unlabelled_tok_s"]) / d["gpus"]
         rows.append(
             Row(
-                deployment_id=d.pk,
+                deployment_id=b["deployment_id"],
                 run_id=b["id"],
-                accelerator=d.accelerator.sku,
-                gpus=d.gpus,
-                engine=d.engine.name,
-                engine_version=d.engine_version,
-                quantization=d.quant_weights,
-                parallelism=d.parallelism_label,
-                speculative=d.spec_method,
-                flags=d.engine_flags,
+                accelerator=d["accelerator__sku"],
+                gpus=d["gpus"],
+                engine=d["engine__name"],
+                engine_version=d["engine_version"],
+                quantization=d["quant_weights"],
+                parallelism=d["parallelism_label"],
+                speculative=d["spec_method"],
+                flags=d["engine_flags"],
                 provenance=b["provenance"],
                 tput_per_gpu=tput,
-                tput_kind="output" if p.output_tok_s is not None else "unstated",
+                tput_kind="output" if output is not None else "unstated",
                 meets_slo=None
                 if b["best_meets_slo"] in (None, UNVERIFIED)
                 else b["best_meets_slo"] == MEETS,
-                interactivity=p.interactivity_p50,
-                ttft_p50_ms=p.ttft_p50_ms,
-                ttft_p99_ms=p.ttft_p99_ms,
-                success_rate=p.success_rate,
+                interactivity=p["interactivity_p50"],
+                ttft_p50_ms=p["ttft_p50_ms"],
+                ttft_p99_ms=p["ttft_p99_ms"],
+                success_rate=p["success_rate"],
                 usd_per_gpu_hour=price,
                 usd_per_mtok=usd_per_mtok(price, tput) if price and tput else None,
-                accuracy=accuracy.get(d.pk),
+                accuracy=accuracy.get(b["deployment_id"]),
             )
         )
     key, descending = SORTS.get(board.sort, SORTS["throughput"])
@@ -255,24 +268,19 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         scenario=scenario,
         model=board.model,
         slo_text=_slo_text(scenario),
+        run_ids=[r.run_id for r in rows],
         tiers=price_tiers(),
     )
 
 
-def chart_points(*, board: Board, org: Organization | None = None) -> list[dict[str, Any]]:
-    """Every point of each deployment's latest run in the board, for Pareto charts."""
-    scenario = Scenario.objects.filter(slug=board.scenario).first() if board.scenario else None
-    points = _points_for(board, scenario, org)
-    latest_runs = _runs_for(board, scenario, org).order_by("deployment_id", "-created_at", "-id")
-    if connection.vendor == "postgresql":
-        run_ids = list(latest_runs.distinct("deployment_id").values_list("id", flat=True))
-    else:
-        seen: dict[int, int] = {}
-        for deployment_id, run_id in latest_runs.values_list("deployment_id", "id"):
-            seen.setdefault(deployment_id, run_id)
-        run_ids = list(seen.values())
-    prices = reference_prices(board.tier)
-    rows = points.filter(run_id__in=run_ids).values(
+def chart_points(*, run_ids: list[int], tier: str) -> list[dict[str, Any]]:
+    """Every point of the given runs (the leaderboard's rows), for Pareto charts."""
+    prices = reference_prices(tier)
+    points = Point.objects.filter(run_id__in=run_ids).annotate(
+        tput_per_gpu=Coalesce("output_tok_s", "unlabelled_tok_s")
+        / Cast("run__deployment__gpus", FloatField())
+    )
+    rows = points.values(
         "run_id",
         "run__deployment_id",
         "run__deployment__accelerator__sku",

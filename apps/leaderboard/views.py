@@ -61,10 +61,12 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     return _cached(request, lambda: _leaderboard(request))
 
 
-def _board_charts(board: selectors.Board, query: QueryDict) -> dict[str, Any]:
+def _board_charts(
+    board: selectors.Board, page: selectors.BoardPage, query: QueryDict
+) -> dict[str, Any]:
     y = query.get("y") if query.get("y") in charts.Y_AXES else "tput_per_gpu"
     optimal = query.get("all") not in {"1", "on", "true"}
-    points = selectors.chart_points(board=board)
+    points = selectors.chart_points(run_ids=page.run_ids, tier=board.tier)
     return {
         "y": y,
         "optimal_only": optimal,
@@ -91,7 +93,7 @@ def _leaderboard(request: HttpRequest) -> HttpResponse:
         "models": models,
         "scenarios": selectors.scenarios_with_runs(),
         "query": request.GET.urlencode(),
-        **_board_charts(board, request.GET),
+        **_board_charts(board, page, request.GET),
     }
     template = "leaderboard/leaderboard.html"
     return render(request, f"{template}#board" if request.htmx else template, context)
@@ -211,7 +213,8 @@ def compare(request: HttpRequest) -> HttpResponse:
         deployments=tuple(d.pk for d in deployments),
         include_simulated=True,
     )
-    rows = {r.deployment_id: r for r in selectors.leaderboard_rows(board=board).rows}
+    board_page = selectors.leaderboard_rows(board=board)
+    rows = {r.deployment_id: r for r in board_page.rows}
     ordered = [rows.get(d.pk) for d in deployments]
     facts = [selectors.deployment_facts(d) for d in deployments]
     for fact, row in zip(facts, ordered, strict=True):
@@ -239,7 +242,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         if request.GET["format"] == "csv":
             return _csv("compare.csv", table)
         return _json_download("compare.json", table)
-    points = selectors.chart_points(board=board)
+    points = selectors.chart_points(run_ids=board_page.run_ids, tier=tier)
     context = {
         "deployments": deployments,
         "columns": list(zip(deployments, ordered, ratios, cost_ratios, facts, strict=True)),

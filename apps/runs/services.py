@@ -1,6 +1,8 @@
 """Writes for runs: the one ingestion path every result document goes through."""
 
+import gc
 from collections.abc import Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,7 +72,11 @@ def run_ingest(
     The same idempotency key twice returns the first run and stores nothing new.
     Raises DocumentError (with JSON paths) for invalid input.
     """
-    parsed = document if isinstance(document, doc.ResultDocument) else doc.parse_document(document)
+    if isinstance(document, doc.ResultDocument):
+        parsed = document
+    else:
+        with _gc_paused():
+            parsed = doc.parse_document(document)
     replay = _replay(parsed.idempotency_key, org)
     if replay is not None:
         return replay
@@ -85,6 +91,19 @@ def run_ingest(
             raise
         return replay
     return IngestResult(run=run, created=True)
+
+
+@contextmanager
+def _gc_paused():
+    """Parsing 100,000 records allocates objects that all survive; the cyclic collector
+    would walk them again and again (~25% of parse time) to find nothing to free."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 RUNS_VERSION_KEY = "runs:version"
