@@ -4,9 +4,9 @@
 
 Fills a throwaway PostgreSQL database (DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/inferboard_bench_pages; created and dropped by the run)
-with runs spread over ~100 deployments, then times leaderboard, compare and run pages
-in-process through Django's test client (server time, no network), each as a ratio to the
-trivial /healthz page measured in the same run. The page cache is defeated before every
+with runs spread over 216 deployments, then times leaderboard, compare and run pages
+in-process through Django's test client (server time, no network, DEBUG off), each as a
+ratio to the trivial /healthz page measured in the same run. The page cache is defeated before every
 timed request (a run "lands"), so these are uncached figures; cached hits are shown apart.
 """
 
