@@ -124,9 +124,7 @@ def _summarise(runs, points) -> None:
             )
         )  # fmt: skip
     for run in runs:
-        slo = summary.SloBounds(
-            ttft_ms=run.scenario.slo_ttft_ms, ttft_percentile=run.scenario.slo_ttft_percentile
-        )
+        slo = summary.SloBounds.of(run.scenario)
         best = summary.best_point(by_run[run.pk], slo, run.deployment.gpus)
         run.best_point_id, run.best_tput_per_gpu = best.point_id, best.tput_per_gpu
         run.best_meets_slo = best.meets_slo

@@ -38,7 +38,7 @@ from apps.costs.formulas import (
     tok_per_s_per_mw,
 )
 from apps.costs.procurement import export_records, parse_inputs, procurement_rows, state
-from apps.costs.slo import Slo, SloPoint, cost_at_slo
+from apps.costs.slo import Slo, SloCost, SloPoint, cost_at_slo
 
 router = Router(tags=["costs"])
 
@@ -78,6 +78,24 @@ def _price_out(price: TierPrice) -> dict:
         "tier": price.tier,
         "source": price.source,
         "citation": price.citation,
+    }
+
+
+def _slo_cost_out(cost: SloCost, slo: Slo, price: TierPrice) -> dict:
+    result = cost.result
+    return {
+        "meets": result.meets,
+        "tok_per_s_per_gpu": result.tok_per_s_per_gpu,
+        "provenance": result.provenance,
+        "usd_per_mtok": cost.usd_per_mtok,
+        "lower": result.lower.label if result.lower else None,
+        "upper": result.upper.label if result.upper else None,
+        "binding": result.binding.describe() if result.binding else None,
+        "metrics": result.metrics,
+        "reason": result.reason,
+        "skipped": list(result.skipped),
+        "slo": slo.describe(),
+        "price": _price_out(price),
     }
 
 
@@ -323,21 +341,7 @@ def slo_cost(request: HttpRequest, payload: SloCostIn):
         cost = cost_at_slo(points, slo, price.usd_per_gpu_hour)
     except CostInputError as error:
         return _error(error)
-    result = cost.result
-    return {
-        "meets": result.meets,
-        "tok_per_s_per_gpu": result.tok_per_s_per_gpu,
-        "provenance": result.provenance,
-        "usd_per_mtok": cost.usd_per_mtok,
-        "lower": result.lower.label if result.lower else None,
-        "upper": result.upper.label if result.upper else None,
-        "binding": result.binding.describe() if result.binding else None,
-        "metrics": result.metrics,
-        "reason": result.reason,
-        "skipped": list(result.skipped),
-        "slo": slo.describe(),
-        "price": _price_out(price),
-    }
+    return _slo_cost_out(cost, slo, price)
 
 
 # --- capacity ------------------------------------------------------------------------------
@@ -593,21 +597,7 @@ def run_slo_cost(request: HttpRequest, run_id: int, query: Query[RunSloQuery]):
         cost = cost_at_slo(curve.points, slo, price.usd_per_gpu_hour)
     except CostInputError as error:
         return _error(error)
-    result = cost.result
-    return {
-        "meets": result.meets,
-        "tok_per_s_per_gpu": result.tok_per_s_per_gpu,
-        "provenance": result.provenance,
-        "usd_per_mtok": cost.usd_per_mtok,
-        "lower": result.lower.label if result.lower else None,
-        "upper": result.upper.label if result.upper else None,
-        "binding": result.binding.describe() if result.binding else None,
-        "metrics": result.metrics,
-        "reason": result.reason,
-        "skipped": list(result.skipped),
-        "slo": slo.describe(),
-        "price": _price_out(price),
-    }
+    return _slo_cost_out(cost, slo, price)
 
 
 @router.get(

@@ -114,6 +114,25 @@ class Point(models.Model):
         return f"run {self.run_id} point {self.ordinal}"
 
 
+# The columns of a request record as documents carry them (workers.results.RequestRecord).
+REQUEST_RECORD_FIELDS = (
+    "i",
+    "t_sched_ms",
+    "t_send_ms",
+    "ttft_ms",
+    "ttfo_ms",
+    "e2el_ms",
+    "tpot_ms",
+    "n_in",
+    "n_out",
+    "cached",
+    "chunks",
+    "status",
+    "http_status",
+    "error",
+)
+
+
 class RequestRecord(models.Model):
     """One request of a point. Narrow on purpose: these are bulk-loaded by the 100,000."""
 

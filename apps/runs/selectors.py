@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from django.db.models import Q, QuerySet
 
 from apps.accounts.models import Organization
-from apps.runs.models import Point, RequestRecord, Run
+from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
 
 
 @dataclass(frozen=True)
@@ -62,30 +62,14 @@ def run_record_count(*, run: Run) -> int:
     return RequestRecord.objects.filter(point__run=run).count()
 
 
-RECORD_FIELDS = (
-    "i",
-    "t_sched_ms",
-    "t_send_ms",
-    "ttft_ms",
-    "ttfo_ms",
-    "e2el_ms",
-    "tpot_ms",
-    "n_in",
-    "n_out",
-    "cached",
-    "chunks",
-    "status",
-    "http_status",
-    "error",
-)
-
-
 def run_records(*, run: Run, point: Point | None = None):
     """Request records as dicts without empty fields, in order, streamed from the database."""
     records = RequestRecord.objects.filter(point__run=run)
     if point is not None:
         records = records.filter(point=point)
-    for row in records.order_by("point__ordinal", "i").values("point__ordinal", *RECORD_FIELDS):
+    for row in records.order_by("point__ordinal", "i").values(
+        "point__ordinal", *REQUEST_RECORD_FIELDS
+    ):
         yield {k: v for k, v in row.items() if v not in (None, "")}
 
 

@@ -20,34 +20,10 @@ from apps.catalog.services import (
     scenario_resolve,
 )
 from apps.runs import summary
-from apps.runs.models import Point, RequestRecord, Run
+from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
 from workers import results as doc
 
-RECORD_COLUMNS = (
-    "i",
-    "t_sched_ms",
-    "t_send_ms",
-    "ttft_ms",
-    "ttfo_ms",
-    "e2el_ms",
-    "tpot_ms",
-    "n_in",
-    "n_out",
-    "cached",
-    "chunks",
-    "status",
-    "http_status",
-    "error",
-)
 BULK_BATCH = 5_000
-SUMMARY_FIELDS = (
-    "output_tok_s",
-    "unlabelled_tok_s",
-    "ttft_p50_ms",
-    "ttft_p99_ms",
-    "tpot_p50_ms",
-    "e2el_p99_ms",
-)
 
 
 @dataclass(frozen=True)
@@ -171,18 +147,11 @@ def _store(
 
 def run_summary_refresh(*, run: Run) -> None:
     """Choose the run's leaderboard point against its scenario's SLO (again, if it changed)."""
-    scenario = run.scenario
-    slo = summary.SloBounds(
-        ttft_ms=scenario.slo_ttft_ms if scenario else None,
-        ttft_percentile=scenario.slo_ttft_percentile if scenario else 99,
-        tpot_ms=scenario.slo_tpot_ms if scenario else None,
-        e2el_ms=scenario.slo_e2el_ms if scenario else None,
-    )
     figures = [
         summary.PointFigures(point_id=row.pop("id"), **row)
-        for row in run.points.values("id", *SUMMARY_FIELDS)
+        for row in run.points.values("id", *summary.FIGURE_FIELDS)
     ]
-    best = summary.best_point(figures, slo, run.deployment.gpus)
+    best = summary.best_point(figures, summary.SloBounds.of(run.scenario), run.deployment.gpus)
     run.best_point_id = best.point_id if best else None
     run.best_tput_per_gpu = best.tput_per_gpu if best else None
     run.best_meets_slo = best.meets_slo if best else None
@@ -261,7 +230,7 @@ def _records_insert(point_id: int, records: list[doc.RequestRecord]) -> None:
     if connection.vendor == "postgresql":
         # COPY is several times faster than multi-row INSERT for tens of thousands of rows.
         table = RequestRecord._meta.db_table
-        columns = ", ".join(("point_id", *RECORD_COLUMNS))
+        columns = ", ".join(("point_id", *REQUEST_RECORD_FIELDS))
         with (
             connection.cursor() as cursor,
             cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
@@ -272,7 +241,7 @@ def _records_insert(point_id: int, records: list[doc.RequestRecord]) -> None:
     batch: list[RequestRecord] = []
     for row in _record_rows(records):
         batch.append(
-            RequestRecord(point_id=point_id, **dict(zip(RECORD_COLUMNS, row, strict=True)))
+            RequestRecord(point_id=point_id, **dict(zip(REQUEST_RECORD_FIELDS, row, strict=True)))
         )
         if len(batch) >= BULK_BATCH:
             RequestRecord.objects.bulk_create(batch)

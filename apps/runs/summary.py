@@ -8,6 +8,15 @@ was not reported); when none can be checked either, the best that misses.
 from dataclasses import dataclass
 
 MEETS, MISSES, UNVERIFIED = 1, 0, -1
+# The Point columns best_point() reads.
+FIGURE_FIELDS = (
+    "output_tok_s",
+    "unlabelled_tok_s",
+    "ttft_p50_ms",
+    "ttft_p99_ms",
+    "tpot_p50_ms",
+    "e2el_p99_ms",
+)
 
 
 @dataclass(frozen=True)
@@ -16,6 +25,18 @@ class SloBounds:
     ttft_percentile: float = 99
     tpot_ms: float | None = None
     e2el_ms: float | None = None
+
+    @classmethod
+    def of(cls, scenario) -> "SloBounds":
+        """The SLO of a Scenario row (or none for runs without a scenario)."""
+        if scenario is None:
+            return cls()
+        return cls(
+            ttft_ms=scenario.slo_ttft_ms,
+            ttft_percentile=scenario.slo_ttft_percentile,
+            tpot_ms=scenario.slo_tpot_ms,
+            e2el_ms=scenario.slo_e2el_ms,
+        )
 
     @property
     def any(self) -> bool:

@@ -3,9 +3,6 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-FIELDS = ("output_tok_s", "unlabelled_tok_s", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
-          "e2el_p99_ms")  # fmt: skip
-
 
 def summarise_existing_runs(apps, schema_editor):
     from apps.runs import summary
@@ -13,18 +10,11 @@ def summarise_existing_runs(apps, schema_editor):
     Run = apps.get_model("runs", "Run")
     Point = apps.get_model("runs", "Point")
     for run in Run.objects.select_related("scenario", "deployment").iterator():
-        scenario = run.scenario
-        slo = summary.SloBounds(
-            ttft_ms=scenario.slo_ttft_ms if scenario else None,
-            ttft_percentile=scenario.slo_ttft_percentile if scenario else 99,
-            tpot_ms=scenario.slo_tpot_ms if scenario else None,
-            e2el_ms=scenario.slo_e2el_ms if scenario else None,
-        )
         figures = [
             summary.PointFigures(point_id=row.pop("id"), **row)
-            for row in Point.objects.filter(run=run).values("id", *FIELDS)
+            for row in Point.objects.filter(run=run).values("id", *summary.FIGURE_FIELDS)
         ]
-        best = summary.best_point(figures, slo, run.deployment.gpus)
+        best = summary.best_point(figures, summary.SloBounds.of(run.scenario), run.deployment.gpus)
         if best:
             Run.objects.filter(pk=run.pk).update(
                 best_point_id=best.point_id,

@@ -34,6 +34,7 @@ from apps.jobs.services import (
     jobs_reap_stale,
     schedules_tick,
 )
+from workers.testing.processes import stop
 
 DEMO_POOL = "pool.demo"
 DEMO_NAME = "Demo: simulated streaming server"
@@ -61,16 +62,6 @@ def _redis_answers(url: str) -> bool:
             return True
     except OSError:
         return False
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
 
 
 def _scheduler(every_s: float = 15.0) -> None:
@@ -163,7 +154,7 @@ class Command(BaseCommand):
             call_command("runserver", addrport, use_reloader=False)
         finally:
             for child in reversed(children):
-                _stop(child)
+                stop(child)
 
     def _start_fault_server(self, children: list[subprocess.Popen], env: dict) -> str:
         process = subprocess.Popen(
