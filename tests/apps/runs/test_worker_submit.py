@@ -1,0 +1,31 @@
+"""`inferboard-worker bench --submit` lands a run through the real REST API of a live server."""
+
+import pytest
+
+from apps.runs.models import RequestRecord, Run
+from workers.cli import main
+from workers.testing.processes import fault_server
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+def test_a_measured_run_lands_through_the_api_with_every_request(live_server, issued, tmp_path):
+    out = tmp_path / "run.json"
+    with fault_server() as endpoint:
+        code = main(
+            ["bench", "--endpoint", endpoint, "--model", "m", "--quiet",
+             "--input-tokens", "32", "--output-tokens", "8", "--concurrency", "1,2",
+             "--requests", "4", "--no-early-stop", "--accelerator", "MI355X", "--gpus", "8",
+             "--engine", "sglang", "--quantization", "MXFP4", "--tp", "8", "--out", str(out),
+             "--submit", live_server.url, "--token", issued.plaintext]
+        )  # fmt: skip
+    assert code == 0
+    run = Run.objects.get()
+    assert (run.provenance, run.org_id, run.submitted_by_id) == (
+        "measured",
+        issued.token.org_id,
+        issued.token.pk,
+    )
+    assert [p.concurrency for p in run.points.order_by("ordinal")] == [1, 2]
+    assert RequestRecord.objects.filter(point__run=run).count() == 8
+    assert run.deployment.accelerator.sku == "MI355X"
