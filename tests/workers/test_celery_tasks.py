@@ -547,3 +547,25 @@ def test_a_worker_without_a_token_refuses_to_start(broker_url):
     )
     assert result.returncode != 0
     assert b"INFERBOARD_TOKEN is not set" in result.stdout + result.stderr
+
+
+def test_a_job_measures_a_real_llama_server_and_lands_as_a_run(site, pools, broker_url, tmp_path):
+    from workers.testing.llama_server import llama_server
+    from workers.testing.tiny_model import write_tiny_model
+
+    pool = pools()
+    model = write_tiny_model(tmp_path / "tiny.gguf")
+    with (
+        llama_server(model, slots=2, context=2 * 4096) as endpoint_url,
+        celery_worker(pool, broker_url=broker_url, server_url=site.url, token=site.token) as w,
+    ):
+        endpoint = make_endpoint(site, endpoint_url, pool, name="llama-server")
+        job = enqueue(site, endpoint)
+        wait_for(lambda: finished(job), 180, "the job to finish")
+        log = w.text()
+    assert job.status == "succeeded", (job.error, log[-3000:])
+    points = list(job.run.points.order_by("ordinal"))
+    assert [p.concurrency for p in points] == [1, 2]
+    assert all(p.requests_succeeded == 4 and p.output_tok_s > 0 for p in points)
+    # llama-server reports usage, so token counts come from the server, not from a guess.
+    assert {p.token_count_source for p in points} == {"usage"}
