@@ -2,6 +2,7 @@
 
 import functools
 import logging
+import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -321,7 +322,9 @@ def job_enqueue(
         kind=kind,
         scenario=scenario if kind == Job.Kind.LOAD else None,
         protocol=protocol if kind == Job.Kind.ACCURACY else "",
-        options=dict(options or {}),
+        # A fresh prompt seed per job, kept with it: a repeated seed repeats the prompts,
+        # which the endpoint's prefix cache may still hold from the previous run.
+        options={"seed": secrets.randbelow(2**31), **(options or {})},
         schedule=schedule,
         idempotency_key=Job.new_key(),
         pool=endpoint.pool,

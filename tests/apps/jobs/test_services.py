@@ -1,4 +1,4 @@
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.utils import timezone
@@ -146,7 +146,8 @@ def test_only_failed_or_cancelled_jobs_are_retried(job):
 
 
 def test_due_schedules_queue_jobs_and_move_on(endpoint, scenario, broker):
-    now = timezone.now()
+    # A fixed noon, so that "31 minutes later" never crosses the nightly 02:00.
+    now = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
     nightly = services.schedule_save(
         schedule=Schedule(endpoint=endpoint, scenario=scenario, cron="0 2 * * *"), now=now
     )
@@ -204,3 +205,12 @@ def test_runscheduler_once_queues_due_jobs_and_reaps(endpoint, scenario, broker,
     assert Job.objects.filter(schedule=schedule, status="queued").count() == 1
     stale.refresh_from_db()
     assert stale.status == "failed"
+
+
+def test_each_load_job_gets_its_own_prompt_seed_so_no_run_reuses_cached_prompts(endpoint, scenario):
+    first = services.job_enqueue(endpoint=endpoint, scenario=scenario)
+    second = services.job_enqueue(endpoint=endpoint, scenario=scenario)
+    assert first.options["seed"] != second.options["seed"]
+    assert services.job_spec(first)["load"]["seed"] == first.options["seed"]
+    chosen = services.job_enqueue(endpoint=endpoint, scenario=scenario, options={"seed": 7})
+    assert services.job_spec(chosen)["load"]["seed"] == 7
