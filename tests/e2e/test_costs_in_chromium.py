@@ -3,7 +3,7 @@ from django.core.management import call_command
 
 from tests.e2e.conftest import screenshot
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_typing_a_new_price_updates_the_cost_table_without_a_reload(live_server, page):

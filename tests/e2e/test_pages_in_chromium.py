@@ -5,7 +5,7 @@ from apps.runs.services import run_ingest
 from tests.e2e.conftest import screenshot
 from tests.factories import document, point
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from apps.runs.models import RequestRecord, Run
 from workers.cli import main
 from workers.testing.processes import fault_server
 
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_a_measured_run_lands_through_the_api_with_every_request(live_server, issued, tmp_path):
