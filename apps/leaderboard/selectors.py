@@ -16,7 +16,7 @@ from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Model, PriceTier, Scenario
 from apps.costs.formulas import usd_per_mtok
 from apps.runs.models import Point, RequestRecord, Run
-from apps.runs.selectors import runs_visible
+from apps.runs.selectors import RunFilters, runs_filtered, runs_visible
 from apps.runs.summary import MEETS, MISSES, UNVERIFIED
 
 SORTS = {
@@ -139,18 +139,16 @@ def _slo_text(scenario: Scenario | None) -> str:
     return " and ".join(text) or "no SLO"
 
 
-def _runs_for(board: Board, scenario: Scenario | None, org: Organization | None):
-    runs = runs_visible(org=org)
+def _runs_for(board: Board, org: Organization | None):
+    filters = RunFilters(
+        model=board.model,
+        accelerator=board.accelerator,
+        quantization=board.quantization,
+        scenario=board.scenario,  # an unknown slug matches nothing, not everything
+    )
+    runs = runs_filtered(org=org, filters=filters)
     if not board.include_simulated:
         runs = runs.exclude(provenance=Run.Provenance.SIMULATED)
-    if scenario is not None:
-        runs = runs.filter(scenario=scenario)
-    if board.model:
-        runs = runs.filter(deployment__model__name=board.model)
-    if board.accelerator:
-        runs = runs.filter(deployment__accelerator__sku__iexact=board.accelerator)
-    if board.quantization:
-        runs = runs.filter(deployment__quant_weights__iexact=board.quantization)
     if board.deployments:
         runs = runs.filter(deployment_id__in=board.deployments)
     return runs
@@ -209,7 +207,7 @@ def reference_price_book() -> dict[str, dict[str, float]]:
 
 def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardPage:
     scenario = Scenario.objects.filter(slug=board.scenario).first() if board.scenario else None
-    best = _best_runs(_runs_for(board, scenario, org))
+    best = _best_runs(_runs_for(board, org))
     prices = reference_prices(board.tier)
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best])
     rows = []

@@ -26,9 +26,13 @@ def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
 
 
 def run_list(*, org: Organization | None, filters: RunFilters) -> QuerySet[Run]:
-    runs = runs_visible(org=org).select_related(
+    return runs_filtered(org=org, filters=filters).select_related(
         "deployment__model", "deployment__accelerator", "deployment__engine", "scenario"
     )
+
+
+def runs_filtered(*, org: Organization | None, filters: RunFilters) -> QuerySet[Run]:
+    runs = runs_visible(org=org)
     if filters.model:
         runs = runs.filter(deployment__model__name__iexact=filters.model)
     if filters.accelerator:

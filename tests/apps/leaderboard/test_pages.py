@@ -163,3 +163,7 @@ def test_a_deployment_that_misses_the_slo_everywhere_ranks_below_those_that_meet
     measured = [r for r in rows if r["provenance"] == "measured"]
     assert measured[-1]["deployment"].startswith("8×MI325X")
     assert measured[-1]["meets_slo"] == "False"
+
+
+def test_an_unknown_scenario_shows_no_rows_rather_than_every_scenario(client, board):
+    assert rows_of(client.get("/?scenario=no-such-scenario&format=csv")) == []
