@@ -284,9 +284,7 @@ def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) 
     from workers.loadgen.prompts import (
         CalibratedCounter,
         EndpointTokenizer,
-        PromptBuilder,
-        PromptWorkload,
-        template_overhead,
+        scenario_workload,
         usage_probe,
     )
     from workers.loadgen.runner import Level, LoadPlan, SweepResult, make_document, run_sweep
@@ -303,13 +301,12 @@ def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) 
     )
     progress.text = "calibrating prompts"
     counter = EndpointTokenizer.probe(cfg) or CalibratedCounter(usage_probe(cfg))
-    overhead = template_overhead(counter, usage_probe(cfg))
-    workload = PromptWorkload(
-        PromptBuilder(counter, seed=load.seed),
+    workload, overhead = scenario_workload(
+        cfg,
+        counter,
         input_tokens=scenario.input_tokens,
         output_tokens=scenario.output_tokens,
         prefix_hit_rate=scenario.prefix_cache_hit_rate,
-        overhead=overhead,
         length_spread=scenario.length_spread,
         seed=load.seed,
     )
@@ -343,7 +340,13 @@ def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) 
         scenario=scenario,
         result=result,
         started_at=started_at,
-        extra={"tokenizer": counter.name, "prompt_overhead_tokens": overhead, "api": cfg.api},
+        extra={
+            "tokenizer": counter.name,
+            "prompt_overhead_tokens": overhead,
+            "api": cfg.api,
+            "seed": load.seed,
+            "transport": cfg.transport,
+        },
     )
 
 

@@ -569,3 +569,5 @@ def test_a_job_measures_a_real_llama_server_and_lands_as_a_run(site, pools, brok
     assert all(p.requests_succeeded == 4 and p.output_tok_s > 0 for p in points)
     # llama-server reports usage, so token counts come from the server, not from a guess.
     assert {p.token_count_source for p in points} == {"usage"}
+    # The prompts' seed is recorded, as the CLI records it, so a run can be repeated.
+    assert job.run.environment["extra"]["seed"] == job.options["seed"]

@@ -28,10 +28,8 @@ from workers.loadgen.prompts import (
     CalibratedCounter,
     EndpointTokenizer,
     LocalTokenizer,
-    PromptBuilder,
-    PromptWorkload,
     TokenCounter,
-    template_overhead,
+    scenario_workload,
     usage_probe,
 )
 from workers.loadgen.runner import (
@@ -409,19 +407,18 @@ def _run_bench(args: argparse.Namespace) -> int:
     plan = _plan(args, concurrency, slo)
     try:
         counter = _counter(args, cfg)
-        overhead = template_overhead(counter, usage_probe(cfg))
+        workload, overhead = scenario_workload(
+            cfg,
+            counter,
+            input_tokens=n_in,
+            output_tokens=n_out,
+            prefix_hit_rate=hit,
+            length_spread=args.length_spread,
+            seed=args.seed,
+            groups=args.prefix_groups,
+        )
     except httpx.HTTPError as exc:
         raise CliError(f"cannot reach {cfg.url}: {exc}") from None
-    workload = PromptWorkload(
-        PromptBuilder(counter, seed=args.seed),
-        input_tokens=n_in,
-        output_tokens=n_out,
-        prefix_hit_rate=hit,
-        groups=args.prefix_groups,
-        overhead=overhead,
-        length_spread=args.length_spread,
-        seed=args.seed,
-    )
     scenario = Scenario(
         preset=args.scenario,
         input_tokens=n_in,

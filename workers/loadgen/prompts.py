@@ -326,3 +326,30 @@ class PromptWorkload:
 
     def spec(self, k: int) -> RequestSpec:
         return self._request(k, k % max(1, len(self.prefixes)))
+
+
+def scenario_workload(
+    cfg: EndpointConfig,
+    counter: TokenCounter,
+    *,
+    input_tokens: int,
+    output_tokens: int,
+    prefix_hit_rate: float,
+    length_spread: float,
+    seed: int,
+    groups: int = 1,
+) -> tuple[PromptWorkload, int]:
+    """A scenario's prompts sized by `counter`, with the endpoint's template overhead (one
+    probe request) counted in; returns the workload and that overhead."""
+    overhead = template_overhead(counter, usage_probe(cfg))
+    workload = PromptWorkload(
+        PromptBuilder(counter, seed=seed),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        prefix_hit_rate=prefix_hit_rate,
+        groups=groups,
+        overhead=overhead,
+        length_spread=length_spread,
+        seed=seed,
+    )
+    return workload, overhead
