@@ -392,6 +392,12 @@ async def serve(host: str, port: int, options: Options) -> None:
         loop.add_signal_handler(sig, stop.set)
     async with listener:
         await stop.wait()
+        # Idle keep-alive connections would otherwise hold the exit until the parent's
+        # stop() gives up and kills the process (wait_closed waits for them since 3.12).
+        listener.close()
+        close_clients = getattr(listener, "close_clients", None)  # Python 3.13+
+        if close_clients is not None:
+            close_clients()
 
 
 def main(argv: list[str] | None = None) -> None:
