@@ -23,14 +23,17 @@ import yaml
 from pydantic import ValidationError
 
 from workers.loadgen.client import EndpointConfig
-from workers.loadgen.metrics import NS_PER_S
+from workers.loadgen.metrics import LENGTH_TOLERANCE, NS_PER_S
 from workers.loadgen.prompts import (
     CalibratedCounter,
     EndpointTokenizer,
+    LengthCheck,
     LocalTokenizer,
+    PromptWorkload,
     TokenCounter,
     scenario_workload,
     usage_probe,
+    verify_lengths,
 )
 from workers.loadgen.runner import (
     Level,
@@ -42,7 +45,15 @@ from workers.loadgen.runner import (
     run_sweep,
     write_outputs,
 )
-from workers.results import Deployment, ModelInfo, ResultDocument, Scenario, Slo, json_path
+from workers.results import (
+    Deployment,
+    ModelInfo,
+    Point,
+    ResultDocument,
+    Scenario,
+    Slo,
+    json_path,
+)
 from workers.submit import ServerClient, ServerError, ServerRefused
 
 
@@ -124,12 +135,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--length-spread", type=float, default=0.0, help="± uniform length spread")
     g.add_argument(
         "--tokenizer",
-        choices=["auto", "endpoint", "calibrate"],
+        choices=["auto", "endpoint", "local", "calibrate"],
         default="auto",
-        help="token counts: the endpoint's /tokenize, or calibration from usage; "
-        "auto: endpoint, else --tokenizer-json, else calibrate",
+        help="token counts: the endpoint's /tokenize, --tokenizer-json (local), or "
+        "calibration from usage; auto: endpoint, else --tokenizer-json, else calibrate",
     )
-    g.add_argument("--tokenizer-json", type=Path, help="a local tokenizer.json (byte-level BPE)")
+    g.add_argument(
+        "--tokenizer-json", type=Path, help="a local Hugging Face tokenizer.json (any model)"
+    )
+    g.add_argument(
+        "--allow-length-mismatch",
+        action="store_true",
+        help="measure even when prompts miss their input length by more than ±1 token; the "
+        "points are then marked as not matching their scenario (never a leaderboard point)",
+    )
     g.add_argument(
         "--seed",
         type=int,
@@ -313,6 +332,8 @@ def _plan(args: argparse.Namespace, concurrency: str | None, slo: Slo | None) ->
 
 
 def _counter(args: argparse.Namespace, cfg: EndpointConfig) -> TokenCounter:
+    if args.tokenizer == "local" and not args.tokenizer_json:
+        raise CliError("--tokenizer local needs --tokenizer-json PATH")
     if args.tokenizer in ("auto", "endpoint"):
         tokenizer = EndpointTokenizer.probe(cfg)
         if tokenizer is not None:
@@ -325,6 +346,54 @@ def _counter(args: argparse.Namespace, cfg: EndpointConfig) -> TokenCounter:
         except (OSError, ValueError) as exc:
             raise CliError(f"--tokenizer-json: {exc}") from None
     return CalibratedCounter(usage_probe(cfg))
+
+
+# Prompts checked before a duration-bound run, whose request count is not known ahead.
+DURATION_CHECK_PROMPTS = 64
+
+
+def _check_prompt_lengths(
+    args: argparse.Namespace,
+    plan: LoadPlan,
+    workload: PromptWorkload,
+    counter: TokenCounter,
+    overhead: int,
+) -> LengthCheck:
+    """The verification pass: every planned prompt counted before any request is measured.
+
+    A request-bound run builds all its prompts here (the measured requests then reuse
+    them); a duration-bound one checks its first prompts and relies on the server's usage
+    for the rest.
+    """
+    if plan.requests is not None:
+        planned = len(plan.levels) * (plan.requests + plan.warmup)
+    else:
+        planned = DURATION_CHECK_PROMPTS
+    check = verify_lengths(workload.build(planned), counter, overhead)
+    if check.missed and not args.allow_length_mismatch:
+        raise CliError(
+            f"{check.message()}: the run would not match its scenario. Measure anyway with "
+            "--allow-length-mismatch (its points are then marked and never ranked)"
+        )
+    return check
+
+
+def _mark_length_mismatch(result: SweepResult, check: LengthCheck) -> str | None:
+    """Why the measured prompts do not match the scenario, by the server's own counts; None
+    when they do. A point without server counts takes the verification pass's rate."""
+    problems = []
+    for point in result.points:
+        if point.prompt_length_mismatch_rate is None and check.missed:
+            point.prompt_length_mismatch_rate = check.rate
+        rate = point.prompt_length_mismatch_rate
+        if rate:
+            problems.append(f"{point.label}: {rate:.0%} of prompts")
+    if not problems:
+        return None
+    return (
+        f"prompts missed their input length by more than ±{LENGTH_TOLERANCE} token(s) "
+        f"({', '.join(problems)})"
+    )
 
 
 class ProgressBar:
@@ -417,6 +486,7 @@ def _run_bench(args: argparse.Namespace) -> int:
             seed=args.seed,
             groups=args.prefix_groups,
         )
+        check = _check_prompt_lengths(args, plan, workload, counter, overhead)
     except httpx.HTTPError as exc:
         raise CliError(f"cannot reach {cfg.url}: {exc}") from None
     scenario = Scenario(
@@ -452,12 +522,19 @@ def _run_bench(args: argparse.Namespace) -> int:
     if args.no_records:
         for point in result.points:
             point.records = None
+    mismatched = _mark_length_mismatch(result, check)
     extra = {
         "tokenizer": counter.name,
         "prompt_overhead_tokens": overhead,
         "api": cfg.api,
         "seed": args.seed,
         "transport": cfg.transport,
+        "prompt_check": {
+            "counter": check.counter,
+            "checked": check.checked,
+            "missed": check.missed,
+            "tolerance_tokens": check.tolerance,
+        },
     }
     document = make_document(
         model=ModelInfo(name=args.model, family=args.model_family),
@@ -473,6 +550,14 @@ def _run_bench(args: argparse.Namespace) -> int:
     if result.stop_reason:
         print(result.stop_reason, file=sys.stderr)
     _summary(document)
+    if mismatched and not args.allow_length_mismatch:
+        print(
+            f"inferboard-worker bench: error: {mismatched}; the run does not match its "
+            "scenario and was not submitted (--allow-length-mismatch measures anyway and "
+            "marks the points)",
+            file=sys.stderr,
+        )
+        return 3
     if args.submit:
         token = args.token or os.environ.get("INFERBOARD_TOKEN")
         run_id = submit(document, args.submit, token)
@@ -498,9 +583,17 @@ def _summary(document: ResultDocument) -> None:
             f"({fmt(per_gpu(point.throughput.output_tok_s), 1)}/GPU)  "
             f"TTFT p50 {fmt(lat.ttft.p50 if lat.ttft else None, 1)} ms  "
             f"TPOT p50 {fmt(lat.tpot.p50 if lat.tpot else None, 2)} ms  "
-            f"cache hit {'not reported' if hit is None else f'{hit:.1%}'}",
+            f"cache hit {'not reported' if hit is None else f'{hit:.1%}'}" + _marks(point),
             file=sys.stderr,
         )
+
+
+def _marks(point: Point) -> str:
+    """Why a point cannot stand for its scenario, loudly, at the end of its summary line."""
+    marks = []
+    if point.prompt_length_mismatch_rate:
+        marks.append(f"LENGTH MISMATCH {point.prompt_length_mismatch_rate:.0%}")
+    return "".join(f"  [{m}]" for m in marks)
 
 
 def main(argv: list[str] | None = None) -> int:
