@@ -206,6 +206,7 @@ RequestStatus = Literal[
     "empty_output",
     "short_output",
     "malformed_sse",
+    "truncated",  # the stream ended without [DONE] or a finish_reason: cut short
     "cancelled",
     "other",
 ]
@@ -229,6 +230,23 @@ class RequestRecord(_Strict):
     error: str | None = Field(None, max_length=500)
 
 
+class ClientLoad(_Strict):
+    """The load generator's own process during one level: was the client the bottleneck?"""
+
+    cpu_utilization: NonNegative = Field(
+        description="client process CPU time / wall time over the level; 1.0 is one core busy"
+    )
+    loop_lag_p99_ms: NonNegative | None = Field(
+        None, description="event-loop lag: how late a periodic timer ran, p99"
+    )
+    loop_lag_max_ms: NonNegative | None = None
+    cpu_threshold: NonNegative | None = Field(None, description="client-bound at or above this")
+    loop_lag_threshold_ms: NonNegative | None = Field(
+        None, description="client-bound when lag p99 is at or above this"
+    )
+    processes: int = Field(1, ge=1, description="client processes; CPU is their mean")
+
+
 class Point(_Strict):
     """One load level of a run."""
 
@@ -247,6 +265,10 @@ class Point(_Strict):
     goodput_rps: NonNegative | None = None
     prefix_cache_hit_rate: Rate | None = Field(None, description="observed; None: not reported")
     prompt_length_mismatch_rate: Rate | None = None
+    client_bound: bool | None = Field(
+        None, description="the client was saturated at this level; never a leaderboard point"
+    )
+    client: ClientLoad | None = None
     success_rate: Rate | None = Field(
         None, description="only where counts are unknown (published figures); else derived"
     )

@@ -36,6 +36,7 @@ from workers.loadgen.prompts import (
     verify_lengths,
 )
 from workers.loadgen.runner import (
+    ClientLimits,
     Level,
     LevelProgress,
     LoadPlan,
@@ -175,6 +176,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-early-stop",
         action="store_true",
         help="run every level even when one is saturated (SLO broken or throughput flat)",
+    )
+
+    g.add_argument(
+        "--client-cpu-limit",
+        type=float,
+        default=ClientLimits().cpu,
+        help="a level is client-bound when this process is busy at least this share of a core",
+    )
+    g.add_argument(
+        "--client-lag-limit-ms",
+        type=float,
+        default=ClientLimits().loop_lag_ms,
+        help="a level is client-bound when the event loop runs timers this late (p99)",
     )
 
     g = parser.add_argument_group("deployment (flags override --deployment YAML)")
@@ -328,6 +342,7 @@ def _plan(args: argparse.Namespace, concurrency: str | None, slo: Slo | None) ->
         slo=slo,
         early_stop=not args.no_early_stop,
         seed=args.seed,
+        client_limits=ClientLimits(cpu=args.client_cpu_limit, loop_lag_ms=args.client_lag_limit_ms),
     )
 
 
@@ -550,6 +565,13 @@ def _run_bench(args: argparse.Namespace) -> int:
     if result.stop_reason:
         print(result.stop_reason, file=sys.stderr)
     _summary(document)
+    bound = [p.label or "?" for p in document.points if p.client_bound]
+    if bound:
+        print(
+            f"client-bound at {', '.join(bound)}: this process, not the server, limited "
+            "those levels; they are marked and never ranked",
+            file=sys.stderr,
+        )
     if mismatched and not args.allow_length_mismatch:
         print(
             f"inferboard-worker bench: error: {mismatched}; the run does not match its "
@@ -593,6 +615,12 @@ def _marks(point: Point) -> str:
     marks = []
     if point.prompt_length_mismatch_rate:
         marks.append(f"LENGTH MISMATCH {point.prompt_length_mismatch_rate:.0%}")
+    if point.client_bound and point.client is not None:
+        lag = point.client.loop_lag_p99_ms
+        marks.append(
+            f"CLIENT-BOUND cpu {point.client.cpu_utilization:.0%}"
+            + (f", loop lag p99 {lag:.1f} ms" if lag is not None else "")
+        )
     return "".join(f"  [{m}]" for m in marks)
 
 

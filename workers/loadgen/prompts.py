@@ -93,6 +93,53 @@ class EndpointTokenizer:
             return int(data["count"])
         raise ValueError(f"unexpected /tokenize answer: {str(data)[:200]}")
 
+    def vocab_words(self, limit: int = 4000, scan: int = 16384) -> list[str]:
+        """Whole-word tokens of the endpoint's vocabulary, where it lets us list them.
+
+        llama.cpp states its vocabulary size (`/v1/models` meta) and detokenizes ids
+        (`/detokenize`): ids are read in batches with a newline token between them. Any other
+        server answers nothing here, and the pool is chosen from the fixed words alone.
+        """
+        try:
+            models = self.http.get(self.cfg.root + "/v1/models", headers=self.cfg.request_headers())
+            meta = (models.json().get("data") or [{}])[0].get("meta") or {}
+            n_vocab = int(meta.get("n_vocab") or 0)
+            newline = self._ids("\n")
+            if not n_vocab or len(newline) != 1:
+                return []
+        except (httpx.HTTPError, ValueError, TypeError, KeyError, IndexError, AttributeError):
+            return []
+        words: list[str] = []
+        batch = 1024
+        for start in range(0, min(n_vocab, scan), batch):
+            ids = range(start, min(start + batch, n_vocab, scan))
+            tokens = [t for i in ids for t in (i, newline[0])]
+            try:
+                answer = self.http.post(
+                    self.cfg.root + "/detokenize",
+                    json={"tokens": tokens},
+                    headers=self.cfg.request_headers(),
+                )
+                pieces = str(answer.json().get("content", "")).split("\n")
+            except (httpx.HTTPError, ValueError, AttributeError):
+                return words
+            if len(pieces) != len(ids) + 1:
+                continue  # a piece held a newline itself: this batch cannot be split
+            for piece in pieces[:-1]:
+                if piece[:1] == " " and _VOCAB_WORD.fullmatch(piece[1:]):
+                    words.append(piece[1:])
+                    if len(words) >= limit:
+                        return words
+        return words
+
+    def _ids(self, text: str) -> list[int]:
+        body = {"content": text, "add_special": False}
+        response = self.http.post(
+            self.cfg.root + "/tokenize", json=body, headers=self.cfg.request_headers()
+        )
+        response.raise_for_status()
+        return [int(t) for t in response.json()["tokens"]]
+
     @classmethod
     def probe(cls, cfg: EndpointConfig) -> EndpointTokenizer | None:
         """The endpoint's tokenizer if it has a working /tokenize route, else None."""

@@ -10,9 +10,11 @@ the per-request records but left out of every aggregate.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import platform
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +33,7 @@ from workers.loadgen.client import (
     stream_request,
 )
 from workers.loadgen.metrics import (
+    NS_PER_MS,
     NS_PER_S,
     RequestTiming,
     build_point,
@@ -38,6 +41,7 @@ from workers.loadgen.metrics import (
     to_record,
 )
 from workers.results import (
+    ClientLoad,
     Deployment,
     Environment,
     ModelInfo,
@@ -71,6 +75,79 @@ class Level:
         return f"c={self.concurrency}" if self.rate is None else f"rate={self.rate:g}/s"
 
 
+@dataclass(slots=True, frozen=True)
+class ClientLimits:
+    """When the client itself is the bottleneck: its process busy at or above `cpu` of one
+    core, or its event loop running timers `loop_lag_ms` late or more (p99). Either way its
+    timestamps carry its own queueing, so the level cannot stand for the server."""
+
+    cpu: float = 0.9
+    loop_lag_ms: float = 10.0
+
+
+LAG_PROBE_S = 0.005  # how often the loop-lag probe asks to run
+
+
+class ClientMonitor:
+    """Measures the client process over one level: CPU utilisation and event-loop lag.
+
+    Lag is how late a timer set for LAG_PROBE_S from now actually ran: every callback that
+    holds the loop (parsing, stamping, scheduling) delays it, as it delays reading the
+    streams.
+    """
+
+    def __init__(self, limits: ClientLimits) -> None:
+        self.limits = limits
+        self.lags_ns: list[int] = []
+        self._task: asyncio.Task[None] | None = None
+        self._cpu0 = self._cpu1 = 0.0
+        self._wall0 = self._wall1 = 0
+
+    async def __aenter__(self) -> ClientMonitor:
+        self._cpu0 = time.process_time()
+        self._wall0 = perf_counter_ns()
+        self._task = asyncio.create_task(self._probe())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._cpu1 = time.process_time()
+        self._wall1 = perf_counter_ns()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _probe(self) -> None:
+        interval_ns = int(LAG_PROBE_S * NS_PER_S)
+        while True:
+            before = perf_counter_ns()
+            await asyncio.sleep(LAG_PROBE_S)
+            self.lags_ns.append(max(0, perf_counter_ns() - before - interval_ns))
+
+    def result(self) -> ClientLoad:
+        wall_s = max(1e-9, (self._wall1 - self._wall0) / NS_PER_S)
+        lags = np.asarray(self.lags_ns, dtype=np.float64) / NS_PER_MS
+        return ClientLoad(
+            cpu_utilization=(self._cpu1 - self._cpu0) / wall_s,
+            loop_lag_p99_ms=float(np.percentile(lags, 99)) if lags.size else None,
+            loop_lag_max_ms=float(lags.max()) if lags.size else None,
+            cpu_threshold=self.limits.cpu,
+            loop_lag_threshold_ms=self.limits.loop_lag_ms,
+        )
+
+
+def client_bound(load: ClientLoad) -> bool:
+    """The level's client was saturated, by its own measurements and thresholds."""
+    cpu_limit, lag_limit = load.cpu_threshold, load.loop_lag_threshold_ms
+    busy = cpu_limit is not None and load.cpu_utilization >= cpu_limit
+    lagging = (
+        lag_limit is not None
+        and load.loop_lag_p99_ms is not None
+        and load.loop_lag_p99_ms >= lag_limit
+    )
+    return busy or lagging
+
+
 @dataclass(slots=True)
 class LoadPlan:
     levels: list[Level]
@@ -83,6 +160,7 @@ class LoadPlan:
     slo: Slo | None = None
     early_stop: bool = True
     seed: int = 0
+    client_limits: ClientLimits = field(default_factory=ClientLimits)
 
     def __post_init__(self) -> None:
         if self.requests is None and self.duration_s is None:
@@ -143,6 +221,7 @@ class _Runner:
         self.progress = progress
         self.count_tokens = count_tokens
         self.next_spec = itertools.count()
+        self.client_load: ClientLoad | None = None  # of the level last run
 
     def _report(self, state: LevelProgress, timing: RequestTiming) -> None:
         state.done += 1
@@ -187,10 +266,13 @@ class _Runner:
         async with make_http_client(pool, self.cfg.transport) as http:
             timings = await self._warmup(http, level, level.label)
             state = LevelProgress(level.label, plan.requests, plan.duration_s, perf_counter_ns())
-            if level.rate is None:
-                measured = await self._closed(http, level.concurrency or 1, state)
-            else:
-                measured = await self._open(http, level.rate, state)
+            # Over the measured requests only: warm-up load says nothing about the level.
+            async with ClientMonitor(plan.client_limits) as monitor:
+                if level.rate is None:
+                    measured = await self._closed(http, level.concurrency or 1, state)
+                else:
+                    measured = await self._open(http, level.rate, state)
+        self.client_load = monitor.result()
         return timings + sorted(measured, key=lambda t: t.i)
 
     def _deadline(self, start_ns: int) -> int | None:
@@ -286,6 +368,9 @@ async def run_sweep(
             label=level.label,
             slo=plan.slo,
         )
+        if runner.client_load is not None:
+            point.client = runner.client_load
+            point.client_bound = client_bound(runner.client_load)
         previous = result.points[-1] if result.points else None
         result.points.append(point)
         result.timings.append(timings)
