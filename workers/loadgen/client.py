@@ -117,9 +117,11 @@ class StreamFailure(Exception):
 class SseParser:
     """Turns raw SSE bytes into timestamps on a `RequestTiming`.
 
-    Each `data:` line is one event (OpenAI-compatible servers send single-line events, and
-    stamping at the line keeps per-event times). Role-only and usage-only events carry no
-    text and are not text events.
+    As the SSE specification says, an event's `data:` lines are joined with newlines and
+    the event is dispatched at the blank line that ends it; it is stamped with the arrival
+    of the read that completed it. Role-only and usage-only events carry no text and are
+    not text events. `complete` says whether the stream said it was done ([DONE], or a
+    choice with a finish_reason): a body that ends without either was cut short.
     """
 
     def __init__(self, timing: RequestTiming, keep_text: bool = False) -> None:
@@ -128,31 +130,52 @@ class SseParser:
         self.text: list[str] = []
         self.usage: dict[str, Any] | None = None
         self.done = False
+        self.finished = False  # a choice carried a finish_reason
         self.events = 0
         self._buffer = b""
+        self._data: list[bytes] = []  # data lines of the event being read
         self._tokens: list[int] | None = []
         self._last_completion_tokens = 0
+
+    @property
+    def complete(self) -> bool:
+        return self.done or self.finished
 
     def feed(self, data: bytes, now_ns: int) -> None:
         lines = (self._buffer + data if self._buffer else data).split(b"\n")
         self._buffer = lines.pop()  # an incomplete last line waits for the next read
-        event = self._event
+        pending = self._data
         for line in lines:
             if line[:6] == b"data: ":
-                # The common case, kept short: this loop runs once per SSE event.
-                event(line[6:].rstrip(), now_ns)
-            elif line and line != b"\r":
-                self._line(line.rstrip(b"\r"), now_ns)
+                # The common case, kept short: this loop runs once per SSE line.
+                pending.append(line[6:])
+            elif not line or line == b"\r":
+                if pending:
+                    self._dispatch(now_ns)
+            else:
+                self._line(line.rstrip(b"\r"))
 
     def close(self, now_ns: int) -> None:
-        """End of body: a last line without a newline still counts."""
+        """End of body: a last line without a newline, and an event without its blank line,
+        still count (lenient where the specification would drop them)."""
         if self._buffer.strip():
             line, self._buffer = self._buffer.strip(), b""
-            self._line(line, now_ns)
+            if line[:6] == b"data: ":
+                self._data.append(line[6:])
+            else:
+                self._line(line)
+        if self._data:
+            self._dispatch(now_ns)
 
-    def _line(self, line: bytes, now_ns: int) -> None:
+    def _dispatch(self, now_ns: int) -> None:
+        pending = self._data
+        payload = pending[0] if len(pending) == 1 else b"\n".join(pending)
+        pending.clear()
+        self._event(payload.strip(), now_ns)
+
+    def _line(self, line: bytes) -> None:
         if line.startswith(b"data:"):
-            self._event(line[5:].strip(), now_ns)
+            self._data.append(line[5:])
         elif line.startswith(b"error:"):
             # llama.cpp's server names error events this way.
             raise StreamFailure("inband_error", line[6:].strip().decode("utf-8", "replace"))
@@ -174,7 +197,10 @@ class SseParser:
             raise StreamFailure("malformed_sse", f"not a JSON object: {payload[:100]!r}")
         if event.get("error"):
             raise StreamFailure("inband_error", _error_text(event["error"]))
-        content, reasoning, logprob_tokens = _texts(event.get("choices"))
+        choices = event.get("choices")
+        content, reasoning, logprob_tokens = _texts(choices)
+        if not self.finished and type(choices) is list:
+            self.finished = any(type(c) is dict and c.get("finish_reason") for c in choices)
         usage = event.get("usage")
         if content or reasoning:
             t = self.timing
@@ -298,6 +324,12 @@ async def stream_request(
                     async for data in response.aiter_bytes():
                         parser.feed(data, perf_counter_ns())
                 parser.close(perf_counter_ns())
+                if not parser.complete:
+                    raise StreamFailure(
+                        "truncated",
+                        f"the stream ended after {timing.chunks} text events without [DONE] "
+                        "or a finish_reason",
+                    )
             finally:
                 await response.aclose()
         timing.t_end_ns = perf_counter_ns()
