@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import json.scanner
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import Any, Literal
 
 import httpx
+import orjson
 
 from workers.loadgen.metrics import RequestTiming, final_status
 from workers.loadgen.transport import ARRIVAL_EXTENSION, AiohttpTransport
@@ -23,18 +23,9 @@ from workers.loadgen.transport import ARRIVAL_EXTENSION, AiohttpTransport
 Api = Literal["completions", "chat"]
 TokenCounter = Callable[[str], int]
 _SSE_FIELDS = (b"event:", b"id:", b"retry:")
-_scan = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[attr-defined]
-
-
-def _decode(text: str) -> Any:
-    """json.loads without its two whitespace regex passes (SSE payloads are stripped)."""
-    try:
-        value, end = _scan(text, 0)
-    except StopIteration:
-        raise ValueError("not JSON") from None
-    if end != len(text):
-        raise ValueError("trailing data after JSON")
-    return value
+# orjson parses an SSE payload about 4x faster than the standard library's scanner, and
+# reads bytes, so events are never decoded to str first (bench/loadgen_capacity.py).
+_decode = orjson.loads
 
 
 @dataclass(slots=True)
@@ -145,13 +136,17 @@ class SseParser:
         lines = (self._buffer + data if self._buffer else data).split(b"\n")
         self._buffer = lines.pop()  # an incomplete last line waits for the next read
         pending = self._data
+        event = self._event
         for line in lines:
             if line[:6] == b"data: ":
                 # The common case, kept short: this loop runs once per SSE line.
                 pending.append(line[6:])
             elif not line or line == b"\r":
                 if pending:
-                    self._dispatch(now_ns)
+                    # Inlined _dispatch: this runs once per event.
+                    payload = pending[0] if len(pending) == 1 else b"\n".join(pending)
+                    pending.clear()
+                    event(payload.strip(), now_ns)
             else:
                 self._line(line.rstrip(b"\r"))
 
@@ -190,17 +185,16 @@ class SseParser:
             return
         self.events += 1
         try:
-            event = _decode(payload.decode())
-        except ValueError:
+            event = _decode(payload)
+        except ValueError:  # orjson.JSONDecodeError is a ValueError
             raise StreamFailure("malformed_sse", f"not JSON: {payload[:100]!r}") from None
         if not isinstance(event, dict):
             raise StreamFailure("malformed_sse", f"not a JSON object: {payload[:100]!r}")
         if event.get("error"):
             raise StreamFailure("inband_error", _error_text(event["error"]))
-        choices = event.get("choices")
-        content, reasoning, logprob_tokens = _texts(choices)
-        if not self.finished and type(choices) is list:
-            self.finished = any(type(c) is dict and c.get("finish_reason") for c in choices)
+        content, reasoning, logprob_tokens, finish = _texts(event.get("choices"))
+        if finish:
+            self.finished = True
         usage = event.get("usage")
         if content or reasoning:
             t = self.timing
@@ -236,21 +230,22 @@ class SseParser:
         return self._tokens
 
 
-def _texts(choices: Any) -> tuple[str, str, int | None]:
-    """(content, reasoning, tokens by logprobs) over the choices of one event."""
+def _texts(choices: Any) -> tuple[str, str, int | None, bool]:
+    """(content, reasoning, tokens by logprobs, a finish_reason seen) over one event."""
     if type(choices) is list and len(choices) == 1:
         # The common event: one completions choice with plain text and no logprobs.
         choice = choices[0]
         if type(choice) is dict and "delta" not in choice and not choice.get("logprobs"):
             text = choice.get("text")
             if type(text) is str:
-                return text, "", None
-    content, reasoning, logprob_tokens = "", "", None
+                return text, "", None, bool(choice.get("finish_reason"))
+    content, reasoning, logprob_tokens, finish = "", "", None, False
     if not isinstance(choices, list):
-        return content, reasoning, logprob_tokens
+        return content, reasoning, logprob_tokens, finish
     for choice in choices:
         if not isinstance(choice, dict):
             continue
+        finish = finish or bool(choice.get("finish_reason"))
         delta = choice.get("delta")
         if isinstance(delta, dict):
             content += delta.get("content") or ""
@@ -262,7 +257,7 @@ def _texts(choices: Any) -> tuple[str, str, int | None]:
             entries = logprobs.get("content") or logprobs.get("tokens")
             if isinstance(entries, list):
                 logprob_tokens = (logprob_tokens or 0) + len(entries)
-    return content, reasoning, logprob_tokens
+    return content, reasoning, logprob_tokens, finish
 
 
 def _error_text(error: Any) -> str:
