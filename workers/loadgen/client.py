@@ -188,11 +188,19 @@ class SseParser:
             event = _decode(payload)
         except ValueError:  # orjson.JSONDecodeError is a ValueError
             raise StreamFailure("malformed_sse", f"not JSON: {payload[:100]!r}") from None
-        if not isinstance(event, dict):
+        if type(event) is not dict:
             raise StreamFailure("malformed_sse", f"not a JSON object: {payload[:100]!r}")
-        if event.get("error"):
+        if "error" in event and event["error"]:
             raise StreamFailure("inband_error", _error_text(event["error"]))
-        content, reasoning, logprob_tokens, finish = _texts(event.get("choices"))
+        choices = event.get("choices")
+        choice = choices[0] if type(choices) is list and len(choices) == 1 else None
+        text = choice.get("text") if type(choice) is dict and "delta" not in choice else None
+        if type(text) is str and not choice.get("logprobs"):  # type: ignore[union-attr]
+            # The commonest event, read inline: one completions choice, plain text.
+            content, reasoning, logprob_tokens = text, "", None
+            finish = choice.get("finish_reason")  # type: ignore[union-attr]
+        else:
+            content, reasoning, logprob_tokens, finish = _texts(choices)
         if finish:
             self.finished = True
         usage = event.get("usage")
