@@ -179,6 +179,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
     g.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="client processes sharing each level (one schedule, one document; needs "
+        "--requests); use when one process is client-bound",
+    )
+    g.add_argument(
         "--client-cpu-limit",
         type=float,
         default=ClientLimits().cpu,
@@ -331,6 +338,10 @@ def _plan(args: argparse.Namespace, concurrency: str | None, slo: Slo | None) ->
         args.duration is not None and args.duration <= 0
     ):
         raise CliError("--requests and --duration must be positive")
+    if args.processes < 1:
+        raise CliError("--processes must be positive")
+    if args.processes > 1 and args.requests is None:
+        raise CliError("--processes needs --requests: a duration cannot be split ahead")
     return LoadPlan(
         levels=levels,
         requests=args.requests,
@@ -343,6 +354,7 @@ def _plan(args: argparse.Namespace, concurrency: str | None, slo: Slo | None) ->
         early_stop=not args.no_early_stop,
         seed=args.seed,
         client_limits=ClientLimits(cpu=args.client_cpu_limit, loop_lag_ms=args.client_lag_limit_ms),
+        processes=args.processes,
     )
 
 

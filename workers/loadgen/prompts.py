@@ -75,6 +75,13 @@ class EndpointTokenizer:
         self.cfg = cfg
         self.http = http or httpx.Client(timeout=60)
 
+    # Client processes (--processes) get a copy with a connection pool of their own.
+    def __getstate__(self) -> dict[str, Any]:
+        return {"cfg": self.cfg}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["cfg"])  # type: ignore[misc]
+
     def count(self, text: str) -> int:
         body = {
             "model": self.cfg.model,

@@ -13,10 +13,12 @@ import asyncio
 import contextlib
 import itertools
 import json
+import multiprocessing
 import platform
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -161,10 +163,13 @@ class LoadPlan:
     early_stop: bool = True
     seed: int = 0
     client_limits: ClientLimits = field(default_factory=ClientLimits)
+    processes: int = 1  # client processes sharing each level (request-bound plans only)
 
     def __post_init__(self) -> None:
         if self.requests is None and self.duration_s is None:
             raise ValueError("a load plan needs a request count or a duration")
+        if self.processes > 1 and self.requests is None:
+            raise ValueError("several client processes need a request count, not a duration")
 
 
 @dataclass(slots=True)
@@ -188,6 +193,8 @@ class SweepResult:
     timings: list[list[RequestTiming]] = field(default_factory=list)
     levels: list[Level] = field(default_factory=list)
     stop_reason: str | None = None
+    # Several client processes: how late the last of them started, per level.
+    start_skew_ms: list[float] = field(default_factory=list)
 
 
 def powers_of_two(limit: int) -> list[int]:
@@ -275,6 +282,47 @@ class _Runner:
         self.client_load = monitor.result()
         return timings + sorted(measured, key=lambda t: t.i)
 
+    async def warm(self, level: Level) -> list[RequestTiming]:
+        """The level's warm-up alone, in this process (before client processes start)."""
+        pool = (level.concurrency or 1) if level.rate is None else (self.plan.max_concurrency or 0)
+        async with make_http_client(pool, self.cfg.transport) as http:
+            return await self._warmup(http, level, level.label)
+
+    def shares(self, level: Level, processes: int) -> list[Share]:
+        """One level split over client processes from one plan: the k-th request keeps its
+        prompt and, open loop, its planned send time, whichever process sends it."""
+        plan = self.plan
+        requests = plan.requests or 0
+        specs = [self.workload.spec(next(self.next_spec)) for _ in range(requests)]
+        times: list[int] = []
+        if level.rate is not None:
+            gaps = self._gaps_s(level.rate)
+            t = 0
+            for _ in range(requests):
+                times.append(t)
+                t += int(next(gaps) * NS_PER_S)
+        shares = []
+        for p in range(processes):
+            mine = range(p, requests, processes)
+            if level.rate is None:
+                concurrency = (level.concurrency or 1) // processes
+                concurrency += p < (level.concurrency or 1) % processes
+            else:
+                cap = plan.max_concurrency
+                concurrency = max(1, cap // processes) if cap else 0
+            shares.append(
+                Share(
+                    cfg=self.cfg,
+                    indices=list(mine),
+                    specs=[specs[i] for i in mine],
+                    offsets_ns=[times[i] for i in mine] if times else None,
+                    concurrency=concurrency,
+                    limits=plan.client_limits,
+                    count_tokens=self.count_tokens,
+                )
+            )
+        return [share for share in shares if share.indices]
+
     def _deadline(self, start_ns: int) -> int | None:
         if self.plan.duration_s is None:
             return None
@@ -346,6 +394,109 @@ class _Runner:
         return timings
 
 
+@dataclass
+class Share:
+    """What one client process sends at one level."""
+
+    cfg: EndpointConfig
+    indices: list[int]
+    specs: list[RequestSpec]
+    offsets_ns: list[int] | None  # open loop: planned sends from the common start
+    concurrency: int  # closed loop: its workers; open loop: its cap (0: none)
+    limits: ClientLimits
+    count_tokens: TokenCounter | None = None
+    start_ns: int = 0  # perf_counter_ns (CLOCK_MONOTONIC: one clock for the whole host)
+
+
+def run_share(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
+    """Run in a client process: (timings, its client load, how late it started in ns)."""
+    return asyncio.run(_run_share(share))
+
+
+async def _run_share(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
+    delay = (share.start_ns - perf_counter_ns()) / NS_PER_S
+    if delay > 0:
+        await asyncio.sleep(delay)
+    skew = perf_counter_ns() - share.start_ns
+    timings: list[RequestTiming] = []
+    async with make_http_client(share.concurrency, share.cfg.transport) as http:
+
+        async def send(k: int, t_sched: int | None) -> None:
+            timing = RequestTiming(i=share.indices[k], t_send_ns=0, t_sched_ns=t_sched)
+            await stream_request(http, share.cfg, share.specs[k], timing, share.count_tokens)
+            timings.append(timing)
+
+        async with ClientMonitor(share.limits) as monitor:
+            if share.offsets_ns is None:
+                queue = iter(range(len(share.specs)))
+
+                async def worker() -> None:
+                    for k in queue:
+                        await send(k, None)
+
+                await asyncio.gather(*(worker() for _ in range(max(1, share.concurrency))))
+            else:
+                slots = asyncio.Semaphore(share.concurrency) if share.concurrency else None
+
+                async def one(k: int, t_sched: int) -> None:
+                    if slots is None:
+                        await send(k, t_sched)
+                    else:
+                        async with slots:
+                            await send(k, t_sched)
+
+                tasks = []
+                for k, offset in enumerate(share.offsets_ns):
+                    t_sched = share.start_ns + offset
+                    wait = (t_sched - perf_counter_ns()) / NS_PER_S
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    tasks.append(asyncio.create_task(one(k, t_sched)))
+                await asyncio.gather(*tasks)
+    return timings, monitor.result(), skew
+
+
+def merge_client_loads(loads: list[ClientLoad]) -> ClientLoad:
+    """Client processes together: mean CPU per process, the worst loop lag."""
+    lags = [load.loop_lag_p99_ms for load in loads if load.loop_lag_p99_ms is not None]
+    maxima = [load.loop_lag_max_ms for load in loads if load.loop_lag_max_ms is not None]
+    return ClientLoad(
+        cpu_utilization=sum(load.cpu_utilization for load in loads) / len(loads),
+        loop_lag_p99_ms=max(lags) if lags else None,
+        loop_lag_max_ms=max(maxima) if maxima else None,
+        cpu_threshold=loads[0].cpu_threshold,
+        loop_lag_threshold_ms=loads[0].loop_lag_threshold_ms,
+        processes=len(loads),
+    )
+
+
+# Client processes start this long after their level is handed out, all at one instant.
+START_MARGIN_S = 0.5
+
+
+def _run_level_in_processes(
+    runner: _Runner, level: Level, pool: ProcessPoolExecutor, processes: int
+) -> tuple[list[RequestTiming], ClientLoad, bool, int]:
+    warm = asyncio.run(runner.warm(level))
+    shares = runner.shares(level, processes)
+    start = perf_counter_ns() + int(START_MARGIN_S * NS_PER_S)
+    for share in shares:
+        share.start_ns = start
+    results = list(pool.map(run_share, shares))
+    timings = sorted((t for r in results for t in r[0]), key=lambda t: t.i)
+    loads = [r[1] for r in results]
+    bound = any(client_bound(load) for load in loads)
+    return warm + timings, merge_client_loads(loads), bound, max(r[2] for r in results)
+
+
+def _start_pool(processes: int) -> ProcessPoolExecutor:
+    """Client processes, started and importing before the first level, so that a level's
+    start margin covers only the hand-over."""
+    pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+    list(pool.map(time.sleep, [0.2] * processes))
+    return pool
+
+
 async def run_sweep(
     cfg: EndpointConfig,
     workload: Workload,
@@ -359,6 +510,9 @@ async def run_sweep(
     caller interrupted mid-sweep still holds the finished levels."""
     result = result if result is not None else SweepResult()
     runner = _Runner(cfg, workload, plan, progress, count_tokens)
+    if plan.processes > 1:
+        # Client processes block this thread while they run; the caller's loop waits.
+        return await asyncio.to_thread(_sweep_in_processes, runner, result)
     for level in plan.levels:
         timings = await runner.run_level(level)
         point = build_point(
@@ -383,6 +537,42 @@ async def run_sweep(
     return result
 
 
+def _sweep_in_processes(runner: _Runner, result: SweepResult) -> SweepResult:
+    plan = runner.plan
+    with _start_pool(plan.processes) as pool:
+        for level in plan.levels:
+            timings, load, bound, skew_ns = _run_level_in_processes(
+                runner, level, pool, plan.processes
+            )
+            point = build_point(
+                timings,
+                concurrency=level.concurrency,
+                request_rate=level.rate,
+                label=level.label,
+                slo=plan.slo,
+            )
+            point.client, point.client_bound = load, bound
+            result.start_skew_ms.append(skew_ns / NS_PER_MS)
+            if runner.progress is not None:
+                # Client processes report nothing while they run: the level, once done.
+                measured = [t for t in timings if not t.warmup]
+                state = LevelProgress(level.label, plan.requests, None, perf_counter_ns())
+                state.done = len(measured)
+                state.errors = sum(not t.ok for t in measured)
+                state.output_tokens = sum(t.n_out or 0 for t in measured)
+                runner.progress(state)
+            previous = result.points[-1] if result.points else None
+            result.points.append(point)
+            result.timings.append(timings)
+            result.levels.append(level)
+            if plan.early_stop:
+                reason = saturation_reason(point, previous, plan.slo)
+                if reason is not None and level is not plan.levels[-1]:
+                    result.stop_reason = f"stopped after {level.label}: {reason}"
+                    break
+    return result
+
+
 def make_document(
     *,
     model: ModelInfo,
@@ -400,6 +590,8 @@ def make_document(
     environment_extra = dict(extra or {})
     if result.stop_reason:
         environment_extra["stop_reason"] = result.stop_reason
+    if result.start_skew_ms:
+        environment_extra["client_start_skew_ms"] = result.start_skew_ms
     return ResultDocument(
         idempotency_key=str(uuid.uuid4()),
         provenance="measured",
