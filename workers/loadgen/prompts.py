@@ -117,7 +117,7 @@ class EndpointTokenizer:
         except (httpx.HTTPError, ValueError, TypeError, KeyError, IndexError, AttributeError):
             return []
         words: list[str] = []
-        batch = 1024
+        batch = 128  # small: a batch holding a piece with a newline in it is skipped whole
         for start in range(0, min(n_vocab, scan), batch):
             ids = range(start, min(start + batch, n_vocab, scan))
             tokens = [t for i in ids for t in (i, newline[0])]
