@@ -20,7 +20,7 @@ def test_a_level_is_client_bound_when_cpu_or_loop_lag_reaches_its_threshold():
     assert not client_bound(ClientLoad(cpu_utilization=0.5, loop_lag_p99_ms=None, **limits))
 
 
-async def _starved_sweep(url: str, limits: ClientLimits):
+async def starved_sweep(url: str, limits: ClientLimits):
     """A sweep sharing its event loop with a coroutine that holds the loop for 50 ms at a
     time, as a client parsing too many streams would."""
     cfg = EndpointConfig(base_url=url, model="m", timeout_s=30)
@@ -45,7 +45,7 @@ async def _starved_sweep(url: str, limits: ClientLimits):
 def test_a_starved_client_marks_its_level_client_bound(start_fault_server):
     # The server paces tokens, so the level lasts while the hog holds the loop.
     url = start_fault_server("--itl-ms", "20")
-    result = asyncio.run(_starved_sweep(url, ClientLimits(cpu=1e9, loop_lag_ms=1.0)))
+    result = asyncio.run(starved_sweep(url, ClientLimits(cpu=1e9, loop_lag_ms=1.0)))
     point = result.points[0]
     assert point.requests.succeeded == 4
     load = point.client
@@ -57,7 +57,7 @@ def test_a_starved_client_marks_its_level_client_bound(start_fault_server):
 
 def test_every_level_records_its_client_load_and_the_flag_agrees(start_fault_server):
     url = start_fault_server()
-    result = asyncio.run(_starved_sweep(url, ClientLimits(cpu=1e9, loop_lag_ms=1e9)))
+    result = asyncio.run(starved_sweep(url, ClientLimits(cpu=1e9, loop_lag_ms=1e9)))
     point = result.points[0]
     assert point.client is not None and point.client.cpu_utilization > 0
     assert point.client_bound is False  # thresholds no measurement can reach
