@@ -153,6 +153,7 @@ class Sample:
     responses: int = 0
     seconds: float = 0.0
     ttft_errors_ms: list[float] = field(default_factory=list)
+    cpu: float = 0.0  # the client process's CPU time / wall time (1.0: one core busy)
 
     def events_per_s(self, tokens: int = TOKENS) -> float:
         return self.responses * tokens / self.seconds if self.seconds else 0.0
@@ -362,9 +363,11 @@ async def memory_ours(url: str, streams: int) -> int:
 def _worker_main(
     client: str, url: str, streams: int, seconds: float, tokens: int, stagger_s: float
 ) -> None:
+    cpu0, wall0 = time.process_time(), time.perf_counter()
     sample = asyncio.run(CLIENTS[client](url, streams, seconds, tokens, stagger_s))
+    cpu = (time.process_time() - cpu0) / (time.perf_counter() - wall0)
     errors = " ".join(f"{e:.4f}" for e in sample.ttft_errors_ms)
-    print(f"{sample.responses} {sample.seconds:.6f} {errors}")
+    print(f"{sample.responses} {sample.seconds:.6f} {cpu:.4f} {errors}")
 
 
 def run_client(
@@ -386,7 +389,7 @@ def run_client(
         preexec_fn=lambda: os.sched_setaffinity(0, {cpu}),
     )
     parts = done.stdout.split()
-    return Sample(int(parts[0]), float(parts[1]), [float(e) for e in parts[2:]])
+    return Sample(int(parts[0]), float(parts[1]), [float(e) for e in parts[3:]], float(parts[2]))
 
 
 def run_processes(url: str, streams: int, seconds: float, cpus: list[int]) -> float:
@@ -428,6 +431,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--streams", default="1,64,512")
     parser.add_argument("--seconds", type=float, default=2.0)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved repeats per level")
     parser.add_argument("--paced-streams", type=int, default=512)
     parser.add_argument("--paced-tok-s", type=float, default=30.0)
     parser.add_argument("--memory-streams", type=int, default=512)
@@ -446,21 +450,25 @@ def main() -> None:
     with PreRendered(server_cpus) as server:
         print("\n-- one client process (one core): events/s and TTFT error at saturation")
         print(
-            f"{'streams':>7} {'client':<13} {'events/s':>10} {'ours/this':>9} "
+            f"{'streams':>7} {'client':<13} {'events/s':>10} {'ours/this (range)':>21} "
             f"{'TTFT err p50':>12} {'p99 ms':>8}"
         )
         for streams in [int(s) for s in args.streams.split(",")]:
-            samples = {
-                name: run_client(name, server.url, streams, args.seconds, client_cpus[0])
-                for name in CLIENTS
-            }
-            ours_rate = samples["ours"].events_per_s()
-            for name, sample in samples.items():
-                rate = sample.events_per_s()
-                ratio = ours_rate / rate if rate else float("nan")
+            # Rounds interleave the clients, so a neighbour's load on a shared machine hits
+            # them alike; medians over rounds are printed, ratios are per-round medians.
+            rounds: dict[str, list[Sample]] = {name: [] for name in CLIENTS}
+            for _ in range(args.rounds):
+                for name in CLIENTS:
+                    sample = run_client(name, server.url, streams, args.seconds, client_cpus[0])
+                    rounds[name].append(sample)
+            for name, samples in rounds.items():
+                rates = [x.events_per_s() for x in samples]
+                ratios = [o.events_per_s() / r for o, r in zip(rounds["ours"], rates, strict=True)]
+                errors = [e for x in samples for e in x.ttft_errors_ms]
                 print(
-                    f"{streams:>7} {name:<13} {rate:>10.0f} {ratio:>9.2f} "
-                    f"{_p(sample.ttft_errors_ms, 50):>12} {_p(sample.ttft_errors_ms, 99):>8}",
+                    f"{streams:>7} {name:<13} {np.median(rates):>10.0f} "
+                    f"{np.median(ratios):>9.2f} ({min(ratios):.2f}-{max(ratios):.2f}) "
+                    f"{_p(errors, 50):>12} {_p(errors, 99):>8}",
                     flush=True,
                 )
         counts = sorted({1, 2, 4, 8, 16, len(client_cpus)} & set(range(1, len(client_cpus) + 1)))
@@ -490,7 +498,10 @@ def main() -> None:
                 stagger_s=32 * itl_ms / 1000,
             )
             errors = sample.ttft_errors_ms
-            print(f"{name:<13} TTFT err p50 {_p(errors, 50)} ms  p99 {_p(errors, 99)} ms")
+            print(
+                f"{name:<13} TTFT err p50 {_p(errors, 50)} ms  p99 {_p(errors, 99)} ms  "
+                f"client CPU {sample.cpu:.0%} of a core"
+            )
     with fault_server("--mode", "stall", cpu=server_cpus[0]) as stall:
         done = subprocess.run(
             [sys.executable, __file__, "--memory", str(args.memory_streams), stall],
