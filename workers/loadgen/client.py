@@ -160,7 +160,15 @@ class SseParser:
             else:
                 self._line(line)
         if self._data:
-            self._dispatch(now_ns)
+            try:
+                self._dispatch(now_ns)
+            except StreamFailure as exc:
+                if exc.status != "malformed_sse":
+                    raise
+                # Bytes that stop inside an event are a stream cut short, not a bad server.
+                raise StreamFailure(
+                    "truncated", f"the stream ended inside an event: {exc}"
+                ) from None
 
     def _dispatch(self, now_ns: int) -> None:
         pending = self._data

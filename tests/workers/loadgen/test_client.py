@@ -92,6 +92,21 @@ def test_a_stream_is_complete_at_done_or_at_a_finish_reason():
     assert (by_done.complete, by_finish.complete, cut.complete) == (True, True, False)
 
 
+def test_a_body_that_ends_inside_an_event_is_truncated_not_malformed():
+    parser = SseParser(RequestTiming(i=0, t_send_ns=0))
+    parser.feed(b'data: {"choices":[{"text":"a"}]}\n\ndata: {"choices":[{"te', 1)
+    with pytest.raises(StreamFailure) as failure:
+        parser.close(2)
+    assert failure.value.status == "truncated"
+
+
+def test_a_last_complete_event_without_its_blank_line_still_counts():
+    parser = SseParser(RequestTiming(i=0, t_send_ns=0))
+    parser.feed(b'data: {"choices":[{"text":"a"}]}\n\ndata: [DONE]', 1)
+    parser.close(2)
+    assert parser.done and parser.events == 1
+
+
 @pytest.mark.parametrize("api", ["completions", "chat"])
 def test_a_stream_that_stops_early_without_its_terminator_is_truncated(start_fault_server, api):
     # 3 of 100 tokens, then a clean end of body: no usage, no finish_reason, no [DONE].
