@@ -580,8 +580,10 @@ def _run_bench(args: argparse.Namespace) -> int:
     bound = [p.label or "?" for p in document.points if p.client_bound]
     if bound:
         print(
-            f"client-bound at {', '.join(bound)}: this process, not the server, limited "
-            "those levels; they are marked and never ranked",
+            f"client-bound at {', '.join(bound)}: this process was saturated or starved of "
+            "CPU (a busy core, or its event loop late past --client-lag-limit-ms), so its "
+            "timestamps carry its own delay; those levels are marked and never ranked "
+            "(try --processes, or a host with idle cores)",
             file=sys.stderr,
         )
     if mismatched and not args.allow_length_mismatch:
