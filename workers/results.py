@@ -83,6 +83,13 @@ class Speculative(_Strict):
     draft_tokens: int | None = Field(None, ge=1)
 
 
+class Disaggregation(_Strict):
+    """Prefill and decode served by separate GPU pools (e.g. InferenceX 'ctx 8 gen 8')."""
+
+    prefill_gpus: int = Field(ge=1)
+    decode_gpus: int = Field(ge=1)
+
+
 class Deployment(_Strict):
     accelerator: ShortText = Field(description="SKU: MI355X, B200, H200 ...")
     gpus: int = Field(ge=1)
@@ -91,6 +98,7 @@ class Deployment(_Strict):
     quantization: Quantization
     parallelism: Parallelism = Field(default_factory=Parallelism)
     speculative: Speculative | None = None
+    disaggregation: Disaggregation | None = None
     engine_flags: list[str] = Field(default_factory=list, max_length=500)
     notes: str | None = Field(None, max_length=2000)
 
@@ -229,6 +237,17 @@ class RequestRecord(_Strict):
     error: str | None = Field(None, max_length=500)
 
 
+class SpeculativeAcceptance(_Strict):
+    """What the source measured of speculative decoding (vLLM `spec_decode_*` fields)."""
+
+    rate: Rate | None = None
+    length: NonNegative | None = Field(None, description="mean tokens per verify step")
+    drafts: Count | None = None
+    draft_tokens: Count | None = None
+    accepted_tokens: Count | None = None
+    per_position: list[Rate] | None = Field(None, max_length=64)
+
+
 class Point(_Strict):
     """One load level of a run."""
 
@@ -251,6 +270,7 @@ class Point(_Strict):
         None, description="only where counts are unknown (published figures); else derived"
     )
     errors: dict[str, Count] = Field(default_factory=dict)
+    speculative_acceptance: SpeculativeAcceptance | None = None
     records: list[RequestRecord] | None = None
 
 
@@ -327,6 +347,9 @@ class ResultDocument(_Strict):
 def deployment_fingerprint(model_name: str, deployment: Deployment) -> str:
     """A stable hash over everything that was served (not over notes or free text)."""
     served = deployment.model_dump(mode="json", exclude={"notes"})
+    if served.get("disaggregation") is None:
+        # Added later: leaving it out when unset keeps every earlier fingerprint unchanged.
+        served.pop("disaggregation", None)
     canonical = json.dumps({"model": model_name, **served}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -147,6 +147,7 @@ def _load_all() -> None:
         inferboard,
         inference_perf,
         inferencex,
+        inferencex_agg,
         lm_eval,
         sglang,
         vllm,

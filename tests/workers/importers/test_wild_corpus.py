@@ -1,0 +1,164 @@
+"""Every real file in tests/fixtures/wild imports with its numbers intact, or is refused by name.
+
+The folder a file sits in is the format it must sniff as. Checks compare the document with
+the file's own fields (seconds -> ms by x1000, per-GPU -> totals by x GPUs), never with
+numbers written into the test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workers.importers import Facts, ImportFailure, import_file, sniff
+from workers.results import Distribution, ResultDocument
+
+WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild"
+FILES = sorted(p for p in WILD.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+
+# Facts a file cannot state (only for formats whose files do not name them).
+GIVEN: dict[str, Facts] = {
+    "inferencex-benchmark-serving": Facts.model_validate(
+        {
+            "deployment": {
+                "accelerator": "GB200",
+                "engine": {"name": "trtllm"},
+                "quantization": {"weights": "FP4"},
+            },
+            "scenario": {"input_tokens": 1024, "output_tokens": 1024},
+        }
+    ),
+}
+SLOT = {"mean": "mean", "median": "p50", "std": "std", "p90": "p90", "p95": "p95",
+        "p99": "p99", "p99.9": "p999"}  # fmt: skip
+STAT = re.compile(r"^(mean|median|std|p90|p95|p99|p99\.9)_(ttft|tpot|itl|e2el|ttlt)(_ms)?$")
+
+
+def _close(a: float | None, b: float) -> bool:
+    return a is not None and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def _check_latencies(doc_point: Any, row: dict[str, Any], unit_ms: float) -> int:
+    """Every <stat>_<metric> in the file is in the document, in ms; returns how many."""
+    checked = 0
+    for key, value in row.items():
+        match = STAT.match(key)
+        if not match or value is None:
+            continue
+        stat, metric, _ = match.groups()
+        ours = "e2el" if metric == "ttlt" else metric
+        dist: Distribution = getattr(doc_point.latency_ms, ours)
+        assert getattr(dist, SLOT[stat]) == value * unit_ms, key
+        checked += 1
+    return checked
+
+
+def _check_deployment(doc: ResultDocument, row: dict[str, Any]) -> None:
+    dep = doc.deployment
+    assert dep.accelerator == row["hw"].upper()
+    assert dep.parallelism.tp == row["tp"] == dep.gpus
+    assert dep.parallelism.ep == row["ep"]
+    assert dep.parallelism.dp_attention == (str(row["dp_attention"]).lower() == "true")
+    assert dep.quantization.weights == row["precision"].upper()
+    assert dep.engine.name == row["framework"]
+    assert doc.model.name == row["model"]
+    spec = row.get("spec_decoding")
+    if spec and spec != "none":
+        assert dep.speculative is not None and dep.speculative.method == spec
+    else:
+        assert dep.speculative is None
+
+
+def check_inferencex_agg(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    _check_deployment(doc, raw)
+    assert point.concurrency == raw["conc"]
+    gpus = doc.deployment.gpus
+    assert _close(point.throughput.total_tok_s / gpus, raw["tput_per_gpu"])
+    assert _close(point.throughput.output_tok_s / gpus, raw["output_tput_per_gpu"])
+    assert _close(point.throughput.input_tok_s / gpus, raw["input_tput_per_gpu"])
+    assert (doc.scenario.input_tokens, doc.scenario.output_tokens) == (raw["isl"], raw["osl"])
+    assert _check_latencies(point, raw, 1000) >= 20
+    assert (
+        doc.environment.extra["statistics_as_written"]["intvty"]["median"] == (raw["median_intvty"])
+    )
+
+
+def check_inferencex_agentic(docs: list[ResultDocument], raw: Any) -> None:
+    rows = raw if isinstance(raw, list) else [raw]
+    assert len(docs) == len(rows)
+    for doc, row in zip(docs, rows, strict=True):
+        point = doc.points[0]
+        _check_deployment(doc, row)
+        assert point.concurrency == row.get("conc", row.get("users"))
+        assert point.window_s == row["duration_seconds"]
+        assert point.requests.total == row["num_requests_total"]
+        assert point.requests.succeeded == row["num_requests_successful"]
+        assert point.tokens.input == row["total_prompt_tokens"]
+        assert point.tokens.output == row["total_generation_tokens"]
+        assert point.throughput.input_tok_s == row["input_tput_tps"]
+        assert point.throughput.output_tok_s == row["output_tput_tps"]
+        assert point.throughput.total_tok_s == row["total_tput_tps"]
+        assert point.prefix_cache_hit_rate == row["server_gpu_cache_hit_rate"]
+        assert doc.scenario.input_tokens == round(row["mean_input_tokens"])
+        assert _check_latencies(point, row, 1000) >= 12
+
+
+def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    assert point.concurrency == raw["max_concurrency"]
+    assert point.window_s == raw["duration"]
+    assert point.throughput.requests_per_s == raw["request_throughput"]
+    assert point.throughput.output_tok_s == raw["output_throughput"]
+    assert point.throughput.total_tok_s == raw["total_token_throughput"]
+    assert point.tokens.input == raw["total_input_tokens"]
+    assert point.tokens.output == raw["total_output_tokens"]
+    assert point.requests.succeeded == raw["completed"]
+    assert _check_latencies(point, raw, 1) >= 20
+    assert doc.environment.extra["best_of"] == raw["best_of"]
+
+
+CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
+    "inferencex-agg": check_inferencex_agg,
+    "inferencex-agentic": check_inferencex_agentic,
+    "inferencex-benchmark-serving": check_benchmark_serving,
+}
+# Files refused on purpose: relative path -> words the message must contain.
+REFUSED: dict[str, tuple[str, ...]] = {}
+
+
+def _raw(path: Path) -> Any:
+    text = path.read_text()
+    try:
+        return json.loads(text)
+    except ValueError:
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(WILD)))
+def test_every_wild_file_imports_with_its_numbers_or_is_refused_by_name(path):
+    relative = str(path.relative_to(WILD))
+    fmt = path.parent.name
+    if relative in REFUSED:
+        with pytest.raises(ImportFailure) as refused:
+            import_file(path.read_bytes(), path.name, facts=GIVEN.get(fmt))
+        for word in REFUSED[relative]:
+            assert word in str(refused.value)
+        return
+    assert sniff(path.read_bytes(), path.name) == fmt
+    docs = import_file(path.read_bytes(), path.name, facts=GIVEN.get(fmt))
+    CHECKS[fmt](docs, _raw(path))
+
+
+def test_the_corpus_lists_every_file_in_sources():
+    sources = (WILD / "SOURCES.md").read_text()
+    missing = [str(p.relative_to(WILD)) for p in FILES if str(p.relative_to(WILD)) not in sources]
+    assert not missing
