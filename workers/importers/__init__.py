@@ -34,6 +34,7 @@ def import_file(
     facts: Facts | None = None,
     format_name: str | None = None,
     companions: Sequence[tuple[bytes, str]] = (),
+    namespace: str = "",
 ) -> list[ResultDocument]:
     """Documents for one peer file; `companions` are (bytes, name) of per-request files.
 
@@ -45,5 +46,6 @@ def import_file(
         main=PeerFile(data, filename),
         facts=facts or Facts(),
         companions=tuple(PeerFile(d, n) for d, n in companions),
+        namespace=namespace,
     )
     return fmt.parse(job)

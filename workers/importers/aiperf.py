@@ -23,6 +23,7 @@ from workers.importers.common import (
     ImportInput,
     PeerFile,
     build_document,
+    dataset_name,
     expect_object,
     load_json,
     load_jsonl,
@@ -33,6 +34,8 @@ from workers.results import ResultDocument
 
 TOOL = "aiperf 0.13.0 (export schema 1.4)"
 SCHEMAS = ("1.4",)
+# Below this share of the requested rate, the run was paced by its concurrency cap.
+BOUND = 0.9
 
 TOP_LEVEL = {
     "schema_version",
@@ -241,13 +244,21 @@ def parse(job: ImportInput) -> list[ResultDocument]:
     if doc.get("error_summary"):
         point["errors"] = _errors(doc["error_summary"], where)
 
+    environment_extra: dict[str, Any] = {}
     scenario, phase = _scenario(doc, where)
     if phase.get("concurrency"):
         point["concurrency"] = phase["concurrency"]
+    achieved = throughput.get("requests_per_s")
     if scenario.get("arrival") == "open":
-        point["request_rate"] = phase["rate"]
+        environment_extra["requested_rate"] = phase["rate"]
+        if phase.get("concurrency") and achieved is not None and achieved < BOUND * phase["rate"]:
+            # The concurrency cap, not the rate, set the pace (e.g. --concurrency 1
+            # --request-rate 200 achieved 1.37 req/s): that is a closed-loop run.
+            scenario["arrival"] = "closed"
+        else:
+            point["request_rate"] = phase["rate"]
 
-    companions = [c for c in job.companions]
+    companions = list(job.companions)
     if len(companions) > 1:
         raise ImportFailure(f"{where}: give at most one per-request profile_export.jsonl")
     if companions:
@@ -272,6 +283,7 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             "streaming": endpoint.get("streaming"),
             "cli_command": (doc.get("run_info") or {}).get("cli_command"),
             "metrics_without_slot": aside,
+            **environment_extra,
         },
     }
     models = ((doc.get("input_config") or {}).get("models") or {}).get("items") or []
@@ -333,7 +345,7 @@ def _scenario(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str
     datasets = config.get("datasets") or []
     if len(datasets) == 1:
         dataset = datasets[0]
-        scenario["dataset"] = dataset.get("type") or dataset.get("name")
+        scenario["dataset"] = dataset_name(str(dataset.get("type") or dataset.get("name")))
         prompts = dataset.get("prompts") or {}
         isl, osl = prompts.get("isl") or {}, prompts.get("osl") or {}
         if isl.get("stddev") == 0 and osl.get("stddev") == 0:

@@ -37,19 +37,21 @@ class ImportInput:
     facts: Facts = field(default_factory=Facts)
     companions: tuple[PeerFile, ...] = ()
 
+    namespace: str = ""  # whose runs these are (e.g. 'org-12'); '' for runs of no organization
+
     def idempotency_key(self, index: int | None = None) -> str:
-        """'sha256:<file hash>'; companions and multi-document files extend it.
+        """'sha256:<file hash>[:<index>][:<namespace>]'.
 
         Re-importing the same bytes gives the same key, so the server stores the run once.
-        A file that yields many documents gives each its own key (suffix ':<index>');
-        companions change the content imported, so they are folded into the hash.
+        A file that yields many documents gives each its own key (suffix ':<index>').
+        Companion per-request files do not change the key: the same measurement with or
+        without its records is one run, to which the records can be added later. The
+        namespace keeps one organization's import from blocking another's.
         """
-        digest = self.main.sha256
-        if self.companions:
-            combined = "".join([digest, *sorted(c.sha256 for c in self.companions)])
-            digest = hashlib.sha256(combined.encode()).hexdigest()
-        key = f"sha256:{digest}"
-        return key if index is None else f"{key}:{index}"
+        key = f"sha256:{self.main.sha256}"
+        if index is not None:
+            key = f"{key}:{index}"
+        return f"{key}:{self.namespace}" if self.namespace else key
 
 
 # --- parsing -----------------------------------------------------------------------------
@@ -159,6 +161,25 @@ def to_ms(value: float | None, unit: str) -> float | None:
     # Multiplying by 1.0 must leave the file's value bit-for-bit unchanged.
     factor = TIME_TO_MS[unit]
     return value if factor == 1.0 else value * factor
+
+
+# --- one dataset vocabulary ---------------------------------------------------------------
+
+# Tools name the same thing differently: random token prompts of set lengths are "random"
+# to sglang and vLLM, "synthetic" to aiperf and guidellm. Documents use one name per kind so
+# the same workload from two tools lands in one scenario.
+DATASET_NAMES = {
+    "random": "random",
+    "random-ids": "random",
+    "synthetic": "random",
+    "sharegpt": "sharegpt",
+}
+
+
+def dataset_name(stated: str) -> str:
+    """Our name for a tool's dataset name (unknown names are kept, lower-cased)."""
+    key = stated.strip().lower()
+    return DATASET_NAMES.get(key, key)
 
 
 # --- document assembly -------------------------------------------------------------------

@@ -26,6 +26,7 @@ from typing import Any
 from workers.importers.common import (
     ImportInput,
     build_document,
+    dataset_name,
     expect_object,
     load_json,
 )
@@ -234,7 +235,7 @@ def _scenario_from_data(data: Any) -> dict[str, Any]:
         return {
             "input_tokens": int(config["prompt_tokens"]),
             "output_tokens": int(config["output_tokens"]),
-            "dataset": "synthetic",
+            "dataset": dataset_name("synthetic"),
         }
     except (TypeError, ValueError):
         return {}

@@ -25,6 +25,7 @@ from workers.importers.common import (
     ImportInput,
     build_document,
     check_keys,
+    dataset_name,
     expect_object,
     integer,
     load_jsonl,
@@ -177,7 +178,7 @@ def _scenario(row: dict[str, Any], where: str, open_loop: bool) -> dict[str, Any
     dataset = row.get("dataset_name")
     scenario: dict[str, Any] = {"arrival": "open" if open_loop else "closed"}
     if dataset:
-        scenario["dataset"] = dataset
+        scenario["dataset"] = dataset_name(dataset)
     if dataset not in RANDOM_DATASETS:
         # random_input_len and friends are argparse defaults here, not what was sent.
         return scenario

@@ -161,7 +161,8 @@ def test_it_leaves_aiperf_warmup_records_out(llama_server):
         assert record.n_out == metrics["usage_completion_tokens"]["value"]
         assert record.chunks == len(metrics["inter_chunk_latency"]["value"]) + 1
         assert record.status == "ok"
-    assert doc.idempotency_key != f"sha256:{doc.source.file_sha256}"  # records change content
+    # With or without its records it is the same measurement: one key, so one run.
+    assert doc.idempotency_key == f"sha256:{doc.source.file_sha256}"
 
 
 def test_it_refuses_an_unknown_aiperf_metric(llama_server):
