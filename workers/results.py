@@ -175,12 +175,17 @@ class Latencies(_Strict):
 
 
 class RequestCounts(_Strict):
-    total: Count
+    # total and failed are None when the source counts only successes (sglang `completed`).
+    total: Count | None
     succeeded: Count
-    failed: Count
+    failed: Count | None
 
     @model_validator(mode="after")
     def _adds_up(self) -> RequestCounts:
+        if self.total is None or self.failed is None:
+            if self.total is not None or self.failed is not None:
+                raise ValueError("total and failed are stated together or not at all")
+            return self
         if self.succeeded + self.failed != self.total:
             raise ValueError("succeeded + failed must equal total")
         return self
@@ -292,7 +297,12 @@ class AccuracyResult(_Strict):
     metric: ShortText = Field(description="e.g. exact_match_numeric, em_strict")
     n: Count | None = Field(None, description="scored items; None when the source did not say")
     correct: float | None = Field(None, ge=0)
-    score: Rate
+    kind: Literal["proportion", "score"] = Field(
+        "proportion",
+        description="proportion: share of n items right (binomial interval); score: any other "
+        "metric (F1, BLEU, perplexity ...), no n and no binomial interval",
+    )
+    score: float
     stderr: NonNegative | None = None
     ci_low: Rate | None = None
     ci_high: Rate | None = None
@@ -302,6 +312,13 @@ class AccuracyResult(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> AccuracyResult:
+        if self.kind == "proportion" and not 0 <= self.score <= 1:
+            raise ValueError("a proportion's score must be in [0, 1]; use kind 'score'")
+        if self.kind == "score" and (
+            self.n is not None or self.correct is not None or self.ci_low is not None
+        ):
+            # A binomial n or interval on an F1 or BLEU would be read as one (Wilson).
+            raise ValueError("a score has no n, correct count or binomial interval")
         if self.n is not None and self.correct is not None and self.correct > self.n:
             raise ValueError("correct must not exceed n")
         if self.ci_low is not None and self.ci_high is not None and self.ci_low > self.ci_high:

@@ -132,7 +132,11 @@ def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, A
         "concurrency": integer(row, "max_concurrency", where),
         "request_rate": rate if open_loop else None,
         "window_s": number(row, "duration", where),
-        "requests": counts_from_lists(lists) if lists else None,
+        # Without per-request arrays sglang states only successes (`completed`): how many
+        # were sent, and so how many failed, is not in the line.
+        "requests": counts_from_lists(lists)
+        if lists
+        else {"total": None, "succeeded": integer(row, "completed", where), "failed": None},
         "tokens": {
             "input": integer(row, "total_input_tokens", where),
             "output": integer(row, "total_output_tokens", where),
@@ -159,7 +163,6 @@ def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, A
         for key in (
             "tag",
             "backend",
-            "completed",
             "concurrency",
             "accept_length",
             "max_output_tokens_per_s",
