@@ -275,6 +275,14 @@ def resolve_model(
     return model, renamed
 
 
+def _named(where: str, resolve: Any, stated: dict[str, Any], facts: Facts) -> dict[str, Any]:
+    """Facts problems name the file (and record) they are about."""
+    try:
+        return resolve(stated, facts)
+    except ImportFailure as exc:
+        raise ImportFailure(f"{where}: {exc}") from None
+
+
 def build_document(
     job: ImportInput,
     *,
@@ -301,13 +309,13 @@ def build_document(
         "status": status,
         "source": {"tool": tool, "file_sha256": job.main.sha256, "file_name": job.main.name},
         "model": model,
-        "deployment": resolve_deployment(deployment_stated, job.facts),
+        "deployment": _named(where, resolve_deployment, deployment_stated, job.facts),
         "environment": environment,
         "points": points or [],
         "accuracy": accuracy or [],
     }
     if points:
-        document["scenario"] = resolve_scenario(scenario_stated or {}, job.facts)
+        document["scenario"] = _named(where, resolve_scenario, scenario_stated or {}, job.facts)
     try:
         return parse_document(document)
     except DocumentError as exc:

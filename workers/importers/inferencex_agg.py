@@ -227,8 +227,14 @@ def deployment_from_row(row: dict[str, Any], filename: str, where: str) -> dict[
     named = RESULT_NAME.search(filename)
     if named:
         checks = {
-            "precision": (str(row["precision"]).lower(), named["precision"].lower()),
-            "framework": (str(row["framework"]).lower(), named["framework"].lower()),
+            "precision": (
+                str(row["precision"] or named["precision"]).lower(),
+                named["precision"].lower(),
+            ),
+            "framework": (
+                str(row["framework"] or named["framework"]).lower(),
+                named["framework"].lower(),
+            ),
             "tp": (tp, int(named["tp"])),
             "ep": (ep if ep is not None else int(named["ep"]), int(named["ep"])),
             "dp_attention": (
@@ -245,12 +251,15 @@ def deployment_from_row(row: dict[str, Any], filename: str, where: str) -> dict[
         ep = ep if ep is not None else int(named["ep"])
         dpa = dpa if dpa is not None else named["dpa"].lower() == "true"
         spec = spec or named["spec"]
+    precision = row["precision"] or (named["precision"] if named else "")
+    framework = row["framework"] or (named["framework"] if named else "")
     parallelism = {"tp": tp, "ep": ep, "dp_attention": dpa}
     deployment: dict[str, Any] = {
         "accelerator": _sku(str(row["hw"])),
         "gpus": tp,
-        "engine": _engine(row),
-        "quantization": {"weights": str(row["precision"]).upper()},
+        # An empty string states nothing: left out, so the missing fact is named.
+        "engine": _engine({**row, "framework": framework}) if framework else {},
+        "quantization": {"weights": str(precision).upper()} if precision else {},
         "parallelism": {k: v for k, v in parallelism.items() if v is not None},
         # "none" is a statement (no speculative decoding), which a fact may not contradict.
         "speculative": None if spec in (None, "none") else {"method": str(spec)},

@@ -22,6 +22,28 @@ from workers.results import Distribution, ResultDocument
 WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild"
 FILES = sorted(p for p in WILD.rglob("*") if p.is_file() and p.name != "SOURCES.md")
 
+
+def _facts(accelerator: str, gpus: int | None, engine: str, weights: str, **scenario) -> Facts:
+    deployment = {
+        "accelerator": accelerator,
+        "engine": {"name": engine},
+        "quantization": {"weights": weights},
+    }
+    if gpus is not None:
+        deployment["gpus"] = gpus
+    return Facts.model_validate({"deployment": deployment, "scenario": scenario})
+
+
+# Facts a file cannot state, by file-name prefix. The aiperf exports sit in InferenceX run
+# folders whose names state these (kept in the file names here); the token-position
+# summaries' accelerator is not stated anywhere, so the one given is arbitrary. Checks are
+# on measurements, which facts do not touch.
+FACTS_BY_PREFIX: dict[str, Facts] = {
+    "aiperf/agentic_kimik2.5": _facts("MI355X", 4, "vllm", "FP4"),
+    "aiperf/agentic_glm5.1": _facts("MI355X", 2, "sglang", "FP4"),
+    "inferencex-summary/glm5": _facts("H200", None, "vllm", "FP8"),
+    "inferencex-summary/minimax": _facts("H200", None, "vllm", "FP8"),
+}
 # Facts a file cannot state (only for formats whose files do not name them).
 GIVEN: dict[str, Facts] = {
     "inferencex-benchmark-serving": Facts.model_validate(
@@ -111,6 +133,53 @@ def check_inferencex_agentic(docs: list[ResultDocument], raw: Any) -> None:
         assert _check_latencies(point, row, 1000) >= 12
 
 
+def check_inferencex_summary(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    assert point.concurrency == raw["max_concurrency"]
+    assert point.window_s == raw["duration"]
+    assert point.requests.total == raw["num_prompts"]
+    assert point.requests.succeeded == raw["completed"]
+    assert point.throughput.requests_per_s == raw["request_throughput"]
+    assert point.throughput.output_tok_s == raw["output_throughput"]
+    assert point.tokens.input == raw["total_input_tokens"]
+    assert _check_latencies(point, raw, 1000) >= 6
+    assert doc.model.name == raw["model_id"]
+
+
+AIPERF_SLOTS = {"avg": "mean", "std": "std", "min": "min", "max": "max", "p50": "p50",
+                "p90": "p90", "p95": "p95", "p99": "p99"}  # fmt: skip
+AIPERF_LATENCY = {"time_to_first_token": "ttft", "inter_token_latency": "tpot",
+                  "inter_chunk_latency": "itl", "request_latency": "e2el",
+                  "time_to_first_output_token": "ttfo"}  # fmt: skip
+
+
+def check_aiperf(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    assert raw["request_latency"]["unit"] == "ms"
+    checked = 0
+    for name, ours in AIPERF_LATENCY.items():
+        if name not in raw:
+            continue
+        dist = getattr(point.latency_ms, ours)
+        for stat, slot in AIPERF_SLOTS.items():
+            if stat in raw[name]:
+                assert getattr(dist, slot) == raw[name][stat], (name, stat)
+                checked += 1
+        unslotted = doc.environment.extra["percentiles_without_slot"][name]
+        assert unslotted["p75"] == raw[name]["p75"]
+    assert checked >= 30
+    assert point.window_s == raw["benchmark_duration"]["avg"]  # unit "sec"
+    assert point.requests.succeeded == raw["request_count"]["avg"]
+    assert point.throughput.requests_per_s == raw["request_throughput"]["avg"]
+    assert point.tokens.input == raw["total_usage_prompt_tokens"]["avg"]
+    assert point.tokens.output == raw["total_usage_completion_tokens"]["avg"]
+    assert point.concurrency == raw["input_config"]["loadgen"]["concurrency"]
+    assert doc.model.name == raw["input_config"]["endpoint"]["model_names"][0]
+    assert doc.environment.loadgen_version == f"aiperf {raw['aiperf_version']}"
+
+
 def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
     [doc] = docs
     point = doc.points[0]
@@ -130,9 +199,18 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "inferencex-agg": check_inferencex_agg,
     "inferencex-agentic": check_inferencex_agentic,
     "inferencex-benchmark-serving": check_benchmark_serving,
+    "inferencex-summary": check_inferencex_summary,
+    "aiperf": check_aiperf,
 }
 # Files refused on purpose: relative path -> words the message must contain.
-REFUSED: dict[str, tuple[str, ...]] = {}
+REFUSED: dict[str, tuple[str, ...]] = {
+    # framework and precision are empty strings in this file: the facts must say them.
+    "inferencex-agentic/results_0601_results_bmk_2_agg_bmk.json": (
+        "item 0",
+        "deployment.engine.name",
+        "deployment.quantization.weights",
+    ),
+}
 
 
 def _raw(path: Path) -> Any:
@@ -147,14 +225,17 @@ def _raw(path: Path) -> Any:
 def test_every_wild_file_imports_with_its_numbers_or_is_refused_by_name(path):
     relative = str(path.relative_to(WILD))
     fmt = path.parent.name
+    facts = next(
+        (f for prefix, f in FACTS_BY_PREFIX.items() if relative.startswith(prefix)), GIVEN.get(fmt)
+    )
     if relative in REFUSED:
         with pytest.raises(ImportFailure) as refused:
-            import_file(path.read_bytes(), path.name, facts=GIVEN.get(fmt))
+            import_file(path.read_bytes(), path.name, facts=facts)
         for word in REFUSED[relative]:
             assert word in str(refused.value)
         return
     assert sniff(path.read_bytes(), path.name) == fmt
-    docs = import_file(path.read_bytes(), path.name, facts=GIVEN.get(fmt))
+    docs = import_file(path.read_bytes(), path.name, facts=facts)
     CHECKS[fmt](docs, _raw(path))
 
 
