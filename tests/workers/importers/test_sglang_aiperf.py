@@ -119,8 +119,9 @@ def test_it_imports_the_aiperf_summary_with_units_from_the_file(llama_server):
     # Counted with the tokenizer (total_isl 10220) while the stored counts are usage
     # (10240): kept aside, not mixed into the usage-labelled point.
     assert point.throughput.input_tok_s is None
-    assert doc.environment.extra["throughput_not_usage_counted"]["input_tok_s"]["value"] == (
-        raw["input_token_throughput"]["avg"]
+    assert (
+        doc.environment.extra["throughput_not_usage_counted"]["input_tok_s"]["value"]
+        == (raw["input_token_throughput"]["avg"])
     )
     assert point.throughput.total_tok_s == raw["total_token_throughput"]["avg"]
     assert point.tokens.input == raw["total_usage_prompt_tokens"]["avg"]
