@@ -23,7 +23,9 @@ WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild"
 FILES = sorted(p for p in WILD.rglob("*") if p.is_file() and p.name != "SOURCES.md")
 
 
-def _facts(accelerator: str, gpus: int | None, engine: str, weights: str, **scenario) -> Facts:
+def _facts(
+    accelerator: str, gpus: int | None, engine: str, weights: str, model: str | None = None
+) -> Facts:
     deployment = {
         "accelerator": accelerator,
         "engine": {"name": engine},
@@ -31,7 +33,7 @@ def _facts(accelerator: str, gpus: int | None, engine: str, weights: str, **scen
     }
     if gpus is not None:
         deployment["gpus"] = gpus
-    return Facts.model_validate({"deployment": deployment, "scenario": scenario})
+    return Facts.model_validate({"deployment": deployment, "model": model})
 
 
 # Facts a file cannot state, by file-name prefix. The aiperf exports sit in InferenceX run
@@ -43,6 +45,12 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "aiperf/agentic_glm5.1": _facts("MI355X", 2, "sglang", "FP4"),
     "inferencex-summary/glm5": _facts("H200", None, "vllm", "FP8"),
     "inferencex-summary/minimax": _facts("H200", None, "vllm", "FP8"),
+    # datacrunch-research's H200 benchmarks (8x H200, sglang); model from the file names.
+    "sglang-bench-serving/deepseek": _facts("H200", 8, "sglang", "FP8", model="deepseek-v3"),
+    "sglang-bench-serving/llama_3_3_70b": _facts(
+        "H200", 8, "sglang", "BF16", model="llama-3.3-70b"
+    ),
+    "sglang-bench-serving/llama_405b": _facts("H200", 8, "sglang", "FP8", model="llama-3.1-405b"),
 }
 # Facts a file cannot state (only for formats whose files do not name them).
 GIVEN: dict[str, Facts] = {
@@ -59,7 +67,9 @@ GIVEN: dict[str, Facts] = {
 }
 SLOT = {"mean": "mean", "median": "p50", "std": "std", "p90": "p90", "p95": "p95",
         "p99": "p99", "p99.9": "p999"}  # fmt: skip
-STAT = re.compile(r"^(mean|median|std|p90|p95|p99|p99\.9)_(ttft|tpot|itl|e2el|ttlt)(_ms)?$")
+STAT = re.compile(
+    r"^(mean|median|std|p90|p95|p99|p99\.9)_(ttft|tpot|itl|e2el|ttlt|e2e_latency)(_ms)?$"
+)
 
 
 def _close(a: float | None, b: float) -> bool:
@@ -74,7 +84,7 @@ def _check_latencies(doc_point: Any, row: dict[str, Any], unit_ms: float) -> int
         if not match or value is None:
             continue
         stat, metric, _ = match.groups()
-        ours = "e2el" if metric == "ttlt" else metric
+        ours = "e2el" if metric in ("ttlt", "e2e_latency") else metric
         dist: Distribution = getattr(doc_point.latency_ms, ours)
         assert getattr(dist, SLOT[stat]) == value * unit_ms, key
         checked += 1
@@ -195,12 +205,32 @@ def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
     assert doc.environment.extra["best_of"] == raw["best_of"]
 
 
+def check_sglang(docs: list[ResultDocument], raw: Any) -> None:
+    lines = raw if isinstance(raw, list) else [raw]
+    seen = []
+    for doc in docs:
+        for point, extra in zip(doc.points, doc.environment.extra["lines"], strict=True):
+            row = lines[extra["line"] - 1]
+            seen.append(extra["line"])
+            assert point.window_s == row["duration"]
+            assert point.requests.succeeded == row["completed"]
+            assert point.tokens.input == row["total_input_tokens"]
+            assert point.tokens.output == row["total_output_tokens"]
+            assert point.throughput.output_tok_s == row["output_throughput"]
+            rate = row["request_rate"]
+            assert point.request_rate == (rate if math.isfinite(rate) else None)
+            assert _check_latencies(point, row, 1) >= 2
+            assert doc.scenario.dataset == row["dataset_name"]
+    assert sorted(seen) == list(range(1, len(lines) + 1))  # every line imported once
+
+
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "inferencex-agg": check_inferencex_agg,
     "inferencex-agentic": check_inferencex_agentic,
     "inferencex-benchmark-serving": check_benchmark_serving,
     "inferencex-summary": check_inferencex_summary,
     "aiperf": check_aiperf,
+    "sglang-bench-serving": check_sglang,
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
@@ -216,9 +246,9 @@ REFUSED: dict[str, tuple[str, ...]] = {
 def _raw(path: Path) -> Any:
     text = path.read_text()
     try:
-        return json.loads(text)
+        return json.loads(text, parse_constant=float)
     except ValueError:
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return [json.loads(line, parse_constant=float) for line in text.splitlines() if line]
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(WILD)))
