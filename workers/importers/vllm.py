@@ -19,6 +19,7 @@ hardware; those come from the facts.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from workers.importers.benchjson import counts_from_lists, latency_stats, records, request_lists
@@ -81,6 +82,8 @@ KNOWN = {
 REQUIRED = ("model_id", "duration", "completed", "num_prompts")
 # Written by InferenceX's vendored copy of vLLM's benchmark_serving.py and not by vLLM.
 CLIENT_KEYS = {"best_of", "request_goodput:"}
+# Later vendored copies add the window's wall-clock bounds (unix seconds, so UTC).
+CLIENT_TIMES = ("benchmark_start_time_unix", "benchmark_end_time_unix")
 CLIENT_TOOL = "InferenceX vendored benchmark_serving.py (24b02df5, 2026)"
 # InferenceX multi-node result names: concurrency, rate, GPUs and the prefill/decode pools.
 CLIENT_NAME = re.compile(
@@ -149,6 +152,11 @@ def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
     if client:
         # The vendored client writes 'request_goodput:' (a stray colon) for request_goodput.
         row = {("request_goodput" if k == "request_goodput:" else k): v for k, v in row.items()}
+    times = {k: row.pop(k) for k in CLIENT_TIMES if client and k in row}
+    lengths_only = None
+    if client and "input_lens" in row and "ttfts" not in row and "errors" not in row:
+        # Some runs keep only the per-request lengths: no timings, so no records.
+        lengths_only = {k: row.pop(k) for k in ("input_lens", "output_lens") if k in row}
     latency, unslotted, consumed = latency_stats(row, METRICS, where)
     rest = {k: v for k, v in row.items() if k not in consumed}
     known = KNOWN | CLIENT_KEYS if client else KNOWN
@@ -224,6 +232,9 @@ def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
         extra["latency_stats_without_slot_ms"] = unslotted
     if lists and point["records"] is None:
         extra["records_omitted"] = "per-request arrays have no start_times (send times)"
+    if lengths_only:
+        extra["records_omitted"] = "the file keeps per-request lengths only, no timings"
+        extra["per_request_lengths"] = {k: len(v) for k, v in lengths_only.items()}
 
     prompts = integer(row, "num_prompts", where)
     scenario: dict[str, Any] = {"arrival": "open" if open_loop else "closed"}
@@ -252,10 +263,19 @@ def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
             deployment_stated=deployment,
             scenario_stated=scenario,
             points=[_drop_none(point)],
-            environment={"extra": extra},
+            environment={"extra": extra, **_window(times, where)},
             status=status,
         )
     ]
+
+
+def _window(times: dict[str, Any], where: str) -> dict[str, str]:
+    out = {}
+    for key, slot in zip(CLIENT_TIMES, ("started_at", "finished_at"), strict=True):
+        value = number(times, key, where)
+        if value is not None:
+            out[slot] = datetime.fromtimestamp(value, UTC).isoformat()
+    return out
 
 
 def _acceptance(row: dict[str, Any], where: str) -> dict[str, Any] | None:

@@ -24,7 +24,12 @@ FILES = sorted(p for p in WILD.rglob("*") if p.is_file() and p.name != "SOURCES.
 
 
 def _facts(
-    accelerator: str, gpus: int | None, engine: str, weights: str, model: str | None = None
+    accelerator: str,
+    gpus: int | None,
+    engine: str,
+    weights: str,
+    model: str | None = None,
+    **scenario: int,
 ) -> Facts:
     deployment = {
         "accelerator": accelerator,
@@ -33,7 +38,7 @@ def _facts(
     }
     if gpus is not None:
         deployment["gpus"] = gpus
-    return Facts.model_validate({"deployment": deployment, "model": model})
+    return Facts.model_validate({"deployment": deployment, "model": model, "scenario": scenario})
 
 
 # Facts a file cannot state, by file-name prefix. The aiperf exports sit in InferenceX run
@@ -45,6 +50,10 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "aiperf/agentic_glm5.1": _facts("MI355X", 2, "sglang", "FP4"),
     "inferencex-summary/glm5": _facts("H200", None, "vllm", "FP8"),
     "inferencex-summary/minimax": _facts("H200", None, "vllm", "FP8"),
+    # ATOM MTP runs on MI355X, TP4 (InferenceX root files; the name gives isl8192_osl1024).
+    "inferencex-benchmark-serving/atom": _facts(
+        "MI355X", 4, "atom", "FP8", input_tokens=8192, output_tokens=1024
+    ),
     # datacrunch-research's H200 benchmarks (8x H200, sglang); model from the file names.
     "sglang-bench-serving/deepseek": _facts("H200", 8, "sglang", "FP8", model="deepseek-v3"),
     "sglang-bench-serving/llama_3_3_70b": _facts(
