@@ -8,8 +8,8 @@ states the endpoint, the dataset's ISL/OSL (mean, stddev) and the phases (warm-u
 profiling, with concurrency and rate). Warm-up statistics sit apart in `warmup_metrics`
 and are not imported.
 
-Also reads aiperf 0.8 (export schema_version 1.1, real files from InferenceX's agentic runs):
-the same metric objects, but `input_config` has another shape (endpoint.model_names,
+Also reads aiperf 0.8 (export schema_version 1.1 and 1.2, real files from InferenceX's
+agentic runs): the same metric objects, but `input_config` has another shape (endpoint.model_names,
 input.public_dataset or synthetic prompts, loadgen.concurrency / request_rate /
 request_count) and a few more top-level blocks (telemetry_data, branch_stats, metadata).
 Each schema has its own small `Shape` (how to read the config), not special cases in one.
@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -464,24 +464,28 @@ SHAPES = {
         model=_model_v14,
         cli_command=lambda doc: (doc.get("run_info") or {}).get("cli_command"),
     ),
-    "1.1": Shape(
-        tool=TOOL_V11,
-        top_level=frozenset(TOP_LEVEL | {"telemetry_data", "branch_stats", "metadata"}),
-        kept_aside=frozenset(
-            KEPT_ASIDE
-            | {
-                "min_request_timestamp",
-                "max_response_timestamp",
-                "requested_osl",
-                "context_overflow_count",
-                "credit_drop_latency",
-                "theoretical_prefix_cache_hit",
-            }
-        ),
-        scenario=_scenario_v11,
-        model=_model_v11,
-        cli_command=lambda doc: (doc.get("input_config") or {}).get("cli_command"),
+    "1.1": (
+        V11 := Shape(
+            tool=TOOL_V11,
+            top_level=frozenset(TOP_LEVEL | {"telemetry_data", "branch_stats", "metadata"}),
+            kept_aside=frozenset(
+                KEPT_ASIDE
+                | {
+                    "min_request_timestamp",
+                    "max_response_timestamp",
+                    "requested_osl",
+                    "context_overflow_count",
+                    "credit_drop_latency",
+                    "theoretical_prefix_cache_hit",
+                }
+            ),
+            scenario=_scenario_v11,
+            model=_model_v11,
+            cli_command=lambda doc: (doc.get("input_config") or {}).get("cli_command"),
+        )
     ),
+    # Later 0.8.0 builds write 1.2 with the same config layout (checked on real files).
+    "1.2": replace(V11, tool="aiperf 0.8.0 (export schema 1.2)"),
 }
 
 

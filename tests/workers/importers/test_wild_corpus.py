@@ -48,6 +48,7 @@ def _facts(
 FACTS_BY_PREFIX: dict[str, Facts] = {
     "aiperf/agentic_kimik2.5": _facts("MI355X", 4, "vllm", "FP4"),
     "aiperf/agentic_glm5.1": _facts("MI355X", 2, "sglang", "FP4"),
+    "aiperf/agentic_kimik2.7": _facts("MI355X", 4, "vllm", "FP4"),
     "inferencex-summary/glm5": _facts("H200", None, "vllm", "FP8"),
     "inferencex-summary/minimax": _facts("H200", None, "vllm", "FP8"),
     # ATOM MTP runs on MI355X, TP4 (InferenceX root files; the name gives isl8192_osl1024).
