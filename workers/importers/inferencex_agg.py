@@ -49,7 +49,7 @@ AGENTIC_TOOL = "InferenceX multiturn agentic aggregate (e872f86c, 2026)"
 # The InferenceX result name: precision, framework, parallelism, disagg, spec, concurrency.
 RESULT_NAME = re.compile(
     r"_(?P<precision>[a-z0-9]+)_(?P<framework>[a-z0-9.-]+)"
-    r"_tp(?P<tp>\d+)-ep(?P<ep>\d+)-dpa(?P<dpa>true|false)"
+    r"_tp(?P<tp>\d+)(?:-dcp\d+-pcp\d+)?-ep(?P<ep>\d+)-dpa(?P<dpa>true|false)"
     r"_disagg-(?P<disagg>true|false)_spec-(?P<spec>[a-z0-9_]+?)_conc(?P<conc>\d+)_",
     re.IGNORECASE,
 )
@@ -133,6 +133,11 @@ def _is_agentic(row: Any) -> bool:
     return isinstance(row, dict) and "scenario_type" in row and "tput_per_gpu" in row
 
 
+def _sniff_agentic_v2(seen: Preview) -> bool:
+    row = seen.value
+    return isinstance(row, dict) and "scenario_type" in row and "request_metrics" in row
+
+
 def _sniff_agg(seen: Preview) -> bool:
     row = seen.value
     return isinstance(row, dict) and "tput_per_gpu" in row and "hw" in row and not _is_agentic(row)
@@ -195,8 +200,11 @@ def _flag(value: Any, key: str, where: str) -> bool | None:
 
 
 def _sku(hw: str) -> str:
-    # 'b200-trt' labels B200 runs served by TensorRT-LLM; the SKU is B200.
+    # 'b200-trt' labels B200 runs served by TensorRT-LLM; the SKU is B200. Later files name
+    # the runner pool instead ('cluster:mi355x-amds'): the SKU is its first word.
     text = hw.strip()
+    if text.startswith("cluster:"):
+        text = text.removeprefix("cluster:").split("-", 1)[0]
     text = text[: -len("-trt")] if text.lower().endswith("-trt") else text
     return text.upper()
 
@@ -440,6 +448,136 @@ def _agentic_document(job: ImportInput, row: dict[str, Any], index: int | None) 
     )
 
 
+# --- agentic result, nested shape (request_metrics / server_metrics) ---------------------
+
+AGENTIC_V2_TOOL = "InferenceX agentic result, nested (vLLM v0.24 runs, 462f8ed7, 2026)"
+AGENTIC_V2_KEYS = DEPLOYMENT_KEYS | {
+    "scenario_type",
+    "kv_offloading",
+    "kv_offload_backend",
+    "allocated_cpu_dram_gb",
+    "num_requests_total",
+    "num_requests_successful",
+    "request_accounting",
+    "dcp_size",
+    "pcp_size",
+    "dataset",
+    "request_metrics",
+    "server_metrics",
+}
+V2_SLOTS = {"mean": "mean", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99", "std": "std"}
+
+
+def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
+    where = job.main.name
+    row = expect_object(load_json(job.main), where)
+    _check_known(row, AGENTIC_V2_KEYS, set(), where)
+    if row.get("scenario_type") != "agentic-coding":
+        raise ImportFailure(
+            f"{where}: scenario_type {row.get('scenario_type')!r} is not read; this reader "
+            "reads agentic-coding"
+        )
+    deployment = deployment_from_row(row, job.main.name, where)
+    flags = [
+        f"{name}:{row[key]}"
+        for name, key in (("dcp", "dcp_size"), ("pcp", "pcp_size"))
+        if isinstance(row.get(key), int) and row[key] > 1
+    ]
+    offload = row.get("kv_offloading")
+    if offload not in (None, "none", "off", ""):
+        flags.append(f"kv-offload:{offload}")  # changes what was served: part of the fingerprint
+    if flags:
+        deployment["engine_flags"] = flags
+    metrics = expect_object(row["request_metrics"], f"{where} request_metrics")
+    latency_in = expect_object(metrics.get("latency") or {}, f"{where} request_metrics.latency")
+    latency: dict[str, dict[str, float]] = {}
+    kept: dict[str, dict[str, float]] = {}
+    for name, stats in latency_in.items():
+        stats = expect_object(stats, f"{where} request_metrics.latency.{name}")
+        if name not in TIME_METRICS and name != "intvty":
+            raise ImportFailure(f"{where}: unknown latency metric request_metrics.latency.{name}")
+        for stat, value in stats.items():
+            value = number(stats, stat, f"{where} request_metrics.latency.{name}")
+            if name in TIME_METRICS and stat in V2_SLOTS and value is not None:
+                latency.setdefault(TIME_METRICS[name], {})[V2_SLOTS[stat]] = to_ms(value, "s")
+            elif value is not None:
+                kept.setdefault(name, {})[stat] = value
+    tokens = metrics.get("tokens") or {}
+    mean_in = (tokens.get("input") or {}).get("mean")
+    mean_out = (tokens.get("output_actual") or {}).get("mean")
+    if not mean_in or not mean_out:
+        raise ImportFailure(
+            f"{where}: missing field(s) request_metrics.tokens.input.mean / output_actual.mean"
+        )
+    dataset = (row.get("dataset") or {}).get("loader") or "agentic-coding"
+    scenario = {
+        "name": "agentic-coding",
+        "dataset": str(dataset),
+        "arrival": "closed",
+        # A multi-turn trace has no fixed lengths: the scenario carries the means it sent.
+        "input_tokens": max(1, round(mean_in)),
+        "output_tokens": max(1, round(mean_out)),
+    }
+    throughput_in = metrics.get("throughput") or {}
+    throughput = {
+        ours: (throughput_in.get(theirs) or {}).get("tokens_per_second")
+        for ours, theirs in (
+            ("input_tok_s", "input"),
+            ("output_tok_s", "output"),
+            ("total_tok_s", "total"),
+        )
+    }
+    ok = integer(row, "num_requests_successful", where)
+    accounting = row.get("request_accounting") or {}
+    errors = accounting.get("records_error_dropped")
+    requests = None
+    if ok is not None and isinstance(errors, int):
+        # Warm-up records are dropped, not failed: they are not counted as requests.
+        requests = {"total": ok + errors, "succeeded": ok, "failed": errors}
+    cache = ((row.get("server_metrics") or {}).get("cache")) or {}
+    point = {
+        "concurrency": _concurrency(row, job.main.name, where),
+        "window_s": throughput_in.get("duration_seconds"),
+        "requests": requests,
+        "throughput": {k: v for k, v in throughput.items() if v is not None},
+        "latency_ms": latency,
+        "prefix_cache_hit_rate": cache.get("gpu_cache_hit_rate"),
+    }
+    extra = {
+        "statistics_as_written": kept,
+        "token_statistics": tokens,
+        "per_gpu": throughput_in.get("per_gpu"),
+        "request_accounting": accounting,
+        "server_metrics": row.get("server_metrics"),
+        "theoretical_cache_hit_rate": (metrics.get("cache") or {}).get(
+            "theoretical_cache_hit_rate"
+        ),
+        **{k: row[k] for k in ("hw", "image", "infmax_model_prefix") if row.get(k)},
+    }
+    status = "partial" if requests and requests["failed"] else "succeeded"
+    return [
+        build_document(
+            job,
+            tool=AGENTIC_V2_TOOL,
+            model_stated=row.get("model"),
+            deployment_stated=deployment,
+            scenario_stated=scenario,
+            points=[{k: v for k, v in point.items() if v is not None}],
+            environment={"extra": {k: v for k, v in extra.items() if v is not None}},
+            status=status,
+        )
+    ]
+
+
+register(
+    Format(
+        name="inferencex-agentic-v2",
+        tool=AGENTIC_V2_TOOL,
+        summary="InferenceX agentic result with nested request_metrics / server_metrics",
+        sniff=_sniff_agentic_v2,
+        parse=parse_agentic_v2,
+    )
+)
 register(
     Format(
         name="inferencex-agg",

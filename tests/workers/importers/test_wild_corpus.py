@@ -234,6 +234,30 @@ def check_sglang(docs: list[ResultDocument], raw: Any) -> None:
     assert sorted(seen) == list(range(1, len(lines) + 1))  # every line imported once
 
 
+def check_inferencex_agentic_v2(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    metrics = raw["request_metrics"]
+    assert doc.deployment.accelerator == raw["hw"].removeprefix("cluster:").split("-")[0].upper()
+    assert doc.deployment.gpus == raw["tp"]
+    assert doc.model.name == raw["model"]
+    assert point.concurrency == raw["conc"]
+    assert point.window_s == metrics["throughput"]["duration_seconds"]
+    assert point.throughput.total_tok_s == metrics["throughput"]["total"]["tokens_per_second"]
+    assert point.throughput.output_tok_s == metrics["throughput"]["output"]["tokens_per_second"]
+    assert point.requests.succeeded == raw["num_requests_successful"]
+    assert point.prefix_cache_hit_rate == raw["server_metrics"]["cache"]["gpu_cache_hit_rate"]
+    checked = 0
+    for name, stats in metrics["latency"].items():
+        if name == "intvty":
+            continue
+        dist = getattr(point.latency_ms, "e2el" if name == "e2el" else name)
+        for stat, slot in (("mean", "mean"), ("p50", "p50"), ("p90", "p90"), ("std", "std")):
+            assert getattr(dist, slot) == stats[stat] * 1000, (name, stat)
+            checked += 1
+    assert checked == 16
+
+
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "inferencex-agg": check_inferencex_agg,
     "inferencex-agentic": check_inferencex_agentic,
@@ -241,6 +265,7 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "inferencex-summary": check_inferencex_summary,
     "aiperf": check_aiperf,
     "sglang-bench-serving": check_sglang,
+    "inferencex-agentic-v2": check_inferencex_agentic_v2,
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
