@@ -49,7 +49,8 @@ AGENTIC_TOOL = "InferenceX multiturn agentic aggregate (e872f86c, 2026)"
 # The InferenceX result name: precision, framework, parallelism, disagg, spec, concurrency.
 RESULT_NAME = re.compile(
     r"_(?P<precision>[a-z0-9]+)_(?P<framework>[a-z0-9.-]+)"
-    r"_tp(?P<tp>\d+)(?:-dcp\d+-pcp\d+)?-ep(?P<ep>\d+)-dpa(?P<dpa>true|false)"
+    r"_tp(?P<tp>\d+)(?:-pp(?P<pp>\d+))?(?:-dcp\d+-pcp\d+)?-ep(?P<ep>\d+)"
+    r"-dpa(?P<dpa>true|false)"
     r"_disagg-(?P<disagg>true|false)_spec-(?P<spec>[a-z0-9_]+?)_conc(?P<conc>\d+)_",
     re.IGNORECASE,
 )
@@ -461,6 +462,8 @@ AGENTIC_V2_KEYS = DEPLOYMENT_KEYS | {
     "request_accounting",
     "dcp_size",
     "pcp_size",
+    "pp",
+    "kv_cache_pool_tokens",
     "dataset",
     "request_metrics",
     "server_metrics",
@@ -478,6 +481,13 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
             "reads agentic-coding"
         )
     deployment = deployment_from_row(row, job.main.name, where)
+    pp = integer(row, "pp", where)
+    named = RESULT_NAME.search(job.main.name)
+    if pp is not None and named and named["pp"] and int(named["pp"]) != pp:
+        raise ImportFailure(f"{where}: field pp is {pp} but the file name says pp{named['pp']}")
+    if pp is not None:
+        deployment["parallelism"]["pp"] = pp
+        deployment["gpus"] = deployment["gpus"] * pp  # TP ranks in each pipeline stage
     flags = [
         f"{name}:{row[key]}"
         for name, key in (("dcp", "dcp_size"), ("pcp", "pcp_size"))
@@ -549,6 +559,7 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
         "per_gpu": throughput_in.get("per_gpu"),
         "request_accounting": accounting,
         "server_metrics": row.get("server_metrics"),
+        "kv_cache_pool_tokens": row.get("kv_cache_pool_tokens"),
         "theoretical_cache_hit_rate": (metrics.get("cache") or {}).get(
             "theoretical_cache_hit_rate"
         ),

@@ -239,7 +239,7 @@ def check_inferencex_agentic_v2(docs: list[ResultDocument], raw: Any) -> None:
     point = doc.points[0]
     metrics = raw["request_metrics"]
     assert doc.deployment.accelerator == raw["hw"].removeprefix("cluster:").split("-")[0].upper()
-    assert doc.deployment.gpus == raw["tp"]
+    assert doc.deployment.gpus == raw["tp"] * raw.get("pp", 1)
     assert doc.model.name == raw["model"]
     assert point.concurrency == raw["conc"]
     assert point.window_s == metrics["throughput"]["duration_seconds"]
