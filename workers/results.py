@@ -176,9 +176,9 @@ class Latencies(_Strict):
 
 class RequestCounts(_Strict):
     # total and failed are None when the source counts only successes (sglang `completed`).
-    total: Count | None
+    total: Count | None = None
     succeeded: Count
-    failed: Count | None
+    failed: Count | None = None
 
     @model_validator(mode="after")
     def _adds_up(self) -> RequestCounts:

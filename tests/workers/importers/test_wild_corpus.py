@@ -278,6 +278,14 @@ REFUSED: dict[str, tuple[str, ...]] = {
 }
 
 
+def facts_for(path: Path) -> Facts | None:
+    relative = str(path.relative_to(WILD))
+    return next(
+        (f for prefix, f in FACTS_BY_PREFIX.items() if relative.startswith(prefix)),
+        GIVEN.get(path.parent.name),
+    )
+
+
 def _raw(path: Path) -> Any:
     text = path.read_text()
     try:
@@ -290,9 +298,7 @@ def _raw(path: Path) -> Any:
 def test_every_wild_file_imports_with_its_numbers_or_is_refused_by_name(path):
     relative = str(path.relative_to(WILD))
     fmt = path.parent.name
-    facts = next(
-        (f for prefix, f in FACTS_BY_PREFIX.items() if relative.startswith(prefix)), GIVEN.get(fmt)
-    )
+    facts = facts_for(path)
     if relative in REFUSED:
         with pytest.raises(ImportFailure) as refused:
             import_file(path.read_bytes(), path.name, facts=facts)
