@@ -1,5 +1,9 @@
 """vLLM `vllm bench serve --save-result` JSON.
 
+Also reads `vllm bench sweep` run files: the same result with the run's serve and bench
+parameters merged in as scalar keys (max_num_seqs, max_num_batched_tokens ...) and a
+`run_number`; they are kept as environment.extra.sweep_parameters, not refused.
+
 Reads the result format of `vllm/benchmarks/serve.py` in vLLM 0.11 to 0.13 (read from the
 vllm-project/vllm source): setup keys (date, endpoint_type, backend, label, model_id,
 tokenizer_id, num_prompts, request_rate — a number or the string "inf" —, burstiness,
@@ -161,6 +165,15 @@ def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
     rest = {k: v for k, v in row.items() if k not in consumed}
     known = KNOWN | CLIENT_KEYS if client else KNOWN
     metadata = {k: v for k, v in rest.items() if k not in known}
+    sweep = {}
+    if not client and isinstance(row.get("run_number"), int):
+        # `vllm bench sweep` merges the run's serve/bench parameters (max_num_seqs ...) and
+        # its run_number into the result: scalars kept as the sweep's parameters.
+        sweep = {
+            k: metadata.pop(k)
+            for k in list(metadata)
+            if isinstance(metadata[k], int | float | bool | None)
+        }
     not_strings = sorted(k for k, v in metadata.items() if not isinstance(v, str))
     if not_strings:
         # --metadata only ever writes strings; anything else is a field we do not know.
@@ -228,6 +241,8 @@ def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
     extra["token_sources"] = {"input": "tokenizer", "output": "usage"}
     if metadata:
         extra["metadata"] = metadata
+    if sweep:
+        extra["sweep_parameters"] = sweep
     if unslotted:
         extra["latency_stats_without_slot_ms"] = unslotted
     if lists and point["records"] is None:

@@ -176,3 +176,21 @@ def test_an_sglang_file_given_as_vllm_says_what_it_looks_like(llama_server):
     with pytest.raises(ImportFailure, match="looks like sglang-bench-serving") as refused:
         _import(SGLANG, llama_server, format_name="vllm-bench-serve")
     assert "Infinity" not in str(refused.value)
+
+
+# --- formats refused before ---------------------------------------------------------------
+
+
+def test_a_vllm_bench_sweep_run_file_keeps_its_integer_sweep_parameters(h100):
+    swept = vllm_result(max_num_seqs=64, max_num_batched_tokens=2048, run_number=2)
+    [doc] = _vllm(swept, h100)
+    assert doc.environment.extra["sweep_parameters"] == {
+        "max_num_seqs": 64,
+        "max_num_batched_tokens": 2048,
+        "run_number": 2,
+    }
+
+
+def test_an_integer_field_outside_a_sweep_is_still_refused_by_name(h100):
+    with pytest.raises(ImportFailure, match="unknown field.*max_num_seqs"):
+        _vllm(vllm_result(max_num_seqs=64), h100)
