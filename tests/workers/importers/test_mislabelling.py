@@ -194,3 +194,16 @@ def test_a_vllm_bench_sweep_run_file_keeps_its_integer_sweep_parameters(h100):
 def test_an_integer_field_outside_a_sweep_is_still_refused_by_name(h100):
     with pytest.raises(ImportFailure, match="unknown field.*max_num_seqs"):
         _vllm(vllm_result(max_num_seqs=64), h100)
+
+
+def test_inference_perf_lengths_and_send_duration_are_kept_not_dropped(h100):
+    from tests.workers.importers.test_guidellm_inference_perf import inference_perf_report
+
+    report = inference_perf_report()
+    report["successes"]["prompt_len"] = report["successes"]["output_len"]
+    given = Facts.model_validate({**h100.as_tree(), "model": "Qwen/Qwen3-8B"})
+    [doc] = import_file(json.dumps(report).encode(), "stage_0_lifecycle_metrics.json", facts=given)
+    kept = doc.environment.extra["not_mapped"]
+    assert kept["load_summary.send_duration"] == report["load_summary"]["send_duration"]
+    assert kept["successes.output_len"] == report["successes"]["output_len"]
+    assert kept["successes.prompt_len"] == report["successes"]["prompt_len"]
