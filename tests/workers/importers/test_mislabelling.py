@@ -207,3 +207,22 @@ def test_inference_perf_lengths_and_send_duration_are_kept_not_dropped(h100):
     assert kept["load_summary.send_duration"] == report["load_summary"]["send_duration"]
     assert kept["successes.output_len"] == report["successes"]["output_len"]
     assert kept["successes.prompt_len"] == report["successes"]["prompt_len"]
+
+
+def test_a_guidellm_0_3_report_is_refused_naming_its_version_and_layout(h100):
+    old = {
+        "benchmarks": [
+            {
+                "type_": "generative_benchmark",
+                "args": {"strategy": {"type_": "concurrent", "streams": 4}},
+                "run_stats": {"start_time": 1.0, "end_time": 2.0},
+                "metrics": {},
+            }
+        ]
+    }
+    with pytest.raises(ImportFailure) as refused:
+        import_file(json.dumps(old).encode(), "benchmarks.json", facts=h100, format_name="guidellm")
+    message = str(refused.value)
+    assert "guidellm 0.2/0.3" in message and "benchmarks[].args.strategy" in message
+    assert "we read as of guidellm 0.5" in message
+    assert "unknown strategy type" not in message
