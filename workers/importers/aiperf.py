@@ -129,7 +129,19 @@ STATS = {
 
 def _sniff(seen: Preview) -> bool:
     row = seen.value
-    return isinstance(row, dict) and "aiperf_version" in row and "schema_version" in row
+    if not isinstance(row, dict):
+        return False
+    if "aiperf_version" in row and "schema_version" in row:
+        return True
+    # Exports from before schema_version: aiperf's config blocks and its metric objects.
+    config = row.get("input_config")
+    metric = row.get("request_throughput")
+    return (
+        isinstance(config, dict)
+        and "loadgen" in config
+        and isinstance(metric, dict)
+        and "unit" in metric
+    )
 
 
 def _sniff_records(seen: Preview) -> bool:
@@ -184,7 +196,7 @@ def parse(job: ImportInput) -> list[ResultDocument]:
     where = job.main.name
     doc = expect_object(load_json(job.main), where)
     schema, version = doc.get("schema_version"), doc.get("aiperf_version")
-    shape = SHAPES.get(str(schema))
+    shape = SHAPES.get(str(schema)) if schema is not None else UNVERSIONED
     if shape is None:
         raise ImportFailure(
             f"{where}: this looks like aiperf {version} (export schema_version {schema!r}), "
@@ -487,6 +499,22 @@ SHAPES = {
     # Later 0.8.0 builds write 1.2 with the same config layout (checked on real files).
     "1.2": replace(V11, tool="aiperf 0.8.0 (export schema 1.2)"),
 }
+# Exports from before schema_version (aiperf's own plot fixtures, 2025) share the 0.8 config
+# layout and add a few metrics of their own.
+UNVERSIONED = replace(
+    V11,
+    tool="aiperf before 0.8 (export without schema_version)",
+    kept_aside=V11.kept_aside
+    | {
+        "goodput",
+        "good_request_count",
+        "reasoning_token_count",
+        "total_reasoning_tokens",
+        "error_isl",
+        "total_error_isl",
+        "prefill_throughput",
+    },
+)
 
 
 def _value(metrics: dict[str, Any], name: str, unit: str | None = None) -> Any:

@@ -49,6 +49,8 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "aiperf/agentic_kimik2.5": _facts("MI355X", 4, "vllm", "FP4"),
     "aiperf/agentic_glm5.1": _facts("MI355X", 2, "sglang", "FP4"),
     "aiperf/agentic_kimik2.7": _facts("MI355X", 4, "vllm", "FP4"),
+    # aiperf's own plot fixtures (Qwen3-0.6B runs); the hardware is not stated anywhere.
+    "aiperf/aiperf-plot-fixture": _facts("H100", 1, "vllm", "BF16"),
     "inferencex-summary/glm5": _facts("H200", None, "vllm", "FP8"),
     "inferencex-summary/minimax": _facts("H200", None, "vllm", "FP8"),
     # ATOM MTP runs on MI355X, TP4 (InferenceX root files; the name gives isl8192_osl1024).
@@ -193,11 +195,17 @@ def check_aiperf(docs: list[ResultDocument], raw: Any) -> None:
     assert point.window_s == raw["benchmark_duration"]["avg"]  # unit "sec"
     assert point.requests.succeeded == raw["request_count"]["avg"]
     assert point.throughput.requests_per_s == raw["request_throughput"]["avg"]
-    assert point.tokens.input == raw["total_usage_prompt_tokens"]["avg"]
-    assert point.tokens.output == raw["total_usage_completion_tokens"]["avg"]
+    if "total_usage_prompt_tokens" in raw:
+        assert point.tokens.source == "usage"
+        assert point.tokens.input == raw["total_usage_prompt_tokens"]["avg"]
+        assert point.tokens.output == raw["total_usage_completion_tokens"]["avg"]
+    else:  # older exports count with the tokenizer only
+        assert point.tokens.source == "tokenizer"
+        assert point.tokens.input == raw["total_isl"]["avg"]
+        assert point.tokens.output == raw["total_osl"]["avg"]
     assert point.concurrency == raw["input_config"]["loadgen"]["concurrency"]
     assert doc.model.name == raw["input_config"]["endpoint"]["model_names"][0]
-    assert doc.environment.loadgen_version == f"aiperf {raw['aiperf_version']}"
+    assert doc.environment.loadgen_version == f"aiperf {raw.get('aiperf_version')}"
 
 
 def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
