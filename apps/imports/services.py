@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from apps.accounts.models import ApiToken, Organization
+from apps.runs.models import Run
 from apps.runs.services import IngestResult, run_ingest, run_records_attach
 from workers.importers import Facts, import_file, sniff
 from workers.results import ResultDocument
@@ -60,7 +61,8 @@ def import_ingest(
     added = 0
     with transaction.atomic():
         results = [
-            run_ingest(document=doc, org=org, is_public=is_public, submitted_by=submitted_by)
+            _earlier_import(doc, org)
+            or run_ingest(document=doc, org=org, is_public=is_public, submitted_by=submitted_by)
             for doc in documents
         ]
         for doc, result in zip(documents, results, strict=True):
@@ -69,3 +71,17 @@ def import_ingest(
     return ImportOutcome(
         format_name=format_name, documents=documents, results=results, records_added=added
     )
+
+
+def _earlier_import(document: ResultDocument, org: Organization | None) -> IngestResult | None:
+    """The organization's run of this file stored before keys carried the organization.
+
+    Keys used to be the file hash alone ('sha256:<hex>[:<index>]'); an organization
+    re-importing a file it imported then gets that run back, not a second one.
+    """
+    suffix = f":org-{org.pk}" if org else ""
+    if not suffix or not document.idempotency_key.endswith(suffix):
+        return None
+    legacy = document.idempotency_key.removesuffix(suffix)
+    earlier = Run.objects.filter(idempotency_key=legacy, org=org).first()
+    return IngestResult(run=earlier, created=False) if earlier else None

@@ -167,3 +167,15 @@ def test_an_aiperf_run_imported_without_then_with_its_records_is_one_run():
     assert RequestRecord.objects.filter(point__run=run).count() == 20
     importresults(str(summary), "--records", str(records), *facts)
     assert (Run.objects.count(), RequestRecord.objects.count()) == (1, 20)
+
+
+def test_a_file_an_organization_imported_under_the_old_key_is_not_stored_twice(facts_file):
+    importresults(str(SUMMARY), "--deployment", str(facts_file), "--org", "acme")
+    run = Run.objects.get()
+    # As stored before keys carried the organization: the file's hash alone.
+    Run.objects.filter(pk=run.pk).update(
+        idempotency_key=run.idempotency_key.removesuffix(f":org-{run.org_id}")
+    )
+    again = importresults(str(SUMMARY), "--deployment", str(facts_file), "--org", "acme")
+    assert f"already imported as run {run.pk} " in again
+    assert Run.objects.count() == 1
