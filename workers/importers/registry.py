@@ -166,6 +166,7 @@ def _load_all() -> None:
     # Importing the modules registers their formats; done lazily to avoid import cycles.
     from workers.importers import (  # noqa: F401
         aiperf,
+        genai_perf,
         guidellm,
         inferboard,
         inference_perf,

@@ -226,3 +226,15 @@ def test_a_guidellm_0_3_report_is_refused_naming_its_version_and_layout(h100):
     assert "guidellm 0.2/0.3" in message and "benchmarks[].args.strategy" in message
     assert "we read as of guidellm 0.5" in message
     assert "unknown strategy type" not in message
+
+
+def test_a_genai_perf_export_is_claimed_and_refused_by_name():
+    # The layout genai-perf documents: aiperf-style metric objects, its own input_config.
+    export = {
+        "request_throughput": {"unit": "requests/sec", "avg": 9.86},
+        "request_latency": {"unit": "ms", "avg": 101.2, "p50": 99.0, "p99": 140.0},
+        "input_config": {"model": ["gpt2"], "service_kind": "openai", "concurrency": 1},
+    }
+    data = json.dumps(export).encode()
+    with pytest.raises(ImportFailure, match="looks like an NVIDIA genai-perf export"):
+        import_file(data, "profile_export_genai_perf.json")
