@@ -43,6 +43,7 @@ from workers.importers.common import (
     expect_object,
     load_json,
     load_jsonl,
+    rate_bound,
 )
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
@@ -50,8 +51,6 @@ from workers.results import ResultDocument
 
 TOOL = "aiperf 0.13.0 (export schema 1.4)"
 TOOL_V11 = "aiperf 0.8.0 (export schema 1.1)"
-# Below this share of the requested rate, the run was paced by its concurrency cap.
-BOUND = 0.9
 
 TOP_LEVEL = {
     "schema_version",
@@ -316,7 +315,7 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
     achieved = throughput.get("requests_per_s")
     if scenario.get("arrival") == "open":
         environment_extra["requested_rate"] = phase["rate"]
-        if phase.get("concurrency") and achieved is not None and achieved < BOUND * phase["rate"]:
+        if not rate_bound(phase["rate"], phase.get("concurrency"), achieved):
             # The concurrency cap, not the rate, set the pace (e.g. --concurrency 1
             # --request-rate 200 achieved 1.37 req/s): that is a closed-loop run.
             scenario["arrival"] = "closed"

@@ -163,6 +163,26 @@ def to_ms(value: float | None, unit: str) -> float | None:
     return value if factor == 1.0 else value * factor
 
 
+# --- load shape -------------------------------------------------------------------------
+
+# Below this share of the requested rate, a run with a concurrency cap was paced by the cap.
+RATE_BOUND = 0.9
+
+
+def rate_bound(requested: float | None, concurrency: int | None, achieved: float | None) -> bool:
+    """Whether a requested rate, not a concurrency cap, set the pace of a run.
+
+    Tools accept both (`--max-concurrency 1 --request-rate 200`); a run that achieved well
+    under the rate it asked for (1.37 of 200 req/s) was closed-loop at its concurrency, and
+    is stored so, with the requested rate kept beside the achieved one.
+    """
+    if requested is None:
+        return False
+    if not concurrency or achieved is None:
+        return True
+    return achieved >= RATE_BOUND * requested
+
+
 # --- one dataset vocabulary ---------------------------------------------------------------
 
 # Tools name the same thing differently: random token prompts of set lengths are "random"

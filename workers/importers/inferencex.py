@@ -30,6 +30,7 @@ from workers.importers.common import (
     integer,
     load_json,
     number,
+    rate_bound,
     require_keys,
     to_ms,
 )
@@ -127,7 +128,12 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
     rate = row.get("request_rate")
     if rate not in ("inf", None) and number(row, "request_rate", where) is None:
         raise ImportFailure(f"{where}: request_rate should be a number or 'inf', got {rate!r}")
-    open_loop = rate not in ("inf", None)
+    requested = None if rate in ("inf", None) else number(row, "request_rate", where)
+    open_loop = rate_bound(
+        requested,
+        integer(row, "max_concurrency", where),
+        number(row, "request_throughput", where),
+    )
 
     def seconds(name: str) -> float | None:
         return to_ms(number(row, name, where), "s")
@@ -167,6 +173,7 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
             "date": row.get("date"),
             "tokenizer_id": row.get("tokenizer_id"),
             "burstiness": row.get("burstiness"),
+            "requested_rate": requested,
             # The script counts input with the local tokenizer, output from usage.
             "token_sources": {"input": "tokenizer", "output": "usage"},
             **({"metadata": metadata} if metadata else {}),

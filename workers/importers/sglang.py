@@ -31,6 +31,7 @@ from workers.importers.common import (
     integer,
     load_jsonl,
     number,
+    rate_bound,
 )
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
@@ -156,7 +157,12 @@ def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, A
         raise ImportFailure(f"{where}: request_rate 'trace' (trace replay) is not supported")
     if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int | float)):
         raise ImportFailure(f"{where}: request_rate should be a number, got {rate!r}")
-    open_loop = rate is not None and math.isfinite(rate)
+    requested = rate if rate is not None and math.isfinite(rate) else None
+    open_loop = rate_bound(
+        requested,
+        integer(row, "max_concurrency", where),
+        number(row, "request_throughput", where),
+    )
 
     lists = request_lists(row, where)
     point: dict[str, Any] = {
@@ -205,6 +211,8 @@ def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, A
     }
     if unslotted:
         extra["latency_stats_without_slot_ms"] = unslotted
+    if requested is not None:
+        extra["requested_rate"] = requested  # beside the achieved request_throughput
     return point, _scenario(row, where, open_loop), extra
 
 

@@ -34,6 +34,7 @@ from workers.importers.common import (
     integer,
     load_json,
     number,
+    rate_bound,
     require_keys,
 )
 from workers.importers.errors import ImportFailure
@@ -185,7 +186,12 @@ def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
         raise ImportFailure(f"{where}: request_rate should be a number or 'inf', got {rate!r}")
     if "ramp_up_strategy" in row:
         raise ImportFailure(f"{where}: ramp-up runs (ramp_up_strategy) are not supported")
-    open_loop = rate != "inf"
+    requested = None if rate == "inf" else number(row, "request_rate", where)
+    open_loop = rate_bound(
+        requested,
+        integer(row, "max_concurrency", where),
+        number(row, "request_throughput", where),
+    )
 
     lists = request_lists(row, where)
     completed = integer(row, "completed", where)
@@ -238,6 +244,8 @@ def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
         "speculative_acceptance": _acceptance(row, where),
     }
     extra: dict[str, Any] = {k: row[k] for k in EXTRA_KEYS if row.get(k) is not None}
+    if requested is not None:
+        extra["requested_rate"] = requested  # beside the achieved request_throughput
     extra["token_sources"] = {"input": "tokenizer", "output": "usage"}
     if metadata:
         extra["metadata"] = metadata

@@ -238,3 +238,19 @@ def test_a_genai_perf_export_is_claimed_and_refused_by_name():
     data = json.dumps(export).encode()
     with pytest.raises(ImportFailure, match="looks like an NVIDIA genai-perf export"):
         import_file(data, "profile_export_genai_perf.json")
+
+
+def test_a_vllm_run_paced_by_its_concurrency_cap_is_closed_loop(h100):
+    capped = vllm_result(request_rate=200.0, max_concurrency=1, request_throughput=1.37)
+    [doc] = _vllm(capped, h100)
+    assert doc.scenario.arrival == "closed"
+    assert doc.points[0].request_rate is None
+    assert doc.points[0].throughput.requests_per_s == 1.37  # achieved
+    assert doc.environment.extra["requested_rate"] == 200.0  # requested, beside it
+
+
+def test_a_vllm_run_that_kept_its_rate_stays_open_loop(h100):
+    paced = vllm_result(request_rate=4.0, max_concurrency=64, request_throughput=3.9)
+    [doc] = _vllm(paced, h100)
+    assert doc.scenario.arrival == "open"
+    assert doc.points[0].request_rate == 4.0
