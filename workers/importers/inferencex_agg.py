@@ -140,7 +140,9 @@ def _sniff_agentic_v2(seen: Preview) -> bool:
 
 
 def _sniff_agg(seen: Preview) -> bool:
-    row = seen.value
+    # One config per file, or InferenceX's collected agg_bmk.json (an array of them).
+    value = seen.value
+    row = value[0] if isinstance(value, list) and value else value
     return isinstance(row, dict) and "tput_per_gpu" in row and "hw" in row and not _is_agentic(row)
 
 
@@ -310,8 +312,19 @@ def _concurrency(row: dict[str, Any], filename: str, where: str) -> int | None:
 
 
 def parse_agg(job: ImportInput) -> list[ResultDocument]:
-    where = job.main.name
-    row = expect_object(load_json(job.main), where)
+    value = load_json(job.main)
+    if isinstance(value, list):
+        if not value:
+            raise ImportFailure(f"{job.main.name}: the array of aggregated results is empty")
+        return [
+            _agg_document(job, expect_object(row, f"{job.main.name} item {i}"), i)
+            for i, row in enumerate(value)
+        ]
+    return [_agg_document(job, expect_object(value, job.main.name), None)]
+
+
+def _agg_document(job: ImportInput, row: dict[str, Any], index: int | None) -> ResultDocument:
+    where = job.main.name if index is None else f"{job.main.name} item {index}"
     latency, kept, consumed = split_stats(row, where)
     _check_known(row, AGG_KEYS, consumed, where)
     deployment = deployment_from_row(row, job.main.name, where)
@@ -339,17 +352,17 @@ def parse_agg(job: ImportInput) -> list[ResultDocument]:
     }
     if kept:
         extra["statistics_as_written"] = kept
-    return [
-        build_document(
-            job,
-            tool=AGG_TOOL,
-            model_stated=row.get("model"),
-            deployment_stated=deployment,
-            scenario_stated=scenario,
-            points=[point],
-            environment={"extra": extra},
-        )
-    ]
+    return build_document(
+        job,
+        tool=AGG_TOOL,
+        model_stated=row.get("model"),
+        deployment_stated=deployment,
+        scenario_stated=scenario,
+        points=[point],
+        environment={"extra": extra},
+        index=index,
+        where=where,
+    )
 
 
 # --- agentic aggregate -------------------------------------------------------------------

@@ -254,3 +254,14 @@ def test_a_vllm_run_that_kept_its_rate_stays_open_loop(h100):
     [doc] = _vllm(paced, h100)
     assert doc.scenario.arrival == "open"
     assert doc.points[0].request_rate == 4.0
+
+
+def test_an_array_of_inferencex_aggregates_makes_one_run_per_config():
+    from tests.workers.importers.test_wild_corpus import WILD
+
+    files = sorted((WILD / "inferencex-agg").glob("agg_kimik2.5_*.json"))
+    rows = [json.loads(p.read_text()) for p in files]
+    docs = import_file(json.dumps(rows).encode(), "agg_bmk.json")
+    assert [d.points[0].concurrency for d in docs] == [r["conc"] for r in rows]
+    assert [d.scenario.input_tokens for d in docs] == [r["isl"] for r in rows]
+    assert len({d.idempotency_key for d in docs}) == len(rows)
