@@ -265,3 +265,22 @@ def test_an_array_of_inferencex_aggregates_makes_one_run_per_config():
     assert [d.points[0].concurrency for d in docs] == [r["conc"] for r in rows]
     assert [d.scenario.input_tokens for d in docs] == [r["isl"] for r in rows]
     assert len({d.idempotency_key for d in docs}) == len(rows)
+
+
+def test_lm_eval_0_4_12_task_rows_with_name_and_sample_len_import():
+    raw = lm_eval_results()
+    raw["results"]["gsm8k"] |= {"name": "gsm8k", "sample_len": 1319}
+    del raw["n-samples"]
+    facts = Facts.model_validate(
+        {
+            "deployment": {
+                "accelerator": "MI355X",
+                "gpus": 8,
+                "engine": {"name": "sglang"},
+                "quantization": {"weights": "MXFP4"},
+            }
+        }
+    )
+    [doc] = import_file(json.dumps(raw).encode(), "results.json", facts=facts)
+    strict = next(r for r in doc.accuracy if r.metric == "exact_match,strict-match")
+    assert (strict.score, strict.n) == (0.75, 1319)  # n from sample_len
