@@ -85,11 +85,13 @@ KNOWN = {
     "start_times",
 }
 REQUIRED = ("model_id", "duration", "completed", "num_prompts")
-# Written by InferenceX's vendored copy of vLLM's benchmark_serving.py and not by vLLM.
-CLIENT_KEYS = {"best_of", "request_goodput:"}
+# Written by vLLM's older benchmarks/benchmark_serving.py (0.6-0.10; `request_goodput:` with
+# its stray colon, best_of, use_beam_search), which InferenceX vendors, and not by `vllm
+# bench serve`.
+CLIENT_KEYS = {"best_of", "request_goodput:", "use_beam_search"}
 # Later vendored copies add the window's wall-clock bounds (unix seconds, so UTC).
 CLIENT_TIMES = ("benchmark_start_time_unix", "benchmark_end_time_unix")
-CLIENT_TOOL = "InferenceX vendored benchmark_serving.py (24b02df5, 2026)"
+CLIENT_TOOL = "vLLM benchmark_serving.py 0.6-0.10, as vendored by InferenceX (24b02df5)"
 # InferenceX multi-node result names: concurrency, rate, GPUs and the prefill/decode pools.
 CLIENT_NAME = re.compile(
     r"concurrency_(?P<conc>\d+)_req_rate_(?P<rate>inf|[\d.]+)_gpus_(?P<gpus>\d+)"
@@ -108,6 +110,7 @@ SPEC_KEYS = (
 METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el"}
 EXTRA_KEYS = (
     "best_of",
+    "use_beam_search",
     "date",
     "endpoint_type",
     "backend",
