@@ -8,7 +8,6 @@ with the arrival time of the network read that carried it.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from time import perf_counter_ns
@@ -23,6 +22,7 @@ from workers.loadgen.transport import ARRIVAL_EXTENSION, AiohttpTransport
 Api = Literal["completions", "chat"]
 TokenCounter = Callable[[str], int]
 _SSE_FIELDS = (b"event:", b"id:", b"retry:")
+DIRECT_ATTRIBUTE = "inferboard_direct"
 # orjson parses an SSE payload about 4x faster than the standard library's scanner, and
 # reads bytes, so events are never decoded to str first (bench/loadgen_capacity.py).
 _decode = orjson.loads
@@ -95,7 +95,12 @@ def make_http_client(concurrency: int, transport: str = "aiohttp") -> httpx.Asyn
     size = concurrency or None  # 0: unlimited
     limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
     if transport == "aiohttp":
-        return httpx.AsyncClient(transport=AiohttpTransport(limit=concurrency), timeout=None)
+        wire = AiohttpTransport(limit=concurrency)
+        client = httpx.AsyncClient(transport=wire, timeout=None)
+        # stream_request posts through the transport itself, skipping httpx's per-request
+        # objects; everything else (probes, closing the pool) goes through httpx.
+        setattr(client, DIRECT_ATTRIBUTE, wire)
+        return client
     return httpx.AsyncClient(limits=limits, timeout=None)
 
 
@@ -310,8 +315,8 @@ async def stream_request(
     count_tokens: TokenCounter | None = None,
 ) -> RequestTiming:
     """Send one streaming request; fill and return `timing`. Never raises (but cancellation)."""
-    body = json.dumps(request_body(cfg, spec)).encode()
-    request = http.build_request("POST", cfg.url, content=body, headers=cfg.request_headers())
+    body = orjson.dumps(request_body(cfg, spec))
+    direct = getattr(http, DIRECT_ATTRIBUTE, None)
     timing.max_tokens = spec.max_tokens
     timing.ignore_eos = cfg.ignore_eos
     timing.target_n_in = spec.target_n_in
@@ -319,7 +324,13 @@ async def stream_request(
     timing.t_send_ns = perf_counter_ns()
     try:
         async with asyncio.timeout(cfg.timeout_s):
-            response = await http.send(request, stream=True)
+            if direct is not None:
+                response = await direct.post_stream(cfg.url, cfg.request_headers(), body)
+            else:
+                request = http.build_request(
+                    "POST", cfg.url, content=body, headers=cfg.request_headers()
+                )
+                response = await http.send(request, stream=True)
             try:
                 timing.http_status = response.status_code
                 if response.status_code >= 300:
