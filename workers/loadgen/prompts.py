@@ -242,6 +242,9 @@ def template_overhead(counter: TokenCounter, probe: Callable[[str], int]) -> int
 _FILLERS = (".", ",", ";", ":", "!", "?", "-", "'", "0", "1", "2", "3", "5", "7")
 
 
+ENOUGH_WORDS = 512
+
+
 @dataclass(frozen=True)
 class WordPool:
     """The words prompts are made of, with each one's token cost after a space.
@@ -269,12 +272,18 @@ class WordPool:
         pool = dict.fromkeys((*WORDS, *vocab, *candidates))
         anchor = "x"
         base = counter.count(anchor)
-        costs = {w: counter.count(f"{anchor} {w}") - base for w in pool}
-        single = [w for w in pool if costs[w] == 1]
+        costs: dict[str, int] = {}
+        single: list[str] = []
+        for word in pool:
+            costs[word] = counter.count(f"{anchor} {word}") - base
+            if costs[word] == 1:
+                single.append(word)
+                if len(single) >= ENOUGH_WORDS:
+                    break  # one /tokenize call per candidate: stop once variety is ample
         if len(single) >= minimum:
             return cls(tuple(single), (1,) * len(single))
         # Cheapest first; ties keep the candidates' order, so the pool is deterministic.
-        cheapest = sorted((w for w in pool if costs[w] >= 1), key=lambda w: costs[w])
+        cheapest = sorted((w for w in costs if costs[w] >= 1), key=lambda w: costs[w])
         chosen = tuple(cheapest[: 4 * minimum])
         if not chosen:  # a counter that sees no token in any word: nothing to learn from
             return cls.default()
