@@ -142,6 +142,8 @@ def scenario_create(*, scenario: doc.Scenario, key: str | None = None, org=None)
         slo_ttft_percentile=slo.ttft_percentile if slo else 99,
         slo_tpot_ms=slo.tpot_ms if slo else None,
         slo_e2el_ms=slo.e2el_ms if slo else None,
+        slo_bounds=[b.model_dump(mode="json") for b in slo.bounds] if slo else [],
+        slo_min_success_rate=slo.min_success_rate if slo else 0.99,
         created_by=org,
     )
 

@@ -5,11 +5,13 @@ deployment is chosen in SQL (DISTINCT ON) on PostgreSQL; SQLite reduces in Pytho
 """
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
 from django.db.models import Case, F, FloatField, Max, QuerySet, Value, When
 from django.db.models.functions import Cast, Coalesce
+from django.utils import timezone
 
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
@@ -17,7 +19,7 @@ from apps.catalog.models import Deployment, Model, PriceTier, Scenario
 from apps.costs.formulas import usd_per_mtok
 from apps.runs.models import Point, RequestRecord, Run
 from apps.runs.selectors import RunFilters, runs_filtered, runs_visible
-from apps.runs.summary import MEETS, MISSES, UNVERIFIED
+from apps.runs.summary import MEETS, MISSES, UNVERIFIED, scenario_slo
 
 SORTS = {
     "throughput": ("tput_per_gpu", True),
@@ -44,7 +46,11 @@ BEST_ROW_COLUMNS = (
     "best_point__ttft_p50_ms",
     "best_point__ttft_p99_ms",
     "best_point__success_rate",
+    "created_at",
 )
+# Which run a row shows. "latest" keeps regressions visible; "best" is an option.
+RUN_RULES = ("latest", "best")
+DEFAULT_BEST_DAYS = 30
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,17 @@ class Board:
     deployments: tuple[int, ...] = ()
     sort: str = "throughput"
     page: int = 1
+    rule: str = "latest"
+    days: int = DEFAULT_BEST_DAYS
+
+    def rule_text(self) -> str:
+        """The run rule, as the page states it."""
+        if self.rule == "best":
+            return (
+                f"each deployment's best run in the last {self.days} days "
+                "(best: meets the SLO first, then highest tok/s/GPU)"
+            )
+        return "each deployment's latest run in this scenario (a regression shows as it is)"
 
 
 @dataclass
@@ -83,6 +100,7 @@ class Row:
     usd_per_gpu_hour: float | None
     usd_per_mtok: float | None
     accuracy: dict[str, Any] | None = None
+    run_date: datetime | None = None
 
     @property
     def label(self) -> str:
@@ -104,6 +122,7 @@ class BoardPage:
     scenario: Scenario | None
     model: str | None
     slo_text: str
+    rule_text: str = ""
     tiers: list[str] = field(default_factory=list)
     run_ids: list[int] = field(default_factory=list)  # every row's run, not just this page
 
@@ -127,16 +146,7 @@ def price_tiers() -> list[str]:
 
 
 def _slo_text(scenario: Scenario | None) -> str:
-    if scenario is None:
-        return "no SLO"
-    text = []
-    if scenario.slo_ttft_ms:
-        text.append(f"TTFT p{scenario.slo_ttft_percentile:g} ≤ {scenario.slo_ttft_ms:g} ms")
-    if scenario.slo_tpot_ms:
-        text.append(f"TPOT p50 ≤ {scenario.slo_tpot_ms:g} ms")
-    if scenario.slo_e2el_ms:
-        text.append(f"E2EL p99 ≤ {scenario.slo_e2el_ms:g} ms")
-    return " and ".join(text) or "no SLO"
+    return scenario_slo(scenario).describe()
 
 
 def _runs_for(board: Board, org: Organization | None):
@@ -154,26 +164,30 @@ def _runs_for(board: Board, org: Organization | None):
     return runs
 
 
-def _best_runs(runs) -> list[dict[str, Any]]:
-    """Per deployment, the run whose best point ranks highest (see apps/runs/summary.py)."""
-    ranked = (
-        runs.filter(best_point__isnull=False)
-        .annotate(
+def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
+    """Per deployment, the run the board's rule picks (Board.rule_text says which)."""
+    runs = runs.filter(best_point__isnull=False)
+    if board.rule == "best":
+        since = timezone.now() - timedelta(days=max(board.days, 1))
+        ordered = runs.filter(created_at__gte=since).annotate(
             slo_rank=Case(
                 When(best_meets_slo=MISSES, then=Value(0)),
                 When(best_meets_slo=UNVERIFIED, then=Value(1)),
                 default=Value(2),
             )
         )
-        .order_by("deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-created_at")
-    )
+        ordered = ordered.order_by(
+            "deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-created_at", "-id"
+        )
+    else:
+        ordered = runs.order_by("deployment_id", "-created_at", "-id")
     columns = ("id", "deployment_id", "provenance", "best_meets_slo", *BEST_ROW_COLUMNS)
     if connection.vendor == "postgresql":
-        return list(ranked.distinct("deployment_id").values(*columns))
-    best: dict[int, dict[str, Any]] = {}
-    for row in ranked.values(*columns):
-        best.setdefault(row["deployment_id"], row)
-    return list(best.values())
+        return list(ordered.distinct("deployment_id").values(*columns))
+    chosen: dict[int, dict[str, Any]] = {}
+    for row in ordered.values(*columns):
+        chosen.setdefault(row["deployment_id"], row)
+    return list(chosen.values())
 
 
 def _accuracy_by_deployment(deployment_ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -207,7 +221,7 @@ def reference_price_book() -> dict[str, dict[str, float]]:
 
 def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardPage:
     scenario = Scenario.objects.filter(slug=board.scenario).first() if board.scenario else None
-    best = _best_runs(_runs_for(board, org))
+    best = _row_runs(_runs_for(board, org), board)
     prices = reference_prices(board.tier)
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best])
     rows = []
@@ -246,6 +260,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 usd_per_gpu_hour=price,
                 usd_per_mtok=usd_per_mtok(price, tput) if price and tput else None,
                 accuracy=accuracy.get(b["deployment_id"]),
+                run_date=b["created_at"],
             )
         )
     key, descending = SORTS.get(board.sort, SORTS["throughput"])
@@ -266,6 +281,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         scenario=scenario,
         model=board.model,
         slo_text=_slo_text(scenario),
+        rule_text=board.rule_text(),
         run_ids=[r.run_id for r in rows],
         tiers=price_tiers(),
     )

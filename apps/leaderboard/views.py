@@ -11,6 +11,7 @@ from django.utils.cache import patch_cache_control
 from apps.catalog.models import PublishedFigure, Scenario
 from apps.costs.formulas import CostInputError
 from apps.leaderboard import charts, fairness, selectors, story
+from apps.leaderboard.methodology import methodology_html
 from apps.runs.models import Run
 from apps.runs.selectors import run_get, run_points, runs_visible
 from apps.runs.services import runs_version
@@ -41,6 +42,8 @@ def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
         include_simulated=query.get("simulated") in {"1", "on", "true"},
         sort=query.get("sort") if query.get("sort") in selectors.SORTS else "throughput",
         page=_int(query.get("page"), 1),
+        rule=query.get("rule") if query.get("rule") in selectors.RUN_RULES else "latest",
+        days=max(1, _int(query.get("days"), selectors.DEFAULT_BEST_DAYS)),
     )
 
 
@@ -115,6 +118,7 @@ def _board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             "usd_per_gpu_hour": row.usd_per_gpu_hour,
             "usd_per_mtok_output": row.usd_per_mtok,
             "run_id": row.run_id,
+            "run_date": row.run_date.isoformat() if row.run_date else None,
         }
         for row in rows
     ]
@@ -307,3 +311,10 @@ def story_glm(request: HttpRequest) -> HttpResponse:
         y_title="tok/s per node (kind unstated)",
     )
     return render(request, "leaderboard/story.html", context)
+
+
+def methodology(request: HttpRequest) -> HttpResponse:
+    """docs/methodology.md, rendered: every number's heading on the pages links here."""
+    response = render(request, "leaderboard/methodology.html", {"body": methodology_html()})
+    patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
+    return response
