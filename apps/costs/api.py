@@ -288,6 +288,7 @@ class SloIn(Schema):
     tpot_percentile: str = "p50"
     e2el_s_max: float | None = None
     e2el_percentile: str = "p99"
+    min_success_rate: float = Field(0.99, description="a point with fewer successes misses")
 
     def to_slo(self) -> Slo:
         return Slo.of(**self.dict())
@@ -297,7 +298,10 @@ class PointIn(Schema):
     label: str = ""
     tok_per_s_per_gpu: float
     metrics: dict[str, float] = Field(
-        description='keys like "ttft_s.p99", "interactivity.p50", "tpot_s.p50", "e2el_s.p99"'
+        description='keys like "ttft_s.p99", "interactivity.p50", "tpot_s.p50", "e2el_s.p999"'
+    )
+    success_rate: float | None = Field(
+        None, description="succeeded / total; without it the SLO cannot be checked"
     )
 
 
@@ -335,7 +339,7 @@ def slo_cost(request: HttpRequest, payload: SloCostIn):
         price = _price(request, payload.usd_per_gpu_hour, payload.accelerator, payload.tier)
         slo = payload.slo.to_slo()
         points = [
-            SloPoint(p.label or f"#{i}", p.tok_per_s_per_gpu, dict(p.metrics))
+            SloPoint(p.label or f"#{i}", p.tok_per_s_per_gpu, dict(p.metrics), p.success_rate)
             for i, p in enumerate(payload.points)
         ]
         cost = cost_at_slo(points, slo, price.usd_per_gpu_hour)
@@ -567,6 +571,7 @@ class RunSloQuery(PriceQuery):
     interactivity_min: float | None = None
     tpot_s_max: float | None = None
     e2el_s_max: float | None = None
+    min_success_rate: float = 0.99
 
 
 @router.get(
@@ -593,6 +598,7 @@ def run_slo_cost(request: HttpRequest, run_id: int, query: Query[RunSloQuery]):
             interactivity_min=query.interactivity_min,
             tpot_s_max=query.tpot_s_max,
             e2el_s_max=query.e2el_s_max,
+            min_success_rate=query.min_success_rate,
         )
         cost = cost_at_slo(curve.points, slo, price.usd_per_gpu_hour)
     except CostInputError as error:

@@ -59,10 +59,10 @@ def point_metrics(point: Point) -> dict[str, float]:
     metrics: dict[str, float] = {}
     for name, key in _LATENCIES.items():
         for percentile, value in (point.latency_ms or {}).get(name, {}).items():
-            if value is not None:
+            if isinstance(value, int | float):  # not the distribution's `method`
                 metrics[f"{key}.{percentile}"] = value / 1000.0
     for percentile, value in (point.interactivity or {}).items():
-        if value is not None:
+        if isinstance(value, int | float):
             metrics[f"interactivity.{percentile}"] = value
     return metrics
 
@@ -110,7 +110,14 @@ def deployment_curves(
                 continue
             unlabelled = unlabelled or is_unlabelled
             label = point.label or (f"c{point.concurrency}" if point.concurrency else "")
-            points.append(SloPoint(label or f"#{point.ordinal}", tput / gpus, point_metrics(point)))
+            points.append(
+                SloPoint(
+                    label or f"#{point.ordinal}",
+                    tput / gpus,
+                    point_metrics(point),
+                    success_rate=point.success_rate,
+                )
+            )
         if not points:
             continue
         scenario = run.scenario

@@ -38,7 +38,7 @@ def curve(run_id: int, accelerator: str, points: list[SloPoint], **changes) -> D
 
 
 def point(label: str, tput: float, ttft: float, inter: float) -> SloPoint:
-    return SloPoint(label, tput, {"ttft_s.p99": ttft, "interactivity.p50": inter})
+    return SloPoint(label, tput, {"ttft_s.p99": ttft, "interactivity.p50": inter}, 1.0)
 
 
 MI355X = curve(1, "MI355X", [point("c1", 500, 0.5, 200), point("c16", 1400, 2.0, 35)])
@@ -156,7 +156,7 @@ def test_the_chart_prices_every_measured_point_and_marks_the_slo():
 
 def test_the_chart_is_empty_without_interactivity():
     parsed = inputs(interactivity_min="")
-    bare = curve(5, "B200", [SloPoint("c1", 100, {"ttft_s.p99": 0.2})])
+    bare = curve(5, "B200", [SloPoint("c1", 100, {"ttft_s.p99": 0.2}, 1.0)])
     figure = cost_vs_interactivity(procurement_rows([bare], parsed, REFERENCE_PRICES), parsed.slo)
     assert figure["data"] == []
     assert figure["layout"]["shapes"] == []
