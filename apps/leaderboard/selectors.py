@@ -454,7 +454,9 @@ def accuracy_for(*, deployment: Deployment, org: Organization | None = None) -> 
             "n": r.n,
             "ci_low": r.ci_low,
             "ci_high": r.ci_high,
+            "protocol_hash": r.protocol_hash,
             "items": items or None,
             "run_id": r.run_id,
+            "result_id": r.pk,
         }
     return list(latest.values())

@@ -8,6 +8,8 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.cache import patch_cache_control
 
+from apps.accuracy import selectors as accuracy_selectors
+from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import PublishedFigure, Scenario
 from apps.costs.formulas import CostInputError
 from apps.leaderboard import charts, fairness, selectors, story
@@ -278,19 +280,39 @@ def _common_scenario(deployment_ids: list[int]) -> str | None:
 
 
 def _accuracy_deltas(deployments) -> list[fairness.AccuracyDelta]:
+    """Each task both sides scored: paired through the one comparison /accuracy/compare/
+    uses when both have per-item outcomes, else an unpaired interval (never across protocols)."""
     base = {a["task"]: a for a in selectors.accuracy_for(deployment=deployments[0])}
     deltas = []
     for other in deployments[1:]:
         for result in selectors.accuracy_for(deployment=other):
-            if result["task"] in base:
-                delta = fairness.accuracy_delta(
-                    base[result["task"]],
-                    result,
-                    baseline_label=deployments[0].quant_weights,
-                    candidate_label=other.quant_weights,
+            if result["task"] not in base:
+                continue
+            a, labels = (
+                base[result["task"]],
+                {
+                    "baseline_label": deployments[0].quant_weights,
+                    "candidate_label": other.quant_weights,
+                },
+            )
+            if a["items"] and result["items"]:
+                stored = AccuracyResult.objects.in_bulk([a["result_id"], result["result_id"]])
+                view = accuracy_selectors.paired_comparison(
+                    baseline=stored[a["result_id"]],
+                    candidate=stored[result["result_id"]],
+                    margin_points=accuracy_selectors.DEFAULT_MARGIN_POINTS,
                 )
-                if delta:
-                    deltas.append(delta)
+                delta = fairness.paired_delta(
+                    view.comparison,
+                    view.error,
+                    task=result["task"],
+                    text=view.difference_text,
+                    **labels,
+                )
+            else:
+                delta = fairness.accuracy_delta(a, result, **labels)
+            if delta:
+                deltas.append(delta)
     return deltas
 
 
