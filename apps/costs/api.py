@@ -565,7 +565,7 @@ def _suffixed(resolve, request, price, accelerator, tier, suffix: str) -> TierPr
 
 
 class RunSloQuery(PriceQuery):
-    token_kind: Literal["input", "output", "total"] = "total"
+    token_kind: Literal["input", "output", "total"] = "output"
     ttft_s_max: float | None = None
     ttft_percentile: str = "p99"
     interactivity_min: float | None = None
@@ -632,7 +632,7 @@ def procurement_table(request: HttpRequest):
 class CompareQuery(Schema):
     run_a: int
     run_b: int
-    token_kind: Literal["input", "output", "total"] = "total"
+    token_kind: Literal["input", "output", "total"] = "output"
     usd_per_gpu_hour_a: float | None = None
     tier_a: str | None = "owning_hyperscaler"
     usd_per_gpu_hour_b: float | None = None

@@ -59,7 +59,7 @@ class DeploymentCurve:
 
 DEFAULTS: dict[str, str] = {
     "tier": Tier.OWNING_HYPERSCALER.value,
-    "token_kind": TokenKind.TOTAL.value,
+    "token_kind": TokenKind.OUTPUT.value,
     "ttft_s_max": "",
     "ttft_percentile": "p99",
     "interactivity_min": "",
@@ -144,7 +144,7 @@ def parse_inputs(
         kind = TokenKind(values["token_kind"])
     except ValueError:
         errors.append(FieldError("token_kind", "must be input, output or total"))
-        kind = TokenKind.TOTAL
+        kind = TokenKind.OUTPUT
     tier = values["tier"].strip()
     if not tier:
         errors.append(FieldError("tier", "is required"))

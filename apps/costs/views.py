@@ -127,9 +127,9 @@ def _errors_response(errors: list[FieldError]) -> JsonResponse:
 
 def claim(request: HttpRequest) -> HttpResponse:
     """Check a published cost claim against price tiers and stored runs."""
-    kind = request.GET.get("token_kind", TokenKind.TOTAL.value)
+    kind = request.GET.get("token_kind", TokenKind.OUTPUT.value)
     if kind not in {k.value for k in TokenKind}:
-        kind = TokenKind.TOTAL.value
+        kind = TokenKind.OUTPUT.value
     book = selectors.price_book(org=None)
     curves = selectors.deployment_curves(org=None, kind=TokenKind(kind))
     page = claim_page(request.GET, book, curves)

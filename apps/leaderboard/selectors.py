@@ -16,7 +16,7 @@ from django.utils import timezone
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Model, PriceTier, Scenario
-from apps.costs.formulas import usd_per_mtok
+from apps.costs.formulas import TokenKind, priced_throughput, usd_per_mtok
 from apps.runs.models import Point, RequestRecord, Run
 from apps.runs.selectors import RunFilters, runs_filtered, runs_visible
 from apps.runs.summary import MEETS, MISSES, UNVERIFIED, scenario_slo
@@ -40,8 +40,12 @@ BEST_ROW_COLUMNS = (
     "deployment__parallelism_label",
     "deployment__spec_method",
     "deployment__engine_flags",
+    "best_point__input_tok_s",
     "best_point__output_tok_s",
+    "best_point__total_tok_s",
     "best_point__unlabelled_tok_s",
+    "scenario__input_tokens",
+    "scenario__output_tokens",
     "best_point__interactivity_p50",
     "best_point__ttft_p50_ms",
     "best_point__ttft_p99_ms",
@@ -66,6 +70,8 @@ class Board:
     page: int = 1
     rule: str = "latest"
     days: int = DEFAULT_BEST_DAYS
+    # The token basis of every tok/s and $/Mtok on the board (the calculator's default too).
+    basis: str = TokenKind.OUTPUT.value
 
     def rule_text(self) -> str:
         """The run rule, as the page states it."""
@@ -101,6 +107,10 @@ class Row:
     usd_per_mtok: float | None
     accuracy: dict[str, Any] | None = None
     run_date: datetime | None = None
+    basis: str = TokenKind.OUTPUT.value
+    # Both readings of a figure whose token kind is unstated (low, high); None when stated.
+    tput_range: tuple[float, float] | None = None
+    usd_range: tuple[float, float] | None = None
 
     @property
     def label(self) -> str:
@@ -233,8 +243,17 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
             k.removeprefix("best_point__"): v for k, v in b.items() if k.startswith("best_point__")
         }
         price = prices.get(d["accelerator_id"])
-        output = p["output_tok_s"]
-        tput = (output if output is not None else p["unlabelled_tok_s"]) / d["gpus"]
+        priced = priced_throughput(
+            TokenKind(board.basis),
+            gpus=d["gpus"],
+            usd_per_gpu_hour=price,
+            input_tok_s=p["input_tok_s"],
+            output_tok_s=p["output_tok_s"],
+            total_tok_s=p["total_tok_s"],
+            unlabelled_tok_s=p["unlabelled_tok_s"],
+            input_tokens=b["scenario__input_tokens"],
+            output_tokens=b["scenario__output_tokens"],
+        )
         rows.append(
             Row(
                 deployment_id=b["deployment_id"],
@@ -248,8 +267,8 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 speculative=d["spec_method"],
                 flags=d["engine_flags"],
                 provenance=b["provenance"],
-                tput_per_gpu=tput,
-                tput_kind="output" if output is not None else "unstated",
+                tput_per_gpu=priced.tok_per_s_per_gpu,
+                tput_kind=board.basis if priced.stated else "unstated",
                 meets_slo=None
                 if b["best_meets_slo"] in (None, UNVERIFIED)
                 else b["best_meets_slo"] == MEETS,
@@ -258,9 +277,14 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 ttft_p99_ms=p["ttft_p99_ms"],
                 success_rate=p["success_rate"],
                 usd_per_gpu_hour=price,
-                usd_per_mtok=usd_per_mtok(price, tput) if price and tput else None,
+                usd_per_mtok=priced.usd_per_mtok,
                 accuracy=accuracy.get(b["deployment_id"]),
                 run_date=b["created_at"],
+                basis=board.basis,
+                tput_range=(priced.tok_low, priced.tok_high) if not priced.stated else None,
+                usd_range=(priced.usd_low, priced.usd_high)
+                if not priced.stated and priced.usd_low is not None
+                else None,
             )
         )
     key, descending = SORTS.get(board.sort, SORTS["throughput"])

@@ -11,7 +11,7 @@ from django.utils.cache import patch_cache_control
 from apps.accuracy import selectors as accuracy_selectors
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import PublishedFigure, Scenario
-from apps.costs.formulas import CostInputError
+from apps.costs.formulas import CostInputError, TokenKind
 from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
 from apps.runs.models import Run
@@ -19,6 +19,7 @@ from apps.runs.selectors import run_get, run_points, runs_visible
 from apps.runs.services import runs_version
 
 PUBLIC_MAX_AGE = 60
+BASES = [kind.value for kind in TokenKind]
 
 
 def _int(value: str | None, default: int) -> int:
@@ -46,6 +47,7 @@ def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
         page=_int(query.get("page"), 1),
         rule=query.get("rule") if query.get("rule") in selectors.RUN_RULES else "latest",
         days=max(1, _int(query.get("days"), selectors.DEFAULT_BEST_DAYS)),
+        basis=query.get("basis") if query.get("basis") in BASES else TokenKind.OUTPUT.value,
     )
 
 
@@ -97,6 +99,7 @@ def _leaderboard(request: HttpRequest) -> HttpResponse:
         "page": page,
         "models": models,
         "scenarios": selectors.scenarios_with_runs(),
+        "bases": BASES,
         "query": request.GET.urlencode(),
         **_board_charts(board, page, request.GET),
     }
@@ -111,6 +114,9 @@ def _board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             "provenance": row.provenance,
             "tok_s_per_gpu": row.tput_per_gpu,
             "tok_s_kind": row.tput_kind,
+            "tok_s_per_gpu_range": (
+                f"{row.tput_range[0]:.6g}-{row.tput_range[1]:.6g}" if row.tput_range else ""
+            ),
             "meets_slo": row.meets_slo,
             "interactivity_tok_s_user_p50": row.interactivity,
             "ttft_p50_ms": row.ttft_p50_ms,
@@ -118,7 +124,11 @@ def _board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             "success_rate": row.success_rate,
             "accuracy": row.accuracy["score"] if row.accuracy else None,
             "usd_per_gpu_hour": row.usd_per_gpu_hour,
-            "usd_per_mtok_output": row.usd_per_mtok,
+            "token_basis": row.basis,
+            f"usd_per_mtok_{row.basis}": row.usd_per_mtok,
+            "usd_per_mtok_range": (
+                f"{row.usd_range[0]:.6g}-{row.usd_range[1]:.6g}" if row.usd_range else ""
+            ),
             "run_id": row.run_id,
             "run_date": row.run_date.isoformat() if row.run_date else None,
         }
@@ -213,11 +223,15 @@ def compare(request: HttpRequest) -> HttpResponse:
         )
     scenario_slug = request.GET.get("scenario") or _common_scenario([d.pk for d in deployments])
     tier = request.GET.get("tier") or "owning_hyperscaler"
+    basis = (
+        request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
+    )
     board = selectors.Board(
         scenario=scenario_slug,
         tier=tier,
         deployments=tuple(d.pk for d in deployments),
         include_simulated=True,
+        basis=basis,
     )
     board_page = selectors.leaderboard_rows(board=board)
     rows = {r.deployment_id: r for r in board_page.rows}
@@ -258,6 +272,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "scenario": Scenario.objects.filter(slug=scenario_slug).first(),
         "scenarios": Scenario.objects.filter(runs__deployment__in=deployments).distinct(),
         "tier": tier,
+        "basis": basis,
         "tiers": selectors.price_tiers(),
         "query": request.GET.urlencode(),
         "chart": charts.pareto_figure(

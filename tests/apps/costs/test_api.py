@@ -240,7 +240,7 @@ def test_a_stored_runs_cost_at_the_seed_slo(client, stored_run):
     # It had 1 timeout in 33 requests (97%): it meets only a 95% success minimum.
     response = client.get(
         f"/api/v1/costs/runs/{stored_run.pk}/slo?ttft_s_max=2.22&interactivity_min=30"
-        "&tier=owning_hyperscaler&min_success_rate=0.95"
+        "&tier=owning_hyperscaler&min_success_rate=0.95&token_kind=total"
     )
     assert response.status_code == 200, response.content
     body = response.json()
@@ -296,7 +296,9 @@ def test_the_procurement_table_through_the_api(client, document, org):
     from tests.apps.costs.test_page import all_succeeded
 
     run_ingest(document=all_succeeded(document), org=org)
-    response = client.get("/api/v1/costs/procurement?ttft_s_max=2.22&price_MI355X=2.80")
+    response = client.get(
+        "/api/v1/costs/procurement?ttft_s_max=2.22&price_MI355X=2.80&token_kind=total"
+    )
     assert response.status_code == 200, response.content
     (row,) = response.json()["rows"]
     assert row["usd_per_mtok"] == pytest.approx(2.80 / 5.04)

@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("costs_site")]
 
 # The example run: 8 x MI355X; c1 4,200 total tok/s (525/GPU), TTFT p99 0.499 s,
 # interactivity p50 212.8; c16 11,200 total tok/s (1,400/GPU), TTFT p99 2.18 s, 35.7.
-SEED_SLO = "ttft_s_max=2.22&interactivity_min=30"
+SEED_SLO = "ttft_s_max=2.22&interactivity_min=30&token_kind=total"
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_typing_an_own_price_reprices_the_table_and_says_so(client, run):
 def test_an_slo_between_points_is_interpolated_and_labelled(client, run):
     # Interactivity >= 100 between c1 (212.8) and c16 (35.7): t = 112.8 / 177.1,
     # 525 + t x 875 = 1,082.3 tok/s/GPU.
-    response = client.get("/costs/?interactivity_min=100", HTTP_HX_REQUEST="true")
+    response = client.get("/costs/?interactivity_min=100&token_kind=total", HTTP_HX_REQUEST="true")
     page = response.content.decode()
     assert "1082.3" in page
     assert "interpolated" in page

@@ -52,6 +52,7 @@ def inputs(**params: str):
         "input_tokens": "1000",
         "output_tokens": "1000",
         "cache_hit_rate": "0",
+        "token_kind": "total",  # the curves below are total tok/s
     }
     parsed, errors = parse_inputs(base | params)
     assert errors == []
@@ -62,7 +63,8 @@ def test_the_defaults_make_a_complete_state():
     parsed, errors = parse_inputs({})
     assert errors == []
     assert parsed.tier == "owning_hyperscaler"
-    assert parsed.token_kind is TokenKind.TOTAL
+    # The leaderboard's default basis too: one $/Mtok for one deployment on every page.
+    assert parsed.token_kind is TokenKind.OUTPUT
     assert parsed.slo.bounds == ()
     assert parsed.workload.requests_per_day == 1_000_000
     # The seed workload: 20k in / 1k out / 60% prefix cache.
