@@ -271,6 +271,16 @@ class Row:
     def ok(self) -> bool:
         return self.plan is not None and self.plan.feasible
 
+    @property
+    def measured_usd_per_mtok(self) -> float | None:
+        """$/Mtok at the measured point below an interpolated answer: the figure the
+        leaderboard, run page and /compare/ show for the same point, basis and tier."""
+        if self.slo is None or self.slo.provenance != "interpolated" or self.price is None:
+            return None
+        if self.slo.lower is None:
+            return None
+        return usd_per_mtok(self.price.usd_per_gpu_hour, self.slo.lower.tok_per_s_per_gpu)
+
 
 def price_for(
     curve: DeploymentCurve, inputs: ProcurementInputs, book: Mapping[str, AcceleratorPrices]

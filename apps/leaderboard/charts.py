@@ -94,14 +94,17 @@ def cdf_figure(series: dict[str, list[float]], *, title: str, x_title: str) -> F
         n = len(ordered)
         if not n:
             continue
+        # The inverse of linear-interpolation percentiles (numpy's default, as stored): the
+        # i-th smallest of n values is the 100·i/(n-1)-th percentile, joined by straight
+        # lines, so reading p99 off this curve gives the p99 the tables show.
         traces.append(
             {
                 "type": "scatter",
                 "mode": "lines",
                 "name": name,
                 "x": ordered,
-                "y": [(i + 1) / n for i in range(n)],
-                "line": {"shape": "hv"},
+                "y": [i / (n - 1) for i in range(n)] if n > 1 else [1.0],
+                "line": {"shape": "linear"},
             }
         )
     return {

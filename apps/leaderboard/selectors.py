@@ -17,6 +17,7 @@ from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Model, PriceTier, Scenario
 from apps.costs.formulas import TokenKind, priced_throughput, usd_per_mtok
+from apps.runs import summary
 from apps.runs.models import Point, RequestRecord, Run
 from apps.runs.selectors import RunFilters, runs_filtered, runs_visible
 from apps.runs.summary import MEETS, MISSES, UNVERIFIED, scenario_slo
@@ -419,19 +420,82 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
 
 
 def run_latency_series(*, run: Run, limit: int = 5000) -> dict[str, list[float]]:
-    """TTFT and E2EL of successful requests (evenly thinned to `limit` for the chart)."""
-    records = RequestRecord.objects.filter(point__run=run, status="ok")
-    total = records.count()
-    step = max(1, -(-total // limit))
-    series: dict[str, list[float]] = {"TTFT (ms)": [], "E2EL (ms)": []}
-    for index, (ttft, e2el) in enumerate(records.order_by().values_list("ttft_ms", "e2el_ms")):
-        if index % step:
-            continue
-        if ttft is not None:
-            series["TTFT (ms)"].append(ttft)
-        if e2el is not None:
-            series["E2EL (ms)"].append(e2el)
+    """TTFT and E2EL of successful requests, one series per load level (levels are not
+    one population: mixing them draws a distribution no user saw). Each level is evenly
+    thinned to `limit` values for the chart."""
+    series: dict[str, list[float]] = {}
+    for point in run.points.order_by("ordinal"):
+        level = point.label or (
+            f"c={point.concurrency}"
+            if point.concurrency
+            else f"{point.request_rate:g} req/s"
+            if point.request_rate
+            else f"#{point.ordinal}"
+        )
+        records = RequestRecord.objects.filter(point=point, status="ok")
+        step = max(1, -(-records.count() // limit))
+        ttfts: list[float] = []
+        e2els: list[float] = []
+        for index, (ttft, e2el) in enumerate(
+            records.order_by("i").values_list("ttft_ms", "e2el_ms")
+        ):
+            if index % step:
+                continue
+            if ttft is not None:
+                ttfts.append(ttft)
+            if e2el is not None:
+                e2els.append(e2el)
+        if ttfts:
+            series[f"TTFT {level} (ms)"] = ttfts
+        if e2els:
+            series[f"E2EL {level} (ms)"] = e2els
     return series
+
+
+def run_leaderboard_point(*, run: Run, tier: str, basis: str) -> dict[str, Any] | None:
+    """The run's leaderboard point, its verdict by the one SLO rule, and its tok/s and $/Mtok
+    under a basis and tier: the same figures the leaderboard and /compare/ show."""
+    point = run.best_point
+    if point is None:
+        return None
+    slo = scenario_slo(run.scenario)
+    figures = summary.run_figures(
+        list(Point.objects.filter(pk=point.pk).values("id", *summary.FIGURE_FIELDS)),
+        run.document,
+    )[0]
+    gpus = run.deployment.gpus
+    price = reference_prices(tier).get(run.deployment.accelerator_id)
+    priced = priced_throughput(
+        TokenKind(basis),
+        gpus=gpus,
+        usd_per_gpu_hour=price,
+        input_tok_s=point.input_tok_s,
+        output_tok_s=point.output_tok_s,
+        total_tok_s=point.total_tok_s,
+        unlabelled_tok_s=point.unlabelled_tok_s,
+        input_tokens=run.scenario.input_tokens if run.scenario else None,
+        output_tokens=run.scenario.output_tokens if run.scenario else None,
+    )
+    return {
+        "point": point,
+        "verdict": summary.point_verdict(figures, slo).describe() if slo.any else "no SLO",
+        "priced": priced,
+        "usd_per_gpu_hour": price,
+        "tier": tier,
+        "basis": basis,
+    }
+
+
+def point_verdicts(*, run: Run) -> dict[int, str]:
+    """point id -> the one SLO rule's verdict on it, for the run page's table."""
+    slo = scenario_slo(run.scenario)
+    if not slo.any:
+        return {}
+    rows = list(run.points.values("id", *summary.FIGURE_FIELDS))
+    return {
+        f.point_id: summary.point_verdict(f, slo).status.replace("_", " ")
+        for f in summary.run_figures(rows, run.document)
+    }
 
 
 def run_errors(*, run: Run) -> dict[str, int]:

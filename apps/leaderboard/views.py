@@ -160,12 +160,27 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     if request.GET.get("format") == "csv":
         return _csv(f"run-{run.pk}-points.csv", _points_table(run, points))
     latency = selectors.run_latency_series(run=run)
+    tier = request.GET.get("tier") or "owning_hyperscaler"
+    basis = (
+        request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
+    )
+    verdicts = selectors.point_verdicts(run=run)
+    for point in points:
+        point.slo_verdict = verdicts.get(point.pk, "")
+        point.percentile_method = (point.latency_ms.get("ttft") or {}).get("method", "")
     context = {
         "run": run,
         "points": points,
+        "leaderboard_point": selectors.run_leaderboard_point(run=run, tier=tier, basis=basis),
+        "tiers": selectors.price_tiers(),
+        "tier": tier,
+        "basis": basis,
+        "bases": BASES,
         "errors": selectors.run_errors(run=run),
         "records": sum(len(v) for v in latency.values()) > 0,
-        "cdf": charts.cdf_figure(latency, title="Latency distribution", x_title="ms"),
+        "cdf": charts.cdf_figure(
+            latency, title="Latency distribution per load level", x_title="ms"
+        ),
         "accuracy": list(run.accuracy_results.all()),
     }
     return render(request, "leaderboard/run_detail.html", context)

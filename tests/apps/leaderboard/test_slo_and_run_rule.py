@@ -86,3 +86,35 @@ def test_a_client_bound_level_is_never_the_leaderboard_point(org):
     doc["points"][-1]["client_bound"] = True
     run = run_ingest(document=doc, org=org).run
     assert run.best_point.concurrency == 16
+
+
+def test_the_run_page_draws_one_latency_curve_per_level_and_says_how_percentiles_were_made(
+    client, org
+):
+    def records(base: float) -> list[dict]:
+        return [
+            {"i": i, "t_send_ms": i * 10.0, "ttft_ms": base + i, "e2el_ms": 10 * base + i}
+            for i in range(5)
+        ]
+
+    doc = document(
+        points=[
+            point(1, output_tok_s=200, ttft_p99_ms=500, interactivity=200, records=records(100)),
+            point(16, output_tok_s=1600, ttft_p99_ms=3000, interactivity=90, records=records(900)),
+        ]
+    )
+    run = run_ingest(document=doc, org=org).run
+    response = client.get(f"/runs/{run.pk}/")
+    figure = response.context["cdf"]
+    assert [trace["name"] for trace in figure["data"]] == [
+        "TTFT c=1 (ms)",
+        "E2EL c=1 (ms)",
+        "TTFT c=16 (ms)",
+        "E2EL c=16 (ms)",
+    ]
+    # Linear interpolation's inverse: the median record sits at 0.5, the largest at 1.
+    assert figure["data"][0]["y"] == [0.0, 0.25, 0.5, 0.75, 1.0]
+    html = response.content.decode()
+    assert "<td>linear</td>" in html  # measured: computed from records
+    assert "<td>meets</td>" in html and "<td>misses</td>" in html
+    assert "TTFT p99 ≤ 2220 ms, success ≥ 99%" in html
