@@ -22,6 +22,7 @@ import httpx
 import yaml
 from pydantic import ValidationError
 
+from workers import slo as slo_rule
 from workers.loadgen.client import EndpointConfig
 from workers.loadgen.metrics import NS_PER_S
 from workers.loadgen.prompts import (
@@ -151,7 +152,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--slo-ttft-ms", type=float, help="TTFT SLO for goodput and early stop")
     g.add_argument("--slo-tpot-ms", type=float, help="TPOT SLO for goodput and early stop")
     g.add_argument("--slo-e2el-ms", type=float, help="E2E latency SLO for goodput and early stop")
-    g.add_argument("--slo-percentile", type=float, default=99.0, help="percentile SLOs apply at")
+    g.add_argument(
+        "--slo-percentile",
+        type=_slo_percentile,
+        default=99.0,
+        help="percentile the SLOs apply at: 50, 90, 95, 99 or 99.9",
+    )
     g.add_argument(
         "--no-early-stop",
         action="store_true",
@@ -368,6 +374,14 @@ class ProgressBar:
         if self.enabled and self.label is not None:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def _slo_percentile(text: str) -> float:
+    """A percentile that is stored (workers/slo.py), as the document's number."""
+    try:
+        return float(slo_rule.percentile_name(text).removeprefix("p"))
+    except slo_rule.SloError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
 
 
 def submit(document: ResultDocument, url: str, token: str | None) -> int:
