@@ -569,8 +569,11 @@ class RunSloQuery(PriceQuery):
     ttft_s_max: float | None = None
     ttft_percentile: str = "p99"
     interactivity_min: float | None = None
+    interactivity_percentile: str = "p50"
     tpot_s_max: float | None = None
+    tpot_percentile: str = "p50"
     e2el_s_max: float | None = None
+    e2el_percentile: str = "p99"
     min_success_rate: float = 0.99
 
 
@@ -596,8 +599,11 @@ def run_slo_cost(request: HttpRequest, run_id: int, query: Query[RunSloQuery]):
             ttft_s_max=query.ttft_s_max,
             ttft_percentile=query.ttft_percentile,
             interactivity_min=query.interactivity_min,
+            interactivity_percentile=query.interactivity_percentile,
             tpot_s_max=query.tpot_s_max,
+            tpot_percentile=query.tpot_percentile,
             e2el_s_max=query.e2el_s_max,
+            e2el_percentile=query.e2el_percentile,
             min_success_rate=query.min_success_rate,
         )
         cost = cost_at_slo(curve.points, slo, price.usd_per_gpu_hour)

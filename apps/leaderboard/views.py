@@ -288,6 +288,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         "scenarios": Scenario.objects.filter(runs__deployment__in=deployments).distinct(),
         "tier": tier,
         "basis": basis,
+        "slo_text": board_page.slo_text,
         "tiers": selectors.price_tiers(),
         "query": request.GET.urlencode(),
         "chart": charts.pareto_figure(

@@ -15,6 +15,7 @@ from workers import slo as slo_rule
 
 MEETS, MISSES, UNVERIFIED = 1, 0, -1
 STATUS_CODES = {"meets": MEETS, "misses": MISSES, "cannot_check": UNVERIFIED}
+STATUS_NAMES = {code: name for name, code in STATUS_CODES.items()}
 # The Point columns best_point() reads.
 FIGURE_FIELDS = (
     "ordinal",

@@ -118,3 +118,39 @@ def test_the_run_page_draws_one_latency_curve_per_level_and_says_how_percentiles
     assert "<td>linear</td>" in html  # measured: computed from records
     assert "<td>meets</td>" in html and "<td>misses</td>" in html
     assert "TTFT p99 ≤ 2220 ms, success ≥ 99%" in html
+
+
+@pytest.mark.parametrize(("index", "case"), list(enumerate(CASES)), ids=[c.name for c in CASES])
+def test_the_runs_api_gives_the_verdict_of_the_table(client, org, index, case):
+    run = run_ingest(document=case_document(case, index), org=org).run
+    assert client.get(f"/api/v1/runs/{run.pk}").json()["slo_verdict"] == case.status
+
+
+@pytest.mark.parametrize(("index", "case"), list(enumerate(CASES)), ids=[c.name for c in CASES])
+def test_the_compare_page_gives_the_verdict_of_the_table(client, org, index, case):
+    docs = [case_document(case, index), case_document(case, index)]
+    docs[1]["deployment"]["accelerator"] = "B200"
+    runs = [run_ingest(document=d, org=org).run for d in docs]
+    slug = runs[0].scenario.slug
+    ids = "&".join(f"d={r.deployment_id}" for r in runs)
+    rows = rows_of(client.get(f"/compare/?{ids}&scenario={slug}&format=csv"))
+    expected = {"meets": "True", "misses": "False", "cannot_check": ""}[case.status]
+    assert [r["meets_slo"] for r in rows] == [expected, expected]
+
+
+@pytest.mark.parametrize(("index", "case"), list(enumerate(CASES)), ids=[c.name for c in CASES])
+def test_the_cost_api_gives_the_verdict_of_the_table(client, org, index, case):
+    from workers.results import Slo
+
+    run = run_ingest(document=case_document(case, index), org=org).run
+    rule = Slo.model_validate(case.slo).rule()
+    query = {"usd_per_gpu_hour": 2, "min_success_rate": rule.min_success_rate}
+    for bound in rule.bounds:
+        if bound.metric == "interactivity":
+            query |= {"interactivity_min": bound.limit}
+        else:
+            query |= {f"{bound.metric}_s_max": bound.stored_limit / 1000}
+        query[f"{bound.metric}_percentile"] = bound.percentile
+    response = client.get(f"/api/v1/costs/runs/{run.pk}/slo", query)
+    assert response.status_code == 200, response.content
+    assert response.json()["meets"] == (case.status == "meets"), response.json()["reason"]
