@@ -9,14 +9,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, F, FloatField, Max, QuerySet, Value, When
-from django.db.models.functions import Cast, Coalesce
+from django.db.models import Case, F, Max, QuerySet, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Model, PriceTier, Scenario
-from apps.costs.formulas import TokenKind, priced_throughput, usd_per_mtok
+from apps.costs.formulas import TokenKind, priced_throughput
 from apps.runs import summary
 from apps.runs.models import Point, RequestRecord, Run
 from apps.runs.selectors import RunFilters, runs_filtered, runs_visible
@@ -312,14 +312,13 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     )
 
 
-def chart_points(*, run_ids: list[int], tier: str) -> list[dict[str, Any]]:
-    """Every point of the given runs (the leaderboard's rows), for Pareto charts."""
+def chart_points(
+    *, run_ids: list[int], tier: str, basis: str = TokenKind.OUTPUT.value
+) -> list[dict[str, Any]]:
+    """Every point of the given runs (the leaderboard's rows), for Pareto charts, priced the
+    way the rows are (a figure of unstated kind at its lower reading, and labelled so)."""
     prices = reference_prices(tier)
-    points = Point.objects.filter(run_id__in=run_ids).annotate(
-        tput_per_gpu=Coalesce("output_tok_s", "unlabelled_tok_s")
-        / Cast("run__deployment__gpus", FloatField())
-    )
-    rows = points.values(
+    rows = Point.objects.filter(run_id__in=run_ids).values(
         "run_id",
         "run__deployment_id",
         "run__deployment__accelerator__sku",
@@ -329,8 +328,13 @@ def chart_points(*, run_ids: list[int], tier: str) -> list[dict[str, Any]]:
         "run__deployment__engine__name",
         "run__deployment__parallelism_label",
         "run__deployment__gpus",
+        "run__scenario__input_tokens",
+        "run__scenario__output_tokens",
         "concurrency",
-        "tput_per_gpu",
+        "input_tok_s",
+        "output_tok_s",
+        "total_tok_s",
+        "unlabelled_tok_s",
         "interactivity_p50",
         "e2el_p50_ms",
     )
@@ -338,9 +342,21 @@ def chart_points(*, run_ids: list[int], tier: str) -> list[dict[str, Any]]:
     for r in rows:
         row = {key.removeprefix("run__deployment__"): value for key, value in r.items()}
         price = prices.get(row["accelerator_id"])
-        tput, kw = row["tput_per_gpu"], row["accelerator__all_in_kw"]
+        priced = priced_throughput(
+            TokenKind(basis),
+            gpus=row["gpus"],
+            usd_per_gpu_hour=price,
+            input_tok_s=row["input_tok_s"],
+            output_tok_s=row["output_tok_s"],
+            total_tok_s=row["total_tok_s"],
+            unlabelled_tok_s=row["unlabelled_tok_s"],
+            input_tokens=row["run__scenario__input_tokens"],
+            output_tokens=row["run__scenario__output_tokens"],
+        )
+        tput, kw = priced.tok_per_s_per_gpu, row["accelerator__all_in_kw"]
         sku, quant = row["accelerator__sku"], row["quant_weights"]
         level = f" c={row['concurrency']}" if row["concurrency"] else ""
+        unstated = "" if priced.stated else " (kind unstated: lower reading)"
         out.append(
             {
                 "run_id": row["run_id"],
@@ -348,10 +364,10 @@ def chart_points(*, run_ids: list[int], tier: str) -> list[dict[str, Any]]:
                 "group": f"{sku} {quant}",
                 "config": (
                     f"{row['gpus']}×{sku} {row['engine__name']} {quant} "
-                    f"{row['parallelism_label']}{level}"
+                    f"{row['parallelism_label']}{level}{unstated}"
                 ),
                 "tput_per_gpu": tput,
-                "usd_per_mtok": usd_per_mtok(price, tput) if price and tput else None,
+                "usd_per_mtok": priced.usd_per_mtok if priced.stated else priced.usd_high,
                 # tokens per second per megawatt of all-in facility power
                 "tok_per_mw": tput / kw * 1000 if tput and kw else None,
                 "interactivity": row["interactivity_p50"],

@@ -73,15 +73,25 @@ def _board_charts(
 ) -> dict[str, Any]:
     y = query.get("y") if query.get("y") in charts.Y_AXES else "tput_per_gpu"
     optimal = query.get("all") not in {"1", "on", "true"}
-    points = selectors.chart_points(run_ids=page.run_ids, tier=board.tier)
+    points = selectors.chart_points(run_ids=page.run_ids, tier=board.tier, basis=board.basis)
     return {
         "y": y,
         "optimal_only": optimal,
         "pareto_interactivity": charts.pareto_figure(
-            points, x="interactivity", y=y, optimal_only=optimal, title="vs interactivity"
+            points,
+            x="interactivity",
+            y=y,
+            optimal_only=optimal,
+            title="vs interactivity",
+            basis=board.basis,
         ),
         "pareto_latency": charts.pareto_figure(
-            points, x="e2el_s", y=y, optimal_only=optimal, title="vs end-to-end latency"
+            points,
+            x="e2el_s",
+            y=y,
+            optimal_only=optimal,
+            title="vs end-to-end latency",
+            basis=board.basis,
         ),
     }
 
@@ -277,7 +287,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         if request.GET["format"] == "csv":
             return _csv("compare.csv", table)
         return _json_download("compare.json", table)
-    points = selectors.chart_points(run_ids=board_page.run_ids, tier=tier)
+    points = selectors.chart_points(run_ids=board_page.run_ids, tier=tier, basis=basis)
     context = {
         "deployments": deployments,
         "columns": list(zip(deployments, ordered, ratios, cost_ratios, facts, strict=True)),
@@ -292,7 +302,12 @@ def compare(request: HttpRequest) -> HttpResponse:
         "tiers": selectors.price_tiers(),
         "query": request.GET.urlencode(),
         "chart": charts.pareto_figure(
-            points, x="interactivity", y="tput_per_gpu", optimal_only=False, title="Overlaid"
+            points,
+            x="interactivity",
+            y="tput_per_gpu",
+            optimal_only=False,
+            title="Overlaid",
+            basis=basis,
         ),
     }
     return render(request, "leaderboard/compare.html", context)
