@@ -222,3 +222,18 @@ def test_a_capex_price_shows_its_breakdown_and_reprices_the_row(client, run):
     assert "$1.4066/GPU-hr" in page
     assert "$0.2791" in page
     assert "your capex + opex" in page
+
+
+def test_a_published_figure_of_unstated_kind_is_priced_under_both_readings(client):
+    import re
+
+    from django.core.management import call_command
+
+    call_command("loadreference")
+    page = client.get("/costs/?token_kind=output", HTTP_HX_REQUEST="true").content.decode()
+    ranges = re.findall(r"\$(\d+\.\d+)–\$(\d+\.\d+) <span class=\"flag\"", page)
+    assert ranges
+    # 20k in / 1k out: read as total tokens, only 1 in 21 is an output token.
+    for low, high in ranges:
+        assert float(high) / float(low) == pytest.approx(21, rel=1e-2)
+    assert "read here as" not in page
