@@ -9,8 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, F, Max, QuerySet, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models import Case, F, QuerySet, Value, When
 from django.utils import timezone
 
 from apps.accounts.models import Organization
@@ -402,16 +401,9 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
         .order_by("created_at", "id")
     )
     history, by_scenario = [], {}
-    best = {
-        row["run_id"]: row["best"]
-        for row in Point.objects.filter(run__in=runs)
-        .annotate(tput=Coalesce("output_tok_s", "unlabelled_tok_s"))
-        .values("run_id")
-        .annotate(best=Max("tput"))
-    }
     for run in runs:
-        value = best.get(run.pk)
-        per_gpu = value / deployment.gpus if value is not None else None
+        # The run's leaderboard point (apps/runs/summary.py), as the board shows it.
+        per_gpu = run.best_tput_per_gpu
         previous = by_scenario.setdefault(run.scenario_id, [])
         window = sorted(previous[-BASELINE_RUNS:])
         baseline = window[len(window) // 2] if window else None

@@ -230,7 +230,9 @@ def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
         "deployment": deployment,
         "facts": selectors.deployment_facts(deployment),
         "history": history,
-        "history_chart": charts.history_figure(history, title="Best throughput per run"),
+        "history_chart": charts.history_figure(
+            history, title="Each run's leaderboard point: output tok/s per GPU at the SLO"
+        ),
         "accuracy": selectors.accuracy_for(deployment=deployment),
     }
     return render(request, "leaderboard/deployment_detail.html", context)

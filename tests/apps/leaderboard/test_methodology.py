@@ -56,3 +56,11 @@ def test_the_openapi_document_describes_slo_bounds_and_percentile_provenance(cli
     assert schemas["SloBound"]["properties"]["unit"]["enum"] == ["ms", "s", "tok/s/user"]
     assert "method" in schemas["Distribution"]["properties"]
     assert "client_bound" in schemas["Point"]["properties"]
+
+
+def test_the_story_prices_the_unstated_2626_under_both_readings(client):
+    call_command("loadreference")
+    html = client.get("/story/glm-5-2/").content.decode()
+    # 8 × $1.48/h at 2,626 tok/s: $1.2524 per Mtok if those are output tokens; if they are
+    # total tokens of 20k-in / 1k-out requests, 1 in 21 is output: $26.30 per output Mtok.
+    assert "$1.2524–$26.3011" in html
