@@ -564,8 +564,10 @@ def _suffixed(resolve, request, price, accelerator, tier, suffix: str) -> TierPr
 # --- stored runs ---------------------------------------------------------------------------
 
 
-class RunSloQuery(PriceQuery):
-    token_kind: Literal["input", "output", "total"] = "output"
+class SloQuery(Schema):
+    """An SLO in a query string: bounds in s (tok/s/user for interactivity), percentiles
+    spelled p50, p90, p95, p99 or p99.9, and a minimum success rate."""
+
     ttft_s_max: float | None = None
     ttft_percentile: str = "p99"
     interactivity_min: float | None = None
@@ -575,6 +577,13 @@ class RunSloQuery(PriceQuery):
     e2el_s_max: float | None = None
     e2el_percentile: str = "p99"
     min_success_rate: float = 0.99
+
+    def slo(self) -> Slo:
+        return Slo.of(**{name: getattr(self, name) for name in SloQuery.model_fields})
+
+
+class RunSloQuery(PriceQuery, SloQuery):
+    token_kind: Literal["input", "output", "total"] = "output"
 
 
 @router.get(
@@ -595,17 +604,7 @@ def run_slo_cost(request: HttpRequest, run_id: int, query: Query[RunSloQuery]):
         price = _price(
             request, query.usd_per_gpu_hour, query.accelerator or curve.accelerator, query.tier
         )
-        slo = Slo.of(
-            ttft_s_max=query.ttft_s_max,
-            ttft_percentile=query.ttft_percentile,
-            interactivity_min=query.interactivity_min,
-            interactivity_percentile=query.interactivity_percentile,
-            tpot_s_max=query.tpot_s_max,
-            tpot_percentile=query.tpot_percentile,
-            e2el_s_max=query.e2el_s_max,
-            e2el_percentile=query.e2el_percentile,
-            min_success_rate=query.min_success_rate,
-        )
+        slo = query.slo()
         cost = cost_at_slo(curve.points, slo, price.usd_per_gpu_hour)
     except CostInputError as error:
         return _error(error)
@@ -635,7 +634,7 @@ def procurement_table(request: HttpRequest):
     return {"state": state(request.GET), "rows": export_records(rows, inputs)}
 
 
-class CompareQuery(Schema):
+class CompareQuery(SloQuery):
     run_a: int
     run_b: int
     token_kind: Literal["input", "output", "total"] = "output"
@@ -643,10 +642,6 @@ class CompareQuery(Schema):
     tier_a: str | None = "owning_hyperscaler"
     usd_per_gpu_hour_b: float | None = None
     tier_b: str | None = "owning_hyperscaler"
-    ttft_s_max: float | None = None
-    ttft_percentile: str = "p99"
-    interactivity_min: float | None = None
-    e2el_s_max: float | None = None
 
 
 class SideOut(Schema):
@@ -697,12 +692,7 @@ def compare(request: HttpRequest, query: Query[CompareQuery]):
         price_b = _suffixed(
             _price, request, query.usd_per_gpu_hour_b, curves["b"].accelerator, query.tier_b, "_b"
         )
-        slo = Slo.of(
-            ttft_s_max=query.ttft_s_max,
-            ttft_percentile=query.ttft_percentile,
-            interactivity_min=query.interactivity_min,
-            e2el_s_max=query.e2el_s_max,
-        )
+        slo = query.slo()
     except CostInputError as error:
         return _error(error)
     result = compare_runs(curves["a"], price_a, curves["b"], price_b, slo)

@@ -154,3 +154,18 @@ def test_the_cost_api_gives_the_verdict_of_the_table(client, org, index, case):
     response = client.get(f"/api/v1/costs/runs/{run.pk}/slo", query)
     assert response.status_code == 200, response.content
     assert response.json()["meets"] == (case.status == "meets"), response.json()["reason"]
+
+
+def test_a_submitted_slo_at_an_unstored_percentile_is_a_422_naming_the_stored_ones(client, auth):
+    doc = document()
+    doc["scenario"] = {
+        "input_tokens": 777,
+        "output_tokens": 77,
+        "slo": {"bounds": [{"metric": "ttft", "percentile": "p75", "limit": 100}]},
+    }
+    response = client.post("/api/v1/runs", doc, content_type="application/json", **auth)
+    assert response.status_code == 422
+    (error,) = response.json()["detail"]
+    assert error["path"] == "scenario.slo.bounds[0].percentile"
+    assert "p50, p90, p95, p99, p99.9" in error["message"]
+    assert Run.objects.count() == 0
