@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, F, QuerySet, Value, When
+from django.db.models import Case, Exists, F, OuterRef, QuerySet, Value, When
 from django.utils import timezone
 
 from apps.accounts.models import Organization
@@ -175,9 +175,13 @@ def _runs_for(board: Board, org: Organization | None):
 
 
 def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
-    """Per deployment, the run the board's rule picks (Board.rule_text says which)."""
-    runs = runs.filter(best_point__isnull=False)
+    """Per deployment, the run the board's rule picks (Board.rule_text says which).
+
+    "latest" picks among every run with points, so a latest run without a rankable point
+    (every level client-bound or off its prompt length) hides the row rather than letting
+    an older run stand in for it."""
     if board.rule == "best":
+        runs = runs.filter(best_point__isnull=False)
         since = timezone.now() - timedelta(days=max(board.days, 1))
         ordered = runs.filter(created_at__gte=since).annotate(
             slo_rank=Case(
@@ -190,14 +194,24 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
             "deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-created_at", "-id"
         )
     else:
-        ordered = runs.order_by("deployment_id", "-created_at", "-id")
-    columns = ("id", "deployment_id", "provenance", "best_meets_slo", *BEST_ROW_COLUMNS)
+        has_points = Exists(Point.objects.filter(run=OuterRef("pk")))
+        ordered = runs.filter(has_points).order_by("deployment_id", "-created_at", "-id")
+    columns = (
+        "id",
+        "deployment_id",
+        "provenance",
+        "best_meets_slo",
+        "best_point",
+        *BEST_ROW_COLUMNS,
+    )
     if connection.vendor == "postgresql":
-        return list(ordered.distinct("deployment_id").values(*columns))
-    chosen: dict[int, dict[str, Any]] = {}
-    for row in ordered.values(*columns):
-        chosen.setdefault(row["deployment_id"], row)
-    return list(chosen.values())
+        picked = list(ordered.distinct("deployment_id").values(*columns))
+    else:
+        chosen: dict[int, dict[str, Any]] = {}
+        for row in ordered.values(*columns):
+            chosen.setdefault(row["deployment_id"], row)
+        picked = list(chosen.values())
+    return [row for row in picked if row["best_point"] is not None]
 
 
 def _accuracy_by_deployment(deployment_ids: list[int]) -> dict[int, dict[str, Any]]:

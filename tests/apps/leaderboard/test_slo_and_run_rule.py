@@ -169,3 +169,14 @@ def test_a_submitted_slo_at_an_unstored_percentile_is_a_422_naming_the_stored_on
     assert error["path"] == "scenario.slo.bounds[0].percentile"
     assert "p50, p90, p95, p99, p99.9" in error["message"]
     assert Run.objects.count() == 0
+
+
+def test_a_latest_run_without_a_rankable_point_hides_the_row_instead_of_an_older_run(client, org):
+    run_ingest(document=document(), org=org)
+    bound = document()
+    for p in bound["points"]:
+        p["client_bound"] = True
+    run_ingest(document=bound, org=org)
+    assert rows_of(client.get("/?scenario=seed-20k-1k-60&format=csv")) == []
+    best = rows_of(client.get("/?scenario=seed-20k-1k-60&rule=best&format=csv"))
+    assert len(best) == 1
