@@ -186,12 +186,15 @@ def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
 
 def _scenario_doc(scenario: Scenario, load: dict[str, Any]) -> dict[str, Any]:
     slo = None
-    if scenario.slo_ttft_ms or scenario.slo_tpot_ms or scenario.slo_e2el_ms:
+    if scenario.slo_ttft_ms or scenario.slo_tpot_ms or scenario.slo_e2el_ms or scenario.slo_bounds:
+        # The whole SLO, so the worker's goodput and early stop judge what the board judges.
         slo = {
             "ttft_ms": scenario.slo_ttft_ms,
             "ttft_percentile": scenario.slo_ttft_percentile,
             "tpot_ms": scenario.slo_tpot_ms,
             "e2el_ms": scenario.slo_e2el_ms,
+            "bounds": scenario.slo_bounds,
+            "min_success_rate": scenario.slo_min_success_rate,
         }
     return {
         "preset": scenario.slug if scenario.is_preset else None,
