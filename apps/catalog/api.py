@@ -1,5 +1,7 @@
+from typing import Any
+
 from django.http import HttpRequest
-from ninja import Router, Schema, Status
+from ninja import Field, Router, Schema, Status
 
 from apps.accounts.auth import BearerToken, optional_org
 from apps.catalog import selectors
@@ -42,6 +44,10 @@ class ScenarioOut(Schema):
     slo_ttft_percentile: float
     slo_tpot_ms: float | None
     slo_e2el_ms: float | None
+    slo_bounds: list[dict[str, Any]] = Field(
+        description="bounds beyond the legacy slo_* fields (metric, percentile, limit, unit)"
+    )
+    slo_min_success_rate: float
 
 
 @router.get("/accelerators", response=list[AcceleratorOut], summary="Accelerators and prices")

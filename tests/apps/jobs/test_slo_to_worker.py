@@ -27,3 +27,16 @@ def test_a_job_hands_the_worker_the_scenarios_whole_slo():
         "TTFT p99 ≤ 500 ms",
         "TPOT p99.9 ≤ 40 ms",
     ]
+
+
+def test_the_scenarios_api_shows_the_whole_slo(client):
+    scenario_create(
+        scenario=results.Scenario(
+            input_tokens=654,
+            output_tokens=32,
+            slo={"bounds": [{"metric": "e2el", "percentile": "p90", "limit": 3, "unit": "s"}]},
+        )
+    )
+    (row,) = [s for s in client.get("/api/v1/scenarios").json() if s["input_tokens"] == 654]
+    assert row["slo_bounds"] == [{"metric": "e2el", "percentile": "p90", "limit": 3, "unit": "s"}]
+    assert row["slo_min_success_rate"] == 0.99
