@@ -145,7 +145,7 @@ class Slo:
         if not self.bounds:
             return "no SLO"
         parts = [bound.describe() for bound in self.bounds]
-        parts.append(f"success ≥ {self.min_success_rate:.0%}")
+        parts.append(f"success ≥ {_percent(self.min_success_rate)}")
         return ", ".join(parts)
 
     def bound_for(self, metric: Metric) -> Bound | None:
@@ -194,13 +194,18 @@ def judge(slo: Slo, figures: Figures, success_rate: float | None) -> Verdict:
     if slo.bounds:
         if success_rate is None:
             missing.append("success_rate")
+        # The tolerance absorbs float noise in succeeded / total (e.g. 99 / 100 vs 0.99).
         elif success_rate < slo.min_success_rate - 1e-12:
-            failed.append(f"success {success_rate:.1%} < {slo.min_success_rate:.0%}")
+            failed.append(f"success {success_rate:.1%} < {_percent(slo.min_success_rate)}")
     if failed:
         return Verdict("misses", tuple(failed), tuple(missing), slo)
     if missing:
         return Verdict("cannot_check", (), tuple(missing), slo)
     return Verdict("meets", (), (), slo)
+
+
+def _percent(rate: float) -> str:
+    return f"{round(rate * 100, 4):g}%"
 
 
 def point_figures(
