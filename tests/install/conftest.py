@@ -9,6 +9,7 @@ with a clean environment, so a missing runtime dependency fails here, not on a G
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -97,3 +98,34 @@ def server_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Venv:
     return make_venv(
         tmp_path_factory.mktemp("server") / "venv", f"inferboard[server] @ {wheel.as_uri()}"
     )
+
+
+ENV_EXAMPLE = REPO_ROOT / "deploy" / "env.example"
+
+
+def env_file(path: Path = ENV_EXAMPLE) -> dict[str, str]:
+    """KEY=VALUE lines as docker compose and systemd's EnvironmentFile read them."""
+    values: dict[str, str] = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            key, _, value = line.partition("=")
+            values[key.strip()] = value.strip()
+    return values
+
+
+def production_env() -> dict[str, str]:
+    """deploy/env.example with every `change-me` replaced the way its comments say."""
+    from cryptography.fernet import Fernet
+
+    values = env_file()
+    password = secrets.token_urlsafe(24)
+    generated = {
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ENDPOINT_CREDENTIALS_KEY": Fernet.generate_key().decode(),
+        "POSTGRES_PASSWORD": password,
+        "DATABASE_URL": values["DATABASE_URL"].replace("change-me", password),
+    }
+    values.update(generated)
+    left = [key for key, value in values.items() if "change-me" in value]
+    assert not left, f"env.example has placeholders the docs do not say how to fill: {left}"
+    return values
