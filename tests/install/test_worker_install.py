@@ -83,6 +83,7 @@ def test_bench_from_the_worker_install_measures_and_submits(
 
 def test_eval_from_the_worker_install_runs_against_llama_server(worker_venv, tmp_path):
     # The model is written with the dev venv (gguf is a dev dependency) and handed over.
+    (tmp_path / "model").mkdir()
     model = write_tiny_model(tmp_path / "model" / "tiny.gguf")
     out = tmp_path / "eval.json"
     with llama_server(model, slots=2, context=2 * 8192) as endpoint:
