@@ -142,3 +142,29 @@ def test_the_demo_stopped_by_a_signal_to_its_pid_leaves_no_process_behind(tmp_pa
     assert_nothing_survives(process, started, log)
     # Its broker folder went with it: nothing left for another demo to pick up.
     assert list((var / "broker").glob("demo-*")) == []
+
+
+def test_the_demos_children_die_with_it_when_it_is_killed_outright(tmp_path):
+    # SIGKILL runs no clean-up at all: the kernel's parent-death signal must stop them.
+    var = tmp_path / "var"
+    var.mkdir()
+    env = local_env(var)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v0"], cwd=REPO_ROOT, env=env, check=True
+    )
+    port = free_port()
+    log = tmp_path / "demo.log"
+    command = [sys.executable, "manage.py", "demo", f"127.0.0.1:{port}", "--no-initial-run"]
+    process = start_and_wait(command, env, log, port)
+    started = descendants(process.pid)
+    assert len(started) >= 2, children_named(started)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    # Waits for the children to act on the signal; the deadline bounds a failure only.
+    deadline = time.monotonic() + 60
+    while any(running(child) for child in started) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    survivors = [(pid, command_line(pid)) for pid, ticks in started if running((pid, ticks))]
+    for pid, _ in survivors:
+        os.kill(pid, signal.SIGKILL)
+    assert survivors == []
