@@ -83,6 +83,13 @@ class Speculative(_Strict):
     draft_tokens: int | None = Field(None, ge=1)
 
 
+class Disaggregation(_Strict):
+    """Prefill and decode served by separate GPU pools (e.g. InferenceX 'ctx 8 gen 8')."""
+
+    prefill_gpus: int = Field(ge=1)
+    decode_gpus: int = Field(ge=1)
+
+
 class Deployment(_Strict):
     accelerator: ShortText = Field(description="SKU: MI355X, B200, H200 ...")
     gpus: int = Field(ge=1)
@@ -91,6 +98,7 @@ class Deployment(_Strict):
     quantization: Quantization
     parallelism: Parallelism = Field(default_factory=Parallelism)
     speculative: Speculative | None = None
+    disaggregation: Disaggregation | None = None
     engine_flags: list[str] = Field(default_factory=list, max_length=500)
     notes: str | None = Field(None, max_length=2000)
 
@@ -167,12 +175,17 @@ class Latencies(_Strict):
 
 
 class RequestCounts(_Strict):
-    total: Count
+    # total and failed are None when the source counts only successes (sglang `completed`).
+    total: Count | None = None
     succeeded: Count
-    failed: Count
+    failed: Count | None = None
 
     @model_validator(mode="after")
     def _adds_up(self) -> RequestCounts:
+        if self.total is None or self.failed is None:
+            if self.total is not None or self.failed is not None:
+                raise ValueError("total and failed are stated together or not at all")
+            return self
         if self.succeeded + self.failed != self.total:
             raise ValueError("succeeded + failed must equal total")
         return self
@@ -229,6 +242,17 @@ class RequestRecord(_Strict):
     error: str | None = Field(None, max_length=500)
 
 
+class SpeculativeAcceptance(_Strict):
+    """What the source measured of speculative decoding (vLLM `spec_decode_*` fields)."""
+
+    rate: Rate | None = None
+    length: NonNegative | None = Field(None, description="mean tokens per verify step")
+    drafts: Count | None = None
+    draft_tokens: Count | None = None
+    accepted_tokens: Count | None = None
+    per_position: list[Rate] | None = Field(None, max_length=64)
+
+
 class Point(_Strict):
     """One load level of a run."""
 
@@ -251,6 +275,7 @@ class Point(_Strict):
         None, description="only where counts are unknown (published figures); else derived"
     )
     errors: dict[str, Count] = Field(default_factory=dict)
+    speculative_acceptance: SpeculativeAcceptance | None = None
     records: list[RequestRecord] | None = None
 
 
@@ -272,7 +297,12 @@ class AccuracyResult(_Strict):
     metric: ShortText = Field(description="e.g. exact_match_numeric, em_strict")
     n: Count | None = Field(None, description="scored items; None when the source did not say")
     correct: float | None = Field(None, ge=0)
-    score: Rate
+    kind: Literal["proportion", "score"] = Field(
+        "proportion",
+        description="proportion: share of n items right (binomial interval); score: any other "
+        "metric (F1, BLEU, perplexity ...), no n and no binomial interval",
+    )
+    score: float
     stderr: NonNegative | None = None
     ci_low: Rate | None = None
     ci_high: Rate | None = None
@@ -282,6 +312,13 @@ class AccuracyResult(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> AccuracyResult:
+        if self.kind == "proportion" and not 0 <= self.score <= 1:
+            raise ValueError("a proportion's score must be in [0, 1]; use kind 'score'")
+        if self.kind == "score" and (
+            self.n is not None or self.correct is not None or self.ci_low is not None
+        ):
+            # A binomial n or interval on an F1 or BLEU would be read as one (Wilson).
+            raise ValueError("a score has no n, correct count or binomial interval")
         if self.n is not None and self.correct is not None and self.correct > self.n:
             raise ValueError("correct must not exceed n")
         if self.ci_low is not None and self.ci_high is not None and self.ci_low > self.ci_high:
@@ -327,6 +364,9 @@ class ResultDocument(_Strict):
 def deployment_fingerprint(model_name: str, deployment: Deployment) -> str:
     """A stable hash over everything that was served (not over notes or free text)."""
     served = deployment.model_dump(mode="json", exclude={"notes"})
+    if served.get("disaggregation") is None:
+        # Added later: leaving it out when unset keeps every earlier fingerprint unchanged.
+        served.pop("disaggregation", None)
     canonical = json.dumps({"model": model_name, **served}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 

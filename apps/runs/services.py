@@ -249,6 +249,28 @@ def _records_insert(point_id: int, records: list[doc.RequestRecord]) -> None:
     RequestRecord.objects.bulk_create(batch)
 
 
+def run_records_attach(*, run: Run, document: doc.ResultDocument) -> int:
+    """Add a document's per-request records to the run it replays, where that run has none.
+
+    The same measurement imported first without its records and then with them is one run
+    (one idempotency key); the second import brings only the records. Returns how many
+    records were added (0 when the run already had them or the document has none).
+    """
+    added = 0
+    with transaction.atomic():
+        stored = list(Point.objects.select_for_update().filter(run=run).order_by("ordinal"))
+        if len(stored) != len(document.points):
+            return 0
+        for point, incoming in zip(stored, document.points, strict=True):
+            if incoming.records and not RequestRecord.objects.filter(point=point).exists():
+                _records_insert(point.pk, incoming.records)
+                added += len(incoming.records)
+        if added:
+            run_summary_refresh(run=run)
+            transaction.on_commit(runs_version_bump)
+    return added
+
+
 def reference_load(*, data: dict[str, Any]) -> dict[str, int]:
     """Load the shipped reference data; running it again changes nothing."""
     with transaction.atomic():

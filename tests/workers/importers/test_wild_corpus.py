@@ -1,0 +1,324 @@
+"""Every real file in tests/fixtures/wild imports with its numbers intact, or is refused by name.
+
+The folder a file sits in is the format it must sniff as. Checks compare the document with
+the file's own fields (seconds -> ms by x1000, per-GPU -> totals by x GPUs), never with
+numbers written into the test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workers.importers import Facts, ImportFailure, import_file, sniff
+from workers.results import Distribution, ResultDocument
+
+WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild"
+FILES = sorted(p for p in WILD.rglob("*") if p.is_file() and p.name != "SOURCES.md")
+
+
+def _facts(
+    accelerator: str,
+    gpus: int | None,
+    engine: str,
+    weights: str,
+    model: str | None = None,
+    **scenario: int,
+) -> Facts:
+    deployment = {
+        "accelerator": accelerator,
+        "engine": {"name": engine},
+        "quantization": {"weights": weights},
+    }
+    if gpus is not None:
+        deployment["gpus"] = gpus
+    return Facts.model_validate({"deployment": deployment, "model": model, "scenario": scenario})
+
+
+# Facts a file cannot state, by file-name prefix. The aiperf exports sit in InferenceX run
+# folders whose names state these (kept in the file names here); the token-position
+# summaries' accelerator is not stated anywhere, so the one given is arbitrary. Checks are
+# on measurements, which facts do not touch.
+FACTS_BY_PREFIX: dict[str, Facts] = {
+    "aiperf/agentic_kimik2.5": _facts("MI355X", 4, "vllm", "FP4"),
+    "aiperf/agentic_glm5.1": _facts("MI355X", 2, "sglang", "FP4"),
+    "aiperf/agentic_kimik2.7": _facts("MI355X", 4, "vllm", "FP4"),
+    # aiperf's own plot fixtures (Qwen3-0.6B runs); the hardware is not stated anywhere.
+    "aiperf/aiperf-plot-fixture": _facts("H100", 1, "vllm", "BF16"),
+    "inferencex-summary/glm5": _facts("H200", None, "vllm", "FP8"),
+    "inferencex-summary/minimax": _facts("H200", None, "vllm", "FP8"),
+    # ATOM MTP runs on MI355X, TP4 (InferenceX root files; the name gives isl8192_osl1024).
+    "inferencex-benchmark-serving/atom": _facts(
+        "MI355X", 4, "atom", "FP8", input_tokens=8192, output_tokens=1024
+    ),
+    # datacrunch-research's H200 benchmarks (8x H200, sglang); model from the file names.
+    "sglang-bench-serving/deepseek": _facts("H200", 8, "sglang", "FP8", model="deepseek-v3"),
+    "sglang-bench-serving/llama_3_3_70b": _facts(
+        "H200", 8, "sglang", "BF16", model="llama-3.3-70b"
+    ),
+    "sglang-bench-serving/llama_405b": _facts("H200", 8, "sglang", "FP8", model="llama-3.1-405b"),
+}
+# Facts a file cannot state (only for formats whose files do not name them).
+GIVEN: dict[str, Facts] = {
+    "inferencex-benchmark-serving": Facts.model_validate(
+        {
+            "deployment": {
+                "accelerator": "GB200",
+                "engine": {"name": "trtllm"},
+                "quantization": {"weights": "FP4"},
+            },
+            "scenario": {"input_tokens": 1024, "output_tokens": 1024},
+        }
+    ),
+}
+SLOT = {"mean": "mean", "median": "p50", "std": "std", "p90": "p90", "p95": "p95",
+        "p99": "p99", "p99.9": "p999"}  # fmt: skip
+STAT = re.compile(
+    r"^(mean|median|std|p90|p95|p99|p99\.9)_(ttft|tpot|itl|e2el|ttlt|e2e_latency)(_ms)?$"
+)
+
+
+def _close(a: float | None, b: float) -> bool:
+    return a is not None and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def _check_latencies(doc_point: Any, row: dict[str, Any], unit_ms: float) -> int:
+    """Every <stat>_<metric> in the file is in the document, in ms; returns how many."""
+    checked = 0
+    for key, value in row.items():
+        match = STAT.match(key)
+        if not match or value is None:
+            continue
+        stat, metric, _ = match.groups()
+        ours = "e2el" if metric in ("ttlt", "e2e_latency") else metric
+        dist: Distribution = getattr(doc_point.latency_ms, ours)
+        assert getattr(dist, SLOT[stat]) == value * unit_ms, key
+        checked += 1
+    return checked
+
+
+def _check_deployment(doc: ResultDocument, row: dict[str, Any]) -> None:
+    dep = doc.deployment
+    assert dep.accelerator == row["hw"].upper()
+    assert dep.parallelism.tp == row["tp"] == dep.gpus
+    assert dep.parallelism.ep == row["ep"]
+    assert dep.parallelism.dp_attention == (str(row["dp_attention"]).lower() == "true")
+    assert dep.quantization.weights == row["precision"].upper()
+    assert dep.engine.name == row["framework"]
+    assert doc.model.name == row["model"]
+    spec = row.get("spec_decoding")
+    if spec and spec != "none":
+        assert dep.speculative is not None and dep.speculative.method == spec
+    else:
+        assert dep.speculative is None
+
+
+def check_inferencex_agg(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    _check_deployment(doc, raw)
+    assert point.concurrency == raw["conc"]
+    gpus = doc.deployment.gpus
+    assert _close(point.throughput.total_tok_s / gpus, raw["tput_per_gpu"])
+    assert _close(point.throughput.output_tok_s / gpus, raw["output_tput_per_gpu"])
+    assert _close(point.throughput.input_tok_s / gpus, raw["input_tput_per_gpu"])
+    assert (doc.scenario.input_tokens, doc.scenario.output_tokens) == (raw["isl"], raw["osl"])
+    assert _check_latencies(point, raw, 1000) >= 20
+    assert (
+        doc.environment.extra["statistics_as_written"]["intvty"]["median"] == (raw["median_intvty"])
+    )
+
+
+def check_inferencex_agentic(docs: list[ResultDocument], raw: Any) -> None:
+    rows = raw if isinstance(raw, list) else [raw]
+    assert len(docs) == len(rows)
+    for doc, row in zip(docs, rows, strict=True):
+        point = doc.points[0]
+        _check_deployment(doc, row)
+        assert point.concurrency == row.get("conc", row.get("users"))
+        assert point.window_s == row["duration_seconds"]
+        assert point.requests.total == row["num_requests_total"]
+        assert point.requests.succeeded == row["num_requests_successful"]
+        assert point.tokens.input == row["total_prompt_tokens"]
+        assert point.tokens.output == row["total_generation_tokens"]
+        assert point.throughput.input_tok_s == row["input_tput_tps"]
+        assert point.throughput.output_tok_s == row["output_tput_tps"]
+        assert point.throughput.total_tok_s == row["total_tput_tps"]
+        assert point.prefix_cache_hit_rate == row["server_gpu_cache_hit_rate"]
+        assert doc.scenario.input_tokens == round(row["mean_input_tokens"])
+        assert _check_latencies(point, row, 1000) >= 12
+
+
+def check_inferencex_summary(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    assert point.concurrency == raw["max_concurrency"]
+    assert point.window_s == raw["duration"]
+    assert point.requests.total == raw["num_prompts"]
+    assert point.requests.succeeded == raw["completed"]
+    assert point.throughput.requests_per_s == raw["request_throughput"]
+    assert point.throughput.output_tok_s == raw["output_throughput"]
+    assert point.tokens.input == raw["total_input_tokens"]
+    assert _check_latencies(point, raw, 1000) >= 6
+    assert doc.model.name == raw["model_id"]
+
+
+AIPERF_SLOTS = {"avg": "mean", "std": "std", "min": "min", "max": "max", "p50": "p50",
+                "p90": "p90", "p95": "p95", "p99": "p99"}  # fmt: skip
+AIPERF_LATENCY = {"time_to_first_token": "ttft", "inter_token_latency": "tpot",
+                  "inter_chunk_latency": "itl", "request_latency": "e2el",
+                  "time_to_first_output_token": "ttfo"}  # fmt: skip
+
+
+def check_aiperf(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    assert raw["request_latency"]["unit"] == "ms"
+    checked = 0
+    for name, ours in AIPERF_LATENCY.items():
+        if name not in raw:
+            continue
+        dist = getattr(point.latency_ms, ours)
+        for stat, slot in AIPERF_SLOTS.items():
+            if stat in raw[name]:
+                assert getattr(dist, slot) == raw[name][stat], (name, stat)
+                checked += 1
+        unslotted = doc.environment.extra["percentiles_without_slot"][name]
+        assert unslotted["p75"] == raw[name]["p75"]
+    assert checked >= 30
+    assert point.window_s == raw["benchmark_duration"]["avg"]  # unit "sec"
+    assert point.requests.succeeded == raw["request_count"]["avg"]
+    assert point.throughput.requests_per_s == raw["request_throughput"]["avg"]
+    if "total_usage_prompt_tokens" in raw:
+        assert point.tokens.source == "usage"
+        assert point.tokens.input == raw["total_usage_prompt_tokens"]["avg"]
+        assert point.tokens.output == raw["total_usage_completion_tokens"]["avg"]
+    else:  # older exports count with the tokenizer only
+        assert point.tokens.source == "tokenizer"
+        assert point.tokens.input == raw["total_isl"]["avg"]
+        assert point.tokens.output == raw["total_osl"]["avg"]
+    assert point.concurrency == raw["input_config"]["loadgen"]["concurrency"]
+    assert doc.model.name == raw["input_config"]["endpoint"]["model_names"][0]
+    assert doc.environment.loadgen_version == f"aiperf {raw.get('aiperf_version')}"
+
+
+def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    assert point.concurrency == raw["max_concurrency"]
+    assert point.window_s == raw["duration"]
+    assert point.throughput.requests_per_s == raw["request_throughput"]
+    assert point.throughput.output_tok_s == raw["output_throughput"]
+    assert point.throughput.total_tok_s == raw["total_token_throughput"]
+    assert point.tokens.input == raw["total_input_tokens"]
+    assert point.tokens.output == raw["total_output_tokens"]
+    assert point.requests.succeeded == raw["completed"]
+    assert _check_latencies(point, raw, 1) >= 20
+    assert doc.environment.extra["best_of"] == raw["best_of"]
+
+
+def check_sglang(docs: list[ResultDocument], raw: Any) -> None:
+    lines = raw if isinstance(raw, list) else [raw]
+    seen = []
+    for doc in docs:
+        for point, extra in zip(doc.points, doc.environment.extra["lines"], strict=True):
+            row = lines[extra["line"] - 1]
+            seen.append(extra["line"])
+            assert point.window_s == row["duration"]
+            assert point.requests.succeeded == row["completed"]
+            assert point.tokens.input == row["total_input_tokens"]
+            assert point.tokens.output == row["total_output_tokens"]
+            assert point.throughput.output_tok_s == row["output_throughput"]
+            rate = row["request_rate"]
+            assert point.request_rate == (rate if math.isfinite(rate) else None)
+            assert _check_latencies(point, row, 1) >= 2
+            assert doc.scenario.dataset == row["dataset_name"]
+    assert sorted(seen) == list(range(1, len(lines) + 1))  # every line imported once
+
+
+def check_inferencex_agentic_v2(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    metrics = raw["request_metrics"]
+    assert doc.deployment.accelerator == raw["hw"].removeprefix("cluster:").split("-")[0].upper()
+    assert doc.deployment.gpus == raw["tp"] * raw.get("pp", 1)
+    assert doc.model.name == raw["model"]
+    assert point.concurrency == raw["conc"]
+    assert point.window_s == metrics["throughput"]["duration_seconds"]
+    assert point.throughput.total_tok_s == metrics["throughput"]["total"]["tokens_per_second"]
+    assert point.throughput.output_tok_s == metrics["throughput"]["output"]["tokens_per_second"]
+    assert point.requests.succeeded == raw["num_requests_successful"]
+    assert point.prefix_cache_hit_rate == raw["server_metrics"]["cache"]["gpu_cache_hit_rate"]
+    checked = 0
+    for name, stats in metrics["latency"].items():
+        if name == "intvty":
+            continue
+        dist = getattr(point.latency_ms, "e2el" if name == "e2el" else name)
+        for stat, slot in (("mean", "mean"), ("p50", "p50"), ("p90", "p90"), ("std", "std")):
+            assert getattr(dist, slot) == stats[stat] * 1000, (name, stat)
+            checked += 1
+    assert checked == 16
+
+
+CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
+    "inferencex-agg": check_inferencex_agg,
+    "inferencex-agentic": check_inferencex_agentic,
+    "inferencex-benchmark-serving": check_benchmark_serving,
+    "inferencex-summary": check_inferencex_summary,
+    "aiperf": check_aiperf,
+    "sglang-bench-serving": check_sglang,
+    "inferencex-agentic-v2": check_inferencex_agentic_v2,
+}
+# Files refused on purpose: relative path -> words the message must contain.
+REFUSED: dict[str, tuple[str, ...]] = {
+    # framework and precision are empty strings in this file: the facts must say them.
+    "inferencex-agentic/results_0601_results_bmk_2_agg_bmk.json": (
+        "item 0",
+        "deployment.engine.name",
+        "deployment.quantization.weights",
+    ),
+}
+
+
+def facts_for(path: Path) -> Facts | None:
+    relative = str(path.relative_to(WILD))
+    return next(
+        (f for prefix, f in FACTS_BY_PREFIX.items() if relative.startswith(prefix)),
+        GIVEN.get(path.parent.name),
+    )
+
+
+def _raw(path: Path) -> Any:
+    text = path.read_text()
+    try:
+        return json.loads(text, parse_constant=float)
+    except ValueError:
+        return [json.loads(line, parse_constant=float) for line in text.splitlines() if line]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(WILD)))
+def test_every_wild_file_imports_with_its_numbers_or_is_refused_by_name(path):
+    relative = str(path.relative_to(WILD))
+    fmt = path.parent.name
+    facts = facts_for(path)
+    if relative in REFUSED:
+        with pytest.raises(ImportFailure) as refused:
+            import_file(path.read_bytes(), path.name, facts=facts)
+        for word in REFUSED[relative]:
+            assert word in str(refused.value)
+        return
+    assert sniff(path.read_bytes(), path.name) == fmt
+    docs = import_file(path.read_bytes(), path.name, facts=facts)
+    CHECKS[fmt](docs, _raw(path))
+
+
+def test_the_corpus_lists_every_file_in_sources():
+    sources = (WILD / "SOURCES.md").read_text()
+    missing = [str(p.relative_to(WILD)) for p in FILES if str(p.relative_to(WILD)) not in sources]
+    assert not missing
