@@ -190,7 +190,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("output")
     g.add_argument("--out", type=Path, default=Path("result.json"), help="result document path")
     g.add_argument("--no-records", action="store_true", help="keep records only in the JSONL")
-    g.add_argument("--submit", metavar="URL", help="inferboard server URL to POST the document to")
+    g.add_argument("--submit", metavar="URL", help="inferboard server (base URL) to POST to")
     g.add_argument("--token", help="inferboard API token (default: env INFERBOARD_TOKEN)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -388,10 +388,8 @@ def submit(document: ResultDocument, url: str, token: str | None) -> int:
     """POST the document to the server's runs API; retries keep the idempotency key."""
     if not token:
         raise CliError("--submit needs --token (or env INFERBOARD_TOKEN)")
-    base = url.rstrip("/")
-    base = base.removesuffix("/api/v1/runs")
     try:
-        return ServerClient(base, token).submit(document)
+        return ServerClient(url, token).submit(document)
     except (ServerRefused, ServerError) as exc:
         raise CliError(f"--submit: {exc}") from None
 
