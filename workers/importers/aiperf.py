@@ -416,6 +416,7 @@ def _scenario_v14(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict
             # Fixed lengths; a nonzero stddev is a normal spread our scenario cannot state.
             scenario["input_tokens"] = int(isl["mean"])
             scenario["output_tokens"] = int(osl["mean"])
+            scenario["length_spread"] = 0.0  # stated: both stddevs are 0
     return scenario, phase
 
 
@@ -458,6 +459,8 @@ def _scenario_v11(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict
         scenario["dataset"] = dataset_name("synthetic")
         scenario["input_tokens"] = int(isl["mean"])
         scenario["output_tokens"] = int(osl["mean"])
+        if isl.get("stddev") == 0 and osl.get("stddev") == 0:
+            scenario["length_spread"] = 0.0  # stated; a missing stddev leaves it unstated
     return scenario, phase
 
 

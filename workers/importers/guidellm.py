@@ -255,6 +255,8 @@ def _scenario_from_data(data: Any) -> dict[str, Any]:
             "input_tokens": int(config["prompt_tokens"]),
             "output_tokens": int(config["output_tokens"]),
             "dataset": dataset_name("synthetic"),
+            # guidellm's synthetic data has fixed lengths unless a *_stdev/_min/_max is given.
+            "length_spread": 0.0,
         }
     except (TypeError, ValueError):
         return {}

@@ -69,6 +69,25 @@ def test_aiperf_and_sglang_put_the_same_workload_in_the_same_scenario(llama_serv
     assert from_aiperf.scenario.dataset == "random"  # aiperf calls it "synthetic"
 
 
+# --- nothing invented --------------------------------------------------------------------
+
+
+def test_a_vllm_file_leaves_length_spread_and_prefix_cache_unstated(h100):
+    # vLLM's result does not record random_range_ratio or any prefix reuse target.
+    [doc] = _vllm(vllm_result(), h100)
+    assert doc.scenario.length_spread is None
+    assert doc.scenario.prefix_cache_hit_rate is None
+
+
+def test_sglang_and_aiperf_state_the_spread_their_files_give(llama_server):
+    [from_sglang] = _import(SGLANG, llama_server)  # random_range_ratio 1.0: fixed lengths
+    [from_aiperf] = _import(AIPERF, llama_server)  # isl/osl stddev 0: fixed lengths
+    assert from_sglang.scenario.length_spread == 0
+    assert from_aiperf.scenario.length_spread == 0
+    assert from_sglang.scenario.prefix_cache_hit_rate is None
+    assert from_aiperf.scenario.prefix_cache_hit_rate is None
+
+
 # --- counts and placeholders -------------------------------------------------------------
 
 
