@@ -63,6 +63,48 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         "H200", 8, "sglang", "BF16", model="llama-3.3-70b"
     ),
     "sglang-bench-serving/llama_405b": _facts("H200", 8, "sglang", "FP8", model="llama-3.1-405b"),
+    # kubernetes-sigs/inference-perf KubeCon NA 2025 demo: its manifests.yaml runs
+    # vllm/vllm-openai:v0.11.0 serving Llama-3.1-8B-Instruct on one H100 (GKE
+    # nvidia-h100-80gb). The report does not state the workload's lengths (a ShareGPT-like
+    # mix); the facts give the means the reports show, rounded. Checks are on measurements.
+    "inference-perf/kubecon-na-2025_vllm-eagle": Facts.model_validate(
+        {
+            **_facts(
+                "H100",
+                1,
+                "vllm",
+                "BF16",
+                "meta-llama/Llama-3.1-8B-Instruct",
+                input_tokens=202,
+                output_tokens=63,
+            ).as_tree(),  # fmt: skip
+            "deployment": {
+                "accelerator": "H100",
+                "gpus": 1,
+                "engine": {"name": "vllm"},
+                "quantization": {"weights": "BF16"},
+                "speculative": {"method": "eagle3", "draft_tokens": 4},
+            },
+        }
+    ),
+    "inference-perf/kubecon-na-2025_vllm-quantization": _facts(
+        "H100",
+        1,
+        "vllm",
+        "NF4",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        input_tokens=202,
+        output_tokens=63,
+    ),  # fmt: skip  (--quantization bitsandbytes)
+    "inference-perf/kubecon-na-2025_vllm": _facts(
+        "H100",
+        1,
+        "vllm",
+        "BF16",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        input_tokens=202,
+        output_tokens=63,
+    ),  # fmt: skip
 }
 # Facts a file cannot state (only for formats whose files do not name them).
 GIVEN: dict[str, Facts] = {
@@ -266,7 +308,38 @@ def check_inferencex_agentic_v2(docs: list[ResultDocument], raw: Any) -> None:
     assert checked == 16
 
 
+INFERENCE_PERF_LATENCY = {"time_to_first_token": "ttft", "time_per_output_token": "tpot",
+                          "request_latency": "e2el"}  # fmt: skip
+INFERENCE_PERF_SLOTS = {"mean": "mean", "min": "min", "median": "p50", "p90": "p90",
+                        "p95": "p95", "p99": "p99", "p99.9": "p999", "max": "max"}  # fmt: skip
+
+
+def check_inference_perf(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    successes, load = raw["successes"], raw["load_summary"]
+    assert point.requests.succeeded == successes["count"]
+    assert point.requests.failed == raw["failures"]["count"]
+    throughput = successes["throughput"]
+    assert point.throughput.requests_per_s == throughput["requests_per_sec"]
+    assert point.throughput.input_tok_s == throughput["input_tokens_per_sec"]
+    assert point.throughput.output_tok_s == throughput["output_tokens_per_sec"]
+    assert point.throughput.total_tok_s == throughput["total_tokens_per_sec"]
+    assert point.request_rate == load.get("requested_rate")
+    checked = 0
+    for name, ours in INFERENCE_PERF_LATENCY.items():
+        dist = getattr(point.latency_ms, ours)
+        for stat, slot in INFERENCE_PERF_SLOTS.items():
+            if stat in successes["latency"][name]:
+                assert getattr(dist, slot) == successes["latency"][name][stat] * 1000, (name, stat)
+                checked += 1
+    assert checked >= 15
+    # Nothing in the report states a length spread or a prefix-cache target.
+    assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
+
+
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
+    "inference-perf": check_inference_perf,
     "inferencex-agg": check_inferencex_agg,
     "inferencex-agentic": check_inferencex_agentic,
     "inferencex-benchmark-serving": check_benchmark_serving,
