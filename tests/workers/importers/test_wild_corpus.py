@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from workers.importers import Facts, ImportFailure, import_file, sniff
+from workers.importers.lm_eval import PROPORTIONS
 from workers.results import Distribution, ResultDocument
 
 WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild"
@@ -105,6 +106,10 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         input_tokens=202,
         output_tokens=63,
     ),  # fmt: skip
+    # lm-eval results: hardware and engine from each file's pretty_env_info and config.model.
+    "lm-eval/african_nlp": _facts("L4", 1, "vllm", "BF16"),
+    "lm-eval/nl2foam": _facts("H100", 8, "vllm", "BF16", model="nl2foam_sft_0"),
+    "lm-eval/qwen3-8b": _facts("H100", 1, "hf", "BF16"),
 }
 # Facts a file cannot state (only for formats whose files do not name them).
 GIVEN: dict[str, Facts] = {
@@ -338,7 +343,34 @@ def check_inference_perf(docs: list[ResultDocument], raw: Any) -> None:
     assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
 
 
+def check_lm_eval(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    groups = {g for g, subtasks in raw.get("group_subtasks", {}).items() if subtasks}
+    stored = {(a.task, a.metric): a for a in doc.accuracy}
+    expected = 0
+    for task, row in raw["results"].items():
+        if task in groups:  # an aggregate of subtasks stored on their own
+            assert not any(t == task for t, _ in stored)
+            continue
+        effective = raw["n-samples"][task]["effective"]
+        for key, value in row.items():
+            if key in ("alias", "name", "sample_len") or "_stderr," in key:
+                continue
+            result = stored[(task, key)]
+            expected += 1
+            assert result.score == value
+            stderr = row.get(key.replace(",", "_stderr,", 1))
+            assert result.stderr == (stderr if isinstance(stderr, float) else None)
+            if key.split(",")[0] in PROPORTIONS:
+                assert (result.kind, result.n) == ("proportion", effective)
+            else:  # f1, bleu, rouge, judge scores: no n, so no binomial interval
+                assert (result.kind, result.n) == ("score", None)
+    assert len(stored) == expected
+    assert doc.environment.extra["lm_eval_version"] == raw["lm_eval_version"]
+
+
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
+    "lm-eval": check_lm_eval,
     "inference-perf": check_inference_perf,
     "inferencex-agg": check_inferencex_agg,
     "inferencex-agentic": check_inferencex_agentic,
@@ -350,6 +382,8 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
+    # lm-eval's own 2021 test data: results as written before 0.4 (no filters, no counts).
+    "lm-eval/lm-eval-0.3-testdata_arc_challenge-v0-res.json": ("0.3 or earlier", "0.4.x"),
     # framework and precision are empty strings in this file: the facts must say them.
     "inferencex-agentic/results_0601_results_bmk_2_agg_bmk.json": (
         "item 0",
