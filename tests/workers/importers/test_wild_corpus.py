@@ -106,6 +106,17 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         input_tokens=202,
         output_tokens=63,
     ),  # fmt: skip
+    # er0080/vllm-benchmarking's capture of `vllm bench sweep serve` (vLLM 0.25.1, OPT-125m):
+    # the files state no hardware or lengths; these facts are arbitrary. Checks are on
+    # measurements, which facts do not touch.
+    "vllm-bench-serve/er0080-sweep": _facts(
+        "L4", 1, "vllm", "BF16", input_tokens=32, output_tokens=16
+    ),
+    # nerdalert/vllm-bench-automation: llm-d with 4 decode replicas on 4x L40S (the file's
+    # --metadata says gpu=4xNVIDIA_L40S, input_len=1000, output_len=500).
+    "inferencex-benchmark-serving/vllm-bench-automation": _facts(
+        "L40S", 4, "vllm", "BF16", input_tokens=1000, output_tokens=500
+    ),
     # lm-eval results: hardware and engine from each file's pretty_env_info and config.model.
     "lm-eval/african_nlp": _facts("L4", 1, "vllm", "BF16"),
     "lm-eval/nl2foam": _facts("H100", 8, "vllm", "BF16", model="nl2foam_sft_0"),
@@ -256,6 +267,28 @@ def check_aiperf(docs: list[ResultDocument], raw: Any) -> None:
 
 
 def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
+    # benchmark_serving.py --append-result writes one result per line: one run each.
+    rows = raw if isinstance(raw, list) else [raw]
+    assert len(docs) == len(rows)
+    for doc, row in zip(docs, rows, strict=True):
+        point = doc.points[0]
+        assert point.concurrency == row["max_concurrency"]
+        assert point.window_s == row["duration"]
+        assert point.throughput.requests_per_s == row["request_throughput"]
+        assert point.throughput.output_tok_s == row["output_throughput"]
+        assert point.throughput.total_tok_s == row["total_token_throughput"]
+        assert point.tokens.input == row["total_input_tokens"]
+        assert point.tokens.output == row["total_output_tokens"]
+        assert point.requests.succeeded == row["completed"]
+        assert _check_latencies(point, row, 1) >= 12
+        if "best_of" in row:
+            assert doc.environment.extra["best_of"] == row["best_of"]
+        rate = row["request_rate"]
+        assert doc.environment.extra.get("requested_rate") == (None if rate == "inf" else rate)
+    assert len({doc.idempotency_key for doc in docs}) == len(docs)
+
+
+def check_vllm_bench_serve(docs: list[ResultDocument], raw: Any) -> None:
     [doc] = docs
     point = doc.points[0]
     assert point.concurrency == raw["max_concurrency"]
@@ -265,9 +298,13 @@ def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
     assert point.throughput.total_tok_s == raw["total_token_throughput"]
     assert point.tokens.input == raw["total_input_tokens"]
     assert point.tokens.output == raw["total_output_tokens"]
-    assert point.requests.succeeded == raw["completed"]
-    assert _check_latencies(point, raw, 1) >= 20
-    assert doc.environment.extra["best_of"] == raw["best_of"]
+    assert (point.requests.succeeded, point.requests.failed) == (raw["completed"], raw["failed"])
+    assert _check_latencies(point, raw, 1) == 16  # mean/median/std/p99 of ttft/tpot/itl/e2el
+    assert doc.model.name == raw["model_id"]
+    # `vllm bench sweep` merges its run number and serve parameters into the result.
+    sweep = doc.environment.extra["sweep_parameters"]
+    assert (sweep["run_number"], sweep["max_num_seqs"]) == (raw["run_number"], raw["max_num_seqs"])
+    assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
 
 
 def check_sglang(docs: list[ResultDocument], raw: Any) -> None:
@@ -370,6 +407,7 @@ def check_lm_eval(docs: list[ResultDocument], raw: Any) -> None:
 
 
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
+    "vllm-bench-serve": check_vllm_bench_serve,
     "lm-eval": check_lm_eval,
     "inference-perf": check_inference_perf,
     "inferencex-agg": check_inferencex_agg,
