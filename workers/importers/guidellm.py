@@ -195,7 +195,9 @@ def _point(bench: dict[str, Any], where: str) -> tuple[dict[str, Any], str, dict
         if name in metrics:
             total = _successful(metrics[name], name, where).get("total_sum")
             if total is not None:
-                tokens[slot] = int(total)
+                # A float sum of whole counts (1748.9999999999998 in a real report): round,
+                # since int() would drop a token.
+                tokens[slot] = round(total)
 
     strategy = ((bench.get("config") or {}).get("strategy")) or {}
     kind = strategy.get("type_")

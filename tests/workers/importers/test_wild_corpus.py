@@ -117,6 +117,12 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "inferencex-benchmark-serving/vllm-bench-automation": _facts(
         "L40S", 4, "vllm", "BF16", input_tokens=1000, output_tokens=500
     ),
+    # danielkorat/guidellm-bench: vLLM 0.14.1 on Intel XPU (intel/vllm:0.14.1-xpu), TP4, FP8,
+    # AIME prompts. The XPU model and the workload's lengths are not stated (lengths: the
+    # file's rounded prompt/output means); checks are on measurements.
+    "guidellm/guidellm-bench": _facts(
+        "ARC-B60", 4, "vllm", "FP8", input_tokens=99, output_tokens=1024
+    ),
     # lm-eval results: hardware and engine from each file's pretty_env_info and config.model.
     "lm-eval/african_nlp": _facts("L4", 1, "vllm", "BF16"),
     "lm-eval/nl2foam": _facts("H100", 8, "vllm", "BF16", model="nl2foam_sft_0"),
@@ -406,7 +412,36 @@ def check_lm_eval(docs: list[ResultDocument], raw: Any) -> None:
     assert doc.environment.extra["lm_eval_version"] == raw["lm_eval_version"]
 
 
+def check_guidellm(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    assert len(doc.points) == len(raw["benchmarks"])
+    for point, bench in zip(doc.points, raw["benchmarks"], strict=True):
+        metrics = {name: m.get("successful") for name, m in bench["metrics"].items()}
+        strategy = bench["config"]["strategy"]
+        assert point.label == strategy["type_"]
+        assert point.concurrency == strategy["max_concurrency"]  # synchronous 1, concurrent N
+        assert point.window_s == bench["duration"]
+        assert point.requests.succeeded == bench["metrics"]["request_totals"]["successful"]
+        assert point.throughput.requests_per_s == metrics["requests_per_second"]["mean"]
+        assert point.throughput.output_tok_s == metrics["output_tokens_per_second"]["mean"]
+        # total_sum is a float sum of whole counts (1748.9999999999998 for 1749).
+        assert point.tokens.input == round(metrics["prompt_token_count"]["total_sum"])
+        assert point.tokens.output == round(metrics["output_token_count"]["total_sum"])
+        for name, slot, factor in (
+            ("time_to_first_token_ms", "ttft", 1),
+            ("request_latency", "e2el", 1000),  # seconds
+        ):
+            dist, summary = getattr(point.latency_ms, slot), metrics[name]
+            assert (dist.mean, dist.std) == (summary["mean"] * factor, summary["std_dev"] * factor)
+            assert (dist.min, dist.max) == (summary["min"] * factor, summary["max"] * factor)
+            for p in ("p50", "p90", "p95", "p99", "p999"):
+                assert getattr(dist, p) == summary["percentiles"][p] * factor, (name, p)
+        # guidellm's token-weighted TPOT/ITL are kept aside, not mapped (see the importer).
+        assert point.latency_ms.tpot is None and point.latency_ms.itl is None
+
+
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
+    "guidellm": check_guidellm,
     "vllm-bench-serve": check_vllm_bench_serve,
     "lm-eval": check_lm_eval,
     "inference-perf": check_inference_perf,
