@@ -455,6 +455,16 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
+    # wellflat/k8s-dev's genai-perf exports (flat input_config, then the nested one with
+    # telemetry_stats): recognised and refused naming the tool and what to use instead.
+    "genai-perf/wellflat-k8s-dev_e3e57baf_gpt-oss-20b_profile_export_genai_perf.json": (
+        "NVIDIA genai-perf",
+        "aiperf 0.8",
+    ),
+    "genai-perf/wellflat-k8s-dev_e17e8f5b_gpt-oss-20b_profile_export_genai_perf.json": (
+        "NVIDIA genai-perf",
+        "aiperf 0.8",
+    ),
     # lm-eval's own 2021 test data: results as written before 0.4 (no filters, no counts).
     "lm-eval/lm-eval-0.3-testdata_arc_challenge-v0-res.json": ("0.3 or earlier", "0.4.x"),
     # framework and precision are empty strings in this file: the facts must say them.
