@@ -123,6 +123,15 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "guidellm/guidellm-bench": _facts(
         "ARC-B60", 4, "vllm", "FP8", input_tokens=99, output_tokens=1024
     ),
+    # wellflat/k8s-dev: vllm/vllm-openai:gptoss, TP1, one GPU whose model is not stated
+    # (the accelerator is arbitrary); lengths are the synthetic means each file requested
+    # (stddev 30, so the file states no fixed lengths).
+    "genai-perf/wellflat-k8s-dev_e3e57baf": _facts(
+        "A100", 1, "vllm", "MXFP4", "openai/gpt-oss-20b", input_tokens=150, output_tokens=400
+    ),
+    "genai-perf/wellflat-k8s-dev_e17e8f5b": _facts(
+        "A100", 1, "vllm", "MXFP4", "openai/gpt-oss-20b", input_tokens=150, output_tokens=300
+    ),
     # lm-eval results: hardware and engine from each file's pretty_env_info and config.model.
     "lm-eval/african_nlp": _facts("L4", 1, "vllm", "BF16"),
     "lm-eval/nl2foam": _facts("H100", 8, "vllm", "BF16", model="nl2foam_sft_0"),
@@ -440,7 +449,36 @@ def check_guidellm(docs: list[ResultDocument], raw: Any) -> None:
         assert point.latency_ms.tpot is None and point.latency_ms.itl is None
 
 
+GENAI_PERF_LATENCY = {"time_to_first_token": "ttft", "request_latency": "e2el",
+                      "inter_token_latency": "tpot"}  # fmt: skip
+
+
+def check_genai_perf(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    assert raw["request_latency"]["unit"] == "ms"
+    checked = 0
+    for name, slot in GENAI_PERF_LATENCY.items():
+        dist = getattr(point.latency_ms, slot)
+        for stat, ours in AIPERF_SLOTS.items():
+            assert getattr(dist, ours) == raw[name][stat], (name, stat)
+            checked += 1
+        assert doc.environment.extra["percentiles_without_slot"][name]["p25"] == raw[name]["p25"]
+    assert checked == 24
+    assert point.throughput.requests_per_s == raw["request_throughput"]["avg"]
+    assert point.throughput.output_tok_s == raw["output_token_throughput"]["avg"]
+    assert point.requests.succeeded == raw["request_count"]["avg"]
+    assert point.requests.failed is None  # not stated
+    assert point.window_s is None and point.tokens is None  # not stated either
+    config = raw["input_config"]
+    stimulus = config.get("perf_analyzer", {}).get("stimulus", config)
+    assert point.concurrency == stimulus["concurrency"]
+    assert doc.model.name == (config.get("model_names") or config.get("model"))[0]
+    assert doc.scenario.dataset == "random"  # genai-perf's "synthetic"
+
+
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
+    "genai-perf": check_genai_perf,
     "guidellm": check_guidellm,
     "vllm-bench-serve": check_vllm_bench_serve,
     "lm-eval": check_lm_eval,
@@ -455,16 +493,6 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
-    # wellflat/k8s-dev's genai-perf exports (flat input_config, then the nested one with
-    # telemetry_stats): recognised and refused naming the tool and what to use instead.
-    "genai-perf/wellflat-k8s-dev_e3e57baf_gpt-oss-20b_profile_export_genai_perf.json": (
-        "NVIDIA genai-perf",
-        "aiperf 0.8",
-    ),
-    "genai-perf/wellflat-k8s-dev_e17e8f5b_gpt-oss-20b_profile_export_genai_perf.json": (
-        "NVIDIA genai-perf",
-        "aiperf 0.8",
-    ),
     # lm-eval's own 2021 test data: results as written before 0.4 (no filters, no counts).
     "lm-eval/lm-eval-0.3-testdata_arc_challenge-v0-res.json": ("0.3 or earlier", "0.4.x"),
     # framework and precision are empty strings in this file: the facts must say them.
