@@ -337,7 +337,8 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
     }
     endpoint = (doc.get("input_config") or {}).get("endpoint") or {}
     environment = {
-        "loadgen_version": f"aiperf {doc.get('aiperf_version')}",
+        # Exports from before aiperf_version existed do not say which aiperf wrote them.
+        "loadgen_version": f"aiperf {doc['aiperf_version']}" if doc.get("aiperf_version") else None,
         "started_at": _aware(doc.get("start_time")),
         "finished_at": _aware(doc.get("end_time")),
         "extra": {

@@ -116,6 +116,12 @@ def _model_name(doc: dict[str, Any]) -> str | None:
 def parse(job: ImportInput) -> list[ResultDocument]:
     where = job.main.name
     doc = expect_object(load_json(job.main), where)
+    if "config_general" in doc:
+        # lighteval also writes "results" and "versions", with its own config_* / summary_*.
+        raise ImportFailure(
+            f"{where}: this looks like a lighteval results file (config_general, "
+            "summary_tasks), which we do not read; we read lm-evaluation-harness 0.4.x"
+        )
     unknown = sorted(k for k in doc if k not in TOP_LEVEL)
     if unknown:
         raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")

@@ -52,6 +52,10 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "aiperf/agentic_kimik2.7": _facts("MI355X", 4, "vllm", "FP4"),
     # aiperf's own plot fixtures (Qwen3-0.6B runs); the hardware is not stated anywhere.
     "aiperf/aiperf-plot-fixture": _facts("H100", 1, "vllm", "BF16"),
+    # wellflat/k8s-dev's aiperf run against its gpt-oss-20b vLLM pod (GPU model not stated).
+    "aiperf/wellflat-k8s-dev": _facts(
+        "A100", 1, "vllm", "MXFP4", input_tokens=150, output_tokens=100
+    ),
     "inferencex-summary/glm5": _facts("H200", None, "vllm", "FP8"),
     "inferencex-summary/minimax": _facts("H200", None, "vllm", "FP8"),
     # ATOM MTP runs on MI355X, TP4 (InferenceX root files; the name gives isl8192_osl1024).
@@ -278,7 +282,8 @@ def check_aiperf(docs: list[ResultDocument], raw: Any) -> None:
         assert point.tokens.output == raw["total_osl"]["avg"]
     assert point.concurrency == raw["input_config"]["loadgen"]["concurrency"]
     assert doc.model.name == raw["input_config"]["endpoint"]["model_names"][0]
-    assert doc.environment.loadgen_version == f"aiperf {raw.get('aiperf_version')}"
+    version = raw.get("aiperf_version")
+    assert doc.environment.loadgen_version == (f"aiperf {version}" if version else None)
 
 
 def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
@@ -493,6 +498,11 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
+    # wellflat/k8s-dev's lighteval output: it has lm-eval's "results" and "versions" keys.
+    "lm-eval/wellflat-k8s-dev_lighteval_results_2025-10-24T08-49-35.599065.json": (
+        "lighteval",
+        "lm-evaluation-harness 0.4.x",
+    ),
     # lm-eval's own 2021 test data: results as written before 0.4 (no filters, no counts).
     "lm-eval/lm-eval-0.3-testdata_arc_challenge-v0-res.json": ("0.3 or earlier", "0.4.x"),
     # framework and precision are empty strings in this file: the facts must say them.
