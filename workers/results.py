@@ -162,8 +162,14 @@ class Scenario(_Strict):
     name: str | None = Field(None, max_length=200)
     input_tokens: int = Field(ge=1)
     output_tokens: int = Field(ge=1)
-    length_spread: Rate = Field(0, description="±fraction of uniform length spread")
-    prefix_cache_hit_rate: Rate = 0
+    # None = the source did not state it (an imported file); never read as 0. The load
+    # generator always states both.
+    length_spread: Rate | None = Field(
+        None, description="±fraction of uniform length spread; null: not stated"
+    )
+    prefix_cache_hit_rate: Rate | None = Field(
+        None, description="target prefix cache hit rate; null: not stated"
+    )
     dataset: str = Field("random", max_length=100)
     arrival: Literal["closed", "open"] = "closed"
     warmup_requests: Count = 0
