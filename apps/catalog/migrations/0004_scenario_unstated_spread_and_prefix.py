@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("catalog", "0002_scenario_presets"),
+        ("catalog", "0003_scenario_slo_bounds"),
     ]
 
     operations = [
