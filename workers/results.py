@@ -14,7 +14,9 @@ import json
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from workers import slo as slo_rule
 
 SCHEMA_ID = "inferboard.run/v1"
 
@@ -103,11 +105,56 @@ class Deployment(_Strict):
     notes: str | None = Field(None, max_length=2000)
 
 
+class SloBound(_Strict):
+    metric: Literal["ttft", "tpot", "e2el", "interactivity"]
+    percentile: str = Field(description='"p50", "p90", "p95", "p99" or "p99.9"')
+    limit: float = Field(gt=0)
+    unit: Literal["ms", "s", "tok/s/user"] = Field(
+        "ms", description="ms or s for latencies, tok/s/user for interactivity (a floor)"
+    )
+
+    @field_validator("percentile")
+    @classmethod
+    def _known_percentile(cls, value: str) -> str:
+        return slo_rule.percentile_name(value)
+
+    @model_validator(mode="after")
+    def _unit_fits(self) -> SloBound:
+        slo_rule.Bound(self.metric, self.percentile, self.limit, self.unit)
+        return self
+
+
 class Slo(_Strict):
-    ttft_ms: float | None = Field(None, gt=0)
-    ttft_percentile: float = Field(99, gt=0, le=100)
-    tpot_ms: float | None = Field(None, gt=0)
-    e2el_ms: float | None = Field(None, gt=0)
+    """Bounds plus a minimum success rate (workers/slo.py decides meets / misses / cannot
+    check). The older fields still mean what they did: each at `ttft_percentile`, in ms."""
+
+    ttft_ms: float | None = Field(None, gt=0, description="legacy: TTFT bound at ttft_percentile")
+    ttft_percentile: float = Field(
+        99, gt=0, le=100, description="legacy: the percentile of ttft_ms, tpot_ms and e2el_ms"
+    )
+    tpot_ms: float | None = Field(None, gt=0, description="legacy: TPOT bound at ttft_percentile")
+    e2el_ms: float | None = Field(None, gt=0, description="legacy: E2EL bound at ttft_percentile")
+    bounds: list[SloBound] = Field(default_factory=list, max_length=20)
+    min_success_rate: Rate = Field(
+        slo_rule.DEFAULT_MIN_SUCCESS_RATE, description="a point with fewer successes misses"
+    )
+
+    @field_validator("ttft_percentile")
+    @classmethod
+    def _stored_percentile(cls, value: float) -> float:
+        slo_rule.percentile_name(value, "ttft_percentile")
+        return value
+
+    def rule(self) -> slo_rule.Slo:
+        """The SLO as workers/slo.py judges it."""
+        legacy = slo_rule.from_legacy(
+            ttft_ms=self.ttft_ms,
+            ttft_percentile=self.ttft_percentile,
+            tpot_ms=self.tpot_ms,
+            e2el_ms=self.e2el_ms,
+        )
+        extra = tuple(slo_rule.Bound(b.metric, b.percentile, b.limit, b.unit) for b in self.bounds)
+        return slo_rule.Slo(legacy.bounds + extra, self.min_success_rate)
 
 
 class Scenario(_Strict):
@@ -115,8 +162,14 @@ class Scenario(_Strict):
     name: str | None = Field(None, max_length=200)
     input_tokens: int = Field(ge=1)
     output_tokens: int = Field(ge=1)
-    length_spread: Rate = Field(0, description="±fraction of uniform length spread")
-    prefix_cache_hit_rate: Rate = 0
+    # None = the source did not state it (an imported file); never read as 0. The load
+    # generator always states both.
+    length_spread: Rate | None = Field(
+        None, description="±fraction of uniform length spread; null: not stated"
+    )
+    prefix_cache_hit_rate: Rate | None = Field(
+        None, description="target prefix cache hit rate; null: not stated"
+    )
     dataset: str = Field("random", max_length=100)
     arrival: Literal["closed", "open"] = "closed"
     warmup_requests: Count = 0
@@ -135,8 +188,14 @@ class Environment(_Strict):
 
 
 class Distribution(_Strict):
-    """Summary of per-request values. Percentiles use linear interpolation (numpy default)."""
+    """Summary of per-request values. `method` says how its percentiles were computed."""
 
+    method: str | None = Field(
+        None,
+        max_length=200,
+        description="'linear' (numpy default) when computed from request records; "
+        "'reported by <tool> <version>' when a peer tool computed it",
+    )
     mean: NonNegative | None = None
     std: NonNegative | None = None
     min: NonNegative | None = None
@@ -381,6 +440,23 @@ class ResultDocument(_Strict):
 
     def to_json_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def percentile_methods_fill(document: ResultDocument) -> None:
+    """Say how each distribution that does not say was computed: 'linear' when our worker
+    measured it from request records, else 'reported by <tool>' (what the peer tool or
+    publisher computed, whatever its method)."""
+    if document.provenance in ("measured", "simulated"):
+        method = "linear"
+    else:
+        source = document.source or Source()
+        method = f"reported by {source.tool or source.citation or 'an unnamed source'}"[:200]
+    for point in document.points:
+        dists = [getattr(point.latency_ms, name) for name in Latencies.model_fields]
+        dists.append(point.interactivity_tok_s_user)
+        for dist in dists:
+            if dist is not None and dist.method is None:
+                dist.method = method
 
 
 def deployment_fingerprint(model_name: str, deployment: Deployment) -> str:

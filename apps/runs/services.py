@@ -114,6 +114,7 @@ def _store(
     submitted_by: ApiToken | None,
 ) -> Run:
     source = parsed.source or doc.Source()
+    doc.percentile_methods_fill(parsed)
     document_json = parsed.model_dump(
         mode="json", by_alias=True, exclude_none=True, exclude={"points": {"__all__": {"records"}}}
     )
@@ -147,11 +148,10 @@ def _store(
 
 def run_summary_refresh(*, run: Run) -> None:
     """Choose the run's leaderboard point against its scenario's SLO (again, if it changed)."""
-    figures = [
-        summary.PointFigures(point_id=row.pop("id"), **row)
-        for row in run.points.values("id", *summary.FIGURE_FIELDS)
-    ]
-    best = summary.best_point(figures, summary.SloBounds.of(run.scenario), run.deployment.gpus)
+    figures = summary.run_figures(
+        list(run.points.values("id", *summary.FIGURE_FIELDS)), run.document
+    )
+    best = summary.best_point(figures, summary.scenario_slo(run.scenario), run.deployment.gpus)
     run.best_point_id = best.point_id if best else None
     run.best_tput_per_gpu = best.tput_per_gpu if best else None
     run.best_meets_slo = best.meets_slo if best else None
