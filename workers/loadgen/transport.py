@@ -9,6 +9,7 @@ swaps the wire underneath.
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 from collections.abc import AsyncIterator
 from time import perf_counter_ns
@@ -21,6 +22,8 @@ from aiohttp.client_proto import ResponseHandler
 ARRIVAL_EXTENSION = "inferboard.arrival"
 # Headers aiohttp computes itself from the URL and body.
 _SKIP = {"host", "content-length", "transfer-encoding"}
+# A pooled connection the server closed while the request was going out on it.
+_RACED = {errno.ECONNRESET, errno.EPIPE}
 
 
 class _StampingHandler(ResponseHandler):
@@ -188,6 +191,11 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 )
             except aiohttp.ServerDisconnectedError:
                 if attempt == attempts:
+                    raise
+            except aiohttp.ClientOSError as exc:
+                # The same race seen from the socket: the request hit a connection the server
+                # had already reset, before any response byte. Anything else is a failure.
+                if exc.errno not in _RACED or attempt == attempts:
                     raise
         raise AssertionError("unreachable")
 
