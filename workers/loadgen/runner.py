@@ -10,7 +10,6 @@ the per-request records but left out of every aggregate.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import multiprocessing
@@ -118,8 +117,9 @@ class ClientMonitor:
         self._wall1 = perf_counter_ns()
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            # gather, not a suppressed await: a cancellation of the level itself (Ctrl-C)
+            # arriving now must still propagate.
+            await asyncio.gather(self._task, return_exceptions=True)
 
     async def _probe(self) -> None:
         interval_ns = int(LAG_PROBE_S * NS_PER_S)

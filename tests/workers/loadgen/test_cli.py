@@ -175,8 +175,9 @@ def test_submit_retries_with_the_same_idempotency_key(start_fault_server, tmp_pa
 
 
 def test_ctrl_c_keeps_the_finished_levels(start_fault_server, tmp_path):
-    # Each request takes about 8 x 100 ms; interrupt once the second level has started.
-    url = start_fault_server("--itl-ms", "100")
+    # Each request takes about 40 x 50 ms; interrupt once the second level has started,
+    # which leaves 2 s for the signal to land before that level could end on its own.
+    url = start_fault_server("--itl-ms", "50")
     out = tmp_path / "run.json"
     command = [
         sys.executable,
@@ -190,7 +191,7 @@ def test_ctrl_c_keeps_the_finished_levels(start_fault_server, tmp_path):
         "--input-tokens",
         "5",
         "--output-tokens",
-        "8",
+        "40",
         "--requests",
         "2",
         "--concurrency",
