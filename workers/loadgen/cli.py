@@ -381,10 +381,6 @@ def _counter(args: argparse.Namespace, cfg: EndpointConfig) -> TokenCounter:
     return CalibratedCounter(usage_probe(cfg))
 
 
-# Prompts checked before a duration-bound run, whose request count is not known ahead.
-DURATION_CHECK_PROMPTS = 64
-
-
 def _check_prompt_lengths(
     args: argparse.Namespace,
     plan: LoadPlan,
@@ -392,17 +388,8 @@ def _check_prompt_lengths(
     counter: TokenCounter,
     overhead: int,
 ) -> LengthCheck:
-    """The verification pass: every planned prompt counted before any request is measured.
-
-    A request-bound run builds all its prompts here (the measured requests then reuse
-    them); a duration-bound one checks its first prompts and relies on the server's usage
-    for the rest.
-    """
-    if plan.requests is not None:
-        planned = len(plan.levels) * (plan.requests + plan.warmup)
-    else:
-        planned = DURATION_CHECK_PROMPTS
-    check = verify_lengths(workload.build(planned), counter, overhead)
+    """The verification pass: every planned prompt counted before any is measured."""
+    check = verify_lengths(workload.build(plan.prompts_to_verify()), counter, overhead)
     if check.missed and not args.allow_length_mismatch:
         raise CliError(
             f"{check.message()}: the run would not match its scenario. Measure anyway with "

@@ -173,6 +173,17 @@ class LoadPlan:
         if self.processes > 1 and self.requests is None:
             raise ValueError("several client processes need a request count, not a duration")
 
+    def prompts_to_verify(self) -> int:
+        """How many prompts the verification pass counts before anything is measured: all
+        of a request-bound run's (the measured requests then reuse them), the first ones of
+        a duration-bound run (the server's usage checks the rest)."""
+        if self.requests is not None:
+            return len(self.levels) * (self.requests + self.warmup)
+        return DURATION_CHECK_PROMPTS
+
+
+DURATION_CHECK_PROMPTS = 64
+
 
 @dataclass(slots=True)
 class LevelProgress:
