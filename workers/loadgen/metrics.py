@@ -1,4 +1,4 @@
-"""Per-request timing records to one `Point`, exactly as DESIGN.md "Metric definitions" says.
+"""Per-request timing records to one `Point`, exactly as docs/methodology.md defines them.
 
 Pure functions, no I/O. Times are `perf_counter_ns` integers; the document speaks
 milliseconds. The rules that peer tools get wrong, and that the tests pin:

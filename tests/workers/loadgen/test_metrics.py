@@ -1,4 +1,4 @@
-"""Metric rules of DESIGN.md on crafted per-request timings (all times in ns)."""
+"""Metric rules of docs/methodology.md on crafted per-request timings (all times in ns)."""
 
 from __future__ import annotations
 
