@@ -11,6 +11,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
 
 from workers.loadgen.cli import main
@@ -174,8 +175,9 @@ def test_submit_retries_with_the_same_idempotency_key(start_fault_server, tmp_pa
 
 
 def test_ctrl_c_keeps_the_finished_levels(start_fault_server, tmp_path):
-    # Each request takes about 8 x 100 ms; interrupt once the second level has started.
-    url = start_fault_server("--itl-ms", "100")
+    # Level c=1 is streams 1 and 2; the server holds stream 3 on, so level c=2 is in flight
+    # for as long as the test likes and the interrupt can never race the end of the level.
+    url = start_fault_server("--hold-from", "3")
     out = tmp_path / "run.json"
     command = [
         sys.executable,
@@ -201,14 +203,12 @@ def test_ctrl_c_keeps_the_finished_levels(start_fault_server, tmp_path):
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     process = subprocess.Popen(command, stderr=subprocess.PIPE, env=env, cwd=REPO_ROOT)
-    seen = b""
     try:
-        while b"c=2" not in seen:
-            chunk = process.stderr.read1(4096)
-            assert chunk, f"the CLI ended early: {seen.decode(errors='replace')}"
-            seen += chunk
+        held = httpx.get(url + "/control/held?n=1", timeout=120)
+        assert held.status_code == 200 and process.poll() is None
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=60) == 130
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr.decode(errors="replace")
     finally:
         if process.poll() is None:
             process.kill()
