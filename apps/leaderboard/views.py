@@ -44,13 +44,24 @@ def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
     )
 
 
+# Query parameters the leaderboard reads. A URL with any other is rendered but never stored,
+# so `/?x=<unique>` cannot fill the cache (which shares Redis with the job broker).
+CACHED_PARAMS = frozenset(
+    {"model", "scenario", "tier", "accelerator", "quantization", "simulated", "sort", "page"}
+    | {"y", "all", "format"}
+)
+
+
 def _cached(request: HttpRequest, build) -> HttpResponse:
-    """Public pages are cached per URL until the next run lands (the version changes)."""
+    """Public pages are cached per URL until the next run lands (the version changes). They
+    carry nothing of the visitor's (no CSRF token: static/js/csrf.js reads the cookie)."""
+    if not set(request.GET) <= CACHED_PARAMS:
+        return build()
     key = f"page:{runs_version()}:{int(bool(request.htmx))}:{request.get_full_path()}"
     response = cache.get(key)
     if response is None:
         response = build()
-        if response.status_code == 200:
+        if response.status_code == 200 and not response.cookies:
             cache.set(key, response, PUBLIC_MAX_AGE * 10)
     patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
     return response
