@@ -10,6 +10,7 @@ from django.utils.cache import patch_cache_control
 
 from apps.catalog.models import PublishedFigure, Scenario
 from apps.costs.formulas import CostInputError
+from apps.csv_safe import safe_rows
 from apps.leaderboard import charts, fairness, selectors, story
 from apps.runs.models import Run
 from apps.runs.selectors import run_get, run_points, runs_visible
@@ -137,7 +138,7 @@ def _csv(filename: str, rows: list[dict[str, Any]]) -> HttpResponse:
     if rows:
         writer = csv.DictWriter(response, fieldnames=list(rows[0]))
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(safe_rows(rows))
     return response
 
 

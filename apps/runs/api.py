@@ -4,13 +4,13 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from ninja import Query, Router, Schema, Status
+from ninja import Field, Query, Router, Schema, Status
 
 from apps.accounts.auth import BearerToken, optional_org
 from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest
-from workers.results import ResultDocument
+from workers.results import INT32_MAX, ResultDocument
 
 router = Router(tags=["runs"])
 
@@ -113,8 +113,8 @@ class RunQuery(Schema):
     quantization: str | None = None
     scenario: str | None = None
     provenance: Run.Provenance | None = None
-    limit: int = 50
-    offset: int = 0
+    limit: int = Field(50, description="1 to 200 (clamped)")
+    offset: int = Field(0, ge=0, le=INT32_MAX)
 
 
 def _summary(run: Run) -> dict[str, Any]:
@@ -176,7 +176,7 @@ def submit_run(request: HttpRequest, document: ResultDocument, private: bool = F
 def list_runs(request: HttpRequest, query: Query[RunQuery]):
     """Public runs, plus the caller's organization's private runs when a token is given."""
     limit = min(max(query.limit, 1), 200)
-    offset = max(query.offset, 0)
+    offset = query.offset
     filters = selectors.RunFilters(
         **query.model_dump(exclude={"limit", "offset"}, exclude_none=True)
     )
@@ -196,7 +196,7 @@ def get_run(request: HttpRequest, run_id: int):
     d = run.deployment
     return {
         **_summary(run),
-        "deployment": run.document.get("deployment", {}),
+        "deployment": selectors.run_deployment_facts(run=run),
         "environment": run.environment,
         "source": {
             "tool": run.source_tool,
@@ -223,6 +223,7 @@ def _visible_run(request: HttpRequest, run_id: int) -> Run:
     "/{run_id}/document",
     response={200: ResultDocument, 401: Errors, 404: Errors},
     summary="A run's result document",
+    by_alias=True,  # the document's field is `schema`, as submitted, not pydantic's `schema_`
 )
 def get_run_document(request: HttpRequest, run_id: int):
     """The inferboard.run/v1 document, per-request records included: import it anywhere."""

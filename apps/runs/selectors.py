@@ -22,7 +22,9 @@ def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
     visible = Q(is_public=True)
     if org is not None:
         visible |= Q(org=org)
-    return Run.objects.filter(visible)
+    # Lists never load the stored document or environment: one large run (a 64 MiB
+    # document) would otherwise slow every page that lists runs. Detail reads them alone.
+    return Run.objects.filter(visible).defer("document", "environment")
 
 
 def run_list(*, org: Organization | None, filters: RunFilters) -> QuerySet[Run]:
@@ -56,6 +58,12 @@ def run_get(*, org: Organization | None, run_id: int) -> Run | None:
         .filter(pk=run_id)
         .first()
     )
+
+
+def run_deployment_facts(*, run: Run) -> dict:
+    """The document's `deployment` object, read from the database without the rest of it."""
+    facts = Run.objects.filter(pk=run.pk).values_list("document__deployment", flat=True).first()
+    return facts or {}
 
 
 def run_points(*, run: Run) -> QuerySet[Point]:

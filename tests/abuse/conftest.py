@@ -23,3 +23,13 @@ def site(live_server, transactional_db) -> Site:
 
     org = organization_get_or_create(slug="abuse")
     return Site(url=live_server.url, token=token_create(org=org, name="abuse").plaintext)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    from tests.abuse.test_openapi_fuzz import GENERATED
+
+    if GENERATED:
+        operations = len(set(GENERATED))
+        terminalreporter.write_line(
+            f"schemathesis: {len(GENERATED)} generated cases over {operations} operations"
+        )
