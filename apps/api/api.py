@@ -5,6 +5,7 @@ import logging
 from django.core.exceptions import RequestDataTooBig
 from django.db import DataError
 from django.http import HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, ValidationError
 
@@ -114,6 +115,11 @@ def idempotency_conflict(request: HttpRequest, exc: IdempotencyConflict) -> Http
 @api.exception_handler(RequestDataTooBig)
 def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return body_too_large()
+
+
+@api.exception_handler(MultiPartParserError)
+def multipart_malformed(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
+    return api.create_response(request, {"detail": f"malformed multipart body: {exc}"}, status=400)
 
 
 @api.exception_handler(DataError)
