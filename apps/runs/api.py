@@ -180,13 +180,12 @@ def list_runs(request: HttpRequest, query: Query[RunQuery]):
     filters = selectors.RunFilters(
         **query.model_dump(exclude={"limit", "offset"}, exclude_none=True)
     )
-    runs = selectors.run_list(org=optional_org(request), filters=filters)
-    return {
-        "count": runs.count(),
-        "limit": limit,
-        "offset": offset,
-        "items": [_summary(run) for run in runs[offset : offset + limit]],
-    }
+    count, rows = selectors.run_summaries(
+        org=optional_org(request), filters=filters, offset=offset, limit=limit
+    )
+    for row in rows:
+        row["url"] = f"/api/v1/runs/{row['id']}"
+    return {"count": count, "limit": limit, "offset": offset, "items": rows}
 
 
 @router.get("/{run_id}", response={200: RunDetail, 401: Errors, 404: Errors}, summary="One run")
