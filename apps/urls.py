@@ -20,6 +20,7 @@ urlpatterns = [
     path("runs/<int:run_id>/", board.run_detail, name="run-detail"),
     path("deployments/<int:deployment_id>/", board.deployment_detail, name="deployment-detail"),
     path("compare/", board.compare, name="compare"),
+    path("methodology/", board.methodology, name="methodology"),
     path("story/glm-5-2/", board.story_glm, name="story-glm"),
     path("costs/", include("apps.costs.urls")),
     path("accuracy/", accuracy.accuracy_index, name="accuracy-index"),

@@ -24,6 +24,8 @@ from pydantic import (
     model_validator,
 )
 
+from workers import slo as slo_rule
+
 SCHEMA_ID = "inferboard.run/v1"
 
 # Limits a document must keep: the server's columns are 32-bit integers (counts, sizes) and
@@ -114,6 +116,13 @@ class Speculative(_Strict):
     draft_tokens: Size | None = None
 
 
+class Disaggregation(_Strict):
+    """Prefill and decode served by separate GPU pools (e.g. InferenceX 'ctx 8 gen 8')."""
+
+    prefill_gpus: Size
+    decode_gpus: Size
+
+
 class Deployment(_Strict):
     accelerator: str = Field(min_length=1, max_length=50, description="SKU: MI355X, B200 ...")
     gpus: Size
@@ -122,15 +131,61 @@ class Deployment(_Strict):
     quantization: Quantization
     parallelism: Parallelism = Field(default_factory=Parallelism)
     speculative: Speculative | None = None
+    disaggregation: Disaggregation | None = None
     engine_flags: list[str] = Field(default_factory=list, max_length=500)
     notes: str | None = Field(None, max_length=2000)
 
 
+class SloBound(_Strict):
+    metric: Literal["ttft", "tpot", "e2el", "interactivity"]
+    percentile: str = Field(description='"p50", "p90", "p95", "p99" or "p99.9"')
+    limit: float = Field(gt=0)
+    unit: Literal["ms", "s", "tok/s/user"] = Field(
+        "ms", description="ms or s for latencies, tok/s/user for interactivity (a floor)"
+    )
+
+    @field_validator("percentile")
+    @classmethod
+    def _known_percentile(cls, value: str) -> str:
+        return slo_rule.percentile_name(value)
+
+    @model_validator(mode="after")
+    def _unit_fits(self) -> SloBound:
+        slo_rule.Bound(self.metric, self.percentile, self.limit, self.unit)
+        return self
+
+
 class Slo(_Strict):
-    ttft_ms: float | None = Field(None, gt=0)
-    ttft_percentile: float = Field(99, gt=0, le=100)
-    tpot_ms: float | None = Field(None, gt=0)
-    e2el_ms: float | None = Field(None, gt=0)
+    """Bounds plus a minimum success rate (workers/slo.py decides meets / misses / cannot
+    check). The older fields still mean what they did: each at `ttft_percentile`, in ms."""
+
+    ttft_ms: float | None = Field(None, gt=0, description="legacy: TTFT bound at ttft_percentile")
+    ttft_percentile: float = Field(
+        99, gt=0, le=100, description="legacy: the percentile of ttft_ms, tpot_ms and e2el_ms"
+    )
+    tpot_ms: float | None = Field(None, gt=0, description="legacy: TPOT bound at ttft_percentile")
+    e2el_ms: float | None = Field(None, gt=0, description="legacy: E2EL bound at ttft_percentile")
+    bounds: list[SloBound] = Field(default_factory=list, max_length=20)
+    min_success_rate: Rate = Field(
+        slo_rule.DEFAULT_MIN_SUCCESS_RATE, description="a point with fewer successes misses"
+    )
+
+    @field_validator("ttft_percentile")
+    @classmethod
+    def _stored_percentile(cls, value: float) -> float:
+        slo_rule.percentile_name(value, "ttft_percentile")
+        return value
+
+    def rule(self) -> slo_rule.Slo:
+        """The SLO as workers/slo.py judges it."""
+        legacy = slo_rule.from_legacy(
+            ttft_ms=self.ttft_ms,
+            ttft_percentile=self.ttft_percentile,
+            tpot_ms=self.tpot_ms,
+            e2el_ms=self.e2el_ms,
+        )
+        extra = tuple(slo_rule.Bound(b.metric, b.percentile, b.limit, b.unit) for b in self.bounds)
+        return slo_rule.Slo(legacy.bounds + extra, self.min_success_rate)
 
 
 class Scenario(_Strict):
@@ -138,8 +193,14 @@ class Scenario(_Strict):
     name: str | None = Field(None, max_length=200)
     input_tokens: Size
     output_tokens: Size
-    length_spread: Rate = Field(0, description="±fraction of uniform length spread")
-    prefix_cache_hit_rate: Rate = 0
+    # None = the source did not state it (an imported file); never read as 0. The load
+    # generator always states both.
+    length_spread: Rate | None = Field(
+        None, description="±fraction of uniform length spread; null: not stated"
+    )
+    prefix_cache_hit_rate: Rate | None = Field(
+        None, description="target prefix cache hit rate; null: not stated"
+    )
     dataset: str = Field("random", max_length=100)
     arrival: Literal["closed", "open"] = "closed"
     warmup_requests: Count = 0
@@ -193,8 +254,14 @@ def json_problem(value: Any, limit: int = MAX_JSON_DEPTH) -> str | None:
 
 
 class Distribution(_Strict):
-    """Summary of per-request values. Percentiles use linear interpolation (numpy default)."""
+    """Summary of per-request values. `method` says how its percentiles were computed."""
 
+    method: str | None = Field(
+        None,
+        max_length=200,
+        description="'linear' (numpy default) when computed from request records; "
+        "'reported by <tool> <version>' when a peer tool computed it",
+    )
     mean: NonNegative | None = None
     std: NonNegative | None = None
     min: NonNegative | None = None
@@ -233,12 +300,17 @@ class Latencies(_Strict):
 
 
 class RequestCounts(_Strict):
-    total: Count
+    # total and failed are None when the source counts only successes (sglang `completed`).
+    total: Count | None = None
     succeeded: Count
-    failed: Count
+    failed: Count | None = None
 
     @model_validator(mode="after")
     def _adds_up(self) -> RequestCounts:
+        if self.total is None or self.failed is None:
+            if self.total is not None or self.failed is not None:
+                raise ValueError("total and failed are stated together or not at all")
+            return self
         if self.succeeded + self.failed != self.total:
             raise ValueError("succeeded + failed must equal total")
         return self
@@ -300,6 +372,17 @@ class RequestRecord(_Strict):
         return self
 
 
+class SpeculativeAcceptance(_Strict):
+    """What the source measured of speculative decoding (vLLM `spec_decode_*` fields)."""
+
+    rate: Rate | None = None
+    length: NonNegative | None = Field(None, description="mean tokens per verify step")
+    drafts: Count | None = None
+    draft_tokens: Count | None = None
+    accepted_tokens: Count | None = None
+    per_position: list[Rate] | None = Field(None, max_length=64)
+
+
 class Point(_Strict):
     """One load level of a run."""
 
@@ -318,10 +401,14 @@ class Point(_Strict):
     goodput_rps: NonNegative | None = None
     prefix_cache_hit_rate: Rate | None = Field(None, description="observed; None: not reported")
     prompt_length_mismatch_rate: Rate | None = None
+    client_bound: bool | None = Field(
+        None, description="the client was saturated at this level; never a leaderboard point"
+    )
     success_rate: Rate | None = Field(
         None, description="only where counts are unknown (published figures); else derived"
     )
     errors: dict[str, Count] = Field(default_factory=dict)
+    speculative_acceptance: SpeculativeAcceptance | None = None
     records: list[RequestRecord] | None = None
 
 
@@ -343,7 +430,12 @@ class AccuracyResult(_Strict):
     metric: ShortText = Field(description="e.g. exact_match_numeric, em_strict")
     n: Count | None = Field(None, description="scored items; None when the source did not say")
     correct: float | None = Field(None, ge=0)
-    score: Rate
+    kind: Literal["proportion", "score"] = Field(
+        "proportion",
+        description="proportion: share of n items right (binomial interval); score: any other "
+        "metric (F1, BLEU, perplexity ...), no n and no binomial interval",
+    )
+    score: float
     stderr: NonNegative | None = None
     ci_low: Rate | None = None
     ci_high: Rate | None = None
@@ -353,6 +445,13 @@ class AccuracyResult(_Strict):
 
     @model_validator(mode="after")
     def _consistent(self) -> AccuracyResult:
+        if self.kind == "proportion" and not 0 <= self.score <= 1:
+            raise ValueError("a proportion's score must be in [0, 1]; use kind 'score'")
+        if self.kind == "score" and (
+            self.n is not None or self.correct is not None or self.ci_low is not None
+        ):
+            # A binomial n or interval on an F1 or BLEU would be read as one (Wilson).
+            raise ValueError("a score has no n, correct count or binomial interval")
         if self.n is not None and self.correct is not None and self.correct > self.n:
             raise ValueError("correct must not exceed n")
         if self.ci_low is not None and self.ci_high is not None and self.ci_low > self.ci_high:
@@ -395,9 +494,29 @@ class ResultDocument(_Strict):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+def percentile_methods_fill(document: ResultDocument) -> None:
+    """Say how each distribution that does not say was computed: 'linear' when our worker
+    measured it from request records, else 'reported by <tool>' (what the peer tool or
+    publisher computed, whatever its method)."""
+    if document.provenance in ("measured", "simulated"):
+        method = "linear"
+    else:
+        source = document.source or Source()
+        method = f"reported by {source.tool or source.citation or 'an unnamed source'}"[:200]
+    for point in document.points:
+        dists = [getattr(point.latency_ms, name) for name in Latencies.model_fields]
+        dists.append(point.interactivity_tok_s_user)
+        for dist in dists:
+            if dist is not None and dist.method is None:
+                dist.method = method
+
+
 def deployment_fingerprint(model_name: str, deployment: Deployment) -> str:
     """A stable hash over everything that was served (not over notes or free text)."""
     served = deployment.model_dump(mode="json", exclude={"notes"})
+    if served.get("disaggregation") is None:
+        # Added later: leaving it out when unset keeps every earlier fingerprint unchanged.
+        served.pop("disaggregation", None)
     canonical = json.dumps({"model": model_name, **served}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -60,6 +60,10 @@ class PairedView:
     comparison: PairedComparison | None
     error: str | None
 
+    @property
+    def difference_text(self) -> str:
+        return difference_text(self.comparison) if self.comparison else ""
+
 
 def paired_comparison(
     *,
@@ -80,6 +84,18 @@ def paired_comparison(
     except NotComparable as exc:
         return PairedView(baseline, candidate, None, str(exc))
     return PairedView(baseline, candidate, comparison, None)
+
+
+DEFAULT_MARGIN_POINTS = 1.5
+
+
+def difference_text(comparison: PairedComparison) -> str:
+    """B minus A with its paired 95% interval, as every page prints it."""
+    low, high = comparison.interval.low, comparison.interval.high
+    return (
+        f"{100 * comparison.difference:+.2f} points, 95% CI [{100 * low:+.2f}, {100 * high:+.2f}]"
+        f" (paired on {comparison.n} items, McNemar p = {comparison.mcnemar_p:.3g})"
+    )
 
 
 def label(result: AccuracyResult) -> str:

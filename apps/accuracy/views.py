@@ -2,8 +2,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apps.accuracy import charts, selectors
-
-DEFAULT_MARGIN_POINTS = 1.5
+from apps.accuracy.selectors import DEFAULT_MARGIN_POINTS
 
 
 def _float(value: str | None, default: float) -> float:

@@ -1,5 +1,7 @@
+from typing import Any
+
 from django.http import HttpRequest
-from ninja import Router, Schema, Status
+from ninja import Field, Router, Schema, Status
 
 from apps.accounts.auth import BearerToken, optional_org
 from apps.catalog import selectors
@@ -33,8 +35,8 @@ class ScenarioOut(Schema):
     is_preset: bool
     input_tokens: int
     output_tokens: int
-    length_spread: float
-    prefix_cache_hit_rate: float
+    length_spread: float | None
+    prefix_cache_hit_rate: float | None
     dataset: str
     arrival: str
     concurrency: list[int]
@@ -42,6 +44,10 @@ class ScenarioOut(Schema):
     slo_ttft_percentile: float
     slo_tpot_ms: float | None
     slo_e2el_ms: float | None
+    slo_bounds: list[dict[str, Any]] = Field(
+        description="bounds beyond the legacy slo_* fields (metric, percentile, limit, unit)"
+    )
+    slo_min_success_rate: float
 
 
 @router.get("/accelerators", response=list[AcceleratorOut], summary="Accelerators and prices")
@@ -82,6 +88,14 @@ def list_scenarios(request: HttpRequest):
     summary="Create a scenario",
 )
 def create_scenario(request: HttpRequest, payload: ScenarioIn):
-    """201 with the new scenario; 200 with the existing one when its shape is already known."""
+    """201 with the new scenario; 200 with the existing one when its shape is already known.
+
+    A scenario made here is a workload to run, so what it leaves out takes the load
+    generator's defaults (no length spread, no prefix reuse); only imports leave them unstated.
+    """
+    unstated = ("length_spread", "prefix_cache_hit_rate")
+    payload = payload.model_copy(
+        update={field: 0.0 for field in unstated if getattr(payload, field) is None}
+    )
     scenario, created = scenario_get_or_create(scenario=payload, org=request.auth.org)
     return Status(201 if created else 200, scenario)

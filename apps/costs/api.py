@@ -288,6 +288,7 @@ class SloIn(Schema):
     tpot_percentile: str = "p50"
     e2el_s_max: float | None = None
     e2el_percentile: str = "p99"
+    min_success_rate: float = Field(0.99, description="a point with fewer successes misses")
 
     def to_slo(self) -> Slo:
         return Slo.of(**self.dict())
@@ -297,7 +298,10 @@ class PointIn(Schema):
     label: str = ""
     tok_per_s_per_gpu: float
     metrics: dict[str, float] = Field(
-        description='keys like "ttft_s.p99", "interactivity.p50", "tpot_s.p50", "e2el_s.p99"'
+        description='keys like "ttft_s.p99", "interactivity.p50", "tpot_s.p50", "e2el_s.p999"'
+    )
+    success_rate: float | None = Field(
+        None, description="succeeded / total; without it the SLO cannot be checked"
     )
 
 
@@ -335,7 +339,7 @@ def slo_cost(request: HttpRequest, payload: SloCostIn):
         price = _price(request, payload.usd_per_gpu_hour, payload.accelerator, payload.tier)
         slo = payload.slo.to_slo()
         points = [
-            SloPoint(p.label or f"#{i}", p.tok_per_s_per_gpu, dict(p.metrics))
+            SloPoint(p.label or f"#{i}", p.tok_per_s_per_gpu, dict(p.metrics), p.success_rate)
             for i, p in enumerate(payload.points)
         ]
         cost = cost_at_slo(points, slo, price.usd_per_gpu_hour)
@@ -560,13 +564,26 @@ def _suffixed(resolve, request, price, accelerator, tier, suffix: str) -> TierPr
 # --- stored runs ---------------------------------------------------------------------------
 
 
-class RunSloQuery(PriceQuery):
-    token_kind: Literal["input", "output", "total"] = "total"
+class SloQuery(Schema):
+    """An SLO in a query string: bounds in s (tok/s/user for interactivity), percentiles
+    spelled p50, p90, p95, p99 or p99.9, and a minimum success rate."""
+
     ttft_s_max: float | None = None
     ttft_percentile: str = "p99"
     interactivity_min: float | None = None
+    interactivity_percentile: str = "p50"
     tpot_s_max: float | None = None
+    tpot_percentile: str = "p50"
     e2el_s_max: float | None = None
+    e2el_percentile: str = "p99"
+    min_success_rate: float = 0.99
+
+    def slo(self) -> Slo:
+        return Slo.of(**{name: getattr(self, name) for name in SloQuery.model_fields})
+
+
+class RunSloQuery(PriceQuery, SloQuery):
+    token_kind: Literal["input", "output", "total"] = "output"
 
 
 @router.get(
@@ -587,13 +604,7 @@ def run_slo_cost(request: HttpRequest, run_id: int, query: Query[RunSloQuery]):
         price = _price(
             request, query.usd_per_gpu_hour, query.accelerator or curve.accelerator, query.tier
         )
-        slo = Slo.of(
-            ttft_s_max=query.ttft_s_max,
-            ttft_percentile=query.ttft_percentile,
-            interactivity_min=query.interactivity_min,
-            tpot_s_max=query.tpot_s_max,
-            e2el_s_max=query.e2el_s_max,
-        )
+        slo = query.slo()
         cost = cost_at_slo(curve.points, slo, price.usd_per_gpu_hour)
     except CostInputError as error:
         return _error(error)
@@ -623,18 +634,14 @@ def procurement_table(request: HttpRequest):
     return {"state": state(request.GET), "rows": export_records(rows, inputs)}
 
 
-class CompareQuery(Schema):
+class CompareQuery(SloQuery):
     run_a: int
     run_b: int
-    token_kind: Literal["input", "output", "total"] = "total"
+    token_kind: Literal["input", "output", "total"] = "output"
     usd_per_gpu_hour_a: float | None = None
     tier_a: str | None = "owning_hyperscaler"
     usd_per_gpu_hour_b: float | None = None
     tier_b: str | None = "owning_hyperscaler"
-    ttft_s_max: float | None = None
-    ttft_percentile: str = "p99"
-    interactivity_min: float | None = None
-    e2el_s_max: float | None = None
 
 
 class SideOut(Schema):
@@ -685,12 +692,7 @@ def compare(request: HttpRequest, query: Query[CompareQuery]):
         price_b = _suffixed(
             _price, request, query.usd_per_gpu_hour_b, curves["b"].accelerator, query.tier_b, "_b"
         )
-        slo = Slo.of(
-            ttft_s_max=query.ttft_s_max,
-            ttft_percentile=query.ttft_percentile,
-            interactivity_min=query.interactivity_min,
-            e2el_s_max=query.e2el_s_max,
-        )
+        slo = query.slo()
     except CostInputError as error:
         return _error(error)
     result = compare_runs(curves["a"], price_a, curves["b"], price_b, slo)

@@ -218,6 +218,102 @@ def _uncached_input_cost(input_cost: float, cached_cost: float, cached_share: fl
     return remainder / (1.0 - share)
 
 
+def tok_s_of_basis(
+    basis: TokenKind,
+    *,
+    input_tok_s: float | None,
+    output_tok_s: float | None,
+    total_tok_s: float | None,
+) -> float | None:
+    """The throughput that a $/Mtok of `basis` divides by (total = input + output)."""
+    both = input_tok_s is not None and output_tok_s is not None
+    if basis is TokenKind.TOTAL and total_tok_s is None and both:
+        return input_tok_s + output_tok_s  # type: ignore[operator]
+    return {
+        TokenKind.INPUT: input_tok_s,
+        TokenKind.OUTPUT: output_tok_s,
+        TokenKind.TOTAL: total_tok_s,
+    }[basis]
+
+
+def unstated_readings(
+    unlabelled_tok_s: float, basis: TokenKind, *, input_tokens: int, output_tokens: int
+) -> tuple[float, float]:
+    """A published tok/s whose kind the source does not state, as `basis` tok/s under both
+    readings: (read as output tokens, read as total tokens), via the scenario's shape."""
+    require_positive("input_tokens", input_tokens)
+    require_positive("output_tokens", output_tokens)
+    share = {
+        TokenKind.INPUT: input_tokens / (input_tokens + output_tokens),
+        TokenKind.OUTPUT: output_tokens / (input_tokens + output_tokens),
+        TokenKind.TOTAL: 1.0,
+    }[basis]
+    as_output = unlabelled_tok_s * share / (output_tokens / (input_tokens + output_tokens))
+    as_total = unlabelled_tok_s * share
+    return as_output, as_total
+
+
+@dataclass(frozen=True, slots=True)
+class PricedThroughput:
+    """A point's tok/s per GPU and $/Mtok of one basis. When the source did not state which
+    tokens its figure counts, `low`/`high` hold both readings and `stated` is False."""
+
+    basis: TokenKind
+    tok_per_s_per_gpu: float | None
+    usd_per_mtok: float | None
+    stated: bool = True
+    tok_low: float | None = None
+    tok_high: float | None = None
+    usd_low: float | None = None
+    usd_high: float | None = None
+
+
+def priced_throughput(
+    basis: TokenKind,
+    *,
+    gpus: int,
+    usd_per_gpu_hour: float | None,
+    input_tok_s: float | None = None,
+    output_tok_s: float | None = None,
+    total_tok_s: float | None = None,
+    unlabelled_tok_s: float | None = None,
+    input_tokens: int | None = None,
+    output_tokens: int | None = None,
+) -> PricedThroughput:
+    """The one $/Mtok every page shows: a basis, a price and a point's throughputs."""
+
+    def usd(tok_per_gpu: float | None) -> float | None:
+        if not usd_per_gpu_hour or not tok_per_gpu:
+            return None
+        return usd_per_mtok(usd_per_gpu_hour, tok_per_gpu)
+
+    tok = tok_s_of_basis(
+        basis, input_tok_s=input_tok_s, output_tok_s=output_tok_s, total_tok_s=total_tok_s
+    )
+    if tok is not None or unlabelled_tok_s is None:
+        per_gpu = tok / gpus if tok is not None else None
+        return PricedThroughput(basis, per_gpu, usd(per_gpu))
+    if not input_tokens or not output_tokens:
+        return PricedThroughput(basis, None, None, stated=False)
+    readings = sorted(
+        r / gpus
+        for r in unstated_readings(
+            unlabelled_tok_s, basis, input_tokens=input_tokens, output_tokens=output_tokens
+        )
+    )
+    usd_readings = sorted(u for u in (usd(readings[0]), usd(readings[1])) if u is not None)
+    return PricedThroughput(
+        basis,
+        readings[0],  # ranks by the lower reading: a claim is never read up
+        usd_readings[-1] if usd_readings else None,
+        stated=False,
+        tok_low=readings[0],
+        tok_high=readings[1],
+        usd_low=usd_readings[0] if usd_readings else None,
+        usd_high=usd_readings[-1] if usd_readings else None,
+    )
+
+
 def blended_usd_per_mtok(
     input_usd_per_mtok: float, output_usd_per_mtok: float, mix: TokenMix | None = None
 ) -> float:

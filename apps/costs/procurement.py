@@ -32,6 +32,7 @@ from apps.costs.formulas import (
     joules_per_token,
     require_non_negative,
     tier_price,
+    unstated_readings,
     usd_per_mtok,
 )
 from apps.costs.slo import Slo, SloPoint, SloResult, best_throughput_at_slo
@@ -59,7 +60,7 @@ class DeploymentCurve:
 
 DEFAULTS: dict[str, str] = {
     "tier": Tier.OWNING_HYPERSCALER.value,
-    "token_kind": TokenKind.TOTAL.value,
+    "token_kind": TokenKind.OUTPUT.value,
     "ttft_s_max": "",
     "ttft_percentile": "p99",
     "interactivity_min": "",
@@ -144,7 +145,7 @@ def parse_inputs(
         kind = TokenKind(values["token_kind"])
     except ValueError:
         errors.append(FieldError("token_kind", "must be input, output or total"))
-        kind = TokenKind.TOTAL
+        kind = TokenKind.OUTPUT
     tier = values["tier"].strip()
     if not tier:
         errors.append(FieldError("tier", "is required"))
@@ -266,10 +267,37 @@ class Row:
     plan: CapacityPlan | None
     problem: str = ""
     joules_per_token: float | None = None  # at the SLO throughput, all-in power
+    token_basis: TokenKind | None = None
 
     @property
     def ok(self) -> bool:
         return self.plan is not None and self.plan.feasible
+
+    @property
+    def measured_usd_per_mtok(self) -> float | None:
+        """$/Mtok at the measured point below an interpolated answer: the figure the
+        leaderboard, run page and /compare/ show for the same point, basis and tier."""
+        if self.slo is None or self.slo.provenance != "interpolated" or self.price is None:
+            return None
+        if self.slo.lower is None:
+            return None
+        return usd_per_mtok(self.price.usd_per_gpu_hour, self.slo.lower.tok_per_s_per_gpu)
+
+    @property
+    def usd_range(self) -> tuple[float, float] | None:
+        """Both readings of a figure whose token kind the source did not state: read as
+        output tokens and as total tokens of the scenario's shape (low, high $/Mtok)."""
+        if self.curve.token_kind != "unlabelled" or self.price is None or self.slo is None:
+            return None
+        tput = self.slo.tok_per_s_per_gpu
+        shape = (self.curve.input_tokens, self.curve.output_tokens)
+        if tput is None or not all(shape) or self.token_basis is None:
+            return None
+        readings = unstated_readings(
+            tput, self.token_basis, input_tokens=shape[0], output_tokens=shape[1]
+        )
+        costs = sorted(usd_per_mtok(self.price.usd_per_gpu_hour, r) for r in readings)
+        return costs[0], costs[1]
 
 
 def price_for(
@@ -356,8 +384,9 @@ def _priced_row(
     if unlabelled:
         plan = _with_warning(
             plan,
-            "the source does not say which tokens its tok/s counts; "
-            f"read here as {inputs.token_kind.value}",
+            "the source does not say which tokens its tok/s counts: $/Mtok is shown read "
+            f"as output and as total tokens; GPUs are planned reading it as "
+            f"{inputs.token_kind.value}",
         )
     book_entry = {sku.upper(): entry for sku, entry in book.items()}.get(curve.accelerator.upper())
     kw = book_entry.all_in_kw if book_entry else None
@@ -367,7 +396,16 @@ def _priced_row(
         else None
     )
     problem = "" if result.meets else result.reason
-    return Row(curve, price, result, cost, plan, problem=problem, joules_per_token=energy)
+    return Row(
+        curve,
+        price,
+        result,
+        cost,
+        plan,
+        problem=problem,
+        joules_per_token=energy,
+        token_basis=inputs.token_kind,
+    )
 
 
 def _with_warning(plan: CapacityPlan, warning: str) -> CapacityPlan:

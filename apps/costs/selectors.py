@@ -16,6 +16,7 @@ from apps.costs.reference import REFERENCE_PRICE_SOURCE, REFERENCE_PRICES
 from apps.costs.slo import SloPoint
 from apps.runs.models import Point, Run
 from apps.runs.selectors import runs_visible
+from workers import slo as slo_rule
 
 ORG_PRICE_SOURCE = "your organization's price book"
 
@@ -50,20 +51,19 @@ def price_book(*, org: Organization | None = None) -> dict[str, AcceleratorPrice
     return books
 
 
-# Stored latency distributions are in ms under these names; SLO keys are in seconds.
-_LATENCIES = {"ttft": "ttft_s", "tpot": "tpot_s", "e2el": "e2el_s"}
-
-
 def point_metrics(point: Point) -> dict[str, float]:
-    """The SLO metrics of a stored point as "ttft_s.p99"-style keys."""
+    """The SLO metrics of a stored point as "ttft_s.p99"-style keys (latencies in seconds),
+    read the way workers/slo.py reads them (open loop: TTFT and E2EL from the planned send)."""
     metrics: dict[str, float] = {}
-    for name, key in _LATENCIES.items():
-        for percentile, value in (point.latency_ms or {}).get(name, {}).items():
-            if value is not None:
-                metrics[f"{key}.{percentile}"] = value / 1000.0
-    for percentile, value in (point.interactivity or {}).items():
-        if value is not None:
-            metrics[f"interactivity.{percentile}"] = value
+    figures = slo_rule.point_figures(point.latency_ms or {}, point.interactivity or {})
+    for metric, dist in figures.items():
+        for percentile, value in dist.items():
+            if not isinstance(value, int | float):  # the distribution's `method`
+                continue
+            if metric == "interactivity":
+                metrics[f"interactivity.{percentile}"] = value
+            else:
+                metrics[f"{metric}_s.{percentile}"] = value / 1000.0
     return metrics
 
 
@@ -110,7 +110,14 @@ def deployment_curves(
                 continue
             unlabelled = unlabelled or is_unlabelled
             label = point.label or (f"c{point.concurrency}" if point.concurrency else "")
-            points.append(SloPoint(label or f"#{point.ordinal}", tput / gpus, point_metrics(point)))
+            points.append(
+                SloPoint(
+                    label or f"#{point.ordinal}",
+                    tput / gpus,
+                    point_metrics(point),
+                    success_rate=point.success_rate,
+                )
+            )
         if not points:
             continue
         scenario = run.scenario

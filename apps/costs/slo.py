@@ -28,6 +28,7 @@ from apps.costs.formulas import (
     require_positive,
     usd_per_mtok,
 )
+from workers import slo as slo_rule
 
 
 class Metric(StrEnum):
@@ -62,7 +63,13 @@ class SloBound:
 
     @property
     def key(self) -> str:
-        return f"{self.metric.value}.{self.percentile}"
+        """The point-metrics key, under the stored percentile name ("ttft_s.p999")."""
+        return f"{self.metric.value}.{slo_rule.stored_key(self.percentile)}"
+
+    def rule(self) -> slo_rule.Bound:
+        """This bound as workers/slo.py judges it."""
+        metric, unit = _RULE_METRICS[self.metric]
+        return slo_rule.Bound(metric, self.percentile, self.limit, unit)
 
     def met_by(self, value: float) -> bool:
         return value <= self.limit if self.is_ceiling else value >= self.limit
@@ -73,9 +80,18 @@ class SloBound:
         return f"{_METRIC_LABELS[self.metric]} {self.percentile} {sign} {self.limit:g} {unit}"
 
 
+_RULE_METRICS = {
+    Metric.TTFT_S: ("ttft", "s"),
+    Metric.TPOT_S: ("tpot", "s"),
+    Metric.E2EL_S: ("e2el", "s"),
+    Metric.INTERACTIVITY: ("interactivity", "tok/s/user"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Slo:
     bounds: tuple[SloBound, ...]
+    min_success_rate: float = slo_rule.DEFAULT_MIN_SUCCESS_RATE
 
     @classmethod
     def of(
@@ -89,6 +105,7 @@ class Slo:
         tpot_percentile: str = "p50",
         e2el_s_max: float | None = None,
         e2el_percentile: str = "p99",
+        min_success_rate: float = slo_rule.DEFAULT_MIN_SUCCESS_RATE,
     ) -> Slo:
         """An SLO from the usual bounds; `None` leaves a metric unbounded."""
         wanted = [
@@ -103,27 +120,33 @@ class Slo:
             (Metric.E2EL_S, e2el_percentile, e2el_s_max, "e2el_s_max"),
         ]
         bounds = tuple(
-            SloBound(metric, _percentile(name, percentile), require_positive(name, limit))
+            SloBound(
+                metric,
+                _percentile(
+                    name.removesuffix("_s_max").removesuffix("_min") + "_percentile", percentile
+                ),
+                require_positive(name, limit),
+            )
             for metric, percentile, limit, name in wanted
             if limit is not None
         )
-        return cls(bounds)
+        if not 0 <= min_success_rate <= 1:
+            raise CostInputError("min_success_rate", "must be between 0 and 1")
+        return cls(bounds, min_success_rate)
+
+    def rule(self) -> slo_rule.Slo:
+        return slo_rule.Slo(tuple(b.rule() for b in self.bounds), self.min_success_rate)
 
     def describe(self) -> str:
-        return ", ".join(bound.describe() for bound in self.bounds) or "no SLO"
+        return self.rule().describe()
 
 
 def _percentile(field_name: str, percentile: str) -> str:
-    text = percentile.strip().lower()
+    """The one spelling (workers/slo.py); an unstored percentile names the stored ones."""
     try:
-        value = float(text.removeprefix("p"))
-    except ValueError:
-        value = -1.0
-    if not text.startswith("p") or not 0 <= value <= 100:
-        raise CostInputError(
-            field_name, f"percentile must look like p50 or p99 (got {percentile!r})"
-        )
-    return text
+        return slo_rule.percentile_name(percentile, field_name)
+    except slo_rule.SloError as exc:
+        raise CostInputError(field_name, exc.message) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +156,7 @@ class SloPoint:
     label: str
     tok_per_s_per_gpu: float
     metrics: dict[str, float] = field(default_factory=dict)
+    success_rate: float | None = None  # None: not reported, so the SLO cannot be checked
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +185,7 @@ def best_throughput_at_slo(points: Sequence[SloPoint], slo: Slo) -> SloResult:
                 for bound in slo.bounds
                 if bound.key not in point.metrics
             }
+            | {"success_rate" for point in points if point.success_rate is None}
         )
         return _no_point(f"no point reports {', '.join(missing)}, which the SLO bounds", skipped)
 
@@ -198,13 +223,21 @@ def pareto_front(points: Sequence[SloPoint], slo: Slo) -> list[SloPoint]:
 
 
 def _signature(point: SloPoint, slo: Slo) -> tuple[float, ...]:
-    return (point.tok_per_s_per_gpu, *(point.metrics[bound.key] for bound in slo.bounds))
+    return (
+        point.tok_per_s_per_gpu,
+        point.success_rate or 0.0,
+        *(point.metrics[bound.key] for bound in slo.bounds),
+    )
 
 
 def _dominates(a: SloPoint, b: SloPoint, slo: Slo) -> bool:
     if a.tok_per_s_per_gpu < b.tok_per_s_per_gpu:
         return False
     strictly = a.tok_per_s_per_gpu > b.tok_per_s_per_gpu
+    # Success counts like a bounded metric: a flakier point never hides a steadier one.
+    if (a.success_rate or 0.0) < (b.success_rate or 0.0):
+        return False
+    strictly = strictly or (a.success_rate or 0.0) > (b.success_rate or 0.0)
     for bound in slo.bounds:
         va, vb = a.metrics[bound.key], b.metrics[bound.key]
         better, worse = (va < vb, va > vb) if bound.is_ceiling else (va > vb, va < vb)
@@ -224,15 +257,26 @@ def _usable_points(points: Sequence[SloPoint], slo: Slo) -> tuple[list[SloPoint]
                 raise CostInputError(f"points[{index}].metrics.{key}", "must be a number")
             if not math.isfinite(value) or value < 0:
                 raise CostInputError(f"points[{index}].metrics.{key}", "must be finite, >= 0")
-        if all(bound.key in point.metrics for bound in slo.bounds):
+        checkable = point.success_rate is not None or not slo.bounds
+        if checkable and all(bound.key in point.metrics for bound in slo.bounds):
             usable.append(point)
         else:
             skipped.append(point.label)
     return usable, tuple(skipped)
 
 
+def verdict(point: SloPoint, slo: Slo) -> slo_rule.Verdict:
+    """The one SLO rule's verdict on a point (metrics here are in s; stored ones in ms)."""
+    figures: dict[str, dict[str, float]] = {}
+    for key, value in point.metrics.items():
+        name, _, percentile = key.partition(".")
+        metric = name.removesuffix("_s")
+        figures.setdefault(metric, {})[percentile] = value * 1000 if name != metric else value
+    return slo_rule.judge(slo.rule(), figures, point.success_rate)
+
+
 def _meets(point: SloPoint, slo: Slo) -> bool:
-    return all(bound.met_by(point.metrics[bound.key]) for bound in slo.bounds)
+    return verdict(point, slo).meets
 
 
 def _bounded_metrics(point: SloPoint, slo: Slo) -> dict[str, float]:
@@ -255,6 +299,9 @@ def _measured(point: SloPoint, slo: Slo, skipped: tuple[str, ...]) -> SloResult:
 
 def _interpolate(lower: SloPoint, upper: SloPoint, slo: Slo, skipped: tuple[str, ...]) -> SloResult:
     """Walk from `lower` (meets) towards `upper` (misses) while every bound still holds."""
+    if (upper.success_rate or 0.0) < slo.min_success_rate:
+        # Too many failures at the upper point: nothing between is known to succeed enough.
+        return _measured(lower, slo, skipped)
     reach = 1.0
     binding: SloBound | None = None
     for bound in slo.bounds:
@@ -300,12 +347,7 @@ def _closest_miss(front: Sequence[SloPoint], slo: Slo) -> str:
             p.tok_per_s_per_gpu,
         ),
     )
-    misses = [
-        f"{_METRIC_LABELS[b.metric]} {b.percentile} is {candidate.metrics[b.key]:g} "
-        f"(needs {'<=' if b.is_ceiling else '>='} {b.limit:g})"
-        for b in slo.bounds
-        if not b.met_by(candidate.metrics[b.key])
-    ]
+    misses = verdict(candidate, slo).failed
     return f"no measured point meets {slo.describe()}; closest, {candidate.label}: " + "; ".join(
         misses
     )

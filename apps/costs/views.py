@@ -27,6 +27,7 @@ from apps.costs.procurement import (
 )
 from apps.costs.reference import TIER_LABELS
 from apps.csv_safe import safe_rows
+from workers import slo as slo_rule
 
 CAPEX_FIELDS = (
     ("gpu_purchase_usd", "GPU purchase $", 8),
@@ -75,7 +76,7 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "query": _query(values),
         "tiers": [(tier.value, TIER_LABELS[tier.value]) for tier in Tier],
         "kinds": [kind.value for kind in TokenKind],
-        "percentiles": ["p50", "p90", "p95", "p99"],
+        "percentiles": list(slo_rule.PERCENTILES),
         "price_inputs": [
             (sku, f"{PRICE_PREFIX}{sku}", values.get(f"{PRICE_PREFIX}{sku}", ""))
             for sku in accelerators
@@ -128,9 +129,9 @@ def _errors_response(errors: list[FieldError]) -> JsonResponse:
 
 def claim(request: HttpRequest) -> HttpResponse:
     """Check a published cost claim against price tiers and stored runs."""
-    kind = request.GET.get("token_kind", TokenKind.TOTAL.value)
+    kind = request.GET.get("token_kind", TokenKind.OUTPUT.value)
     if kind not in {k.value for k in TokenKind}:
-        kind = TokenKind.TOTAL.value
+        kind = TokenKind.OUTPUT.value
     book = selectors.price_book(org=None)
     curves = selectors.deployment_curves(org=None, kind=TokenKind(kind))
     page = claim_page(request.GET, book, curves)

@@ -27,6 +27,7 @@ class ImportedRun(Schema):
 class ImportOut(Schema):
     format: str
     created: int
+    records_added: int
     runs: list[ImportedRun]
 
 
@@ -87,6 +88,7 @@ def import_results(
     body = {
         "format": outcome.format_name,
         "created": outcome.created,
+        "records_added": outcome.records_added,
         "runs": [
             {
                 "id": r.run.pk,

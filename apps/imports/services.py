@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from django.db import transaction
 
 from apps.accounts.models import ApiToken, Organization
-from apps.runs.services import IngestResult, run_ingest
+from apps.runs.models import Run
+from apps.runs.services import IngestResult, run_ingest, run_records_attach
 from workers.importers import Facts, import_file, sniff
 from workers.results import ResultDocument
 
@@ -23,6 +24,8 @@ class ImportOutcome:
     format_name: str
     documents: list[ResultDocument]
     results: list[IngestResult]
+
+    records_added: int = 0
 
     @property
     def created(self) -> int:
@@ -43,15 +46,42 @@ def import_ingest(
     """Import and store; raises ImportFailure (bad file or facts) before touching the DB.
 
     Re-importing the same bytes stores nothing new: each document's idempotency key is the
-    file's hash, and run_ingest returns the first run for a key it has seen.
+    file's hash within the organization's namespace, and run_ingest returns the first run
+    for a key it has seen; per-request records brought by a later import are added to it.
     """
     format_name = format_name or sniff(data, filename)
     documents = import_file(
-        data, filename, facts=facts, format_name=format_name, companions=companions
+        data,
+        filename,
+        facts=facts,
+        format_name=format_name,
+        companions=companions,
+        namespace=f"org-{org.pk}" if org else "",
     )
+    added = 0
     with transaction.atomic():
         results = [
-            run_ingest(document=doc, org=org, is_public=is_public, submitted_by=submitted_by)
+            _earlier_import(doc, org)
+            or run_ingest(document=doc, org=org, is_public=is_public, submitted_by=submitted_by)
             for doc in documents
         ]
-    return ImportOutcome(format_name=format_name, documents=documents, results=results)
+        for doc, result in zip(documents, results, strict=True):
+            if not result.created:
+                added += run_records_attach(run=result.run, document=doc)
+    return ImportOutcome(
+        format_name=format_name, documents=documents, results=results, records_added=added
+    )
+
+
+def _earlier_import(document: ResultDocument, org: Organization | None) -> IngestResult | None:
+    """The organization's run of this file stored before keys carried the organization.
+
+    Keys used to be the file hash alone ('sha256:<hex>[:<index>]'); an organization
+    re-importing a file it imported then gets that run back, not a second one.
+    """
+    suffix = f":org-{org.pk}" if org else ""
+    if not suffix or not document.idempotency_key.endswith(suffix):
+        return None
+    legacy = document.idempotency_key.removesuffix(suffix)
+    earlier = Run.objects.filter(idempotency_key=legacy, org=org).first()
+    return IngestResult(run=earlier, created=False) if earlier else None

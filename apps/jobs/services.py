@@ -201,6 +201,9 @@ def job_options_check(kind: str, options: dict[str, Any]) -> None:
 def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
     concurrency = options.get("concurrency") or scenario.concurrency or [1]
     rates = options.get("rates")
+    if scenario.length_spread is None or scenario.prefix_cache_hit_rate is None:
+        # An imported scenario may leave these unstated; a load run needs them, not a guess.
+        raise JobError("scenario", f"{scenario.slug} does not state its length spread and prefix")
     if scenario.arrival == "open" and not rates:
         raise JobError("rates", "an open-loop scenario needs arrival rates (requests/s)")
     job_options_check(Job.Kind.LOAD, {"concurrency": concurrency, "rates": rates})
@@ -233,12 +236,15 @@ def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
 
 def _scenario_doc(scenario: Scenario, load: dict[str, Any]) -> dict[str, Any]:
     slo = None
-    if scenario.slo_ttft_ms or scenario.slo_tpot_ms or scenario.slo_e2el_ms:
+    if scenario.slo_ttft_ms or scenario.slo_tpot_ms or scenario.slo_e2el_ms or scenario.slo_bounds:
+        # The whole SLO, so the worker's goodput and early stop judge what the board judges.
         slo = {
             "ttft_ms": scenario.slo_ttft_ms,
             "ttft_percentile": scenario.slo_ttft_percentile,
             "tpot_ms": scenario.slo_tpot_ms,
             "e2el_ms": scenario.slo_e2el_ms,
+            "bounds": scenario.slo_bounds,
+            "min_success_rate": scenario.slo_min_success_rate,
         }
     return {
         "preset": scenario.slug if scenario.is_preset else None,

@@ -14,10 +14,11 @@ LAYOUT = {
     "font": {"family": "system-ui, sans-serif", "size": 12},
 }
 
+# Titles name the token basis ({basis}: output, input or total).
 Y_AXES = {
-    "tput_per_gpu": ("Throughput per GPU (tok/s)", True),
-    "usd_per_mtok": ("$ per million output tokens", False),
-    "tok_per_mw": ("Tokens/s per MW (all-in power)", True),
+    "tput_per_gpu": ("Throughput per GPU ({basis} tok/s)", True),
+    "usd_per_mtok": ("$ per million {basis} tokens", False),
+    "tok_per_mw": ("{basis} tokens/s per MW (all-in power)", True),
 }
 X_AXES = {
     "interactivity": ("Interactivity (tok/s/user, p50)", True),
@@ -43,10 +44,17 @@ def pareto_optimal(
 
 
 def pareto_figure(
-    points: list[dict[str, Any]], *, x: str, y: str, optimal_only: bool, title: str
+    points: list[dict[str, Any]],
+    *,
+    x: str,
+    y: str,
+    optimal_only: bool,
+    title: str,
+    basis: str = "output",
 ) -> Figure:
     x_title, x_higher = X_AXES[x]
     y_title, y_higher = Y_AXES[y]
+    y_title = y_title.format(basis=basis)
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for point in points:
         groups[point["group"]].append(point)
@@ -94,14 +102,17 @@ def cdf_figure(series: dict[str, list[float]], *, title: str, x_title: str) -> F
         n = len(ordered)
         if not n:
             continue
+        # The inverse of linear-interpolation percentiles (numpy's default, as stored): the
+        # i-th smallest of n values is the 100·i/(n-1)-th percentile, joined by straight
+        # lines, so reading p99 off this curve gives the p99 the tables show.
         traces.append(
             {
                 "type": "scatter",
                 "mode": "lines",
                 "name": name,
                 "x": ordered,
-                "y": [(i + 1) / n for i in range(n)],
-                "line": {"shape": "hv"},
+                "y": [i / (n - 1) for i in range(n)] if n > 1 else [1.0],
+                "line": {"shape": "linear"},
             }
         )
     return {

@@ -4,7 +4,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from workers.accuracy.stats import compare, wilson_fraction
+from workers.accuracy.stats import PairedComparison, wilson_fraction
 
 # Facts that change what is being measured, in the order a reader should see them.
 FACTS = [
@@ -44,11 +44,40 @@ class AccuracyDelta:
     task: str
     baseline: str
     candidate: str
-    difference_points: float
-    low_points: float
-    high_points: float
+    difference_points: float | None
+    low_points: float | None
+    high_points: float | None
     paired: bool
     note: str
+    text: str = ""  # the difference and interval as every page prints it
+
+
+def paired_delta(
+    comparison: PairedComparison | None,
+    error: str | None,
+    *,
+    task: str,
+    baseline_label: str,
+    candidate_label: str,
+    text: str = "",
+) -> AccuracyDelta:
+    """A delta from the one paired comparison (apps.accuracy.selectors.paired_comparison),
+    or the reason the pair was refused."""
+    if comparison is None:
+        return AccuracyDelta(
+            task, baseline_label, candidate_label, None, None, None, True, f"not compared: {error}"
+        )
+    return AccuracyDelta(
+        task=task,
+        baseline=baseline_label,
+        candidate=candidate_label,
+        difference_points=100 * comparison.difference,
+        low_points=100 * comparison.interval.low,
+        high_points=100 * comparison.interval.high,
+        paired=True,
+        note=f"paired on {comparison.n} shared items, McNemar p = {comparison.mcnemar_p:.3g}",
+        text=text,
+    )
 
 
 def accuracy_delta(
@@ -58,23 +87,19 @@ def accuracy_delta(
     baseline_label: str,
     candidate_label: str,
 ) -> AccuracyDelta | None:
-    """Candidate minus baseline, in points, with a 95% interval.
-
-    Paired (Newcombe, on shared items) when both have per-item outcomes; otherwise
-    Newcombe's hybrid score interval for independent proportions, which needs both n.
-    """
-    items_a, items_b = baseline.get("items"), candidate.get("items")
-    if items_a and items_b and items_a.keys() & items_b.keys():
-        paired = compare(items_a, items_b, margin_points=0)
+    """Candidate minus baseline, in points, with Newcombe's hybrid score interval for
+    independent proportions (both need n). Pairs with per-item outcomes go through
+    `paired_delta` instead; results of different protocols are not compared."""
+    if baseline.get("protocol_hash") != candidate.get("protocol_hash"):
         return AccuracyDelta(
-            task=baseline["task"],
-            baseline=baseline_label,
-            candidate=candidate_label,
-            difference_points=100 * paired.difference,
-            low_points=100 * paired.interval.low,
-            high_points=100 * paired.interval.high,
-            paired=True,
-            note=f"paired on {paired.n} shared items, McNemar p = {paired.mcnemar_p:.3g}",
+            baseline["task"],
+            baseline_label,
+            candidate_label,
+            None,
+            None,
+            None,
+            False,
+            "not compared: the protocols differ",
         )
     n_a, n_b = baseline.get("n"), candidate.get("n")
     if not n_a or not n_b:

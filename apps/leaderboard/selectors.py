@@ -5,19 +5,21 @@ deployment is chosen in SQL (DISTINCT ON) on PostgreSQL; SQLite reduces in Pytho
 """
 
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, F, FloatField, Max, QuerySet, Value, When
-from django.db.models.functions import Cast, Coalesce
+from django.db.models import Case, Exists, F, OuterRef, QuerySet, Value, When
+from django.utils import timezone
 
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Model, PriceTier, Scenario
-from apps.costs.formulas import usd_per_mtok
+from apps.costs.formulas import TokenKind, priced_throughput
+from apps.runs import summary
 from apps.runs.models import Point, RequestRecord, Run
 from apps.runs.selectors import RunFilters, runs_filtered, runs_visible
-from apps.runs.summary import MEETS, MISSES, UNVERIFIED
+from apps.runs.summary import MEETS, MISSES, UNVERIFIED, scenario_slo
 
 SORTS = {
     "throughput": ("tput_per_gpu", True),
@@ -38,13 +40,21 @@ BEST_ROW_COLUMNS = (
     "deployment__parallelism_label",
     "deployment__spec_method",
     "deployment__engine_flags",
+    "best_point__input_tok_s",
     "best_point__output_tok_s",
+    "best_point__total_tok_s",
     "best_point__unlabelled_tok_s",
+    "scenario__input_tokens",
+    "scenario__output_tokens",
     "best_point__interactivity_p50",
     "best_point__ttft_p50_ms",
     "best_point__ttft_p99_ms",
     "best_point__success_rate",
+    "created_at",
 )
+# Which run a row shows. "latest" keeps regressions visible; "best" is an option.
+RUN_RULES = ("latest", "best")
+DEFAULT_BEST_DAYS = 30
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,19 @@ class Board:
     deployments: tuple[int, ...] = ()
     sort: str = "throughput"
     page: int = 1
+    rule: str = "latest"
+    days: int = DEFAULT_BEST_DAYS
+    # The token basis of every tok/s and $/Mtok on the board (the calculator's default too).
+    basis: str = TokenKind.OUTPUT.value
+
+    def rule_text(self) -> str:
+        """The run rule, as the page states it."""
+        if self.rule == "best":
+            return (
+                f"each deployment's best run in the last {self.days} days "
+                "(best: meets the SLO first, then highest tok/s/GPU)"
+            )
+        return "each deployment's latest run in this scenario (a regression shows as it is)"
 
 
 @dataclass
@@ -83,6 +106,11 @@ class Row:
     usd_per_gpu_hour: float | None
     usd_per_mtok: float | None
     accuracy: dict[str, Any] | None = None
+    run_date: datetime | None = None
+    basis: str = TokenKind.OUTPUT.value
+    # Both readings of a figure whose token kind is unstated (low, high); None when stated.
+    tput_range: tuple[float, float] | None = None
+    usd_range: tuple[float, float] | None = None
 
     @property
     def label(self) -> str:
@@ -104,6 +132,7 @@ class BoardPage:
     scenario: Scenario | None
     model: str | None
     slo_text: str
+    rule_text: str = ""
     tiers: list[str] = field(default_factory=list)
     run_ids: list[int] = field(default_factory=list)  # every row's run, not just this page
 
@@ -127,16 +156,7 @@ def price_tiers() -> list[str]:
 
 
 def _slo_text(scenario: Scenario | None) -> str:
-    if scenario is None:
-        return "no SLO"
-    text = []
-    if scenario.slo_ttft_ms:
-        text.append(f"TTFT p{scenario.slo_ttft_percentile:g} ≤ {scenario.slo_ttft_ms:g} ms")
-    if scenario.slo_tpot_ms:
-        text.append(f"TPOT p50 ≤ {scenario.slo_tpot_ms:g} ms")
-    if scenario.slo_e2el_ms:
-        text.append(f"E2EL p99 ≤ {scenario.slo_e2el_ms:g} ms")
-    return " and ".join(text) or "no SLO"
+    return scenario_slo(scenario).describe()
 
 
 def _runs_for(board: Board, org: Organization | None):
@@ -154,26 +174,44 @@ def _runs_for(board: Board, org: Organization | None):
     return runs
 
 
-def _best_runs(runs) -> list[dict[str, Any]]:
-    """Per deployment, the run whose best point ranks highest (see apps/runs/summary.py)."""
-    ranked = (
-        runs.filter(best_point__isnull=False)
-        .annotate(
+def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
+    """Per deployment, the run the board's rule picks (Board.rule_text says which).
+
+    "latest" picks among every run with points, so a latest run without a rankable point
+    (every level client-bound or off its prompt length) hides the row rather than letting
+    an older run stand in for it."""
+    if board.rule == "best":
+        runs = runs.filter(best_point__isnull=False)
+        since = timezone.now() - timedelta(days=max(board.days, 1))
+        ordered = runs.filter(created_at__gte=since).annotate(
             slo_rank=Case(
                 When(best_meets_slo=MISSES, then=Value(0)),
                 When(best_meets_slo=UNVERIFIED, then=Value(1)),
                 default=Value(2),
             )
         )
-        .order_by("deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-created_at")
+        ordered = ordered.order_by(
+            "deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-created_at", "-id"
+        )
+    else:
+        has_points = Exists(Point.objects.filter(run=OuterRef("pk")))
+        ordered = runs.filter(has_points).order_by("deployment_id", "-created_at", "-id")
+    columns = (
+        "id",
+        "deployment_id",
+        "provenance",
+        "best_meets_slo",
+        "best_point",
+        *BEST_ROW_COLUMNS,
     )
-    columns = ("id", "deployment_id", "provenance", "best_meets_slo", *BEST_ROW_COLUMNS)
     if connection.vendor == "postgresql":
-        return list(ranked.distinct("deployment_id").values(*columns))
-    best: dict[int, dict[str, Any]] = {}
-    for row in ranked.values(*columns):
-        best.setdefault(row["deployment_id"], row)
-    return list(best.values())
+        picked = list(ordered.distinct("deployment_id").values(*columns))
+    else:
+        chosen: dict[int, dict[str, Any]] = {}
+        for row in ordered.values(*columns):
+            chosen.setdefault(row["deployment_id"], row)
+        picked = list(chosen.values())
+    return [row for row in picked if row["best_point"] is not None]
 
 
 def _accuracy_by_deployment(deployment_ids: list[int]) -> dict[int, dict[str, Any]]:
@@ -207,7 +245,7 @@ def reference_price_book() -> dict[str, dict[str, float]]:
 
 def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardPage:
     scenario = Scenario.objects.filter(slug=board.scenario).first() if board.scenario else None
-    best = _best_runs(_runs_for(board, org))
+    best = _row_runs(_runs_for(board, org), board)
     prices = reference_prices(board.tier)
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best])
     rows = []
@@ -219,8 +257,17 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
             k.removeprefix("best_point__"): v for k, v in b.items() if k.startswith("best_point__")
         }
         price = prices.get(d["accelerator_id"])
-        output = p["output_tok_s"]
-        tput = (output if output is not None else p["unlabelled_tok_s"]) / d["gpus"]
+        priced = priced_throughput(
+            TokenKind(board.basis),
+            gpus=d["gpus"],
+            usd_per_gpu_hour=price,
+            input_tok_s=p["input_tok_s"],
+            output_tok_s=p["output_tok_s"],
+            total_tok_s=p["total_tok_s"],
+            unlabelled_tok_s=p["unlabelled_tok_s"],
+            input_tokens=b["scenario__input_tokens"],
+            output_tokens=b["scenario__output_tokens"],
+        )
         rows.append(
             Row(
                 deployment_id=b["deployment_id"],
@@ -234,8 +281,8 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 speculative=d["spec_method"],
                 flags=d["engine_flags"],
                 provenance=b["provenance"],
-                tput_per_gpu=tput,
-                tput_kind="output" if output is not None else "unstated",
+                tput_per_gpu=priced.tok_per_s_per_gpu,
+                tput_kind=board.basis if priced.stated else "unstated",
                 meets_slo=None
                 if b["best_meets_slo"] in (None, UNVERIFIED)
                 else b["best_meets_slo"] == MEETS,
@@ -244,8 +291,14 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 ttft_p99_ms=p["ttft_p99_ms"],
                 success_rate=p["success_rate"],
                 usd_per_gpu_hour=price,
-                usd_per_mtok=usd_per_mtok(price, tput) if price and tput else None,
+                usd_per_mtok=priced.usd_per_mtok,
                 accuracy=accuracy.get(b["deployment_id"]),
+                run_date=b["created_at"],
+                basis=board.basis,
+                tput_range=(priced.tok_low, priced.tok_high) if not priced.stated else None,
+                usd_range=(priced.usd_low, priced.usd_high)
+                if not priced.stated and priced.usd_low is not None
+                else None,
             )
         )
     key, descending = SORTS.get(board.sort, SORTS["throughput"])
@@ -266,19 +319,19 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         scenario=scenario,
         model=board.model,
         slo_text=_slo_text(scenario),
+        rule_text=board.rule_text(),
         run_ids=[r.run_id for r in rows],
         tiers=price_tiers(),
     )
 
 
-def chart_points(*, run_ids: list[int], tier: str) -> list[dict[str, Any]]:
-    """Every point of the given runs (the leaderboard's rows), for Pareto charts."""
+def chart_points(
+    *, run_ids: list[int], tier: str, basis: str = TokenKind.OUTPUT.value
+) -> list[dict[str, Any]]:
+    """Every point of the given runs (the leaderboard's rows), for Pareto charts, priced the
+    way the rows are (a figure of unstated kind at its lower reading, and labelled so)."""
     prices = reference_prices(tier)
-    points = Point.objects.filter(run_id__in=run_ids).annotate(
-        tput_per_gpu=Coalesce("output_tok_s", "unlabelled_tok_s")
-        / Cast("run__deployment__gpus", FloatField())
-    )
-    rows = points.values(
+    rows = Point.objects.filter(run_id__in=run_ids).values(
         "run_id",
         "run__deployment_id",
         "run__deployment__accelerator__sku",
@@ -288,8 +341,13 @@ def chart_points(*, run_ids: list[int], tier: str) -> list[dict[str, Any]]:
         "run__deployment__engine__name",
         "run__deployment__parallelism_label",
         "run__deployment__gpus",
+        "run__scenario__input_tokens",
+        "run__scenario__output_tokens",
         "concurrency",
-        "tput_per_gpu",
+        "input_tok_s",
+        "output_tok_s",
+        "total_tok_s",
+        "unlabelled_tok_s",
         "interactivity_p50",
         "e2el_p50_ms",
     )
@@ -297,9 +355,21 @@ def chart_points(*, run_ids: list[int], tier: str) -> list[dict[str, Any]]:
     for r in rows:
         row = {key.removeprefix("run__deployment__"): value for key, value in r.items()}
         price = prices.get(row["accelerator_id"])
-        tput, kw = row["tput_per_gpu"], row["accelerator__all_in_kw"]
+        priced = priced_throughput(
+            TokenKind(basis),
+            gpus=row["gpus"],
+            usd_per_gpu_hour=price,
+            input_tok_s=row["input_tok_s"],
+            output_tok_s=row["output_tok_s"],
+            total_tok_s=row["total_tok_s"],
+            unlabelled_tok_s=row["unlabelled_tok_s"],
+            input_tokens=row["run__scenario__input_tokens"],
+            output_tokens=row["run__scenario__output_tokens"],
+        )
+        tput, kw = priced.tok_per_s_per_gpu, row["accelerator__all_in_kw"]
         sku, quant = row["accelerator__sku"], row["quant_weights"]
         level = f" c={row['concurrency']}" if row["concurrency"] else ""
+        unstated = "" if priced.stated else " (kind unstated: lower reading)"
         out.append(
             {
                 "run_id": row["run_id"],
@@ -307,10 +377,10 @@ def chart_points(*, run_ids: list[int], tier: str) -> list[dict[str, Any]]:
                 "group": f"{sku} {quant}",
                 "config": (
                     f"{row['gpus']}×{sku} {row['engine__name']} {quant} "
-                    f"{row['parallelism_label']}{level}"
+                    f"{row['parallelism_label']}{level}{unstated}"
                 ),
                 "tput_per_gpu": tput,
-                "usd_per_mtok": usd_per_mtok(price, tput) if price and tput else None,
+                "usd_per_mtok": priced.usd_per_mtok if priced.stated else priced.usd_high,
                 # tokens per second per megawatt of all-in facility power
                 "tok_per_mw": tput / kw * 1000 if tput and kw else None,
                 "interactivity": row["interactivity_p50"],
@@ -345,16 +415,9 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
         .order_by("created_at", "id")
     )
     history, by_scenario = [], {}
-    best = {
-        row["run_id"]: row["best"]
-        for row in Point.objects.filter(run__in=runs)
-        .annotate(tput=Coalesce("output_tok_s", "unlabelled_tok_s"))
-        .values("run_id")
-        .annotate(best=Max("tput"))
-    }
     for run in runs:
-        value = best.get(run.pk)
-        per_gpu = value / deployment.gpus if value is not None else None
+        # The run's leaderboard point (apps/runs/summary.py), as the board shows it.
+        per_gpu = run.best_tput_per_gpu
         previous = by_scenario.setdefault(run.scenario_id, [])
         window = sorted(previous[-BASELINE_RUNS:])
         baseline = window[len(window) // 2] if window else None
@@ -379,19 +442,82 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
 
 
 def run_latency_series(*, run: Run, limit: int = 5000) -> dict[str, list[float]]:
-    """TTFT and E2EL of successful requests (evenly thinned to `limit` for the chart)."""
-    records = RequestRecord.objects.filter(point__run=run, status="ok")
-    total = records.count()
-    step = max(1, -(-total // limit))
-    series: dict[str, list[float]] = {"TTFT (ms)": [], "E2EL (ms)": []}
-    for index, (ttft, e2el) in enumerate(records.order_by().values_list("ttft_ms", "e2el_ms")):
-        if index % step:
-            continue
-        if ttft is not None:
-            series["TTFT (ms)"].append(ttft)
-        if e2el is not None:
-            series["E2EL (ms)"].append(e2el)
+    """TTFT and E2EL of successful requests, one series per load level (levels are not
+    one population: mixing them draws a distribution no user saw). Each level is evenly
+    thinned to `limit` values for the chart."""
+    series: dict[str, list[float]] = {}
+    for point in run.points.order_by("ordinal"):
+        level = point.label or (
+            f"c={point.concurrency}"
+            if point.concurrency
+            else f"{point.request_rate:g} req/s"
+            if point.request_rate
+            else f"#{point.ordinal}"
+        )
+        records = RequestRecord.objects.filter(point=point, status="ok")
+        step = max(1, -(-records.count() // limit))
+        ttfts: list[float] = []
+        e2els: list[float] = []
+        for index, (ttft, e2el) in enumerate(
+            records.order_by("i").values_list("ttft_ms", "e2el_ms")
+        ):
+            if index % step:
+                continue
+            if ttft is not None:
+                ttfts.append(ttft)
+            if e2el is not None:
+                e2els.append(e2el)
+        if ttfts:
+            series[f"TTFT {level} (ms)"] = ttfts
+        if e2els:
+            series[f"E2EL {level} (ms)"] = e2els
     return series
+
+
+def run_leaderboard_point(*, run: Run, tier: str, basis: str) -> dict[str, Any] | None:
+    """The run's leaderboard point, its verdict by the one SLO rule, and its tok/s and $/Mtok
+    under a basis and tier: the same figures the leaderboard and /compare/ show."""
+    point = run.best_point
+    if point is None:
+        return None
+    slo = scenario_slo(run.scenario)
+    figures = summary.run_figures(
+        list(Point.objects.filter(pk=point.pk).values("id", *summary.FIGURE_FIELDS)),
+        run.document,
+    )[0]
+    gpus = run.deployment.gpus
+    price = reference_prices(tier).get(run.deployment.accelerator_id)
+    priced = priced_throughput(
+        TokenKind(basis),
+        gpus=gpus,
+        usd_per_gpu_hour=price,
+        input_tok_s=point.input_tok_s,
+        output_tok_s=point.output_tok_s,
+        total_tok_s=point.total_tok_s,
+        unlabelled_tok_s=point.unlabelled_tok_s,
+        input_tokens=run.scenario.input_tokens if run.scenario else None,
+        output_tokens=run.scenario.output_tokens if run.scenario else None,
+    )
+    return {
+        "point": point,
+        "verdict": summary.point_verdict(figures, slo).describe() if slo.any else "no SLO",
+        "priced": priced,
+        "usd_per_gpu_hour": price,
+        "tier": tier,
+        "basis": basis,
+    }
+
+
+def point_verdicts(*, run: Run) -> dict[int, str]:
+    """point id -> the one SLO rule's verdict on it, for the run page's table."""
+    slo = scenario_slo(run.scenario)
+    if not slo.any:
+        return {}
+    rows = list(run.points.values("id", *summary.FIGURE_FIELDS))
+    return {
+        f.point_id: summary.point_verdict(f, slo).status.replace("_", " ")
+        for f in summary.run_figures(rows, run.document)
+    }
 
 
 def run_errors(*, run: Run) -> dict[str, int]:
@@ -438,7 +564,9 @@ def accuracy_for(*, deployment: Deployment, org: Organization | None = None) -> 
             "n": r.n,
             "ci_low": r.ci_low,
             "ci_high": r.ci_high,
+            "protocol_hash": r.protocol_hash,
             "items": items or None,
             "run_id": r.run_id,
+            "result_id": r.pk,
         }
     return list(latest.values())

@@ -3,7 +3,7 @@
 from typing import Any
 
 from apps.costs.claims import cost_ratio
-from apps.costs.formulas import deployment_usd_per_mtok
+from apps.costs.formulas import TokenKind, deployment_usd_per_mtok, unstated_readings
 
 TIMELINE = [
     ("wafer-glm52-mi355x-tp8", "TP8"),
@@ -39,6 +39,17 @@ def glm_story(
                 # the throughput ratio at which "under half" would hold at these prices
                 "throughput_ratio_needed": (mi / b) / CLAIMED_COST_RATIO,
                 "mtok": deployment_usd_per_mtok(mi, final["gpus"], final["node_throughput_tok_s"]),
+                # The 2,626 tok/s does not say which tokens it counts: $/Mtok of output
+                # tokens under both readings (as output; as total of a 20k/1k request).
+                "mtok_output_readings": sorted(
+                    deployment_usd_per_mtok(mi, final["gpus"], reading)
+                    for reading in unstated_readings(
+                        final["node_throughput_tok_s"],
+                        TokenKind.OUTPUT,
+                        input_tokens=final["scenario"]["input_tokens"],
+                        output_tokens=final["scenario"]["output_tokens"],
+                    )
+                ),
             }
         )
     semi = figures.get("semianalysis-glm5-interactive", {}).get("usd_per_mtok", {})

@@ -8,15 +8,19 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.cache import patch_cache_control
 
+from apps.accuracy import selectors as accuracy_selectors
+from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import PublishedFigure, Scenario
-from apps.costs.formulas import CostInputError
+from apps.costs.formulas import CostInputError, TokenKind
 from apps.csv_safe import safe_rows
 from apps.leaderboard import charts, fairness, selectors, story
+from apps.leaderboard.methodology import methodology_html
 from apps.runs.models import Run
 from apps.runs.selectors import run_get, run_points, runs_visible
 from apps.runs.services import runs_version
 
 PUBLIC_MAX_AGE = 60
+BASES = [kind.value for kind in TokenKind]
 
 
 def _int(value: str | None, default: int) -> int:
@@ -42,6 +46,9 @@ def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
         include_simulated=query.get("simulated") in {"1", "on", "true"},
         sort=query.get("sort") if query.get("sort") in selectors.SORTS else "throughput",
         page=_int(query.get("page"), 1),
+        rule=query.get("rule") if query.get("rule") in selectors.RUN_RULES else "latest",
+        days=max(1, _int(query.get("days"), selectors.DEFAULT_BEST_DAYS)),
+        basis=query.get("basis") if query.get("basis") in BASES else TokenKind.OUTPUT.value,
     )
 
 
@@ -78,15 +85,25 @@ def _board_charts(
 ) -> dict[str, Any]:
     y = query.get("y") if query.get("y") in charts.Y_AXES else "tput_per_gpu"
     optimal = query.get("all") not in {"1", "on", "true"}
-    points = selectors.chart_points(run_ids=page.run_ids, tier=board.tier)
+    points = selectors.chart_points(run_ids=page.run_ids, tier=board.tier, basis=board.basis)
     return {
         "y": y,
         "optimal_only": optimal,
         "pareto_interactivity": charts.pareto_figure(
-            points, x="interactivity", y=y, optimal_only=optimal, title="vs interactivity"
+            points,
+            x="interactivity",
+            y=y,
+            optimal_only=optimal,
+            title="vs interactivity",
+            basis=board.basis,
         ),
         "pareto_latency": charts.pareto_figure(
-            points, x="e2el_s", y=y, optimal_only=optimal, title="vs end-to-end latency"
+            points,
+            x="e2el_s",
+            y=y,
+            optimal_only=optimal,
+            title="vs end-to-end latency",
+            basis=board.basis,
         ),
     }
 
@@ -104,6 +121,7 @@ def _leaderboard(request: HttpRequest) -> HttpResponse:
         "page": page,
         "models": models,
         "scenarios": selectors.scenarios_with_runs(),
+        "bases": BASES,
         "query": request.GET.urlencode(),
         **_board_charts(board, page, request.GET),
     }
@@ -118,6 +136,9 @@ def _board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             "provenance": row.provenance,
             "tok_s_per_gpu": row.tput_per_gpu,
             "tok_s_kind": row.tput_kind,
+            "tok_s_per_gpu_range": (
+                f"{row.tput_range[0]:.6g}-{row.tput_range[1]:.6g}" if row.tput_range else ""
+            ),
             "meets_slo": row.meets_slo,
             "interactivity_tok_s_user_p50": row.interactivity,
             "ttft_p50_ms": row.ttft_p50_ms,
@@ -125,8 +146,13 @@ def _board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             "success_rate": row.success_rate,
             "accuracy": row.accuracy["score"] if row.accuracy else None,
             "usd_per_gpu_hour": row.usd_per_gpu_hour,
-            "usd_per_mtok_output": row.usd_per_mtok,
+            "token_basis": row.basis,
+            f"usd_per_mtok_{row.basis}": row.usd_per_mtok,
+            "usd_per_mtok_range": (
+                f"{row.usd_range[0]:.6g}-{row.usd_range[1]:.6g}" if row.usd_range else ""
+            ),
             "run_id": row.run_id,
+            "run_date": row.run_date.isoformat() if row.run_date else None,
         }
         for row in rows
     ]
@@ -156,12 +182,27 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     if request.GET.get("format") == "csv":
         return _csv(f"run-{run.pk}-points.csv", _points_table(run, points))
     latency = selectors.run_latency_series(run=run)
+    tier = request.GET.get("tier") or "owning_hyperscaler"
+    basis = (
+        request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
+    )
+    verdicts = selectors.point_verdicts(run=run)
+    for point in points:
+        point.slo_verdict = verdicts.get(point.pk, "")
+        point.percentile_method = (point.latency_ms.get("ttft") or {}).get("method", "")
     context = {
         "run": run,
         "points": points,
+        "leaderboard_point": selectors.run_leaderboard_point(run=run, tier=tier, basis=basis),
+        "tiers": selectors.price_tiers(),
+        "tier": tier,
+        "basis": basis,
+        "bases": BASES,
         "errors": selectors.run_errors(run=run),
         "records": sum(len(v) for v in latency.values()) > 0,
-        "cdf": charts.cdf_figure(latency, title="Latency distribution", x_title="ms"),
+        "cdf": charts.cdf_figure(
+            latency, title="Latency distribution per load level", x_title="ms"
+        ),
         "accuracy": list(run.accuracy_results.all()),
     }
     return render(request, "leaderboard/run_detail.html", context)
@@ -201,7 +242,9 @@ def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
         "deployment": deployment,
         "facts": selectors.deployment_facts(deployment),
         "history": history,
-        "history_chart": charts.history_figure(history, title="Best throughput per run"),
+        "history_chart": charts.history_figure(
+            history, title="Each run's leaderboard point: output tok/s per GPU at the SLO"
+        ),
         "accuracy": selectors.accuracy_for(deployment=deployment),
     }
     return render(request, "leaderboard/deployment_detail.html", context)
@@ -219,11 +262,15 @@ def compare(request: HttpRequest) -> HttpResponse:
         )
     scenario_slug = request.GET.get("scenario") or _common_scenario([d.pk for d in deployments])
     tier = request.GET.get("tier") or "owning_hyperscaler"
+    basis = (
+        request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
+    )
     board = selectors.Board(
         scenario=scenario_slug,
         tier=tier,
         deployments=tuple(d.pk for d in deployments),
         include_simulated=True,
+        basis=basis,
     )
     board_page = selectors.leaderboard_rows(board=board)
     rows = {r.deployment_id: r for r in board_page.rows}
@@ -254,7 +301,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         if request.GET["format"] == "csv":
             return _csv("compare.csv", table)
         return _json_download("compare.json", table)
-    points = selectors.chart_points(run_ids=board_page.run_ids, tier=tier)
+    points = selectors.chart_points(run_ids=board_page.run_ids, tier=tier, basis=basis)
     context = {
         "deployments": deployments,
         "columns": list(zip(deployments, ordered, ratios, cost_ratios, facts, strict=True)),
@@ -264,10 +311,17 @@ def compare(request: HttpRequest) -> HttpResponse:
         "scenario": Scenario.objects.filter(slug=scenario_slug).first(),
         "scenarios": Scenario.objects.filter(runs__deployment__in=deployments).distinct(),
         "tier": tier,
+        "basis": basis,
+        "slo_text": board_page.slo_text,
         "tiers": selectors.price_tiers(),
         "query": request.GET.urlencode(),
         "chart": charts.pareto_figure(
-            points, x="interactivity", y="tput_per_gpu", optimal_only=False, title="Overlaid"
+            points,
+            x="interactivity",
+            y="tput_per_gpu",
+            optimal_only=False,
+            title="Overlaid",
+            basis=basis,
         ),
     }
     return render(request, "leaderboard/compare.html", context)
@@ -286,19 +340,39 @@ def _common_scenario(deployment_ids: list[int]) -> str | None:
 
 
 def _accuracy_deltas(deployments) -> list[fairness.AccuracyDelta]:
+    """Each task both sides scored: paired through the one comparison /accuracy/compare/
+    uses when both have per-item outcomes, else an unpaired interval (never across protocols)."""
     base = {a["task"]: a for a in selectors.accuracy_for(deployment=deployments[0])}
     deltas = []
     for other in deployments[1:]:
         for result in selectors.accuracy_for(deployment=other):
-            if result["task"] in base:
-                delta = fairness.accuracy_delta(
-                    base[result["task"]],
-                    result,
-                    baseline_label=deployments[0].quant_weights,
-                    candidate_label=other.quant_weights,
+            if result["task"] not in base:
+                continue
+            a, labels = (
+                base[result["task"]],
+                {
+                    "baseline_label": deployments[0].quant_weights,
+                    "candidate_label": other.quant_weights,
+                },
+            )
+            if a["items"] and result["items"]:
+                stored = AccuracyResult.objects.in_bulk([a["result_id"], result["result_id"]])
+                view = accuracy_selectors.paired_comparison(
+                    baseline=stored[a["result_id"]],
+                    candidate=stored[result["result_id"]],
+                    margin_points=accuracy_selectors.DEFAULT_MARGIN_POINTS,
                 )
-                if delta:
-                    deltas.append(delta)
+                delta = fairness.paired_delta(
+                    view.comparison,
+                    view.error,
+                    task=result["task"],
+                    text=view.difference_text,
+                    **labels,
+                )
+            else:
+                delta = fairness.accuracy_delta(a, result, **labels)
+            if delta:
+                deltas.append(delta)
     return deltas
 
 
@@ -319,3 +393,10 @@ def story_glm(request: HttpRequest) -> HttpResponse:
         y_title="tok/s per node (kind unstated)",
     )
     return render(request, "leaderboard/story.html", context)
+
+
+def methodology(request: HttpRequest) -> HttpResponse:
+    """docs/methodology.md, rendered: every number's heading on the pages links here."""
+    response = render(request, "leaderboard/methodology.html", {"body": methodology_html()})
+    patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
+    return response

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, Query, Router, Schema, Status
 
 from apps.accounts.auth import BearerToken, optional_org
-from apps.runs import selectors
+from apps.runs import selectors, summary
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest
 from workers.results import INT32_MAX, ResultDocument
@@ -49,6 +49,11 @@ class RunSummary(Schema):
     deployment_fingerprint: str
     source_citation: str
     created_at: datetime
+    slo_verdict: str | None = Field(
+        None,
+        description="the run's leaderboard point against its scenario's SLO (workers/slo.py): "
+        "meets, misses or cannot_check; null without an SLO",
+    )
 
 
 class PointOut(Schema):
@@ -138,6 +143,7 @@ def _summary(run: Run) -> dict[str, Any]:
         "deployment_fingerprint": d.fingerprint,
         "source_citation": run.source_citation,
         "created_at": run.created_at,
+        "slo_verdict": summary.STATUS_NAMES.get(run.best_meets_slo),
     }
 
 

@@ -120,6 +120,7 @@ def _store(
     submitted_by: ApiToken | None,
 ) -> Run:
     source = parsed.source or doc.Source()
+    doc.percentile_methods_fill(parsed)
     document_json = parsed.model_dump(
         mode="json", by_alias=True, exclude_none=True, exclude={"points": {"__all__": {"records"}}}
     )
@@ -153,11 +154,10 @@ def _store(
 
 def run_summary_refresh(*, run: Run) -> None:
     """Choose the run's leaderboard point against its scenario's SLO (again, if it changed)."""
-    figures = [
-        summary.PointFigures(point_id=row.pop("id"), **row)
-        for row in run.points.values("id", *summary.FIGURE_FIELDS)
-    ]
-    best = summary.best_point(figures, summary.SloBounds.of(run.scenario), run.deployment.gpus)
+    figures = summary.run_figures(
+        list(run.points.values("id", *summary.FIGURE_FIELDS)), run.document
+    )
+    best = summary.best_point(figures, summary.scenario_slo(run.scenario), run.deployment.gpus)
     run.best_point_id = best.point_id if best else None
     run.best_tput_per_gpu = best.tput_per_gpu if best else None
     run.best_meets_slo = best.meets_slo if best else None
@@ -253,6 +253,28 @@ def _records_insert(point_id: int, records: list[doc.RequestRecord]) -> None:
             RequestRecord.objects.bulk_create(batch)
             batch.clear()
     RequestRecord.objects.bulk_create(batch)
+
+
+def run_records_attach(*, run: Run, document: doc.ResultDocument) -> int:
+    """Add a document's per-request records to the run it replays, where that run has none.
+
+    The same measurement imported first without its records and then with them is one run
+    (one idempotency key); the second import brings only the records. Returns how many
+    records were added (0 when the run already had them or the document has none).
+    """
+    added = 0
+    with transaction.atomic():
+        stored = list(Point.objects.select_for_update().filter(run=run).order_by("ordinal"))
+        if len(stored) != len(document.points):
+            return 0
+        for point, incoming in zip(stored, document.points, strict=True):
+            if incoming.records and not RequestRecord.objects.filter(point=point).exists():
+                _records_insert(point.pk, incoming.records)
+                added += len(incoming.records)
+        if added:
+            run_summary_refresh(run=run)
+            transaction.on_commit(runs_version_bump)
+    return added
 
 
 def reference_load(*, data: dict[str, Any]) -> dict[str, int]:

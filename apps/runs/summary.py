@@ -1,46 +1,51 @@
 """Which point of a run the leaderboard shows: pure, so ingestion and migrations share it.
 
-The best point is the highest throughput per GPU among points that meet the scenario's
-SLO; when none meets it, the best of those that cannot be checked (a metric the SLO needs
-was not reported); when none can be checked either, the best that misses.
+Every point is judged by the one SLO rule (workers/slo.py). The best point is the highest
+throughput per GPU among points that meet the scenario's SLO; when none meets it, the best
+of those that cannot be checked (a bounded percentile, or the success rate, was not
+reported); when none can be checked either, the best that misses. A point whose client was
+saturated (`client_bound`) or whose prompts missed their target length is never chosen:
+its figures do not describe the deployment under the scenario's label.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
+
+from workers import slo as slo_rule
 
 MEETS, MISSES, UNVERIFIED = 1, 0, -1
+STATUS_CODES = {"meets": MEETS, "misses": MISSES, "cannot_check": UNVERIFIED}
+STATUS_NAMES = {code: name for name, code in STATUS_CODES.items()}
 # The Point columns best_point() reads.
 FIGURE_FIELDS = (
+    "ordinal",
     "output_tok_s",
     "unlabelled_tok_s",
-    "ttft_p50_ms",
-    "ttft_p99_ms",
-    "tpot_p50_ms",
-    "e2el_p99_ms",
+    "latency_ms",
+    "interactivity",
+    "success_rate",
+    "prompt_length_mismatch_rate",
 )
 
 
-@dataclass(frozen=True)
-class SloBounds:
-    ttft_ms: float | None = None
-    ttft_percentile: float = 99
-    tpot_ms: float | None = None
-    e2el_ms: float | None = None
+def scenario_slo(scenario: Any) -> slo_rule.Slo:
+    """The SLO of a Scenario row (no SLO for runs without a scenario).
 
-    @classmethod
-    def of(cls, scenario) -> "SloBounds":
-        """The SLO of a Scenario row (or none for runs without a scenario)."""
-        if scenario is None:
-            return cls()
-        return cls(
-            ttft_ms=scenario.slo_ttft_ms,
-            ttft_percentile=scenario.slo_ttft_percentile,
-            tpot_ms=scenario.slo_tpot_ms,
-            e2el_ms=scenario.slo_e2el_ms,
-        )
-
-    @property
-    def any(self) -> bool:
-        return any(v is not None for v in (self.ttft_ms, self.tpot_ms, self.e2el_ms))
+    Reads attributes only, so historical models in migrations work too."""
+    if scenario is None:
+        return slo_rule.Slo()
+    legacy = slo_rule.from_legacy(
+        ttft_ms=scenario.slo_ttft_ms,
+        ttft_percentile=scenario.slo_ttft_percentile,
+        tpot_ms=scenario.slo_tpot_ms,
+        e2el_ms=scenario.slo_e2el_ms,
+    )
+    extra = tuple(
+        slo_rule.Bound(b["metric"], b["percentile"], b["limit"], b.get("unit", "ms"))
+        for b in getattr(scenario, "slo_bounds", None) or []
+    )
+    rate = getattr(scenario, "slo_min_success_rate", slo_rule.DEFAULT_MIN_SUCCESS_RATE)
+    return slo_rule.Slo(legacy.bounds + extra, rate)
 
 
 @dataclass(frozen=True)
@@ -48,10 +53,22 @@ class PointFigures:
     point_id: int
     output_tok_s: float | None
     unlabelled_tok_s: float | None
-    ttft_p50_ms: float | None
-    ttft_p99_ms: float | None
-    tpot_p50_ms: float | None
-    e2el_p99_ms: float | None
+    latency_ms: dict[str, Any] = field(default_factory=dict)
+    interactivity: dict[str, Any] = field(default_factory=dict)
+    success_rate: float | None = None
+    prompt_length_mismatch_rate: float | None = None
+    client_bound: bool | None = None
+    ordinal: int = 0
+
+    @property
+    def eligible(self) -> bool:
+        """Whether this point may ever be a leaderboard point."""
+        return not self.client_bound and not (self.prompt_length_mismatch_rate or 0) > 0
+
+
+def point_verdict(point: PointFigures, slo: slo_rule.Slo) -> slo_rule.Verdict:
+    figures = slo_rule.point_figures(point.latency_ms or {}, point.interactivity or {})
+    return slo_rule.judge(slo, figures, point.success_rate)
 
 
 @dataclass(frozen=True)
@@ -61,25 +78,18 @@ class Best:
     meets_slo: int | None  # None: the scenario has no SLO
 
 
-def slo_status(point: PointFigures, slo: SloBounds) -> int | None:
+def slo_status(point: PointFigures, slo: slo_rule.Slo) -> int | None:
     if not slo.any:
         return None
-    ttft = point.ttft_p50_ms if slo.ttft_percentile == 50 else point.ttft_p99_ms
-    checks = [
-        (slo.ttft_ms, ttft),
-        (slo.tpot_ms, point.tpot_p50_ms),
-        (slo.e2el_ms, point.e2el_p99_ms),
-    ]
-    needed = [(bound, value) for bound, value in checks if bound is not None]
-    if any(value is None for _, value in needed):
-        return UNVERIFIED
-    return MEETS if all(value <= bound for bound, value in needed) else MISSES
+    return STATUS_CODES[point_verdict(point, slo).status]
 
 
-def best_point(points: list[PointFigures], slo: SloBounds, gpus: int) -> Best | None:
+def best_point(points: list[PointFigures], slo: slo_rule.Slo, gpus: int) -> Best | None:
     rank = {MEETS: 2, UNVERIFIED: 1, MISSES: 0, None: 2}
     candidates = []
     for point in points:
+        if not point.eligible:
+            continue
         tput = point.output_tok_s if point.output_tok_s is not None else point.unlabelled_tok_s
         if tput is None:
             continue
@@ -89,3 +99,18 @@ def best_point(points: list[PointFigures], slo: SloBounds, gpus: int) -> Best | 
         return None
     _, per_gpu, point_id, status = max(candidates)
     return Best(point_id=point_id, tput_per_gpu=per_gpu, meets_slo=status)
+
+
+def run_figures(rows: list[dict[str, Any]], document: dict[str, Any]) -> list[PointFigures]:
+    """PointFigures from Point rows (`values("id", *FIGURE_FIELDS)`) and the run's stored
+    document, which keeps what has no column of its own (client_bound)."""
+    doc_points = (document or {}).get("points") or []
+    figures = []
+    for row in rows:
+        row = dict(row)
+        ordinal = row["ordinal"]
+        extra = doc_points[ordinal] if ordinal < len(doc_points) else {}
+        figures.append(
+            PointFigures(point_id=row.pop("id"), client_bound=extra.get("client_bound"), **row)
+        )
+    return figures

@@ -146,7 +146,14 @@ def site(live_server, settings) -> Site:
         org=org,
         token=token_create(org=org, name="worker").plaintext,
         scenario=scenario_create(
-            scenario=doc.Scenario(name="e2e", input_tokens=24, output_tokens=8, dataset="e2e")
+            scenario=doc.Scenario(
+                name="e2e",
+                input_tokens=24,
+                output_tokens=8,
+                length_spread=0,
+                prefix_cache_hit_rate=0,
+                dataset="e2e",
+            )
         ),
     )
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from workers.importers.common import ImportInput, PeerFile
 from workers.importers.errors import ImportFailure
 from workers.importers.facts import Facts, facts_from_arguments, load_facts_yaml
-from workers.importers.registry import formats, get, sniff
+from workers.importers.registry import check_requested, formats, get, sniff
 from workers.results import ResultDocument
 
 __all__ = [
@@ -34,16 +34,22 @@ def import_file(
     facts: Facts | None = None,
     format_name: str | None = None,
     companions: Sequence[tuple[bytes, str]] = (),
+    namespace: str = "",
 ) -> list[ResultDocument]:
     """Documents for one peer file; `companions` are (bytes, name) of per-request files.
 
     Raises ImportFailure with a message naming the file and field when anything is wrong;
     nothing is returned partially.
     """
-    fmt = get(format_name) if format_name else get(sniff(data, filename))
+    if format_name:
+        fmt = get(format_name)
+        check_requested(data, filename, fmt.name)
+    else:
+        fmt = get(sniff(data, filename))
     job = ImportInput(
         main=PeerFile(data, filename),
         facts=facts or Facts(),
         companions=tuple(PeerFile(d, n) for d, n in companions),
+        namespace=namespace,
     )
     return fmt.parse(job)

@@ -8,6 +8,19 @@ states the endpoint, the dataset's ISL/OSL (mean, stddev) and the phases (warm-u
 profiling, with concurrency and rate). Warm-up statistics sit apart in `warmup_metrics`
 and are not imported.
 
+Also reads aiperf 0.8 (export schema_version 1.1 and 1.2, real files from InferenceX's
+agentic runs): the same metric objects, but `input_config` has another shape (endpoint.model_names,
+input.public_dataset or synthetic prompts, loadgen.concurrency / request_rate /
+request_count) and a few more top-level blocks (telemetry_data, branch_stats, metadata).
+Each schema has its own small `Shape` (how to read the config), not special cases in one.
+A trace dataset (public_dataset) has no fixed lengths: the scenario carries the mean
+input and output lengths the run sent (input_sequence_length, output_sequence_length).
+
+Percentiles without a schema slot (p1, p5, p10, p25, p75) are kept as written in
+environment.extra; when the token counts come from usage but aiperf's input/output token
+throughput was counted with the tokenizer (totals differ), that throughput is kept aside
+rather than mixed with the usage counts.
+
 Per-request records (nanosecond `request_start_ns` in `metadata`, metrics each with a unit)
 become the point's records; records whose `metadata.benchmark_phase` is "warmup" are left
 out, as aiperf itself leaves them out of its statistics.
@@ -15,6 +28,9 @@ out, as aiperf itself leaves them out of its statistics.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -23,16 +39,18 @@ from workers.importers.common import (
     ImportInput,
     PeerFile,
     build_document,
+    dataset_name,
     expect_object,
     load_json,
     load_jsonl,
+    rate_bound,
 )
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
 
 TOOL = "aiperf 0.13.0 (export schema 1.4)"
-SCHEMAS = ("1.4",)
+TOOL_V11 = "aiperf 0.8.0 (export schema 1.1)"
 
 TOP_LEVEL = {
     "schema_version",
@@ -110,7 +128,19 @@ STATS = {
 
 def _sniff(seen: Preview) -> bool:
     row = seen.value
-    return isinstance(row, dict) and "aiperf_version" in row and "schema_version" in row
+    if not isinstance(row, dict):
+        return False
+    if "aiperf_version" in row and "schema_version" in row:
+        return True
+    # Exports from before schema_version: aiperf's config blocks and its metric objects.
+    config = row.get("input_config")
+    metric = row.get("request_throughput")
+    return (
+        isinstance(config, dict)
+        and "loadgen" in config
+        and isinstance(metric, dict)
+        and "unit" in metric
+    )
 
 
 def _sniff_records(seen: Preview) -> bool:
@@ -149,22 +179,40 @@ def _expect_unit(metric: dict[str, Any], name: str, unit: str, where: str) -> fl
     return metric["avg"]
 
 
+@dataclass(frozen=True)
+class Shape:
+    """How one export schema states its configuration; metrics read alike in all."""
+
+    tool: str
+    top_level: frozenset[str]
+    kept_aside: frozenset[str]
+    scenario: Callable[[dict[str, Any], str], tuple[dict[str, Any], dict[str, Any]]]
+    model: Callable[[dict[str, Any]], str | None]
+    cli_command: Callable[[dict[str, Any]], str | None]
+
+
 def parse(job: ImportInput) -> list[ResultDocument]:
     where = job.main.name
     doc = expect_object(load_json(job.main), where)
-    if doc.get("schema_version") not in SCHEMAS:
+    schema, version = doc.get("schema_version"), doc.get("aiperf_version")
+    shape = SHAPES.get(str(schema)) if schema is not None else UNVERSIONED
+    if shape is None:
         raise ImportFailure(
-            f"{where}: aiperf export schema_version {doc.get('schema_version')!r} is not one we "
-            f"read ({', '.join(SCHEMAS)})"
+            f"{where}: this looks like aiperf {version} (export schema_version {schema!r}), "
+            f"which we read as of aiperf 0.8 (schemas {', '.join(sorted(SHAPES))})"
         )
-    metric_names = [k for k in doc if k not in TOP_LEVEL]
+    return _parse(job, doc, shape, where)
+
+
+def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> list:
+    metric_names = [k for k in doc if k not in shape.top_level]
     unknown = [
         k
         for k in metric_names
         if k not in LATENCY
         and k not in THROUGHPUT
         and k not in COUNTS
-        and k not in KEPT_ASIDE
+        and k not in shape.kept_aside
         and not k.startswith(KEPT_ASIDE_PREFIXES)
     ]
     if unknown:
@@ -177,10 +225,16 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         return None if metric is None else _expect_unit(metric, name, unit, where)
 
     latency = {}
+    unslotted: dict[str, dict[str, float]] = {}
     for name, slot in LATENCY.items():
         metric = _metric(doc, name, where)
         if metric is not None:
             latency[slot] = _time_distribution(metric, name, where)
+            extra_stats = {
+                k: v for k, v in metric.items() if re.fullmatch(r"p\d+", k) and k not in STATS
+            }
+            if extra_stats:
+                unslotted[name] = {"unit": metric["unit"], **extra_stats}
     throughput = {}
     for name, (slot, unit) in THROUGHPUT.items():
         value = avg(name, unit)
@@ -208,8 +262,17 @@ def parse(job: ImportInput) -> list[ResultDocument]:
     }
     usage_in = avg("total_usage_prompt_tokens", "tokens")
     usage_out = avg("total_usage_completion_tokens", "tokens")
+    mixed: dict[str, Any] = {}
     if usage_in is not None and usage_out is not None:
         tokens = {"input": int(usage_in), "output": int(usage_out), "source": "usage"}
+        for slot, total, usage in (
+            ("input_tok_s", "total_isl", usage_in),
+            ("output_tok_s", "total_osl", usage_out),
+        ):
+            counted = avg(total, "tokens")
+            if slot in throughput and counted is not None and counted != usage:
+                # aiperf's token throughput counts tokenizer tokens; the counts are usage.
+                mixed[slot] = {"value": throughput.pop(slot), "counted_by": "tokenizer"}
         cached = avg("total_usage_prompt_cache_read_tokens", "tokens")
         if cached is not None:
             tokens["cached"] = int(cached)
@@ -241,13 +304,25 @@ def parse(job: ImportInput) -> list[ResultDocument]:
     if doc.get("error_summary"):
         point["errors"] = _errors(doc["error_summary"], where)
 
-    scenario, phase = _scenario(doc, where)
+    environment_extra: dict[str, Any] = {}
+    if unslotted:
+        environment_extra["percentiles_without_slot"] = unslotted
+    if mixed:
+        environment_extra["throughput_not_usage_counted"] = mixed
+    scenario, phase = shape.scenario(doc, where)
     if phase.get("concurrency"):
         point["concurrency"] = phase["concurrency"]
+    achieved = throughput.get("requests_per_s")
     if scenario.get("arrival") == "open":
-        point["request_rate"] = phase["rate"]
+        environment_extra["requested_rate"] = phase["rate"]
+        if not rate_bound(phase["rate"], phase.get("concurrency"), achieved):
+            # The concurrency cap, not the rate, set the pace (e.g. --concurrency 1
+            # --request-rate 200 achieved 1.37 req/s): that is a closed-loop run.
+            scenario["arrival"] = "closed"
+        else:
+            point["request_rate"] = phase["rate"]
 
-    companions = [c for c in job.companions]
+    companions = list(job.companions)
     if len(companions) > 1:
         raise ImportFailure(f"{where}: give at most one per-request profile_export.jsonl")
     if companions:
@@ -256,11 +331,14 @@ def parse(job: ImportInput) -> list[ResultDocument]:
     aside = {
         name: {"avg": doc[name]["avg"], "unit": doc[name]["unit"]}
         for name in metric_names
-        if name in KEPT_ASIDE or name.startswith(KEPT_ASIDE_PREFIXES)
+        if (name in shape.kept_aside or name.startswith(KEPT_ASIDE_PREFIXES))
+        and isinstance(doc[name], dict)
+        and "avg" in doc[name]
     }
     endpoint = (doc.get("input_config") or {}).get("endpoint") or {}
     environment = {
-        "loadgen_version": f"aiperf {doc.get('aiperf_version')}",
+        # Exports from before aiperf_version existed do not say which aiperf wrote them.
+        "loadgen_version": f"aiperf {doc['aiperf_version']}" if doc.get("aiperf_version") else None,
         "started_at": _aware(doc.get("start_time")),
         "finished_at": _aware(doc.get("end_time")),
         "extra": {
@@ -270,17 +348,16 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             "benchmark_id": doc.get("benchmark_id"),
             "endpoint_type": endpoint.get("type"),
             "streaming": endpoint.get("streaming"),
-            "cli_command": (doc.get("run_info") or {}).get("cli_command"),
+            "cli_command": shape.cli_command(doc),
             "metrics_without_slot": aside,
+            **environment_extra,
         },
     }
-    models = ((doc.get("input_config") or {}).get("models") or {}).get("items") or []
-    model = models[0].get("name") if len(models) == 1 and isinstance(models[0], dict) else None
     return [
         build_document(
             job,
-            tool=TOOL,
-            model_stated=model,
+            tool=shape.tool,
+            model_stated=shape.model(doc),
             deployment_stated={},
             scenario_stated=scenario,
             points=[{k: v for k, v in point.items() if v is not None}],
@@ -311,7 +388,7 @@ def _errors(summary: Any, where: str) -> dict[str, int]:
     return errors
 
 
-def _scenario(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def _scenario_v14(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
     config = doc.get("input_config") or {}
     phases = config.get("phases") or []
     profiling = [p for p in phases if p.get("kind") == "profiling"]
@@ -333,14 +410,114 @@ def _scenario(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str
     datasets = config.get("datasets") or []
     if len(datasets) == 1:
         dataset = datasets[0]
-        scenario["dataset"] = dataset.get("type") or dataset.get("name")
+        scenario["dataset"] = dataset_name(str(dataset.get("type") or dataset.get("name")))
         prompts = dataset.get("prompts") or {}
         isl, osl = prompts.get("isl") or {}, prompts.get("osl") or {}
         if isl.get("stddev") == 0 and osl.get("stddev") == 0:
             # Fixed lengths; a nonzero stddev is a normal spread our scenario cannot state.
             scenario["input_tokens"] = int(isl["mean"])
             scenario["output_tokens"] = int(osl["mean"])
+            scenario["length_spread"] = 0.0  # stated: both stddevs are 0
     return scenario, phase
+
+
+def _model_v14(doc: dict[str, Any]) -> str | None:
+    models = ((doc.get("input_config") or {}).get("models") or {}).get("items") or []
+    return models[0].get("name") if len(models) == 1 and isinstance(models[0], dict) else None
+
+
+def _scenario_v11(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """aiperf 0.8: input_config.loadgen holds concurrency / request_rate / request_count."""
+    config = doc.get("input_config") or {}
+    loadgen = config.get("loadgen") or {}
+    source = config.get("input") or {}
+    concurrency, rate = loadgen.get("concurrency"), loadgen.get("request_rate")
+    phase = {"concurrency": concurrency, "rate": rate}
+    scenario: dict[str, Any] = {}
+    if rate:
+        scenario["arrival"] = "open"  # settled against the achieved rate by the caller
+    elif concurrency:
+        scenario["arrival"] = "closed"
+    else:
+        raise ImportFailure(f"{where}: input_config.loadgen states neither concurrency nor rate")
+    if loadgen.get("request_count"):
+        scenario["request_count"] = loadgen["request_count"]
+    if loadgen.get("warmup_request_count") is not None:
+        scenario["warmup_requests"] = loadgen["warmup_request_count"]
+    trace = source.get("public_dataset") or source.get("custom_dataset_type")
+    prompts = source.get("prompt") or {}
+    isl = (prompts.get("input_tokens") or {}) if isinstance(prompts, dict) else {}
+    osl = (prompts.get("output_tokens") or {}) if isinstance(prompts, dict) else {}
+    if trace:
+        scenario["dataset"] = dataset_name(str(trace))
+        # A trace has no fixed lengths: the scenario carries the means the run sent.
+        isl_mean = (doc.get("input_sequence_length") or {}).get("avg")
+        osl_mean = (doc.get("output_sequence_length") or {}).get("avg")
+        if isl_mean and osl_mean:
+            scenario["input_tokens"] = max(1, round(isl_mean))
+            scenario["output_tokens"] = max(1, round(osl_mean))
+    elif isl.get("mean") and osl.get("mean") and not isl.get("stddev") and not osl.get("stddev"):
+        scenario["dataset"] = dataset_name("synthetic")
+        scenario["input_tokens"] = int(isl["mean"])
+        scenario["output_tokens"] = int(osl["mean"])
+        if isl.get("stddev") == 0 and osl.get("stddev") == 0:
+            scenario["length_spread"] = 0.0  # stated; a missing stddev leaves it unstated
+    return scenario, phase
+
+
+def _model_v11(doc: dict[str, Any]) -> str | None:
+    names = ((doc.get("input_config") or {}).get("endpoint") or {}).get("model_names") or []
+    return names[0] if len(names) == 1 else None
+
+
+SHAPES = {
+    "1.4": Shape(
+        tool=TOOL,
+        top_level=frozenset(TOP_LEVEL),
+        kept_aside=frozenset(KEPT_ASIDE),
+        scenario=_scenario_v14,
+        model=_model_v14,
+        cli_command=lambda doc: (doc.get("run_info") or {}).get("cli_command"),
+    ),
+    "1.1": (
+        V11 := Shape(
+            tool=TOOL_V11,
+            top_level=frozenset(TOP_LEVEL | {"telemetry_data", "branch_stats", "metadata"}),
+            kept_aside=frozenset(
+                KEPT_ASIDE
+                | {
+                    "min_request_timestamp",
+                    "max_response_timestamp",
+                    "requested_osl",
+                    "context_overflow_count",
+                    "credit_drop_latency",
+                    "theoretical_prefix_cache_hit",
+                }
+            ),
+            scenario=_scenario_v11,
+            model=_model_v11,
+            cli_command=lambda doc: (doc.get("input_config") or {}).get("cli_command"),
+        )
+    ),
+    # Later 0.8.0 builds write 1.2 with the same config layout (checked on real files).
+    "1.2": replace(V11, tool="aiperf 0.8.0 (export schema 1.2)"),
+}
+# Exports from before schema_version (aiperf's own plot fixtures, 2025) share the 0.8 config
+# layout and add a few metrics of their own.
+UNVERSIONED = replace(
+    V11,
+    tool="aiperf before 0.8 (export without schema_version)",
+    kept_aside=V11.kept_aside
+    | {
+        "goodput",
+        "good_request_count",
+        "reasoning_token_count",
+        "total_reasoning_tokens",
+        "error_isl",
+        "total_error_isl",
+        "prefill_throughput",
+    },
+)
 
 
 def _value(metrics: dict[str, Any], name: str, unit: str | None = None) -> Any:

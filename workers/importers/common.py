@@ -37,19 +37,21 @@ class ImportInput:
     facts: Facts = field(default_factory=Facts)
     companions: tuple[PeerFile, ...] = ()
 
+    namespace: str = ""  # whose runs these are (e.g. 'org-12'); '' for runs of no organization
+
     def idempotency_key(self, index: int | None = None) -> str:
-        """'sha256:<file hash>'; companions and multi-document files extend it.
+        """'sha256:<file hash>[:<index>][:<namespace>]'.
 
         Re-importing the same bytes gives the same key, so the server stores the run once.
-        A file that yields many documents gives each its own key (suffix ':<index>');
-        companions change the content imported, so they are folded into the hash.
+        A file that yields many documents gives each its own key (suffix ':<index>').
+        Companion per-request files do not change the key: the same measurement with or
+        without its records is one run, to which the records can be added later. The
+        namespace keeps one organization's import from blocking another's.
         """
-        digest = self.main.sha256
-        if self.companions:
-            combined = "".join([digest, *sorted(c.sha256 for c in self.companions)])
-            digest = hashlib.sha256(combined.encode()).hexdigest()
-        key = f"sha256:{digest}"
-        return key if index is None else f"{key}:{index}"
+        key = f"sha256:{self.main.sha256}"
+        if index is not None:
+            key = f"{key}:{index}"
+        return f"{key}:{self.namespace}" if self.namespace else key
 
 
 # --- parsing -----------------------------------------------------------------------------
@@ -161,6 +163,45 @@ def to_ms(value: float | None, unit: str) -> float | None:
     return value if factor == 1.0 else value * factor
 
 
+# --- load shape -------------------------------------------------------------------------
+
+# Below this share of the requested rate, a run with a concurrency cap was paced by the cap.
+RATE_BOUND = 0.9
+
+
+def rate_bound(requested: float | None, concurrency: int | None, achieved: float | None) -> bool:
+    """Whether a requested rate, not a concurrency cap, set the pace of a run.
+
+    Tools accept both (`--max-concurrency 1 --request-rate 200`); a run that achieved well
+    under the rate it asked for (1.37 of 200 req/s) was closed-loop at its concurrency, and
+    is stored so, with the requested rate kept beside the achieved one.
+    """
+    if requested is None:
+        return False
+    if not concurrency or achieved is None:
+        return True
+    return achieved >= RATE_BOUND * requested
+
+
+# --- one dataset vocabulary ---------------------------------------------------------------
+
+# Tools name the same thing differently: random token prompts of set lengths are "random"
+# to sglang and vLLM, "synthetic" to aiperf and guidellm. Documents use one name per kind so
+# the same workload from two tools lands in one scenario.
+DATASET_NAMES = {
+    "random": "random",
+    "random-ids": "random",
+    "synthetic": "random",
+    "sharegpt": "sharegpt",
+}
+
+
+def dataset_name(stated: str) -> str:
+    """Our name for a tool's dataset name (unknown names are kept, lower-cased)."""
+    key = stated.strip().lower()
+    return DATASET_NAMES.get(key, key)
+
+
 # --- document assembly -------------------------------------------------------------------
 
 REQUIRED_DEPLOYMENT = (
@@ -254,6 +295,14 @@ def resolve_model(
     return model, renamed
 
 
+def _named(where: str, resolve: Any, stated: dict[str, Any], facts: Facts) -> dict[str, Any]:
+    """Facts problems name the file (and record) they are about."""
+    try:
+        return resolve(stated, facts)
+    except ImportFailure as exc:
+        raise ImportFailure(f"{where}: {exc}") from None
+
+
 def build_document(
     job: ImportInput,
     *,
@@ -280,13 +329,13 @@ def build_document(
         "status": status,
         "source": {"tool": tool, "file_sha256": job.main.sha256, "file_name": job.main.name},
         "model": model,
-        "deployment": resolve_deployment(deployment_stated, job.facts),
+        "deployment": _named(where, resolve_deployment, deployment_stated, job.facts),
         "environment": environment,
         "points": points or [],
         "accuracy": accuracy or [],
     }
     if points:
-        document["scenario"] = resolve_scenario(scenario_stated or {}, job.facts)
+        document["scenario"] = _named(where, resolve_scenario, scenario_stated or {}, job.facts)
     try:
         return parse_document(document)
     except DocumentError as exc:

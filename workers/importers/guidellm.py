@@ -26,6 +26,7 @@ from typing import Any
 from workers.importers.common import (
     ImportInput,
     build_document,
+    dataset_name,
     expect_object,
     load_json,
 )
@@ -100,9 +101,28 @@ def _distribution(summary: dict[str, Any], factor: float) -> dict[str, float]:
     return {k: (v if factor == 1.0 else v * factor) for k, v in picked.items() if v is not None}
 
 
+def _older_layout(report: dict[str, Any]) -> str | None:
+    """What an older report looks like, when its benchmarks are not in the 0.5 layout."""
+    benchmarks = report.get("benchmarks") or []
+    first = benchmarks[0] if benchmarks and isinstance(benchmarks[0], dict) else {}
+    if "config" in first:
+        return None
+    version = (report.get("metadata") or {}).get("guidellm_version")
+    if "args" in first or "run_stats" in first:
+        # 0.2/0.3 keep each benchmark's strategy in benchmarks[].args.strategy.
+        return f"a guidellm {version or '0.2/0.3'} report (benchmarks[].args.strategy, run_stats)"
+    return None
+
+
 def parse(job: ImportInput) -> list[ResultDocument]:
     where = job.main.name
     report = expect_object(load_json(job.main), where)
+    older = _older_layout(report)
+    if older:
+        raise ImportFailure(
+            f"{where}: this looks like {older}, which we read as of guidellm 0.5 "
+            "(benchmarks[].config.strategy); re-export it with guidellm 0.5 or later"
+        )
     unknown = sorted(k for k in report if k not in TOP_LEVEL)
     if unknown:
         raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")
@@ -175,7 +195,9 @@ def _point(bench: dict[str, Any], where: str) -> tuple[dict[str, Any], str, dict
         if name in metrics:
             total = _successful(metrics[name], name, where).get("total_sum")
             if total is not None:
-                tokens[slot] = int(total)
+                # A float sum of whole counts (1748.9999999999998 in a real report): round,
+                # since int() would drop a token.
+                tokens[slot] = round(total)
 
     strategy = ((bench.get("config") or {}).get("strategy")) or {}
     kind = strategy.get("type_")
@@ -234,7 +256,9 @@ def _scenario_from_data(data: Any) -> dict[str, Any]:
         return {
             "input_tokens": int(config["prompt_tokens"]),
             "output_tokens": int(config["output_tokens"]),
-            "dataset": "synthetic",
+            "dataset": dataset_name("synthetic"),
+            # guidellm's synthetic data has fixed lengths unless a *_stdev/_min/_max is given.
+            "length_spread": 0.0,
         }
     except (TypeError, ValueError):
         return {}

@@ -184,6 +184,15 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         aside["schedule_delay_ms"] = _summary_ms(
             load["schedule_delay"], "schedule_delay", where, aside
         )
+    # Said by the file, with no slot of ours: kept as written rather than dropped.
+    for name in ("send_duration",):
+        if load.get(name) is not None:
+            aside[f"load_summary.{name}"] = load[name]
+    for name in ("prompt_len", "output_len"):
+        if successes.get(name) is not None:
+            aside[f"successes.{name}"] = successes[name]
+    if failures.get("prompt_len") is not None:
+        aside["failures.prompt_len"] = failures["prompt_len"]
 
     status = "succeeded" if not failed else ("failed" if not succeeded else "partial")
     return [

@@ -19,6 +19,7 @@ GPUs, or a number.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from workers.importers.common import (
@@ -29,6 +30,7 @@ from workers.importers.common import (
     integer,
     load_json,
     number,
+    rate_bound,
     require_keys,
     to_ms,
 )
@@ -66,6 +68,39 @@ SUMMARY_KEYS = {
 SUMMARY_REQUIRED = ("model_id", "num_prompts", "duration", "completed", "median_ttft")
 
 
+# The result file names state the deployment and shape, e.g. glm5_fp8_vllm_tp8_isl1024_
+# osl128_conc16.json or minimax_m25_vllm_tep8_isl1024_osl128_conc4.json (tep: TP with EP;
+# dep: DP with EP).
+SUMMARY_NAME = re.compile(
+    r"_(?:(?P<precision>fp8|fp4|bf16|fp16|int4|int8|mxfp4|nvfp4)_)?(?P<framework>vllm|sglang)"
+    r"_(?P<layout>tp|tep|dep)(?P<size>\d+)_isl(?P<isl>\d+)_osl(?P<osl>\d+)_conc(?P<conc>\d+)",
+    re.IGNORECASE,
+)
+
+
+def _name_facts(filename: str) -> tuple[dict[str, Any], dict[str, Any], int | None]:
+    """(deployment, scenario, concurrency) the file name states; empty when it has none."""
+    named = SUMMARY_NAME.search(filename)
+    if not named:
+        return {}, {}, None
+    size = int(named["size"])
+    layout = named["layout"].lower()
+    parallelism = {
+        "tp": {"tp": size},
+        "tep": {"tp": size, "ep": size},
+        "dep": {"dp": size, "ep": size},
+    }[layout]
+    deployment: dict[str, Any] = {
+        "gpus": size,
+        "engine": {"name": named["framework"].lower()},
+        "parallelism": parallelism,
+    }
+    if named["precision"]:
+        deployment["quantization"] = {"weights": named["precision"].upper()}
+    scenario = {"input_tokens": int(named["isl"]), "output_tokens": int(named["osl"])}
+    return deployment, scenario, int(named["conc"])
+
+
 def _sniff_summary(seen: Preview) -> bool:
     row = seen.value
     return isinstance(row, dict) and "median_ttft" in row and "model_id" in row
@@ -93,7 +128,12 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
     rate = row.get("request_rate")
     if rate not in ("inf", None) and number(row, "request_rate", where) is None:
         raise ImportFailure(f"{where}: request_rate should be a number or 'inf', got {rate!r}")
-    open_loop = rate not in ("inf", None)
+    requested = None if rate in ("inf", None) else number(row, "request_rate", where)
+    open_loop = rate_bound(
+        requested,
+        integer(row, "max_concurrency", where),
+        number(row, "request_throughput", where),
+    )
 
     def seconds(name: str) -> float | None:
         return to_ms(number(row, name, where), "s")
@@ -133,16 +173,24 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
             "date": row.get("date"),
             "tokenizer_id": row.get("tokenizer_id"),
             "burstiness": row.get("burstiness"),
+            "requested_rate": requested,
             # The script counts input with the local tokenizer, output from usage.
             "token_sources": {"input": "tokenizer", "output": "usage"},
             **({"metadata": metadata} if metadata else {}),
         }
     }
+    deployment, shape, named_conc = _name_facts(job.main.name)
+    if named_conc is not None and point["concurrency"] not in (None, named_conc):
+        raise ImportFailure(
+            f"{where}: max_concurrency is {point['concurrency']} but the file name says "
+            f"conc{named_conc}"
+        )
     # The script only ever sends random prompts (sample_random_requests).
     scenario = {
         "arrival": "open" if open_loop else "closed",
         "request_count": prompts,
         "dataset": "random",
+        **shape,
     }
     status = "succeeded" if completed == prompts else ("failed" if completed == 0 else "partial")
     return [
@@ -150,7 +198,7 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
             job,
             tool=SUMMARY_TOOL,
             model_stated=row.get("model_id"),
-            deployment_stated={},
+            deployment_stated=deployment,
             scenario_stated=scenario,
             points=[_clean(point)],
             environment=environment,

@@ -11,7 +11,10 @@ aggregates of tasks already present and are not imported.
 Each samples line is one item under one filter: doc_id, target, filtered_resps, filter,
 metrics (names) and the value of each metric. With samples, every binary metric
 (value 0 or 1) gets per-item outcomes, so paired comparisons work on imported runs.
-Metrics that are not rates in [0, 1] (perplexity ...) are kept in environment.extra.
+Only per-item right/wrong metrics (acc, acc_norm, exact_match ...) are proportions with an
+n (and so a binomial interval downstream); every other metric (f1, bleu, rouge, perplexity,
+mc2 ...) is stored as kind "score": its value as written, its stderr, no n. From 0.4.12 a
+task row also carries `name` and `sample_len` (the number of items), which are read.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
 
 TOOL = "lm-evaluation-harness 0.4.x"
+# Metrics that score each item right or wrong: their mean is a proportion of n items.
+PROPORTIONS = {"acc", "acc_norm", "exact_match", "acc_mutual_info", "mc1", "pass@1"}
+# Non-metric keys of a task row (0.4.12 added name and sample_len).
+ROW_INFO = {"alias", "name", "sample_len"}
 
 TOP_LEVEL = {
     "results",
@@ -109,19 +116,37 @@ def _model_name(doc: dict[str, Any]) -> str | None:
 def parse(job: ImportInput) -> list[ResultDocument]:
     where = job.main.name
     doc = expect_object(load_json(job.main), where)
+    if "config_general" in doc:
+        # lighteval also writes "results" and "versions", with its own config_* / summary_*.
+        raise ImportFailure(
+            f"{where}: this looks like a lighteval results file (config_general, "
+            "summary_tasks), which we do not read; we read lm-evaluation-harness 0.4.x"
+        )
     unknown = sorted(k for k in doc if k not in TOP_LEVEL)
     if unknown:
         raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")
     results = expect_object(doc["results"], f"{where} results")
+    if "n-samples" not in doc and not any(
+        "," in key for row in results.values() if isinstance(row, dict) for key in row
+    ):
+        # Up to 0.3 it wrote bare metric names (acc, acc_stderr) and no n-samples (no counts).
+        raise ImportFailure(
+            f"{where}: this looks like lm-evaluation-harness 0.3 or earlier output (metric keys "
+            "without ',<filter>', no n-samples), which we do not read; we read 0.4.x"
+        )
     samples = _samples_by_task(job.companions, set(results))
 
+    # lm-eval repeats a group's row (also under `groups`) in `results`; its numbers aggregate
+    # subtasks imported on their own, and from 0.4.12 it carries a per-metric sample_count.
+    groups = {g for g, subtasks in (doc.get("group_subtasks") or {}).items() if subtasks}
     accuracy: list[dict[str, Any]] = []
-    not_rates: dict[str, float] = {}
     for task, row in results.items():
+        if task in groups:
+            continue
         row = expect_object(row, f"{where} results.{task}")
-        accuracy.extend(_task_results(doc, task, row, samples.get(task), where, not_rates))
+        accuracy.extend(_task_results(doc, task, row, samples.get(task), where))
     if not accuracy:
-        raise ImportFailure(f"{where}: no metric with a score in [0, 1] to import")
+        raise ImportFailure(f"{where}: no metric to import")
     unused = set(samples) - set(results)
     if unused:
         raise ImportFailure(f"samples for task(s) {', '.join(sorted(unused))} not in {where}")
@@ -135,8 +160,6 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         "gen_kwargs": config.get("gen_kwargs"),
         "total_evaluation_time_seconds": doc.get("total_evaluation_time_seconds"),
     }
-    if not_rates:
-        extra["metrics_not_rates"] = not_rates
     return [
         build_document(
             job,
@@ -155,7 +178,6 @@ def _task_results(
     row: dict[str, Any],
     samples: list[dict[str, Any]] | None,
     where: str,
-    not_rates: dict[str, float],
 ) -> list[dict[str, Any]]:
     version = (doc.get("versions") or {}).get(task)
     shots = (doc.get("n-shot") or {}).get(task)
@@ -163,28 +185,33 @@ def _task_results(
     protocol = f"lm-eval/{task}" + (f"@v{version}" if version is not None else "")
     protocol += f"/{shots}-shot" if shots is not None else ""
     out = []
+    sample_len = row.get("sample_len")
+    if sample_len is not None and (isinstance(sample_len, bool) or not isinstance(sample_len, int)):
+        raise ImportFailure(f"{where}: results.{task}.sample_len should be a whole number")
+    n_items = counts.get("effective", sample_len)
     for key, value in row.items():
-        if key == "alias" or "_stderr," in key:
+        if key in ROW_INFO or "_stderr," in key:
             continue
         if "," not in key:
             raise ImportFailure(f"{where}: results.{task}.{key} is not '<metric>,<filter>'")
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise ImportFailure(f"{where}: results.{task}.{key} should be a number, got {value!r}")
-        if not 0 <= value <= 1:
-            not_rates[f"{task}/{key}"] = value
-            continue
         metric, filter_name = key.split(",", 1)
+        proportion = metric in PROPORTIONS
+        if proportion and not 0 <= value <= 1:
+            raise ImportFailure(f"{where}: results.{task}.{key} is {value}, not in [0, 1]")
         stderr = row.get(f"{metric}_stderr,{filter_name}")
         result: dict[str, Any] = {
             "protocol": protocol[:200],
             "task": task,
             "metric": key,
-            "n": counts.get("effective"),
+            "kind": "proportion" if proportion else "score",
+            "n": n_items if proportion else None,
             "score": value,
             "stderr": stderr if isinstance(stderr, int | float) and stderr >= 0 else None,
             "data_hash": (doc.get("task_hashes") or {}).get(task),
         }
-        if samples is not None:
+        if samples is not None and proportion:
             items = _items(samples, metric, filter_name)
             if items:
                 result["items"] = items

@@ -26,6 +26,10 @@ class Preview:
     first_line: Any  # parsed first line when the file is JSON Lines, else None
     problem: str = ""  # why the whole file is not JSON, when it is not
 
+    @property
+    def truncated(self) -> bool:
+        return "truncated" in self.problem
+
     def describe(self) -> str:
         shown = self.value if self.value is not None else self.first_line
         if isinstance(shown, dict):
@@ -122,6 +126,9 @@ def sniff(data: bytes, filename: str) -> str:
     matches = [fmt.name for fmt in formats().values() if _safe(fmt, seen)]
     if len(matches) == 1:
         return matches[0]
+    if not matches and seen.truncated:
+        # Say the file is cut short before anything about its format: that is the fault.
+        raise ImportFailure(f"{filename}: {seen.problem}")
     if not matches:
         raise ImportFailure(
             f"{filename}: cannot tell the format: saw {seen.describe()}; "
@@ -130,6 +137,22 @@ def sniff(data: bytes, filename: str) -> str:
     raise ImportFailure(
         f"{filename}: the format is ambiguous ({', '.join(matches)}); give --format"
     )
+
+
+def check_requested(data: bytes, filename: str, requested: str) -> None:
+    """Refuse a --format the bytes contradict, before that format's reader says something
+    misleading about them (a vLLM file read as sglang JSON Lines 'looks truncated')."""
+    seen = preview(data, filename)
+    if seen.value is None and seen.first_line is None and seen.truncated:
+        raise ImportFailure(f"{filename}: {seen.problem}")
+    known = formats()
+    matches = [name for name, fmt in known.items() if _safe(fmt, seen)]
+    if matches and requested not in matches:
+        looks = matches[0]
+        raise ImportFailure(
+            f"{filename}: this looks like {looks} ({known[looks].tool}), not {requested} "
+            f"({known[requested].tool}); drop --format or give --format {looks}"
+        )
 
 
 def _safe(fmt: Format, seen: Preview) -> bool:
@@ -143,10 +166,12 @@ def _load_all() -> None:
     # Importing the modules registers their formats; done lazily to avoid import cycles.
     from workers.importers import (  # noqa: F401
         aiperf,
+        genai_perf,
         guidellm,
         inferboard,
         inference_perf,
         inferencex,
+        inferencex_agg,
         lm_eval,
         sglang,
         vllm,

@@ -17,6 +17,7 @@ the engine must be given as a fact; the line does not name the model either.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -25,10 +26,12 @@ from workers.importers.common import (
     ImportInput,
     build_document,
     check_keys,
+    dataset_name,
     expect_object,
     integer,
     load_jsonl,
     number,
+    rate_bound,
 )
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
@@ -74,30 +77,40 @@ RANDOM_DATASETS = ("random", "random-ids")
 
 
 def _sniff(seen: Preview) -> bool:
+    # Older lines have no dataset_name; the e2e_latency keys are sglang's own spelling.
     row = seen.first_line if seen.first_line is not None else seen.value
-    return isinstance(row, dict) and "dataset_name" in row and "mean_e2e_latency_ms" in row
+    return (
+        isinstance(row, dict)
+        and ("mean_e2e_latency_ms" in row or "median_e2e_latency_ms" in row)
+        and "completed" in row
+        and "model_id" not in row
+    )
 
 
 def parse(job: ImportInput) -> list[ResultDocument]:
     rows = load_jsonl(job.main, allow_nonfinite=True)
-    points, scenarios, extras = [], [], []
+    # Lines of one scenario make one document; a file mixing datasets or lengths (one
+    # bench_serving output file appended to by several runs) makes one document each.
+    groups: dict[str, tuple[dict[str, Any], list[dict], list[dict]]] = {}
     for number_, row in enumerate(rows, start=1):
         where = f"{job.main.name} line {number_}"
-        point, scenario, extra = _point(expect_object(row, where), where)
-        points.append(point)
-        scenarios.append(scenario)
-        extras.append(extra)
-    if any(s != scenarios[0] for s in scenarios):
-        raise ImportFailure(
-            f"{job.main.name}: lines differ in dataset or lengths; import them one per file"
-        )
+        row = expect_object(row, where)
+        point, scenario, extra = _point(row, where)
+        key = json.dumps(scenario, sort_keys=True)
+        if key not in groups and "input_tokens" not in scenario and not _given(job):
+            # The group's lengths: what its first run sent (later runs differ a little).
+            scenario.update(_sent_means(row, where))
+        groups.setdefault(key, (scenario, [], []))
+        groups[key][1].append(point)
+        groups[key][2].append({"line": number_, **extra})
+    many = len(groups) > 1
     return [
         build_document(
             job,
             tool=TOOL,
             model_stated=None,
             deployment_stated={},
-            scenario_stated=scenarios[0],
+            scenario_stated=scenario,
             points=points,
             environment={
                 "extra": {
@@ -105,8 +118,28 @@ def parse(job: ImportInput) -> list[ResultDocument]:
                     "token_sources": {"input": "tokenizer", "output": "usage"},
                 }
             },
+            index=index if many else None,
+            where=f"{job.main.name} lines {extras[0]['line']}.." if many else None,
         )
+        for index, (scenario, points, extras) in enumerate(groups.values())
     ]
+
+
+def _given(job: ImportInput) -> bool:
+    return "input_tokens" in job.facts.as_tree().get("scenario", {})
+
+
+def _sent_means(row: dict[str, Any], where: str) -> dict[str, int]:
+    """For a dataset without set lengths (sharegpt ...): the mean lengths the run sent."""
+    completed = integer(row, "completed", where)
+    total_in = integer(row, "total_input_tokens", where)
+    total_out = integer(row, "total_output_tokens", where)
+    if not completed or not total_in or not total_out:
+        return {}
+    return {
+        "input_tokens": max(1, round(total_in / completed)),
+        "output_tokens": max(1, round(total_out / completed)),
+    }
 
 
 def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any], dict]:
@@ -124,14 +157,23 @@ def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, A
         raise ImportFailure(f"{where}: request_rate 'trace' (trace replay) is not supported")
     if rate is not None and (isinstance(rate, bool) or not isinstance(rate, int | float)):
         raise ImportFailure(f"{where}: request_rate should be a number, got {rate!r}")
-    open_loop = rate is not None and math.isfinite(rate)
+    requested = rate if rate is not None and math.isfinite(rate) else None
+    open_loop = rate_bound(
+        requested,
+        integer(row, "max_concurrency", where),
+        number(row, "request_throughput", where),
+    )
 
     lists = request_lists(row, where)
     point: dict[str, Any] = {
         "concurrency": integer(row, "max_concurrency", where),
         "request_rate": rate if open_loop else None,
         "window_s": number(row, "duration", where),
-        "requests": counts_from_lists(lists) if lists else None,
+        # Without per-request arrays sglang states only successes (`completed`): how many
+        # were sent, and so how many failed, is not in the line.
+        "requests": counts_from_lists(lists)
+        if lists
+        else {"total": None, "succeeded": integer(row, "completed", where), "failed": None},
         "tokens": {
             "input": integer(row, "total_input_tokens", where),
             "output": integer(row, "total_output_tokens", where),
@@ -158,7 +200,6 @@ def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, A
         for key in (
             "tag",
             "backend",
-            "completed",
             "concurrency",
             "accept_length",
             "max_output_tokens_per_s",
@@ -170,6 +211,8 @@ def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, A
     }
     if unslotted:
         extra["latency_stats_without_slot_ms"] = unslotted
+    if requested is not None:
+        extra["requested_rate"] = requested  # beside the achieved request_throughput
     return point, _scenario(row, where, open_loop), extra
 
 
@@ -177,7 +220,7 @@ def _scenario(row: dict[str, Any], where: str, open_loop: bool) -> dict[str, Any
     dataset = row.get("dataset_name")
     scenario: dict[str, Any] = {"arrival": "open" if open_loop else "closed"}
     if dataset:
-        scenario["dataset"] = dataset
+        scenario["dataset"] = dataset_name(dataset)
     if dataset not in RANDOM_DATASETS:
         # random_input_len and friends are argparse defaults here, not what was sent.
         return scenario

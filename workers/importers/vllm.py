@@ -1,5 +1,9 @@
 """vLLM `vllm bench serve --save-result` JSON.
 
+Also reads `vllm bench sweep` run files: the same result with the run's serve and bench
+parameters merged in as scalar keys (max_num_seqs, max_num_batched_tokens ...) and a
+`run_number`; they are kept as environment.extra.sweep_parameters, not refused.
+
 Reads the result format of `vllm/benchmarks/serve.py` in vLLM 0.11 to 0.13 (read from the
 vllm-project/vllm source): setup keys (date, endpoint_type, backend, label, model_id,
 tokenizer_id, num_prompts, request_rate — a number or the string "inf" —, burstiness,
@@ -18,6 +22,8 @@ hardware; those come from the facts.
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from typing import Any
 
 from workers.importers.benchjson import counts_from_lists, latency_stats, records, request_lists
@@ -27,7 +33,9 @@ from workers.importers.common import (
     expect_object,
     integer,
     load_json,
+    load_jsonl,
     number,
+    rate_bound,
     require_keys,
 )
 from workers.importers.errors import ImportFailure
@@ -78,8 +86,32 @@ KNOWN = {
     "start_times",
 }
 REQUIRED = ("model_id", "duration", "completed", "num_prompts")
+# Written by vLLM's older benchmarks/benchmark_serving.py (0.6-0.10; `request_goodput:` with
+# its stray colon, best_of, use_beam_search), which InferenceX vendors, and not by `vllm
+# bench serve`.
+CLIENT_KEYS = {"best_of", "request_goodput:", "use_beam_search"}
+# Later vendored copies add the window's wall-clock bounds (unix seconds, so UTC).
+CLIENT_TIMES = ("benchmark_start_time_unix", "benchmark_end_time_unix")
+CLIENT_TOOL = "vLLM benchmark_serving.py 0.6-0.10, as vendored by InferenceX (24b02df5)"
+# InferenceX multi-node result names: concurrency, rate, GPUs and the prefill/decode pools.
+CLIENT_NAME = re.compile(
+    r"concurrency_(?P<conc>\d+)_req_rate_(?P<rate>inf|[\d.]+)_gpus_(?P<gpus>\d+)"
+    r"_ctx_(?P<ctx>\d+)_gen_(?P<gen>\d+)"
+)
+# A Hugging Face cache path names the repository: .../models--openai--gpt-oss-120b/snapshots/..
+HF_CACHE = re.compile(r"models--(?P<org>[^/]+?)--(?P<name>[^/]+)")
+SPEC_KEYS = (
+    "spec_decode_acceptance_rate",
+    "spec_decode_acceptance_length",
+    "spec_decode_num_drafts",
+    "spec_decode_draft_tokens",
+    "spec_decode_accepted_tokens",
+    "spec_decode_per_position_acceptance_rates",
+)
 METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el"}
 EXTRA_KEYS = (
+    "best_of",
+    "use_beam_search",
     "date",
     "endpoint_type",
     "backend",
@@ -91,16 +123,16 @@ EXTRA_KEYS = (
     "ramp_up_end_rps",
     "max_output_tokens_per_s",
     "max_concurrent_requests",
-    "spec_decode_acceptance_rate",
-    "spec_decode_acceptance_length",
-    "spec_decode_num_drafts",
-    "spec_decode_draft_tokens",
-    "spec_decode_accepted_tokens",
 )
 
 
-def _sniff(seen: Preview) -> bool:
-    row = seen.value
+def _first_row(seen: Preview) -> Any:
+    # benchmark_serving.py --append-result adds each run as one more line: JSON lines.
+    return seen.value if seen.value is not None else seen.first_line
+
+
+def _serve_shaped(seen: Preview) -> bool:
+    row = _first_row(seen)
     return (
         isinstance(row, dict)
         and "model_id" in row
@@ -108,12 +140,76 @@ def _sniff(seen: Preview) -> bool:
     )
 
 
+def _is_client(row: dict[str, Any]) -> bool:
+    return any(key in row for key in CLIENT_KEYS)
+
+
+def _sniff(seen: Preview) -> bool:
+    return _serve_shaped(seen) and not _is_client(_first_row(seen))
+
+
+def _sniff_client(seen: Preview) -> bool:
+    return _serve_shaped(seen) and _is_client(_first_row(seen))
+
+
 def parse(job: ImportInput) -> list[ResultDocument]:
+    return _parse(job, client=False)
+
+
+def parse_client(job: ImportInput) -> list[ResultDocument]:
+    return _parse(job, client=True)
+
+
+def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
     where = job.main.name
-    row = expect_object(load_json(job.main), where)
+    try:
+        rows = [(where, load_json(job.main))]
+    except ImportFailure:
+        # --append-result files hold one result per line; anything else keeps its JSON error.
+        lines = _appended(job)
+        if lines is None:
+            raise
+        rows = [(f"{where} line {n}", row) for n, row in enumerate(lines, start=1)]
+    return [
+        _parse_row(
+            job, expect_object(row, at), at, client=client, index=n if len(rows) > 1 else None
+        )
+        for n, (at, row) in enumerate(rows)
+    ]
+
+
+def _appended(job: ImportInput) -> list[Any] | None:
+    try:
+        lines = load_jsonl(job.main)
+    except ImportFailure:
+        return None
+    return lines if len(lines) > 1 and all(isinstance(row, dict) for row in lines) else None
+
+
+def _parse_row(
+    job: ImportInput, row: dict[str, Any], where: str, *, client: bool, index: int | None
+) -> ResultDocument:
+    if client:
+        # The vendored client writes 'request_goodput:' (a stray colon) for request_goodput.
+        row = {("request_goodput" if k == "request_goodput:" else k): v for k, v in row.items()}
+    times = {k: row.pop(k) for k in CLIENT_TIMES if client and k in row}
+    lengths_only = None
+    if client and "input_lens" in row and "ttfts" not in row and "errors" not in row:
+        # Some runs keep only the per-request lengths: no timings, so no records.
+        lengths_only = {k: row.pop(k) for k in ("input_lens", "output_lens") if k in row}
     latency, unslotted, consumed = latency_stats(row, METRICS, where)
     rest = {k: v for k, v in row.items() if k not in consumed}
-    metadata = {k: v for k, v in rest.items() if k not in KNOWN}
+    known = KNOWN | CLIENT_KEYS if client else KNOWN
+    metadata = {k: v for k, v in rest.items() if k not in known}
+    sweep = {}
+    if not client and isinstance(row.get("run_number"), int):
+        # `vllm bench sweep` merges the run's serve/bench parameters (max_num_seqs ...) and
+        # its run_number into the result: scalars kept as the sweep's parameters.
+        sweep = {
+            k: metadata.pop(k)
+            for k in list(metadata)
+            if isinstance(metadata[k], int | float | bool | None)
+        }
     not_strings = sorted(k for k, v in metadata.items() if not isinstance(v, str))
     if not_strings:
         # --metadata only ever writes strings; anything else is a field we do not know.
@@ -125,7 +221,12 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         raise ImportFailure(f"{where}: request_rate should be a number or 'inf', got {rate!r}")
     if "ramp_up_strategy" in row:
         raise ImportFailure(f"{where}: ramp-up runs (ramp_up_strategy) are not supported")
-    open_loop = rate != "inf"
+    requested = None if rate == "inf" else number(row, "request_rate", where)
+    open_loop = rate_bound(
+        requested,
+        integer(row, "max_concurrency", where),
+        number(row, "request_throughput", where),
+    )
 
     lists = request_lists(row, where)
     completed = integer(row, "completed", where)
@@ -139,9 +240,19 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             )
     elif failed is not None and completed is not None:
         counts = {"total": completed + failed, "succeeded": completed, "failed": failed}
+    elif client and completed is not None:
+        # The vendored client sends every prompt and counts the successes in `completed`.
+        prompts = integer(row, "num_prompts", where) or 0
+        if completed > prompts:
+            raise ImportFailure(f"{where}: completed ({completed}) exceeds num_prompts")
+        counts = {"total": prompts, "succeeded": completed, "failed": prompts - completed}
     else:
         counts = None
 
+    if completed == 0:
+        # With nothing completed the tool writes 0.0 for every statistic: placeholders, not
+        # measurements of 0 ms, so a failed run carries no latency figures.
+        latency, unslotted = {}, {}
     point: dict[str, Any] = {
         "concurrency": integer(row, "max_concurrency", where),
         "request_rate": rate if open_loop else None,
@@ -165,15 +276,23 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         "latency_ms": latency,
         "goodput_rps": number(row, "request_goodput", where),
         "records": records(lists, where) if lists else None,
+        "speculative_acceptance": _acceptance(row, where),
     }
     extra: dict[str, Any] = {k: row[k] for k in EXTRA_KEYS if row.get(k) is not None}
+    if requested is not None:
+        extra["requested_rate"] = requested  # beside the achieved request_throughput
     extra["token_sources"] = {"input": "tokenizer", "output": "usage"}
     if metadata:
         extra["metadata"] = metadata
+    if sweep:
+        extra["sweep_parameters"] = sweep
     if unslotted:
         extra["latency_stats_without_slot_ms"] = unslotted
     if lists and point["records"] is None:
         extra["records_omitted"] = "per-request arrays have no start_times (send times)"
+    if lengths_only:
+        extra["records_omitted"] = "the file keeps per-request lengths only, no timings"
+        extra["per_request_lengths"] = {k: len(v) for k, v in lengths_only.items()}
 
     prompts = integer(row, "num_prompts", where)
     scenario: dict[str, Any] = {"arrival": "open" if open_loop else "closed"}
@@ -182,24 +301,108 @@ def parse(job: ImportInput) -> list[ResultDocument]:
     status = "succeeded"
     if counts and counts["failed"]:
         status = "failed" if counts["succeeded"] == 0 else "partial"
-    return [
-        build_document(
-            job,
-            tool=TOOL,
-            model_stated=row.get("model_id"),
-            deployment_stated={},
-            scenario_stated=scenario,
-            points=[_drop_none(point)],
-            environment={"extra": extra},
-            status=status,
+    if completed == 0:
+        status = "failed"
+    deployment: dict[str, Any] = {}
+    model = row.get("model_id")
+    if point["speculative_acceptance"] is not None:
+        deployment["speculative"] = _speculative(point["speculative_acceptance"], job, where)
+    if client:
+        deployment.update(_client_name_facts(job.main.name, point["concurrency"], where))
+        cached = HF_CACHE.search(str(model or ""))
+        if cached:
+            extra["model_id"] = model
+            model = f"{cached['org']}/{cached['name']}"
+    return build_document(
+        job,
+        tool=CLIENT_TOOL if client else TOOL,
+        model_stated=model,
+        deployment_stated=deployment,
+        scenario_stated=scenario,
+        points=[_drop_none(point)],
+        environment={"extra": extra, **_window(times, where)},
+        status=status,
+        index=index,
+    )
+
+
+def _window(times: dict[str, Any], where: str) -> dict[str, str]:
+    out = {}
+    for key, slot in zip(CLIENT_TIMES, ("started_at", "finished_at"), strict=True):
+        value = number(times, key, where)
+        if value is not None:
+            out[slot] = datetime.fromtimestamp(value, UTC).isoformat()
+    return out
+
+
+def _acceptance(row: dict[str, Any], where: str) -> dict[str, Any] | None:
+    if not any(row.get(k) is not None for k in SPEC_KEYS):
+        return None
+    per_position = row.get("spec_decode_per_position_acceptance_rates")
+    if per_position is not None and (
+        not isinstance(per_position, list)
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in per_position)
+    ):
+        raise ImportFailure(
+            f"{where}: field spec_decode_per_position_acceptance_rates should be a list of "
+            f"numbers, got {per_position!r}"
         )
-    ]
+    rate = number(row, "spec_decode_acceptance_rate", where)
+    acceptance = {
+        # vLLM reports the acceptance rate in percent (accepted / drafted * 100).
+        "rate": rate / 100 if rate is not None else None,
+        "length": number(row, "spec_decode_acceptance_length", where),
+        "drafts": integer(row, "spec_decode_num_drafts", where),
+        "draft_tokens": integer(row, "spec_decode_draft_tokens", where),
+        "accepted_tokens": integer(row, "spec_decode_accepted_tokens", where),
+        "per_position": per_position,
+    }
+    return _drop_none(acceptance)
+
+
+def _speculative(acceptance: dict[str, Any], job: ImportInput, where: str) -> dict[str, Any]:
+    """The file proves speculative decoding ran but does not name the method: ask for it."""
+    given = job.facts.as_tree().get("deployment", {}).get("speculative")
+    if not given:
+        raise ImportFailure(
+            f"{where}: the file reports speculative decoding (spec_decode_* fields) but does "
+            "not name the method; give --spec-method (e.g. mtp, eagle, ngram)"
+        )
+    stated: dict[str, Any] = {"method": given["method"]}
+    if acceptance.get("per_position"):
+        # One acceptance rate per draft position: the number of draft tokens per step.
+        stated["draft_tokens"] = len(acceptance["per_position"])
+    return stated
+
+
+def _client_name_facts(filename: str, concurrency: int | None, where: str) -> dict[str, Any]:
+    named = CLIENT_NAME.search(filename)
+    if not named:
+        return {}
+    if concurrency is not None and int(named["conc"]) != concurrency:
+        raise ImportFailure(
+            f"{where}: max_concurrency is {concurrency} but the file name says "
+            f"concurrency_{named['conc']}"
+        )
+    gpus, ctx, gen = int(named["gpus"]), int(named["ctx"]), int(named["gen"])
+    if ctx + gen != gpus:
+        raise ImportFailure(f"{where}: the file name says {gpus} GPUs but ctx {ctx} + gen {gen}")
+    return {"gpus": gpus, "disaggregation": {"prefill_gpus": ctx, "decode_gpus": gen}}
 
 
 def _drop_none(tree: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in tree.items() if v is not None}
 
 
+register(
+    Format(
+        name="inferencex-benchmark-serving",
+        tool=CLIENT_TOOL,
+        summary="InferenceX's vendored benchmark_serving.py JSON (best_of, 'request_goodput:')",
+        sniff=_sniff_client,
+        parse=parse_client,
+    )
+)
 register(
     Format(
         name="vllm-bench-serve",

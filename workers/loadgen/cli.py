@@ -22,6 +22,7 @@ import httpx
 import yaml
 from pydantic import ValidationError
 
+from workers import slo as slo_rule
 from workers.loadgen.client import EndpointConfig
 from workers.loadgen.metrics import NS_PER_S
 from workers.loadgen.prompts import (
@@ -151,7 +152,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--slo-ttft-ms", type=float, help="TTFT SLO for goodput and early stop")
     g.add_argument("--slo-tpot-ms", type=float, help="TPOT SLO for goodput and early stop")
     g.add_argument("--slo-e2el-ms", type=float, help="E2E latency SLO for goodput and early stop")
-    g.add_argument("--slo-percentile", type=float, default=99.0, help="percentile SLOs apply at")
+    g.add_argument(
+        "--slo-percentile",
+        type=_slo_percentile,
+        default=99.0,
+        help="percentile the SLOs apply at: 50, 90, 95, 99 or 99.9",
+    )
     g.add_argument(
         "--no-early-stop",
         action="store_true",
@@ -184,7 +190,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("output")
     g.add_argument("--out", type=Path, default=Path("result.json"), help="result document path")
     g.add_argument("--no-records", action="store_true", help="keep records only in the JSONL")
-    g.add_argument("--submit", metavar="URL", help="inferboard server URL to POST the document to")
+    g.add_argument("--submit", metavar="URL", help="inferboard server (base URL) to POST to")
     g.add_argument("--token", help="inferboard API token (default: env INFERBOARD_TOKEN)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -370,14 +376,20 @@ class ProgressBar:
             self.stream.flush()
 
 
+def _slo_percentile(text: str) -> float:
+    """A percentile that is stored (workers/slo.py), as the document's number."""
+    try:
+        return float(slo_rule.percentile_name(text).removeprefix("p"))
+    except slo_rule.SloError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
 def submit(document: ResultDocument, url: str, token: str | None) -> int:
     """POST the document to the server's runs API; retries keep the idempotency key."""
     if not token:
         raise CliError("--submit needs --token (or env INFERBOARD_TOKEN)")
-    base = url.rstrip("/")
-    base = base.removesuffix("/api/v1/runs")
     try:
-        return ServerClient(base, token).submit(document)
+        return ServerClient(url, token).submit(document)
     except (ServerRefused, ServerError) as exc:
         raise CliError(f"--submit: {exc}") from None
 

@@ -21,6 +21,7 @@ from typing import Literal
 
 import numpy as np
 
+from workers import slo as slo_rule
 from workers.results import (
     Distribution,
     Latencies,
@@ -177,6 +178,7 @@ def distribution(values: Iterable[float], scale: float = 1.0) -> Distribution | 
     array = array / scale
     p50, p90, p95, p99, p999 = np.percentile(array, PERCENTILES)
     return Distribution(
+        method="linear",
         mean=float(array.mean()),
         std=float(array.std()),
         min=float(array.min()),
@@ -194,8 +196,8 @@ def _ms(value: float | None) -> float | None:
 
 
 def meets_slo(timing: RequestTiming, slo: Slo | None) -> bool:
-    """Every SLO that is set is met. Open-loop requests are judged from their planned send
-    time, since the user waited from then."""
+    """Every bound of the SLO holds for this request (workers/slo.py). Open-loop requests are
+    judged from their planned send time, since the user waited from then."""
     if not timing.ok:
         return False
     if slo is None:
@@ -203,19 +205,9 @@ def meets_slo(timing: RequestTiming, slo: Slo | None) -> bool:
     from_sched = timing.t_sched_ns is not None
     ttft = timing.ttft_from_sched_ns() if from_sched else timing.ttft_ns()
     e2el = timing.e2el_from_sched_ns() if from_sched else timing.e2el_ns()
-    tpot = timing.tpot_ns()
-    checks = [("ttft", slo.ttft_ms, ttft), ("e2el", slo.e2el_ms, e2el), ("tpot", slo.tpot_ms, tpot)]
-    for name, limit_ms, value_ns in checks:
-        if limit_ms is None:
-            continue
-        if value_ns is None:
-            # A single-token output has no TPOT; TTFT and E2EL always exist for ok requests.
-            if name == "tpot":
-                continue
-            return False
-        if value_ns / NS_PER_MS > limit_ms:
-            return False
-    return True
+    return slo_rule.request_meets(
+        slo.rule(), ttft_ms=_ms(ttft), tpot_ms=_ms(timing.tpot_ns()), e2el_ms=_ms(e2el)
+    )
 
 
 def to_record(timing: RequestTiming, origin_ns: int) -> RequestRecord:
@@ -337,36 +329,32 @@ def build_point(
     )
 
 
-def percentile_of(dist: Distribution | None, percentile: float) -> float | None:
-    """Read a stored percentile (50, 90, 95, 99, 99.9); None when absent."""
-    if dist is None:
-        return None
-    name = {50: "p50", 90: "p90", 95: "p95", 99: "p99", 99.9: "p999", 100: "max"}.get(percentile)
-    return getattr(dist, name) if name else None
-
-
 def saturation_reason(
     point: Point, previous: Point | None, slo: Slo | None, min_gain: float = 0.05
 ) -> str | None:
     """Why a sweep should stop after this level, or None to go on.
 
-    Saturated means a latency SLO is broken at its percentile, or output throughput rose by
-    less than `min_gain` over the previous level.
+    Saturated means the point misses the SLO (workers/slo.py: a bound broken at its
+    percentile, or too few successes), or output throughput rose by less than `min_gain`
+    over the previous level.
     """
     if point.requests is not None and point.requests.succeeded == 0:
         return "no request succeeded"
     if slo is not None:
-        lat = point.latency_ms
-        from_sched = lat.ttft_from_sched is not None
-        checks = [
-            ("TTFT", slo.ttft_ms, lat.ttft_from_sched if from_sched else lat.ttft),
-            ("TPOT", slo.tpot_ms, lat.tpot),
-            ("E2EL", slo.e2el_ms, lat.e2el_from_sched if from_sched else lat.e2el),
-        ]
-        for name, limit, dist in checks:
-            value = percentile_of(dist, slo.ttft_percentile)
-            if limit is not None and value is not None and value > limit:
-                return f"{name} p{slo.ttft_percentile:g} {value:.1f} ms > SLO {limit:g} ms"
+        verdict = slo_rule.judge(
+            slo.rule(),
+            slo_rule.point_figures(
+                point.latency_ms.model_dump(exclude_none=True),
+                point.interactivity_tok_s_user.model_dump(exclude_none=True)
+                if point.interactivity_tok_s_user
+                else {},
+            ),
+            point.requests.succeeded / point.requests.total
+            if point.requests and point.requests.total
+            else point.success_rate,
+        )
+        if verdict.status == "misses":
+            return "SLO " + verdict.describe()
     if previous is not None:
         now = point.throughput.output_tok_s or 0.0
         before = previous.throughput.output_tok_s or 0.0

@@ -5,22 +5,8 @@ from django.db import migrations, models
 
 
 def summarise_existing_runs(apps, schema_editor):
-    from apps.runs import summary
-
-    Run = apps.get_model("runs", "Run")
-    Point = apps.get_model("runs", "Point")
-    for run in Run.objects.select_related("scenario", "deployment").iterator():
-        figures = [
-            summary.PointFigures(point_id=row.pop("id"), **row)
-            for row in Point.objects.filter(run=run).values("id", *summary.FIGURE_FIELDS)
-        ]
-        best = summary.best_point(figures, summary.SloBounds.of(run.scenario), run.deployment.gpus)
-        if best:
-            Run.objects.filter(pk=run.pk).update(
-                best_point_id=best.point_id,
-                best_tput_per_gpu=best.tput_per_gpu,
-                best_meets_slo=best.meets_slo,
-            )
+    # Superseded by 0005, which judges every point by the one SLO rule (workers/slo.py).
+    pass
 
 
 class Migration(migrations.Migration):

@@ -124,7 +124,7 @@ def test_stored_run_pairings_give_throughput_ratios_with_what_differs():
             cache_hit_rate=None,
             provenance="measured",
             token_kind="total",
-            points=[SloPoint("c16", tput, {"ttft_s.p99": 1.0})],
+            points=[SloPoint("c16", tput, {"ttft_s.p99": 1.0}, success_rate=1.0)],
         )
 
     mi_fp4 = curve(1, "MI355X", "MXFP4", "20k/1k/60%", 1600.0)

@@ -15,12 +15,20 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("costs_site")]
 
 # The example run: 8 x MI355X; c1 4,200 total tok/s (525/GPU), TTFT p99 0.499 s,
 # interactivity p50 212.8; c16 11,200 total tok/s (1,400/GPU), TTFT p99 2.18 s, 35.7.
-SEED_SLO = "ttft_s_max=2.22&interactivity_min=30"
+SEED_SLO = "ttft_s_max=2.22&interactivity_min=30&token_kind=total"
 
 
 @pytest.fixture
 def run(document, org):
-    return run_ingest(document=document, org=org, is_public=True).run
+    return run_ingest(document=all_succeeded(document), org=org, is_public=True).run
+
+
+def all_succeeded(document):
+    """The example's c16 lost 1 of 33 requests (97%, below the 99% SLO minimum); these
+    tests are about prices, so every request succeeds here."""
+    document["points"][1]["requests"] = {"total": 33, "succeeded": 33, "failed": 0}
+    document["points"][1]["errors"] = {}
+    return document
 
 
 def test_the_page_renders_the_form_and_a_ranked_table(client, run):
@@ -53,7 +61,7 @@ def test_typing_an_own_price_reprices_the_table_and_says_so(client, run):
 def test_an_slo_between_points_is_interpolated_and_labelled(client, run):
     # Interactivity >= 100 between c1 (212.8) and c16 (35.7): t = 112.8 / 177.1,
     # 525 + t x 875 = 1,082.3 tok/s/GPU.
-    response = client.get("/costs/?interactivity_min=100", HTTP_HX_REQUEST="true")
+    response = client.get("/costs/?interactivity_min=100&token_kind=total", HTTP_HX_REQUEST="true")
     page = response.content.decode()
     assert "1082.3" in page
     assert "interpolated" in page
@@ -63,7 +71,7 @@ def test_an_slo_no_point_meets_says_so_without_nan(client, run):
     response = client.get("/costs/?ttft_s_max=0.1", HTTP_HX_REQUEST="true")
     page = response.content.decode()
     assert response.status_code == 200
-    assert "no measured point meets TTFT p99 &lt;= 0.1 s" in page
+    assert "no measured point meets TTFT p99 ≤ 0.1 s" in page
     assert not re.search(r"\b(nan|inf|infinity)\b", page, re.IGNORECASE)
 
 
@@ -214,3 +222,18 @@ def test_a_capex_price_shows_its_breakdown_and_reprices_the_row(client, run):
     assert "$1.4066/GPU-hr" in page
     assert "$0.2791" in page
     assert "your capex + opex" in page
+
+
+def test_a_published_figure_of_unstated_kind_is_priced_under_both_readings(client):
+    import re
+
+    from django.core.management import call_command
+
+    call_command("loadreference")
+    page = client.get("/costs/?token_kind=output", HTTP_HX_REQUEST="true").content.decode()
+    ranges = re.findall(r"\$(\d+\.\d+)–\$(\d+\.\d+) <span class=\"flag\"", page)
+    assert ranges
+    # 20k in / 1k out: read as total tokens, only 1 in 21 is an output token.
+    for low, high in ranges:
+        assert float(high) / float(low) == pytest.approx(21, rel=1e-2)
+    assert "read here as" not in page

@@ -38,7 +38,7 @@ def curve(run_id: int, accelerator: str, points: list[SloPoint], **changes) -> D
 
 
 def point(label: str, tput: float, ttft: float, inter: float) -> SloPoint:
-    return SloPoint(label, tput, {"ttft_s.p99": ttft, "interactivity.p50": inter})
+    return SloPoint(label, tput, {"ttft_s.p99": ttft, "interactivity.p50": inter}, 1.0)
 
 
 MI355X = curve(1, "MI355X", [point("c1", 500, 0.5, 200), point("c16", 1400, 2.0, 35)])
@@ -52,6 +52,7 @@ def inputs(**params: str):
         "input_tokens": "1000",
         "output_tokens": "1000",
         "cache_hit_rate": "0",
+        "token_kind": "total",  # the curves below are total tok/s
     }
     parsed, errors = parse_inputs(base | params)
     assert errors == []
@@ -62,7 +63,8 @@ def test_the_defaults_make_a_complete_state():
     parsed, errors = parse_inputs({})
     assert errors == []
     assert parsed.tier == "owning_hyperscaler"
-    assert parsed.token_kind is TokenKind.TOTAL
+    # The leaderboard's default basis too: one $/Mtok for one deployment on every page.
+    assert parsed.token_kind is TokenKind.OUTPUT
     assert parsed.slo.bounds == ()
     assert parsed.workload.requests_per_day == 1_000_000
     # The seed workload: 20k in / 1k out / 60% prefix cache.
@@ -156,7 +158,7 @@ def test_the_chart_prices_every_measured_point_and_marks_the_slo():
 
 def test_the_chart_is_empty_without_interactivity():
     parsed = inputs(interactivity_min="")
-    bare = curve(5, "B200", [SloPoint("c1", 100, {"ttft_s.p99": 0.2})])
+    bare = curve(5, "B200", [SloPoint("c1", 100, {"ttft_s.p99": 0.2}, 1.0)])
     figure = cost_vs_interactivity(procurement_rows([bare], parsed, REFERENCE_PRICES), parsed.slo)
     assert figure["data"] == []
     assert figure["layout"]["shapes"] == []

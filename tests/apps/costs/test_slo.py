@@ -16,7 +16,7 @@ from apps.costs.slo import (
 
 
 def point(label: str, tput: float, ttft: float, inter: float) -> SloPoint:
-    return SloPoint(label, tput, {"ttft_s.p99": ttft, "interactivity.p50": inter})
+    return SloPoint(label, tput, {"ttft_s.p99": ttft, "interactivity.p50": inter}, 1.0)
 
 
 # A load sweep: more concurrency, more throughput per GPU, worse latency.
@@ -81,14 +81,14 @@ def test_a_dominated_point_does_not_drag_the_interpolation_down():
 
 
 def test_points_without_a_bounded_metric_are_left_out_and_listed():
-    points = [*SWEEP, SloPoint("blind", 900.0, {"ttft_s.p99": 0.1})]
+    points = [*SWEEP, SloPoint("blind", 900.0, {"ttft_s.p99": 0.1}, 1.0)]
     result = best_throughput_at_slo(points, Slo.of(ttft_s_max=2.0, interactivity_min=40))
     assert result.tok_per_s_per_gpu == 500.0
     assert result.skipped == ("blind",)
 
 
 def test_points_that_lack_the_bounded_metric_say_which_is_missing():
-    points = [SloPoint("node", 328.0, {"ttft_s.max": 2.22})]
+    points = [SloPoint("node", 328.0, {"ttft_s.max": 2.22}, 1.0)]
     result = best_throughput_at_slo(points, Slo.of(ttft_s_max=2.22, interactivity_min=30))
     assert not result.meets
     assert result.reason == ("no point reports interactivity.p50, ttft_s.p99, which the SLO bounds")
@@ -106,10 +106,50 @@ def test_a_point_with_zero_throughput_is_refused_by_field():
     assert caught.value.field == "points[0].tok_per_s_per_gpu"
 
 
-def test_a_bad_percentile_is_refused():
+def test_a_bad_percentile_is_refused_naming_the_field_and_the_stored_percentiles():
     with pytest.raises(CostInputError) as caught:
         Slo.of(ttft_s_max=2.0, ttft_percentile="ninety")
-    assert caught.value.field == "ttft_s_max"
+    assert caught.value.field == "ttft_percentile"
+    assert "p50, p90, p95, p99, p99.9" in caught.value.message
+
+
+def test_cost_at_an_slo_agrees_with_the_verdict_table():
+    """Each table case as a one-point curve: the cost model meets exactly where judge does."""
+    from apps.costs.selectors import point_metrics
+    from apps.costs.slo import Metric, SloBound
+    from tests.slo_cases import CASES
+    from workers import results
+
+    for case in CASES:
+        rule = results.Slo.model_validate(case.slo).rule()
+        bounds = tuple(
+            SloBound(
+                Metric(
+                    {"ttft": "ttft_s", "tpot": "tpot_s", "e2el": "e2el_s"}.get(b.metric, b.metric)
+                ),
+                b.percentile,
+                b.stored_limit / 1000 if b.is_ceiling else b.stored_limit,
+            )
+            for b in rule.bounds
+        )
+        stored = results.Point.model_validate(case.point)
+        latency = stored.latency_ms.model_dump(exclude_none=True)
+        for name in ("ttft", "e2el"):  # open loop: judged from the planned send
+            if f"{name}_from_sched" in latency:
+                latency[name] = latency[f"{name}_from_sched"]
+
+        class Row:
+            latency_ms = latency
+            interactivity = (
+                stored.interactivity_tok_s_user.model_dump(exclude_none=True)
+                if stored.interactivity_tok_s_user
+                else {}
+            )
+
+        success = stored.requests.succeeded / stored.requests.total
+        point = SloPoint("p", 100.0, point_metrics(Row()), success)
+        result = best_throughput_at_slo([point], Slo(bounds, rule.min_success_rate))
+        assert result.meets == (case.status == "meets"), case.name
 
 
 def test_a_non_positive_slo_limit_is_refused():
@@ -132,4 +172,4 @@ def test_cost_at_an_unmet_slo_is_none_not_nan():
 
 def test_the_seed_slo_describes_itself():
     slo = Slo.of(ttft_s_max=2.22, interactivity_min=30)
-    assert slo.describe() == "TTFT p99 <= 2.22 s, interactivity p50 >= 30 tok/s/user"
+    assert slo.describe() == "TTFT p99 ≤ 2.22 s, interactivity p50 ≥ 30 tok/s/user, success ≥ 99%"

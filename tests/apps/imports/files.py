@@ -11,5 +11,4 @@ deployment:
   engine: {name: vllm}
   quantization: {weights: FP8}
   parallelism: {tp: 8}
-scenario: {input_tokens: 1024, output_tokens: 128}
 """

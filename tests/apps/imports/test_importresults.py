@@ -52,7 +52,7 @@ def test_it_stores_the_summary_in_milliseconds_exactly(facts_file):
 def test_importing_the_same_file_twice_stores_it_once(facts_file):
     importresults(str(SUMMARY), "--deployment", str(facts_file))
     again = importresults(str(SUMMARY), "--deployment", str(facts_file))
-    assert "already stored" in again
+    assert f"already imported as run {Run.objects.get().pk} " in again
     assert Run.objects.count() == 1
     assert Point.objects.count() == 1
 
@@ -120,11 +120,20 @@ def test_private_imports_belong_to_an_organization(facts_file):
     assert run.org == organization_get_or_create(slug="acme")
 
 
-def test_a_file_another_organization_imported_is_refused(facts_file):
+def test_each_organization_imports_the_same_file_into_its_own_run(facts_file):
     importresults(str(SUMMARY), "--deployment", str(facts_file), "--org", "acme")
-    with pytest.raises(CommandError, match="another organization"):
-        importresults(str(SUMMARY), "--deployment", str(facts_file), "--org", "rival")
-    assert Run.objects.count() == 1
+    importresults(str(SUMMARY), "--deployment", str(facts_file), "--org", "rival")
+    assert sorted(Run.objects.values_list("org__slug", flat=True)) == ["acme", "rival"]
+
+
+def test_a_file_imported_without_an_org_does_not_block_an_organization(facts_file):
+    importresults(str(SUMMARY), "--deployment", str(facts_file))
+    out = importresults(str(SUMMARY), "--deployment", str(facts_file), "--org", "acme")
+    assert "stored: run" in out
+    assert Run.objects.filter(org__slug="acme").count() == 1
+    assert Run.objects.filter(org=None).count() == 1
+    again = importresults(str(SUMMARY), "--deployment", str(facts_file), "--org", "acme")
+    assert f"already imported as run {Run.objects.get(org__slug='acme').pk} " in again
 
 
 def test_an_exported_run_document_round_trips_into_a_fresh_database(facts_file, tmp_path):
@@ -141,3 +150,32 @@ def test_an_exported_run_document_round_trips_into_a_fresh_database(facts_file, 
               "input_tok_s", "requests_per_s", "window_s", "concurrency")  # fmt: skip
     assert {f: getattr(after, f) for f in fields} == {f: getattr(before, f) for f in fields}
     assert after.run.provenance == "imported"
+
+
+def test_an_aiperf_run_imported_without_then_with_its_records_is_one_run():
+    folder = FIXTURES / "aiperf-0.13.0"
+    summary = folder / "llama-server_completions_c4_profile_export_aiperf.json"
+    records = folder / "llama-server_completions_c4_profile_export.jsonl"
+    facts = ("--model", "random-weights-llama", "--accelerator", "CPU", "--gpus", "1",
+             "--engine", "llama.cpp", "--weights", "F16")  # fmt: skip
+    importresults(str(summary), *facts)
+    assert RequestRecord.objects.count() == 0
+    out = importresults(str(summary), "--records", str(records), *facts)
+    run = Run.objects.get()
+    assert f"already imported as run {run.pk} " in out
+    assert "20 per-request record(s) added" in out
+    assert RequestRecord.objects.filter(point__run=run).count() == 20
+    importresults(str(summary), "--records", str(records), *facts)
+    assert (Run.objects.count(), RequestRecord.objects.count()) == (1, 20)
+
+
+def test_a_file_an_organization_imported_under_the_old_key_is_not_stored_twice(facts_file):
+    importresults(str(SUMMARY), "--deployment", str(facts_file), "--org", "acme")
+    run = Run.objects.get()
+    # As stored before keys carried the organization: the file's hash alone.
+    Run.objects.filter(pk=run.pk).update(
+        idempotency_key=run.idempotency_key.removesuffix(f":org-{run.org_id}")
+    )
+    again = importresults(str(SUMMARY), "--deployment", str(facts_file), "--org", "acme")
+    assert f"already imported as run {run.pk} " in again
+    assert Run.objects.count() == 1

@@ -16,7 +16,7 @@ def h200_vllm() -> Facts:
                 "quantization": {"weights": "FP8"},
                 "parallelism": {"tp": 8},
             },
-            "scenario": {"input_tokens": 1024, "output_tokens": 128},
+            # No scenario: the InferenceX file names state ISL/OSL (glm5_..._isl1024_osl128).
         }
     )
 

@@ -74,19 +74,29 @@ def test_it_refuses_the_summary_without_the_hardware_facts():
     with pytest.raises(ImportFailure) as failure:
         _import(SUMMARIES[0], Facts())
     message = str(failure.value)
-    for name in (
-        "deployment.accelerator",
-        "deployment.gpus",
-        "deployment.engine.name",
-        "deployment.quantization.weights",
-    ):
-        assert name in message
+    assert "deployment.accelerator" in message  # the one fact the file name does not state
+    for name in ("deployment.gpus", "deployment.engine.name", "deployment.quantization.weights"):
+        assert name not in message
 
 
-def test_it_refuses_the_summary_without_the_scenario_lengths(h200_vllm):
-    facts = h200_vllm.model_copy(update={"scenario": Facts().scenario})
+def test_it_reads_the_deployment_and_shape_from_the_summary_file_name():
+    facts = Facts.model_validate({"deployment": {"accelerator": "H200"}})
+    [doc] = _import("inferencex/glm5_fp8_vllm_tp8_isl16384_osl128_conc16.json", facts)
+    assert (doc.scenario.input_tokens, doc.scenario.output_tokens) == (16384, 128)
+    assert (doc.deployment.gpus, doc.deployment.parallelism.tp) == (8, 8)
+    assert (doc.deployment.engine.name, doc.deployment.quantization.weights) == ("vllm", "FP8")
+
+
+def test_it_refuses_a_summary_named_otherwise_without_the_scenario_lengths(h200_vllm):
+    data = fixture_path(SUMMARIES[0]).read_bytes()
     with pytest.raises(ImportFailure, match=r"scenario\.input_tokens, scenario\.output_tokens"):
-        _import(SUMMARIES[0], facts)
+        import_file(data, "summary.json", facts=h200_vllm)
+
+
+def test_it_refuses_facts_that_contradict_the_file_name(h200_vllm):
+    facts = Facts.model_validate({**h200_vllm.as_tree(), "scenario": {"input_tokens": 1024}})
+    with pytest.raises(ImportFailure, match="scenario.input_tokens: the file says 16384"):
+        _import("inferencex/glm5_fp8_vllm_tp8_isl16384_osl128_conc16.json", facts)
 
 
 def test_it_names_an_unknown_numeric_field_in_a_summary(h200_vllm):
@@ -101,7 +111,7 @@ def test_it_keeps_metadata_strings_of_a_summary(h200_vllm):
     raw = read_json(SUMMARIES[0])
     raw["tp"] = "8"  # what `--metadata tp=8` writes
     data = __import__("json").dumps(raw).encode()
-    [doc] = import_file(data, "x.json", facts=h200_vllm)
+    [doc] = import_file(data, fixture_path(SUMMARIES[0]).name, facts=h200_vllm)
     assert doc.environment.extra["metadata"] == {"tp": "8"}
 
 

@@ -268,12 +268,12 @@ def test_it_refuses_samples_of_a_task_the_results_do_not_have(eval_facts):
         )
 
 
-def test_it_keeps_lm_eval_metrics_that_are_not_rates_aside(eval_facts):
+def test_it_stores_lm_eval_perplexity_as_a_score_not_a_proportion(eval_facts):
     raw = lm_eval_results()
     raw["results"]["wikitext"] = {"alias": "wikitext", "word_perplexity,none": 12.5}
     [doc] = import_file(json.dumps(raw).encode(), "results.json", facts=eval_facts)
-    assert doc.environment.extra["metrics_not_rates"] == {"wikitext/word_perplexity,none": 12.5}
-    assert {a.task for a in doc.accuracy} == {"gsm8k"}
+    [ppl] = [r for r in doc.accuracy if r.task == "wikitext"]
+    assert (ppl.kind, ppl.score, ppl.n) == ("score", 12.5, None)
 
 
 def test_a_vllm_run_does_not_claim_a_dataset_the_file_does_not_name(facts):

@@ -198,6 +198,7 @@ def test_percentiles_use_numpy_linear_interpolation():
     dist = distribution(values)
     assert dist.p90 == pytest.approx(7.6)
     assert dist.p999 == pytest.approx(np.percentile(values, 99.9))
+    assert dist.method == "linear"
     assert distribution([]) is None
 
 

@@ -42,8 +42,14 @@ class Command(BaseCommand):
                 "this file was already imported by another organization; nothing stored"
             ) from exc
         for result in outcome.results:
-            verb = "stored" if result.created else "already stored"
-            self.stdout.write(f"{verb}: run {result.run.pk} ({result.run.idempotency_key})")
+            if result.created:
+                self.stdout.write(f"stored: run {result.run.pk} ({result.run.idempotency_key})")
+            else:
+                self.stdout.write(
+                    f"already imported as run {result.run.pk} ({result.run.idempotency_key})"
+                )
+        if outcome.records_added:
+            self.stdout.write(f"{outcome.records_added} per-request record(s) added")
         present = len(outcome.results) - outcome.created
         self.stdout.write(f"{outcome.created} new run(s), {present} already present")
         if present:

@@ -1,0 +1,622 @@
+"""InferenceX aggregated result files: the per-config JSON its leaderboard is built from.
+
+Two shapes, one reader each, both read from real files (tests/fixtures/wild/SOURCES.md):
+
+`inferencex-agg` reads the single-turn aggregate written by InferenceX's
+`utils/process_result.py` (SemiAnalysisAI/InferenceX, e.g. commit bf030960, vLLM v0.21
+images): one JSON object per config with hw, conc, image, model, framework, precision,
+spec_decoding, disagg, isl, osl, is_multinode, tp, ep, dp_attention, the throughputs PER GPU
+(`tput_per_gpu` = total_token_throughput / tp) and latency statistics in SECONDS without a
+unit suffix (`median_ttft`, `p99.9_e2el` ...). `*_intvty` are 1/TPOT transforms of the TPOT
+statistics (their p90 is below their median), not a distribution; they are kept as written
+in environment.extra.
+
+`inferencex-agentic` reads the agentic (multi-turn, `scenario_type: agentic-coding`)
+aggregate of `experimental/multiturn` and its forks: the same deployment keys (conc or
+`users`), request counts, token totals, throughputs in tokens per second (`*_tput_tps`) over
+`duration_seconds`, latency statistics in seconds (`ttlt` is time to last token, our e2el),
+and the server's KV-cache hit rate. A file holds one object or an array of them; each
+object becomes its own document (key: the file's key plus ':<index>' for arrays).
+
+Deployment facts come from the file, cross-checked against the InferenceX result name when
+the file name carries one (`..._int4_vllm_tp8-ep1-dpafalse_disagg-false_spec-mtp_conc4_...`):
+the two disagreeing is an error. GPUs are TP (InferenceX divides by TP for per-GPU figures);
+disaggregated or multi-node aggregates do not state their GPU pools and are refused.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from workers.importers.benchjson import STAT_SLOTS
+from workers.importers.common import (
+    ImportInput,
+    build_document,
+    expect_object,
+    integer,
+    load_json,
+    number,
+    to_ms,
+)
+from workers.importers.errors import ImportFailure
+from workers.importers.registry import Format, Preview, register
+from workers.results import ResultDocument
+
+AGG_TOOL = "InferenceX process_result.py aggregate (bf030960, 2026)"
+AGENTIC_TOOL = "InferenceX multiturn agentic aggregate (e872f86c, 2026)"
+
+# The InferenceX result name: precision, framework, parallelism, disagg, spec, concurrency.
+RESULT_NAME = re.compile(
+    r"_(?P<precision>[a-z0-9]+)_(?P<framework>[a-z0-9.-]+)"
+    r"_tp(?P<tp>\d+)(?:-pp(?P<pp>\d+))?(?:-dcp\d+-pcp\d+)?-ep(?P<ep>\d+)"
+    r"-dpa(?P<dpa>true|false)"
+    r"_disagg-(?P<disagg>true|false)_spec-(?P<spec>[a-z0-9_]+?)_conc(?P<conc>\d+)_",
+    re.IGNORECASE,
+)
+STAT_KEY = re.compile(r"^(mean|median|std|min|max|p\d+(?:\.\d+)?)_(.+)$")
+# Their metric name -> ours; all in seconds in these files.
+TIME_METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el", "ttlt": "e2el"}
+# Statistics kept as written (not time, or not a distribution): name -> why it is extra.
+EXTRA_STATS = {
+    "intvty",
+    "qps",
+    "input_tokens",
+    "output_tokens_actual",
+    "output_tokens_expected",
+}
+DEPLOYMENT_KEYS = {
+    "hw",
+    "conc",
+    "users",
+    "image",
+    "model",
+    "infmax_model_prefix",
+    "framework",
+    "precision",
+    "spec_decoding",
+    "disagg",
+    "is_multinode",
+    "tp",
+    "ep",
+    "dp_attention",
+}
+AGG_KEYS = DEPLOYMENT_KEYS | {
+    "isl",
+    "osl",
+    "tput_per_gpu",
+    "output_tput_per_gpu",
+    "input_tput_per_gpu",
+}
+AGENTIC_KEYS = DEPLOYMENT_KEYS | {
+    "scenario_type",
+    "offloading",
+    "offload_mode",
+    "num_requests_total",
+    "num_requests_successful",
+    "theoretical_cache_hit_rate",
+    "theoretical_infinite_cache_hit_rate",
+    "server_gpu_cache_hit_rate",
+    "server_cpu_cache_hit_rate",
+    "kv_offload_bytes_gpu_to_cpu",
+    "kv_offload_bytes_cpu_to_gpu",
+    "kv_offload_time_gpu_to_cpu",
+    "kv_offload_time_cpu_to_gpu",
+    "cpu_kv_cache_usage_pct",
+    "total_prompt_tokens",
+    "total_generation_tokens",
+    "total_requests_completed",
+    "response_cache_hit_rate",
+    "input_tput_tps",
+    "output_tput_tps",
+    "total_tput_tps",
+    "duration_seconds",
+    "tput_per_gpu",
+    "output_tput_per_gpu",
+    "input_tput_per_gpu",
+}
+# Kept verbatim in environment.extra (their meaning is InferenceX's, not a schema slot).
+AGENTIC_EXTRA = (
+    "theoretical_cache_hit_rate",
+    "theoretical_infinite_cache_hit_rate",
+    "server_cpu_cache_hit_rate",
+    "kv_offload_bytes_gpu_to_cpu",
+    "kv_offload_bytes_cpu_to_gpu",
+    "kv_offload_time_gpu_to_cpu",
+    "kv_offload_time_cpu_to_gpu",
+    "cpu_kv_cache_usage_pct",
+    "response_cache_hit_rate",
+    "total_requests_completed",
+)
+
+
+def _is_agentic(row: Any) -> bool:
+    return isinstance(row, dict) and "scenario_type" in row and "tput_per_gpu" in row
+
+
+def _sniff_agentic_v2(seen: Preview) -> bool:
+    row = seen.value
+    return isinstance(row, dict) and "scenario_type" in row and "request_metrics" in row
+
+
+def _sniff_agg(seen: Preview) -> bool:
+    # One config per file, or InferenceX's collected agg_bmk.json (an array of them).
+    value = seen.value
+    row = value[0] if isinstance(value, list) and value else value
+    return isinstance(row, dict) and "tput_per_gpu" in row and "hw" in row and not _is_agentic(row)
+
+
+def _sniff_agentic(seen: Preview) -> bool:
+    value = seen.value
+    rows = value if isinstance(value, list) else [value]
+    return bool(rows) and _is_agentic(rows[0])
+
+
+# --- shared pieces -----------------------------------------------------------------------
+
+
+def split_stats(
+    row: dict[str, Any], where: str
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]], set[str]]:
+    """(latency_ms distributions, statistics kept as written, keys consumed).
+
+    Percentiles without a slot (p75) stay with the kept statistics, named as in the file.
+    """
+    latency: dict[str, dict[str, float]] = {}
+    kept: dict[str, dict[str, float]] = {}
+    consumed: set[str] = set()
+    for key in row:
+        match = STAT_KEY.match(key)
+        if not match:
+            continue
+        stat, metric = match.groups()
+        if metric not in TIME_METRICS and metric not in EXTRA_STATS:
+            continue  # not a statistic of ours (e.g. 'total_tput_tps'); checked by the caller
+        consumed.add(key)
+        value = number(row, key, where)
+        if value is None:
+            continue
+        slot = STAT_SLOTS.get(stat)
+        if metric in TIME_METRICS and slot is not None:
+            latency.setdefault(TIME_METRICS[metric], {})[slot] = to_ms(value, "s")
+        else:
+            kept.setdefault(metric, {})[stat] = value
+    return latency, kept, consumed
+
+
+def _check_known(row: dict[str, Any], known: set[str], consumed: set[str], where: str) -> None:
+    unknown = sorted(k for k in row if k not in known and k not in consumed)
+    if unknown:
+        raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")
+    missing = [k for k in ("hw", "model", "framework", "precision", "tp") if k not in row]
+    if missing:
+        raise ImportFailure(f"{where}: missing field(s) {', '.join(missing)}")
+
+
+def _flag(value: Any, key: str, where: str) -> bool | None:
+    """InferenceX writes booleans as JSON booleans or as the strings 'true'/'false'."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise ImportFailure(f"{where}: field {key} should be true or false, got {value!r}")
+
+
+def _sku(hw: str) -> str:
+    # 'b200-trt' labels B200 runs served by TensorRT-LLM; the SKU is B200. Later files name
+    # the runner pool instead ('cluster:mi355x-amds'): the SKU is its first word.
+    text = hw.strip()
+    if text.startswith("cluster:"):
+        text = text.removeprefix("cluster:").split("-", 1)[0]
+    text = text[: -len("-trt")] if text.lower().endswith("-trt") else text
+    return text.upper()
+
+
+def _engine(row: dict[str, Any]) -> dict[str, Any]:
+    engine: dict[str, Any] = {"name": str(row["framework"])}
+    image = row.get("image") or ""
+    # The image tag is the engine release ('vllm/vllm-openai-rocm:v0.21.0' -> 0.21.0).
+    tag = image.rsplit(":", 1)[1] if ":" in image else ""
+    if re.fullmatch(r"v?\d+(\.\d+)+\S*", tag):
+        engine["version"] = tag.removeprefix("v")
+    return engine
+
+
+def deployment_from_row(row: dict[str, Any], filename: str, where: str) -> dict[str, Any]:
+    """Deployment facts the row states, checked against the result name in the file name."""
+    if _flag(row.get("disagg"), "disagg", where):
+        raise ImportFailure(
+            f"{where}: disaggregated aggregates (disagg: true) do not state the prefill and "
+            "decode GPU pools; import the run's benchmark_serving.py files instead"
+        )
+    if _flag(row.get("is_multinode"), "is_multinode", where):
+        raise ImportFailure(f"{where}: multi-node aggregates (is_multinode: true) are not read")
+    tp = integer(row, "tp", where)
+    ep = integer(row, "ep", where)
+    dpa = _flag(row.get("dp_attention"), "dp_attention", where)
+    spec = row.get("spec_decoding")
+    named = RESULT_NAME.search(filename)
+    if named:
+        checks = {
+            "precision": (
+                str(row["precision"] or named["precision"]).lower(),
+                named["precision"].lower(),
+            ),
+            "framework": (
+                str(row["framework"] or named["framework"]).lower(),
+                named["framework"].lower(),
+            ),
+            "tp": (tp, int(named["tp"])),
+            "ep": (ep if ep is not None else int(named["ep"]), int(named["ep"])),
+            "dp_attention": (
+                dpa if dpa is not None else named["dpa"] == "true",
+                named["dpa"].lower() == "true",
+            ),
+            "spec_decoding": (str(spec or named["spec"]).lower(), named["spec"].lower()),
+        }
+        for key, (in_file, in_name) in checks.items():
+            if in_file != in_name:
+                raise ImportFailure(
+                    f"{where}: field {key} is {in_file!r} but the file name says {in_name!r}"
+                )
+        ep = ep if ep is not None else int(named["ep"])
+        dpa = dpa if dpa is not None else named["dpa"].lower() == "true"
+        spec = spec or named["spec"]
+    precision = row["precision"] or (named["precision"] if named else "")
+    framework = row["framework"] or (named["framework"] if named else "")
+    parallelism = {"tp": tp, "ep": ep, "dp_attention": dpa}
+    deployment: dict[str, Any] = {
+        "accelerator": _sku(str(row["hw"])),
+        "gpus": tp,
+        # An empty string states nothing: left out, so the missing fact is named.
+        "engine": _engine({**row, "framework": framework}) if framework else {},
+        "quantization": {"weights": str(precision).upper()} if precision else {},
+        "parallelism": {k: v for k, v in parallelism.items() if v is not None},
+        # "none" is a statement (no speculative decoding), which a fact may not contradict.
+        "speculative": None if spec in (None, "none") else {"method": str(spec)},
+    }
+    if spec is None:
+        del deployment["speculative"]  # not stated either way
+    return deployment
+
+
+def _per_gpu_throughput(row: dict[str, Any], gpus: int, where: str) -> dict[str, float]:
+    """Totals from the per-GPU figures: InferenceX divides totals by TP, we multiply back."""
+    out = {}
+    for ours, theirs in (
+        ("total_tok_s", "tput_per_gpu"),
+        ("output_tok_s", "output_tput_per_gpu"),
+        ("input_tok_s", "input_tput_per_gpu"),
+    ):
+        value = number(row, theirs, where)
+        if value is not None:
+            out[ours] = value * gpus
+    return out
+
+
+def _concurrency(row: dict[str, Any], filename: str, where: str) -> int | None:
+    conc = integer(row, "conc", where)
+    users = integer(row, "users", where)
+    if conc is not None and users is not None and conc != users:
+        raise ImportFailure(f"{where}: conc ({conc}) and users ({users}) disagree")
+    value = conc if conc is not None else users
+    named = RESULT_NAME.search(filename)
+    if named and value is not None and int(named["conc"]) != value:
+        raise ImportFailure(
+            f"{where}: concurrency is {value} but the file name says conc{named['conc']}"
+        )
+    return value
+
+
+# --- single-turn aggregate ---------------------------------------------------------------
+
+
+def parse_agg(job: ImportInput) -> list[ResultDocument]:
+    value = load_json(job.main)
+    if isinstance(value, list):
+        if not value:
+            raise ImportFailure(f"{job.main.name}: the array of aggregated results is empty")
+        return [
+            _agg_document(job, expect_object(row, f"{job.main.name} item {i}"), i)
+            for i, row in enumerate(value)
+        ]
+    return [_agg_document(job, expect_object(value, job.main.name), None)]
+
+
+def _agg_document(job: ImportInput, row: dict[str, Any], index: int | None) -> ResultDocument:
+    where = job.main.name if index is None else f"{job.main.name} item {index}"
+    latency, kept, consumed = split_stats(row, where)
+    _check_known(row, AGG_KEYS, consumed, where)
+    deployment = deployment_from_row(row, job.main.name, where)
+    isl = integer(row, "isl", where)
+    osl = integer(row, "osl", where)
+    scenario: dict[str, Any] = {"arrival": "closed"}
+    if isl is not None:
+        scenario["input_tokens"] = isl
+    if osl is not None:
+        scenario["output_tokens"] = osl
+    # InferenceX's single-turn benchmark always sends random prompts of these lengths.
+    scenario["dataset"] = "random"
+    point = {
+        "concurrency": _concurrency(row, job.main.name, where),
+        "throughput": _per_gpu_throughput(row, deployment["gpus"], where),
+        "latency_ms": latency,
+    }
+    extra: dict[str, Any] = {
+        "per_gpu": {
+            k: row[k]
+            for k in ("tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu")
+            if k in row
+        },
+        **{k: row[k] for k in ("hw", "image", "infmax_model_prefix") if row.get(k)},
+    }
+    if kept:
+        extra["statistics_as_written"] = kept
+    return build_document(
+        job,
+        tool=AGG_TOOL,
+        model_stated=row.get("model"),
+        deployment_stated=deployment,
+        scenario_stated=scenario,
+        points=[point],
+        environment={"extra": extra},
+        index=index,
+        where=where,
+    )
+
+
+# --- agentic aggregate -------------------------------------------------------------------
+
+
+def parse_agentic(job: ImportInput) -> list[ResultDocument]:
+    value = load_json(job.main)
+    if isinstance(value, list):
+        if not value:
+            raise ImportFailure(f"{job.main.name}: the array of agentic results is empty")
+        return [
+            _agentic_document(job, expect_object(row, f"{job.main.name} item {i}"), i)
+            for i, row in enumerate(value)
+        ]
+    return [_agentic_document(job, expect_object(value, job.main.name), None)]
+
+
+def _agentic_document(job: ImportInput, row: dict[str, Any], index: int | None) -> ResultDocument:
+    where = job.main.name if index is None else f"{job.main.name} item {index}"
+    latency, kept, consumed = split_stats(row, where)
+    _check_known(row, AGENTIC_KEYS, consumed, where)
+    scenario_type = row.get("scenario_type")
+    if scenario_type != "agentic-coding":
+        raise ImportFailure(
+            f"{where}: scenario_type {scenario_type!r} is not read; this reader reads "
+            "agentic-coding"
+        )
+    deployment = deployment_from_row(row, job.main.name, where)
+    offload = row.get("offloading", row.get("offload_mode"))
+    if offload not in (None, "none", "off"):
+        # KV offloading changes what was served, so it must separate fingerprints.
+        deployment["engine_flags"] = [f"kv-offload:{offload}"]
+
+    total = integer(row, "num_requests_total", where)
+    ok = integer(row, "num_requests_successful", where)
+    requests = None
+    if total is not None and ok is not None:
+        if ok > total:
+            raise ImportFailure(f"{where}: num_requests_successful exceeds num_requests_total")
+        requests = {"total": total, "succeeded": ok, "failed": total - ok}
+    mean_in = (kept.get("input_tokens") or {}).get("mean")
+    mean_out = (kept.get("output_tokens_actual") or {}).get("mean")
+    if mean_in is None or mean_out is None:
+        raise ImportFailure(f"{where}: missing field(s) mean_input_tokens / mean_output_tokens")
+    scenario = {
+        "name": "agentic-coding",
+        "dataset": "agentic-coding",
+        "arrival": "closed",
+        # A multi-turn trace has no fixed lengths; the scenario carries the means it sent.
+        "input_tokens": max(1, round(mean_in)),
+        "output_tokens": max(1, round(mean_out)),
+    }
+    throughput = {
+        "input_tok_s": number(row, "input_tput_tps", where),
+        "output_tok_s": number(row, "output_tput_tps", where),
+        "total_tok_s": number(row, "total_tput_tps", where),
+    }
+    point: dict[str, Any] = {
+        "concurrency": _concurrency(row, job.main.name, where),
+        "window_s": number(row, "duration_seconds", where),
+        "requests": requests,
+        "tokens": {
+            "input": integer(row, "total_prompt_tokens", where),
+            "output": integer(row, "total_generation_tokens", where),
+            "source": "usage",
+        },
+        "throughput": {k: v for k, v in throughput.items() if v is not None},
+        "latency_ms": latency,
+        "prefix_cache_hit_rate": number(row, "server_gpu_cache_hit_rate", where),
+    }
+    extra: dict[str, Any] = {
+        "per_gpu": {
+            k: row[k]
+            for k in ("tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu")
+            if k in row
+        },
+        "statistics_as_written": kept,
+        **{k: row[k] for k in AGENTIC_EXTRA if row.get(k) is not None},
+        **{k: row[k] for k in ("hw", "image", "infmax_model_prefix") if row.get(k)},
+    }
+    if offload is not None:
+        extra["kv_offload"] = offload
+    status = "succeeded"
+    if requests and requests["failed"]:
+        status = "failed" if requests["succeeded"] == 0 else "partial"
+    return build_document(
+        job,
+        tool=AGENTIC_TOOL,
+        model_stated=row.get("model"),
+        deployment_stated=deployment,
+        scenario_stated=scenario,
+        points=[{k: v for k, v in point.items() if v is not None}],
+        environment={"extra": extra},
+        status=status,
+        index=index,
+        where=where,
+    )
+
+
+# --- agentic result, nested shape (request_metrics / server_metrics) ---------------------
+
+AGENTIC_V2_TOOL = "InferenceX agentic result, nested (vLLM v0.24 runs, 462f8ed7, 2026)"
+AGENTIC_V2_KEYS = DEPLOYMENT_KEYS | {
+    "scenario_type",
+    "kv_offloading",
+    "kv_offload_backend",
+    "allocated_cpu_dram_gb",
+    "num_requests_total",
+    "num_requests_successful",
+    "request_accounting",
+    "dcp_size",
+    "pcp_size",
+    "pp",
+    "kv_cache_pool_tokens",
+    "dataset",
+    "request_metrics",
+    "server_metrics",
+}
+V2_SLOTS = {"mean": "mean", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99", "std": "std"}
+
+
+def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
+    where = job.main.name
+    row = expect_object(load_json(job.main), where)
+    _check_known(row, AGENTIC_V2_KEYS, set(), where)
+    if row.get("scenario_type") != "agentic-coding":
+        raise ImportFailure(
+            f"{where}: scenario_type {row.get('scenario_type')!r} is not read; this reader "
+            "reads agentic-coding"
+        )
+    deployment = deployment_from_row(row, job.main.name, where)
+    pp = integer(row, "pp", where)
+    named = RESULT_NAME.search(job.main.name)
+    if pp is not None and named and named["pp"] and int(named["pp"]) != pp:
+        raise ImportFailure(f"{where}: field pp is {pp} but the file name says pp{named['pp']}")
+    if pp is not None:
+        deployment["parallelism"]["pp"] = pp
+        deployment["gpus"] = deployment["gpus"] * pp  # TP ranks in each pipeline stage
+    flags = [
+        f"{name}:{row[key]}"
+        for name, key in (("dcp", "dcp_size"), ("pcp", "pcp_size"))
+        if isinstance(row.get(key), int) and row[key] > 1
+    ]
+    offload = row.get("kv_offloading")
+    if offload not in (None, "none", "off", ""):
+        flags.append(f"kv-offload:{offload}")  # changes what was served: part of the fingerprint
+    if flags:
+        deployment["engine_flags"] = flags
+    metrics = expect_object(row["request_metrics"], f"{where} request_metrics")
+    latency_in = expect_object(metrics.get("latency") or {}, f"{where} request_metrics.latency")
+    latency: dict[str, dict[str, float]] = {}
+    kept: dict[str, dict[str, float]] = {}
+    for name, stats in latency_in.items():
+        stats = expect_object(stats, f"{where} request_metrics.latency.{name}")
+        if name not in TIME_METRICS and name != "intvty":
+            raise ImportFailure(f"{where}: unknown latency metric request_metrics.latency.{name}")
+        for stat, value in stats.items():
+            value = number(stats, stat, f"{where} request_metrics.latency.{name}")
+            if name in TIME_METRICS and stat in V2_SLOTS and value is not None:
+                latency.setdefault(TIME_METRICS[name], {})[V2_SLOTS[stat]] = to_ms(value, "s")
+            elif value is not None:
+                kept.setdefault(name, {})[stat] = value
+    tokens = metrics.get("tokens") or {}
+    mean_in = (tokens.get("input") or {}).get("mean")
+    mean_out = (tokens.get("output_actual") or {}).get("mean")
+    if not mean_in or not mean_out:
+        raise ImportFailure(
+            f"{where}: missing field(s) request_metrics.tokens.input.mean / output_actual.mean"
+        )
+    dataset = (row.get("dataset") or {}).get("loader") or "agentic-coding"
+    scenario = {
+        "name": "agentic-coding",
+        "dataset": str(dataset),
+        "arrival": "closed",
+        # A multi-turn trace has no fixed lengths: the scenario carries the means it sent.
+        "input_tokens": max(1, round(mean_in)),
+        "output_tokens": max(1, round(mean_out)),
+    }
+    throughput_in = metrics.get("throughput") or {}
+    throughput = {
+        ours: (throughput_in.get(theirs) or {}).get("tokens_per_second")
+        for ours, theirs in (
+            ("input_tok_s", "input"),
+            ("output_tok_s", "output"),
+            ("total_tok_s", "total"),
+        )
+    }
+    ok = integer(row, "num_requests_successful", where)
+    accounting = row.get("request_accounting") or {}
+    errors = accounting.get("records_error_dropped")
+    requests = None
+    if ok is not None and isinstance(errors, int):
+        # Warm-up records are dropped, not failed: they are not counted as requests.
+        requests = {"total": ok + errors, "succeeded": ok, "failed": errors}
+    cache = ((row.get("server_metrics") or {}).get("cache")) or {}
+    point = {
+        "concurrency": _concurrency(row, job.main.name, where),
+        "window_s": throughput_in.get("duration_seconds"),
+        "requests": requests,
+        "throughput": {k: v for k, v in throughput.items() if v is not None},
+        "latency_ms": latency,
+        "prefix_cache_hit_rate": cache.get("gpu_cache_hit_rate"),
+    }
+    extra = {
+        "statistics_as_written": kept,
+        "token_statistics": tokens,
+        "per_gpu": throughput_in.get("per_gpu"),
+        "request_accounting": accounting,
+        "server_metrics": row.get("server_metrics"),
+        "kv_cache_pool_tokens": row.get("kv_cache_pool_tokens"),
+        "theoretical_cache_hit_rate": (metrics.get("cache") or {}).get(
+            "theoretical_cache_hit_rate"
+        ),
+        **{k: row[k] for k in ("hw", "image", "infmax_model_prefix") if row.get(k)},
+    }
+    status = "partial" if requests and requests["failed"] else "succeeded"
+    return [
+        build_document(
+            job,
+            tool=AGENTIC_V2_TOOL,
+            model_stated=row.get("model"),
+            deployment_stated=deployment,
+            scenario_stated=scenario,
+            points=[{k: v for k, v in point.items() if v is not None}],
+            environment={"extra": {k: v for k, v in extra.items() if v is not None}},
+            status=status,
+        )
+    ]
+
+
+register(
+    Format(
+        name="inferencex-agentic-v2",
+        tool=AGENTIC_V2_TOOL,
+        summary="InferenceX agentic result with nested request_metrics / server_metrics",
+        sniff=_sniff_agentic_v2,
+        parse=parse_agentic_v2,
+    )
+)
+register(
+    Format(
+        name="inferencex-agg",
+        tool=AGG_TOOL,
+        summary="InferenceX single-turn aggregate (per-GPU throughput, latencies in seconds)",
+        sniff=_sniff_agg,
+        parse=parse_agg,
+    )
+)
+register(
+    Format(
+        name="inferencex-agentic",
+        tool=AGENTIC_TOOL,
+        summary="InferenceX agentic (multi-turn) aggregate, one object or an array",
+        sniff=_sniff_agentic,
+        parse=parse_agentic,
+    )
+)
