@@ -116,8 +116,24 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
+
+# Pages load scripts only from here (no inline scripts or handlers); Plotly and htmx set inline
+# styles (the API docs page serves Swagger UI from static files too).
+SECURE_CSP = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'", "'unsafe-inline'"],
+    "img-src": ["'self'", "data:"],
+    "object-src": ["'none'"],
+    "base-uri": ["'none'"],
+    "frame-ancestors": ["'none'"],
+    "form-action": ["'self'"],
+}
+# Staff pages (endpoints, jobs) send visitors to the admin's sign-in, which exists.
+LOGIN_URL = "admin:login"
 
 ROOT_URLCONF = "apps.urls"
 WSGI_APPLICATION = "apps.wsgi.application"
@@ -164,6 +180,20 @@ if not DEBUG and (
         "print(Fernet.generate_key().decode())')"
     )
 JOB_HEARTBEAT_TIMEOUT_S = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_S", "120"))
+# Bounds on what one job (or schedule) may ask a worker for; past them the API answers 422
+# naming the option. Per load level: requests, seconds, arrivals/s, warm-up requests.
+JOB_MAX_LEVELS = int(os.environ.get("JOB_MAX_LEVELS", "32"))
+JOB_MAX_CONCURRENCY = int(os.environ.get("JOB_MAX_CONCURRENCY", "1024"))
+JOB_MAX_REQUESTS = int(os.environ.get("JOB_MAX_REQUESTS", "100000"))
+JOB_MAX_DURATION_S = float(os.environ.get("JOB_MAX_DURATION_S", "3600"))
+JOB_MAX_RATE = float(os.environ.get("JOB_MAX_RATE", "10000"))
+JOB_MAX_WARMUP = int(os.environ.get("JOB_MAX_WARMUP", "10000"))
+JOB_MAX_ACCURACY_ITEMS = int(os.environ.get("JOB_MAX_ACCURACY_ITEMS", "100000"))
+SCHEDULE_MIN_INTERVAL_MINUTES = int(os.environ.get("SCHEDULE_MIN_INTERVAL_MINUTES", "5"))
+# Loopback services that are never endpoints, even inside the allowlist (SSH, SMTP,
+# PostgreSQL, Redis, memcached, MySQL, MongoDB).
+_DENIED_PORTS = ["22", "25", "3306", "5432", "6379", "11211", "27017"]
+ENDPOINT_DENIED_PORTS = [int(p) for p in env_list("ENDPOINT_DENIED_PORTS", _DENIED_PORTS)]
 
 if REDIS_URL:
     CACHES = {

@@ -11,25 +11,56 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from workers import slo as slo_rule
 
 SCHEMA_ID = "inferboard.run/v1"
 
+# Limits a document must keep: the server's columns are 32-bit integers (counts, sizes) and
+# 64-bit ones (token totals), and free-form JSON (environment.extra) is bounded so that one
+# document cannot starve the server that stores and serves it.
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+MAX_JSON_DEPTH = 32
+MAX_EXTRA_BYTES = 1024 * 1024
+
 Provenance = Literal["measured", "imported", "published", "simulated"]
 NonNegative = Annotated[float, Field(ge=0)]
 Rate = Annotated[float, Field(ge=0, le=1)]
-Count = Annotated[int, Field(ge=0)]
+Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
+Size = Annotated[int, Field(ge=1, le=INT32_MAX)]
+TokenTotal = Annotated[int, Field(ge=0, le=INT64_MAX)]
 ShortText = Annotated[str, Field(min_length=1, max_length=200)]
+NUL = "\x00"
 
 
 class _Strict(BaseModel):
     # Unknown fields are errors: a typo in a field name must not silently drop a measurement.
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    # NaN and infinities are not numbers a measurement can have (and not JSON).
+    model_config = ConfigDict(extra="forbid", frozen=False, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _no_nul(self) -> _Strict:
+        # PostgreSQL stores no NUL character in text; say which field has one.
+        for name, value in self.__dict__.items():
+            texts = value if isinstance(value, list) else (value,)
+            if isinstance(value, dict):
+                texts = tuple(value)
+            if any(isinstance(text, str) and NUL in text for text in texts):
+                raise ValueError(f"{name} must not contain a NUL character (\\u0000)")
+        return self
 
 
 class Source(_Strict):
@@ -55,7 +86,7 @@ class Engine(_Strict):
 
 
 class Quantization(_Strict):
-    weights: ShortText = Field(description="BF16, FP8, MXFP4, NVFP4 ...")
+    weights: str = Field(min_length=1, max_length=100, description="BF16, FP8, MXFP4, NVFP4 ...")
     activations: str | None = Field(None, max_length=100)
     kv_cache: str | None = Field(None, max_length=100)
     note: str | None = Field(None, max_length=500)
@@ -64,10 +95,10 @@ class Quantization(_Strict):
 class Parallelism(_Strict):
     """None means 'not stated by the source', which is not the same as 1."""
 
-    tp: int | None = Field(None, ge=1)
-    dp: int | None = Field(None, ge=1)
-    ep: int | None = Field(None, ge=1)
-    pp: int | None = Field(None, ge=1)
+    tp: Size | None = None
+    dp: Size | None = None
+    ep: Size | None = None
+    pp: Size | None = None
     dp_attention: bool | None = None
 
     def label(self) -> str:
@@ -81,21 +112,21 @@ class Parallelism(_Strict):
 
 
 class Speculative(_Strict):
-    method: ShortText = Field(description="mtp, eagle, ngram ...")
-    draft_tokens: int | None = Field(None, ge=1)
+    method: str = Field(min_length=1, max_length=100, description="mtp, eagle, ngram ...")
+    draft_tokens: Size | None = None
 
 
 class Disaggregation(_Strict):
     """Prefill and decode served by separate GPU pools (e.g. InferenceX 'ctx 8 gen 8')."""
 
-    prefill_gpus: int = Field(ge=1)
-    decode_gpus: int = Field(ge=1)
+    prefill_gpus: Size
+    decode_gpus: Size
 
 
 class Deployment(_Strict):
-    accelerator: ShortText = Field(description="SKU: MI355X, B200, H200 ...")
-    gpus: int = Field(ge=1)
-    nodes: int = Field(1, ge=1)
+    accelerator: str = Field(min_length=1, max_length=50, description="SKU: MI355X, B200 ...")
+    gpus: Size
+    nodes: Size = 1
     engine: Engine
     quantization: Quantization
     parallelism: Parallelism = Field(default_factory=Parallelism)
@@ -160,8 +191,8 @@ class Slo(_Strict):
 class Scenario(_Strict):
     preset: str | None = Field(None, max_length=100, description="name of a server-side preset")
     name: str | None = Field(None, max_length=200)
-    input_tokens: int = Field(ge=1)
-    output_tokens: int = Field(ge=1)
+    input_tokens: Size
+    output_tokens: Size
     # None = the source did not state it (an imported file); never read as 0. The load
     # generator always states both.
     length_spread: Rate | None = Field(
@@ -174,7 +205,7 @@ class Scenario(_Strict):
     arrival: Literal["closed", "open"] = "closed"
     warmup_requests: Count = 0
     duration_s: float | None = Field(None, gt=0)
-    request_count: int | None = Field(None, ge=1)
+    request_count: Size | None = None
     slo: Slo | None = None
 
 
@@ -185,6 +216,41 @@ class Environment(_Strict):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("extra")
+    @classmethod
+    def _bounded(cls, extra: dict[str, Any]) -> dict[str, Any]:
+        problem = json_problem(extra)
+        if problem:
+            raise ValueError(problem)
+        if len(json.dumps(extra, separators=(",", ":"))) > MAX_EXTRA_BYTES:
+            raise ValueError(f"must be at most {MAX_EXTRA_BYTES} bytes as JSON")
+        return extra
+
+
+def json_problem(value: Any, limit: int = MAX_JSON_DEPTH) -> str | None:
+    """What makes free-form JSON unstorable (too deep, NUL, not finite, too large an
+    integer), with its path; None when it is fine. Iterative: depth cannot overflow it."""
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(value, ())]
+    while stack:
+        item, loc = stack.pop()
+        where = json_path(loc) if loc else "the value"
+        if len(loc) > limit:
+            return f"{where}: nested deeper than {limit} levels"
+        if isinstance(item, str) and NUL in item:
+            return f"{where}: must not contain a NUL character (\\u0000)"
+        if isinstance(item, float) and not math.isfinite(item):
+            return f"{where}: must be a finite number"
+        if isinstance(item, int) and not isinstance(item, bool) and abs(item) > INT64_MAX:
+            return f"{where}: must be between -{INT64_MAX} and {INT64_MAX}"
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if NUL in str(key):
+                    return f"{where}: a key must not contain a NUL character (\\u0000)"
+                stack.append((child, (*loc, str(key))))
+        elif isinstance(item, list):
+            stack.extend((child, (*loc, index)) for index, child in enumerate(item))
+    return None
 
 
 class Distribution(_Strict):
@@ -251,9 +317,9 @@ class RequestCounts(_Strict):
 
 
 class TokenCounts(_Strict):
-    input: Count | None = None
-    output: Count | None = None
-    cached: Count | None = Field(None, description="None: the server did not report it")
+    input: TokenTotal | None = None
+    output: TokenTotal | None = None
+    cached: TokenTotal | None = Field(None, description="None: the server did not report it")
     source: Literal["usage", "tokenizer", "requested", "unknown"] = "usage"
 
 
@@ -299,7 +365,12 @@ class RequestRecord(_Strict):
     chunks: Count | None = None
     status: RequestStatus = "ok"
     http_status: int | None = Field(None, ge=100, le=599)
-    error: str | None = Field(None, max_length=500)
+    error: str | None = Field(None, max_length=500, pattern=r"^[^\x00]*$")
+
+    def _no_nul(self) -> RequestRecord:
+        # Not a validator here: `error` is the one free text, and its pattern (checked in
+        # Rust) keeps NUL out without a Python call for each of 100,000 records.
+        return self
 
 
 class SpeculativeAcceptance(_Strict):
@@ -334,7 +405,7 @@ class Point(_Strict):
     """One load level of a run."""
 
     label: str | None = Field(None, max_length=100)
-    concurrency: int | None = Field(None, ge=1)
+    concurrency: Size | None = None
     request_rate: float | None = Field(None, gt=0, description="open-loop arrivals per second")
     window_s: float | None = Field(None, gt=0)
     requests: RequestCounts | None = None
@@ -506,6 +577,8 @@ def error_message(error: dict[str, Any]) -> str:
         return "unknown field"
     if kind == "missing":
         return "required"
+    if kind == "string_pattern_mismatch" and ctx.get("pattern") == r"^[^\x00]*$":
+        return "must not contain a NUL character (\\u0000)"
     if kind == "value_error":
         return str(ctx.get("error", error["msg"]))
     return error["msg"][0].lower() + error["msg"][1:]

@@ -10,7 +10,8 @@ from apps.accounts.services import token_authenticate
 
 class BearerToken(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
-        return token_authenticate(token)
+        # Stripped as optional_org strips it: "Bearer  tok" means the same everywhere.
+        return token_authenticate(token.strip())
 
 
 def optional_org(request: HttpRequest) -> Organization | None:

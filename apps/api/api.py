@@ -1,7 +1,11 @@
 """The REST API v1: one NinjaAPI, with a router per domain."""
 
+import logging
+
 from django.core.exceptions import RequestDataTooBig
+from django.db import DataError
 from django.http import HttpRequest, HttpResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, ValidationError
 
@@ -16,7 +20,56 @@ from apps.runs.api import router as runs_router
 from apps.runs.services import IdempotencyConflict
 from workers.results import DocumentError
 
-api = NinjaAPI(
+# Answers any operation can give, whatever its own code declares: a body that is not JSON
+# (400), a missing, malformed or revoked token where one is given or needed (401), input that
+# breaks the schema or a limit (422), a body over API_MAX_BODY_BYTES (413).
+_ERROR_BODY = {
+    "type": "object",
+    "properties": {
+        "detail": {
+            "anyOf": [
+                {"type": "string"},
+                {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {"path": {"type": "string"}, "message": {"type": "string"}},
+                        "required": ["path", "message"],
+                    },
+                },
+            ]
+        }
+    },
+    "required": ["detail"],
+}
+_COMMON_ERRORS = {
+    "400": "the body is not JSON (or not the declared form)",
+    "401": "a token was given (or is required) and is missing, malformed or revoked",
+    "422": "a parameter or the body breaks the schema or a limit; `path` names it",
+}
+
+
+class InferboardApi(NinjaAPI):
+    def get_openapi_schema(self, *, path_prefix=None, path_params=None):
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        for operations in schema.get("paths", {}).values():
+            for method, operation in operations.items():
+                errors = dict(_COMMON_ERRORS)
+                if method in ("post", "put", "patch"):
+                    errors["413"] = "the body is over API_MAX_BODY_BYTES"
+                responses = operation.setdefault("responses", {})
+                for status, description in errors.items():
+                    responses.setdefault(
+                        status,
+                        {
+                            "description": description,
+                            "content": {"application/json": {"schema": _ERROR_BODY}},
+                        },
+                    )
+        return schema
+
+
+api = InferboardApi(
     title="inferboard API",
     version="1",
     description=(
@@ -62,3 +115,24 @@ def idempotency_conflict(request: HttpRequest, exc: IdempotencyConflict) -> Http
 @api.exception_handler(RequestDataTooBig)
 def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return body_too_large()
+
+
+@api.exception_handler(MultiPartParserError)
+def multipart_malformed(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
+    return api.create_response(request, {"detail": f"malformed multipart body: {exc}"}, status=400)
+
+
+@api.exception_handler(DataError)
+def out_of_range(request: HttpRequest, exc: DataError) -> HttpResponse:
+    # A value the database cannot hold (an id beyond 64 bits) names nothing that exists.
+    detail = [{"path": "(request)", "message": "a value is out of range"}]
+    return api.create_response(request, {"detail": detail}, status=422)
+
+
+@api.exception_handler(Exception)
+def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # API clients get JSON even when the server fails, never Django's HTML error page.
+    logging.getLogger("django.request").error(
+        "Internal Server Error: %s", request.path, exc_info=exc
+    )
+    return api.create_response(request, {"detail": "internal server error"}, status=500)

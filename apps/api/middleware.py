@@ -26,4 +26,11 @@ class BodySizeLimitMiddleware:
             return JsonResponse({"detail": "Content-Length is not a number"}, status=400)
         if declared > settings.API_MAX_BODY_BYTES:
             return body_too_large(declared)
+        if "chunked" in request.META.get("HTTP_TRANSFER_ENCODING", "").lower() and not declared:
+            # WSGI hands Django no chunked body: it would be read as empty, and an empty
+            # document is not what the client sent.
+            return JsonResponse(
+                {"detail": "send the body with a Content-Length (chunked bodies are not read)"},
+                status=411,
+            )
         return self.get_response(request)

@@ -11,7 +11,7 @@ from workers.results import Scenario as ScenarioIn
 router = Router(tags=["catalog"])
 
 
-class PriceOut(Schema):
+class TierPriceOut(Schema):
     tier: str
     usd_per_gpu_hour: float
     private: bool
@@ -26,7 +26,7 @@ class AcceleratorOut(Schema):
     board_power_w: float | None
     all_in_kw: float | None
     source: str
-    prices: list[PriceOut]
+    prices: list[TierPriceOut]
 
 
 class ScenarioOut(Schema):

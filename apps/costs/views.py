@@ -26,6 +26,7 @@ from apps.costs.procurement import (
     state,
 )
 from apps.costs.reference import TIER_LABELS
+from apps.csv_safe import safe_rows
 from workers import slo as slo_rule
 
 CAPEX_FIELDS = (
@@ -106,7 +107,7 @@ def export_csv(request: HttpRequest) -> HttpResponse:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=EXPORT_COLUMNS)
     writer.writeheader()
-    writer.writerows(records)
+    writer.writerows(safe_rows(records))
     response = HttpResponse(buffer.getvalue(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="inferboard-costs.csv"'
     return response

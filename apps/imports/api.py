@@ -81,6 +81,10 @@ def import_results(
         )
     except ImportFailure as exc:
         return Status(422, {"detail": [{"path": "file", "message": str(exc)}]})
+    except RecursionError:
+        # Format sniffing walks the parsed file; JSON nested past Python's stack is no result.
+        message = "the file nests JSON too deeply to be a result file"
+        return Status(422, {"detail": [{"path": "file", "message": message}]})
     body = {
         "format": outcome.format_name,
         "created": outcome.created,

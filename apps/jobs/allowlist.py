@@ -33,7 +33,14 @@ def _name_matches(host: str, entry: str) -> bool:
 def endpoint_check(url: str, allowlist: Iterable[str] | None = None) -> str:
     """The URL, normalised, if it may be called; else EndpointRefused saying why."""
     entries = list(settings.ENDPOINT_ALLOWLIST if allowlist is None else allowlist)
-    parts = urlsplit(url.strip())
+    url = url.strip()
+    # Refused here, at registration, not when a job first runs: a control character or space
+    # would be a second header line, and a fragment or backslash is a host to some parsers.
+    if any(ord(c) < 33 or ord(c) == 127 for c in url) or "\\" in url:
+        raise EndpointRefused("url must not contain spaces, control characters or backslashes")
+    parts = urlsplit(url)
+    if "#" in url:
+        raise EndpointRefused("url must not have a fragment (#)")
     if parts.scheme not in {"http", "https"}:
         raise EndpointRefused("url must start with http:// or https://")
     if parts.username or parts.password:
@@ -42,9 +49,11 @@ def endpoint_check(url: str, allowlist: Iterable[str] | None = None) -> str:
     if not host:
         raise EndpointRefused("url has no host")
     try:
-        parts.port  # noqa: B018 - raises on a malformed port
+        port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         raise EndpointRefused("url has an invalid port") from None
+    if port in settings.ENDPOINT_DENIED_PORTS:
+        raise EndpointRefused(f"port {port} is in ENDPOINT_DENIED_PORTS (not an inference server)")
     try:
         address = ipaddress.ip_address(host)
     except ValueError:
@@ -58,4 +67,4 @@ def endpoint_check(url: str, allowlist: Iterable[str] | None = None) -> str:
             f"host {host!r} is outside ENDPOINT_ALLOWLIST ({', '.join(entries) or 'empty'}); "
             "an administrator must add it before inferboard will send anything there"
         )
-    return url.strip().rstrip("/")
+    return url.rstrip("/")

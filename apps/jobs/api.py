@@ -7,6 +7,7 @@ organization's endpoints and jobs only (others are 404). Endpoint keys are write
 from datetime import datetime
 from typing import Any, Literal
 
+from django.db import transaction
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
@@ -40,7 +41,9 @@ class EndpointIn(Schema):
     deployment: doc.Deployment | None = Field(None, description="deployment facts")
     served_model: str = Field("", max_length=200, description="name sent in requests")
     api: Literal["completions", "chat"] = "completions"
-    pool: str = Field("", max_length=100, description="default: pool.<accelerator sku>")
+    pool: str = Field(
+        "", max_length=95, pattern=r"^[A-Za-z0-9._-]*$", description="default: pool.<sku>"
+    )
     api_key: str = Field("", max_length=4000, description="write-only; stored encrypted")
     simulated: bool = Field(False, description="a test server: runs are labelled simulated")
     private: bool = False
@@ -229,6 +232,15 @@ def _scenario(slug: str | None) -> Scenario | None:
 def create_endpoint(request: HttpRequest, body: EndpointIn):
     """Refused with 422 (path `url`) when the URL is outside the server's allowlist; nothing
     is stored and nothing is sent. The key is stored encrypted and never returned."""
+    # One transaction: a refusal after the deployment was looked up leaves no catalog rows.
+    with transaction.atomic():
+        answer = _create_endpoint(request, body)
+        if answer.status_code != 201:
+            transaction.set_rollback(True)
+    return answer
+
+
+def _create_endpoint(request: HttpRequest, body: EndpointIn) -> Status:
     org = request.auth.org
     if Endpoint.objects.filter(org=org, name=body.name).exists():
         return Status(409, _errors("name", "your organization already has this endpoint name"))

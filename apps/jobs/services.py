@@ -1,7 +1,9 @@
 """Writes for endpoints, jobs and schedules, and the one place that talks to the broker."""
 
 import functools
+import itertools
 import logging
+import math
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -26,8 +28,6 @@ from workers.celery import TASK_ACCURACY, TASK_LOAD, make_app, pool_queue
 from workers.tasks import JobSpec, LoadSpec
 
 log = logging.getLogger(__name__)
-MAX_LEVELS = 32
-MAX_CONCURRENCY = 4096
 
 
 class JobError(ValueError):
@@ -146,6 +146,58 @@ def endpoint_set_key(*, endpoint: Endpoint, api_key: str) -> None:
 # Job specs ---------------------------------------------------------------------------------
 
 
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    return (_whole(value) or isinstance(value, float)) and math.isfinite(value)
+
+
+def job_options_check(kind: str, options: dict[str, Any]) -> None:
+    """Raise JobError naming the option when it is of the wrong type or outside its bound
+    (settings JOB_MAX_*): a job or schedule must never ask a worker for unbounded work."""
+    if not isinstance(options, dict):
+        raise JobError("options", "an object of job options")
+    levels, top = settings.JOB_MAX_LEVELS, settings.JOB_MAX_CONCURRENCY
+    known = {"concurrency", "rates", "requests", "duration_s", "warmup", "seed", "limit"}
+    for name in options:
+        if name not in known:
+            raise JobError(name, f"unknown option (known: {', '.join(sorted(known))})")
+
+    def whole(name: str, low: int, high: int) -> None:
+        value = options.get(name)
+        if value is not None and not (_whole(value) and low <= value <= high):
+            raise JobError(name, f"an integer from {low} to {high}")
+
+    concurrency, rates = options.get("concurrency"), options.get("rates")
+    if kind == Job.Kind.ACCURACY:
+        whole("concurrency", 1, top)
+    elif concurrency is not None and not (
+        isinstance(concurrency, list)
+        and 0 < len(concurrency) <= levels
+        and all(_whole(c) and 1 <= c <= top for c in concurrency)
+    ):
+        raise JobError("concurrency", f"a list of 1 to {levels} integers from 1 to {top}")
+    if rates is not None and not (
+        isinstance(rates, list)
+        and 0 < len(rates) <= levels
+        and all(_number(r) and 0 < r <= settings.JOB_MAX_RATE for r in rates)
+    ):
+        raise JobError(
+            "rates", f"a list of 1 to {levels} numbers above 0, at most {settings.JOB_MAX_RATE}"
+        )
+    whole("requests", 1, settings.JOB_MAX_REQUESTS)
+    whole("warmup", 0, settings.JOB_MAX_WARMUP)
+    whole("seed", 0, 2**31 - 1)
+    whole("limit", 1, settings.JOB_MAX_ACCURACY_ITEMS)
+    duration = options.get("duration_s")
+    if duration is not None and not (
+        _number(duration) and 0 < duration <= settings.JOB_MAX_DURATION_S
+    ):
+        raise JobError("duration_s", f"seconds above 0, at most {settings.JOB_MAX_DURATION_S}")
+
+
 def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
     concurrency = options.get("concurrency") or scenario.concurrency or [1]
     rates = options.get("rates")
@@ -154,12 +206,7 @@ def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
         raise JobError("scenario", f"{scenario.slug} does not state its length spread and prefix")
     if scenario.arrival == "open" and not rates:
         raise JobError("rates", "an open-loop scenario needs arrival rates (requests/s)")
-    if not isinstance(concurrency, list) or not all(
-        isinstance(c, int) and 1 <= c <= MAX_CONCURRENCY for c in concurrency
-    ):
-        raise JobError("concurrency", f"a list of integers from 1 to {MAX_CONCURRENCY}")
-    if len(rates or concurrency) > MAX_LEVELS:
-        raise JobError("concurrency", f"at most {MAX_LEVELS} load levels")
+    job_options_check(Job.Kind.LOAD, {"concurrency": concurrency, "rates": rates})
     requests, duration = None, None
     if options.get("requests"):
         requests = options["requests"]
@@ -323,6 +370,7 @@ def job_enqueue(
         raise JobError("scenario", "a load job needs a scenario")
     if kind == Job.Kind.ACCURACY:
         _check_protocol(protocol)
+    job_options_check(kind, options or {})
     job = Job(
         endpoint=endpoint,
         kind=kind,
@@ -370,6 +418,9 @@ def job_retry(*, job: Job) -> Job:
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.is_active or job.status == Job.Status.SUCCEEDED:
             raise JobError("status", f"only failed or cancelled jobs can be retried ({job.status})")
+        # Refused before anything changes: a retry that cannot be sent must not leave the
+        # job queued forever (the reaper only looks at running jobs).
+        endpoint_check(job.endpoint.url)
         job.attempt += 1
         job.status = Job.Status.QUEUED
         job.error = ""
@@ -382,7 +433,6 @@ def job_retry(*, job: Job) -> Job:
             job.progress = "the earlier attempt had stored its run"
         job.save()
     if job.status == Job.Status.QUEUED:
-        endpoint_check(job.endpoint.url)
         _send(job)
     return job
 
@@ -504,6 +554,12 @@ def jobs_reap_stale(*, now: datetime | None = None) -> int:
 # Schedules ---------------------------------------------------------------------------------
 
 
+# A year: further apart is not a schedule. Enough consecutive firings are checked to see a
+# cron expression's shortest gap within an hour's minutes (`0,1 * * * *`).
+SCHEDULE_MAX_INTERVAL_MINUTES = 366 * 24 * 60
+CRON_GAPS_CHECKED = 61
+
+
 def schedule_next_run(schedule: Schedule, after: datetime) -> datetime:
     if schedule.cron:
         return cron.parse(schedule.cron).next_after(after)
@@ -514,11 +570,24 @@ def schedule_validate(schedule: Schedule) -> None:
     """Raise JobError naming the field when the schedule could never queue a job."""
     if bool(schedule.cron) == bool(schedule.interval_minutes):
         raise JobError("cron", "give either a cron expression or an interval in minutes")
+    shortest, longest = settings.SCHEDULE_MIN_INTERVAL_MINUTES, SCHEDULE_MAX_INTERVAL_MINUTES
+    if schedule.interval_minutes is not None and not (
+        shortest <= schedule.interval_minutes <= longest
+    ):
+        raise JobError("interval_minutes", f"from {shortest} to {longest} minutes")
     if schedule.cron:
         try:
-            cron.parse(schedule.cron)
+            expression = cron.parse(schedule.cron)
+            # The next few firings exist (`0 0 31 2 *` never fires) and are far enough apart.
+            fires = [expression.next_after(timezone.now())]
+            for _ in range(CRON_GAPS_CHECKED):
+                fires.append(expression.next_after(fires[-1]))
         except cron.CronError as exc:
             raise JobError("cron", str(exc)) from None
+        gap = min(b - a for a, b in itertools.pairwise(fires))
+        if gap < timedelta(minutes=shortest):
+            raise JobError("cron", f"fires more often than every {shortest} minutes")
+    job_options_check(schedule.kind, schedule.options)
     if schedule.kind == Job.Kind.LOAD and schedule.scenario_id is None:
         raise JobError("scenario", "a load schedule needs a scenario")
     if schedule.kind == Job.Kind.ACCURACY:

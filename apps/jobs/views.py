@@ -7,6 +7,7 @@ from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.catalog.models import Scenario
@@ -25,6 +26,7 @@ def _job_partial(request: HttpRequest, job: Job | None, error: str = "") -> Http
 
 
 @require_GET
+@ensure_csrf_cookie  # static/js/csrf.js sends it with "Run now", "Cancel" and "Retry"
 def endpoint_list(request: HttpRequest) -> HttpResponse:
     if not _may_operate(request):
         return redirect_to_login(request.get_full_path())
@@ -70,6 +72,7 @@ def endpoint_run(request: HttpRequest, endpoint_id: int) -> HttpResponse:
 
 
 @require_GET
+@ensure_csrf_cookie
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     if not _may_operate(request):
         return redirect_to_login(request.get_full_path())

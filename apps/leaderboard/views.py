@@ -12,6 +12,7 @@ from apps.accuracy import selectors as accuracy_selectors
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import PublishedFigure, Scenario
 from apps.costs.formulas import CostInputError, TokenKind
+from apps.csv_safe import safe_rows
 from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
 from apps.runs.models import Run
@@ -51,13 +52,24 @@ def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
     )
 
 
+# Query parameters the leaderboard reads. A URL with any other is rendered but never stored,
+# so `/?x=<unique>` cannot fill the cache (which shares Redis with the job broker).
+CACHED_PARAMS = frozenset(
+    {"model", "scenario", "tier", "accelerator", "quantization", "simulated", "sort", "page"}
+    | {"y", "all", "format"}
+)
+
+
 def _cached(request: HttpRequest, build) -> HttpResponse:
-    """Public pages are cached per URL until the next run lands (the version changes)."""
+    """Public pages are cached per URL until the next run lands (the version changes). They
+    carry nothing of the visitor's (no CSRF token: static/js/csrf.js reads the cookie)."""
+    if not set(request.GET) <= CACHED_PARAMS:
+        return build()
     key = f"page:{runs_version()}:{int(bool(request.htmx))}:{request.get_full_path()}"
     response = cache.get(key)
     if response is None:
         response = build()
-        if response.status_code == 200:
+        if response.status_code == 200 and not response.cookies:
             cache.set(key, response, PUBLIC_MAX_AGE * 10)
     patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
     return response
@@ -152,7 +164,7 @@ def _csv(filename: str, rows: list[dict[str, Any]]) -> HttpResponse:
     if rows:
         writer = csv.DictWriter(response, fieldnames=list(rows[0]))
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(safe_rows(rows))
     return response
 
 

@@ -10,7 +10,7 @@ from apps.accounts.auth import BearerToken, optional_org
 from apps.runs import selectors, summary
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest
-from workers.results import ResultDocument
+from workers.results import INT32_MAX, ResultDocument
 
 router = Router(tags=["runs"])
 
@@ -118,8 +118,8 @@ class RunQuery(Schema):
     quantization: str | None = None
     scenario: str | None = None
     provenance: Run.Provenance | None = None
-    limit: int = 50
-    offset: int = 0
+    limit: int = Field(50, description="1 to 200 (clamped)")
+    offset: int = Field(0, ge=0, le=INT32_MAX)
 
 
 def _summary(run: Run) -> dict[str, Any]:
@@ -182,17 +182,16 @@ def submit_run(request: HttpRequest, document: ResultDocument, private: bool = F
 def list_runs(request: HttpRequest, query: Query[RunQuery]):
     """Public runs, plus the caller's organization's private runs when a token is given."""
     limit = min(max(query.limit, 1), 200)
-    offset = max(query.offset, 0)
+    offset = query.offset
     filters = selectors.RunFilters(
         **query.model_dump(exclude={"limit", "offset"}, exclude_none=True)
     )
-    runs = selectors.run_list(org=optional_org(request), filters=filters)
-    return {
-        "count": runs.count(),
-        "limit": limit,
-        "offset": offset,
-        "items": [_summary(run) for run in runs[offset : offset + limit]],
-    }
+    count, rows = selectors.run_summaries(
+        org=optional_org(request), filters=filters, offset=offset, limit=limit
+    )
+    for row in rows:
+        row["url"] = f"/api/v1/runs/{row['id']}"
+    return {"count": count, "limit": limit, "offset": offset, "items": rows}
 
 
 @router.get("/{run_id}", response={200: RunDetail, 401: Errors, 404: Errors}, summary="One run")
@@ -202,7 +201,7 @@ def get_run(request: HttpRequest, run_id: int):
     d = run.deployment
     return {
         **_summary(run),
-        "deployment": run.document.get("deployment", {}),
+        "deployment": selectors.run_deployment_facts(run=run),
         "environment": run.environment,
         "source": {
             "tool": run.source_tool,
@@ -229,6 +228,7 @@ def _visible_run(request: HttpRequest, run_id: int) -> Run:
     "/{run_id}/document",
     response={200: ResultDocument, 401: Errors, 404: Errors},
     summary="A run's result document",
+    by_alias=True,  # the document's field is `schema`, as submitted, not pydantic's `schema_`
 )
 def get_run_document(request: HttpRequest, run_id: int):
     """The inferboard.run/v1 document, per-request records included: import it anywhere."""

@@ -22,7 +22,9 @@ def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
     visible = Q(is_public=True)
     if org is not None:
         visible |= Q(org=org)
-    return Run.objects.filter(visible)
+    # Lists never load the stored document or environment: one large run (a 64 MiB
+    # document) would otherwise slow every page that lists runs. Detail reads them alone.
+    return Run.objects.filter(visible).defer("document", "environment")
 
 
 def run_list(*, org: Organization | None, filters: RunFilters) -> QuerySet[Run]:
@@ -48,6 +50,38 @@ def runs_filtered(*, org: Organization | None, filters: RunFilters) -> QuerySet[
     return runs
 
 
+# Columns a run list shows, read as plain rows: no model instances, no JSON columns decoded.
+SUMMARY_COLUMNS = {
+    "id": "id",
+    "provenance": "provenance",
+    "status": "status",
+    "is_public": "is_public",
+    "model": "deployment__model__name",
+    "accelerator": "deployment__accelerator__sku",
+    "gpus": "deployment__gpus",
+    "nodes": "deployment__nodes",
+    "engine": "deployment__engine__name",
+    "engine_version": "deployment__engine_version",
+    "quantization": "deployment__quant_weights",
+    "parallelism": "deployment__parallelism_label",
+    "speculative": "deployment__spec_method",
+    "scenario": "scenario__slug",
+    "deployment_fingerprint": "deployment__fingerprint",
+    "source_citation": "source_citation",
+    "created_at": "created_at",
+}
+
+
+def run_summaries(
+    *, org: Organization | None, filters: RunFilters, offset: int, limit: int
+) -> tuple[int, list[dict]]:
+    """(how many runs match, one page of them as summary rows)."""
+    runs = runs_filtered(org=org, filters=filters)
+    page = runs.values(*SUMMARY_COLUMNS.values())[offset : offset + limit]
+    rows = [{name: row[column] for name, column in SUMMARY_COLUMNS.items()} for row in page]
+    return runs.count(), rows
+
+
 def run_get(*, org: Organization | None, run_id: int) -> Run | None:
     """The run if the caller may see it; None otherwise (callers answer 404 either way)."""
     return (
@@ -56,6 +90,12 @@ def run_get(*, org: Organization | None, run_id: int) -> Run | None:
         .filter(pk=run_id)
         .first()
     )
+
+
+def run_deployment_facts(*, run: Run) -> dict:
+    """The document's `deployment` object, read from the database without the rest of it."""
+    facts = Run.objects.filter(pk=run.pk).values_list("document__deployment", flat=True).first()
+    return facts or {}
 
 
 def run_points(*, run: Run) -> QuerySet[Point]:

@@ -24,6 +24,9 @@ from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
 from workers import results as doc
 
 BULK_BATCH = 5_000
+# Each retry follows a lost unique-constraint race; every race needs a new catalog row, and a
+# document creates at most a model, engine, accelerator, deployment and scenario.
+INGEST_ATTEMPTS = 6
 
 
 @dataclass(frozen=True)
@@ -53,20 +56,23 @@ def run_ingest(
     else:
         with _gc_paused():
             parsed = doc.parse_document(document)
-    replay = _replay(parsed.idempotency_key, org)
-    if replay is not None:
-        return replay
-    try:
-        with transaction.atomic():
-            run = _store(parsed, org=org, is_public=is_public, submitted_by=submitted_by)
-            transaction.on_commit(runs_version_bump)
-    except IntegrityError:
-        # A concurrent submission of the same document won the race.
+    for attempt in range(INGEST_ATTEMPTS):
         replay = _replay(parsed.idempotency_key, org)
-        if replay is None:
-            raise
-        return replay
-    return IngestResult(run=run, created=True)
+        if replay is not None:
+            return replay
+        try:
+            with transaction.atomic():
+                run = _store(parsed, org=org, is_public=is_public, submitted_by=submitted_by)
+                transaction.on_commit(runs_version_bump)
+        except IntegrityError:
+            # A concurrent submission won a race on a unique row: the same document (the
+            # replay above answers), or a catalog row both created (a new deployment,
+            # accelerator or scenario). Once the winner has committed, a retry finds its row.
+            if attempt == INGEST_ATTEMPTS - 1:
+                raise
+            continue
+        return IngestResult(run=run, created=True)
+    raise AssertionError("unreachable")
 
 
 @contextmanager

@@ -47,7 +47,7 @@ def test_the_leaderboard_swaps_rows_on_a_filter_change_without_reloading(live_se
     page.evaluate("window.__survivesSwap = 'yes'")
     with page.expect_request(lambda r: r.headers.get("hx-request") == "true"):
         page.check("input[name=simulated]")
-    page.wait_for_function("document.querySelectorAll('#leaderboard tbody tr').length === 6")
+    page.wait_for_function("() => document.querySelectorAll('#leaderboard tbody tr').length === 6")
     assert page.evaluate("window.__survivesSwap") == "yes"
     assert "simulated=1" in page.url  # the state is in the URL (hx-push-url)
     assert page.locator(".badge-simulated").count() >= 1

@@ -22,6 +22,12 @@ Modes (server default with --mode, or per request with a "fault" body field):
   multiline     every event's JSON split over two `data:` lines (the SSE spec joins them)
   cycle         request n uses the n-th mode of --cycle (comma separated), round robin
 Every first text event carries "server_ns": time.monotonic_ns() when it was written.
+
+Holding, for tests that must act while a request is in flight (never by sleeping):
+  --hold             every stream stops after its first text event until released
+  --hold-from N      only the N-th stream (counting from 1) and later ones hold
+  GET  /control/held?n=K   answers once at least K streams have been held (long poll)
+  POST /control/release    releases every held stream and ends holding for good
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ class Options:
     prefix_block: int = 0  # >0: simulate a prefix cache of this block size and report hits
     word: str = "tok"
     close_after_stream: bool = False  # like llama.cpp: keep-alive announced, then closed
+    hold_from: int = 0  # >0: the n-th stream and later ones hold until released
 
 
 class PrefixCache:
@@ -99,6 +106,33 @@ class FaultServer:
         self.requests = itertools.count()
         self.cache = PrefixCache(options.prefix_block) if options.prefix_block > 0 else None
         self._rendered: dict[tuple[int, bool, str], bytes] = {}
+        self.streams = itertools.count(1)
+        self.held = 0
+        self.released = asyncio.Event()
+        self.held_changed = asyncio.Event()
+
+    def _must_hold(self, number: int) -> bool:
+        return 0 < self.o.hold_from <= number and not self.released.is_set()
+
+    async def _hold(self, writer: asyncio.StreamWriter) -> None:
+        """Wait, with the first text event sent, until a test releases the stream."""
+        await writer.drain()
+        self.held += 1
+        self.held_changed.set()
+        await self.released.wait()
+
+    async def control(self, method: str, target: str, writer: asyncio.StreamWriter) -> bool:
+        path, _, query = target.partition("?")
+        if method == "POST" and path == "/control/release":
+            self.released.set()
+            return await self.respond_json(writer, 200, {"released": self.held})
+        if method == "GET" and path == "/control/held":
+            want = int(dict(p.split("=", 1) for p in query.split("&") if "=" in p).get("n", 1))
+            while self.held < want:
+                self.held_changed.clear()
+                await self.held_changed.wait()
+            return await self.respond_json(writer, 200, {"held": self.held})
+        return await self.respond_json(writer, 404, {"error": {"message": "not found"}})
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -126,6 +160,8 @@ class FaultServer:
     async def route(
         self, method: str, path: str, body: bytes, writer: asyncio.StreamWriter
     ) -> bool:
+        if path.startswith("/control/"):
+            return await self.control(method, path, writer)
         path = path.split("?", 1)[0]
         if method == "GET" and path in ("/health", "/v1/models"):
             data = {"status": "ok", "data": [{"id": "fault", "object": "model"}]}
@@ -179,6 +215,7 @@ class FaultServer:
         n_out = {"empty": 0, "short": max_tokens // 2}.get(mode, max_tokens)
         if not request.get("stream"):
             return await self.complete(writer, request, chat, mode, n_in, n_out, cached)
+        number = next(self.streams)
         options = request.get("stream_options") or {}
         continuous = bool(options.get("continuous_usage_stats"))
         with_usage = bool(options.get("include_usage")) and mode != "no_usage"
@@ -237,7 +274,7 @@ class FaultServer:
         if o.ttft_ms:
             await asyncio.sleep(o.ttft_ms / 1000)
 
-        if mode in ("ok", "no_usage") and not o.itl_ms and not continuous:
+        if mode in ("ok", "no_usage") and not o.itl_ms and not continuous and not o.hold_from:
             # As fast as possible: the whole body in one write, rendered once.
             key = (chat, str(model))
             await self.blast(writer, event, key, n_out, max_tokens, usage, with_usage)
@@ -252,6 +289,8 @@ class FaultServer:
             sent += step
             extra = {"server_ns": time.monotonic_ns()} if sent == step else {}
             send(event(piece * step, sent, **extra))
+            if sent == step and self._must_hold(number):
+                await self._hold(writer)
             if mode == "stall":
                 await writer.drain()
                 await asyncio.sleep(o.stall_s)
@@ -368,6 +407,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[str, int, Options]:
     parser.add_argument("--fail-after", type=int, default=2)
     parser.add_argument("--stall-s", type=float, default=3600.0)
     parser.add_argument("--prefix-block", type=int, default=0)
+    parser.add_argument("--hold", action="store_true", help="the same as --hold-from 1")
+    parser.add_argument(
+        "--hold-from",
+        type=int,
+        default=0,
+        help="hold the N-th stream and later ones after their first text event (see above)",
+    )
     parser.add_argument(
         "--close-after-stream",
         action="store_true",
@@ -389,6 +435,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[str, int, Options]:
         stall_s=args.stall_s,
         prefix_block=args.prefix_block,
         close_after_stream=args.close_after_stream,
+        hold_from=1 if args.hold else args.hold_from,
     )
     return args.host, args.port, options
 

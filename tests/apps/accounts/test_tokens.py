@@ -30,3 +30,13 @@ def test_two_tokens_are_never_the_same(org):
     from apps.accounts.services import token_create
 
     assert token_create(org=org).plaintext != token_create(org=org).plaintext
+
+
+def test_a_token_used_again_within_a_minute_is_not_written_again(issued):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    assert token_authenticate(issued.plaintext) is not None  # first use: recorded
+    with CaptureQueriesContext(connection) as queries:
+        assert token_authenticate(issued.plaintext) is not None
+    assert not [q for q in queries.captured_queries if q["sql"].startswith("UPDATE")]

@@ -40,19 +40,23 @@ def test_the_demo_lands_a_simulated_run_without_redis_and_cleans_up(tmp_path):
         site = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 180
         runs: list = []
-        while time.monotonic() < deadline and not runs and demo.poll() is None:
-            time.sleep(1)
+        page = ""
+        # The run lands before the worker reports the job succeeded: wait for both.
+        while demo.poll() is None and time.monotonic() < deadline:
             try:
                 answer = httpx.get(f"{site}/api/v1/runs?provenance=simulated", timeout=5)
+                runs = answer.json()["items"] if answer.status_code == 200 else []
+                page = httpx.get(f"{site}/endpoints/", timeout=10).text if runs else ""
             except httpx.HTTPError:
-                continue
-            runs = answer.json()["items"] if answer.status_code == 200 else []
+                pass
+            if 'data-status="succeeded"' in page:
+                break
+            time.sleep(1)
         output = log.read_text(errors="replace")
         assert runs, output[-3000:]
         assert runs[0]["model"] == "demo-model" and runs[0]["provenance"] == "simulated"
         assert str(tmp_path / "broker") in output
-        page = httpx.get(f"{site}/endpoints/", timeout=10).text
-        assert "Run now" in page and 'data-status="succeeded"' in page
+        assert "Run now" in page and 'data-status="succeeded"' in page, output[-3000:]
         endpoint = re.search(r"Demo endpoint (http://\S+)", output).group(1)
     finally:
         demo.send_signal(signal.SIGTERM)

@@ -13,12 +13,16 @@ POST /v1/completions and /v1/chat/completions from SCRIPT.json:
 without a response (a transport error), a status such as "503" answers with it. Prompts are
 looked up by hash so scripts and logs never hold prompt text (GPQA's must not be written
 anywhere). Each request is logged to LOG.jsonl with its parameters, the prompt hash and the
-requests in flight. POST /api/v1/runs stands in for inferboard's ingestion endpoint (201).
+requests in flight. With "gather": N in the script, each request waits (up to 20 s, below the
+clients' timeout) until N requests have been in flight at once, so a test of concurrency never
+depends on how fast the client happens to send. POST /api/v1/runs stands in for inferboard's
+ingestion endpoint (201).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import sys
@@ -39,6 +43,7 @@ def prompt_key(body: dict[str, Any]) -> str:
 def make_app(script: dict[str, Any], log_path: str) -> web.Application:
     seen: Counter[str] = Counter()
     state = {"in_flight": 0}
+    gathered = asyncio.Event()
     log = open(log_path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the server
 
     async def handle(request: web.Request) -> web.StreamResponse:
@@ -66,6 +71,11 @@ def make_app(script: dict[str, Any], log_path: str) -> web.Application:
                 + "\n"
             )
             log.flush()
+            if state["in_flight"] >= int(script.get("gather", 0)):
+                gathered.set()
+            with contextlib.suppress(TimeoutError):
+                # A client that never sends N at once fails the test's assertion, not a hang.
+                await asyncio.wait_for(gathered.wait(), timeout=20)
             # Yield so that concurrent requests overlap, as they would on a real server.
             await asyncio.sleep(float(script.get("delay_s", 0.02)))
             if seen[key] <= int(reply.get("fail_first", 0)):

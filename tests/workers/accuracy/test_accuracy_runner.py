@@ -146,11 +146,13 @@ def test_requests_carry_the_protocols_parameters_and_retries_stop_at_4xx(gsm8k_r
 
 def test_concurrency_bounds_the_requests_in_flight(scripted_server) -> None:
     prepared = prepare(get_protocol("gsm8k"), limit=12)
-    server = scripted_server({"default": {"text": "#### 1"}, "delay_s": 0.05})
+    # The server holds requests until three are in flight at once: a runner that sent fewer
+    # would leave max(in_flight) below 3, one that sent more would exceed it.
+    server = scripted_server({"default": {"text": "#### 1"}, "gather": 3})
     document = run(prepared, server.url + "/v1", concurrency=3)
     in_flight = [r["in_flight"] for r in server.requests()]
     assert len(in_flight) == 12
-    assert 1 < max(in_flight) <= 3
+    assert max(in_flight) == 3
     assert document.status == "succeeded"
 
 

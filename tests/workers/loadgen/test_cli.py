@@ -11,6 +11,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.workers.loadgen import tokenizer_files
@@ -175,9 +176,9 @@ def test_submit_retries_with_the_same_idempotency_key(start_fault_server, tmp_pa
 
 
 def test_ctrl_c_keeps_the_finished_levels(start_fault_server, tmp_path):
-    # Each request takes about 40 x 50 ms; interrupt once the second level has started,
-    # which leaves 2 s for the signal to land before that level could end on its own.
-    url = start_fault_server("--itl-ms", "50")
+    # Level c=1 is streams 1 and 2; the server holds stream 3 on, so level c=2 is in flight
+    # for as long as the test likes and the interrupt can never race the end of the level.
+    url = start_fault_server("--hold-from", "3")
     out = tmp_path / "run.json"
     command = [
         sys.executable,
@@ -203,14 +204,12 @@ def test_ctrl_c_keeps_the_finished_levels(start_fault_server, tmp_path):
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     process = subprocess.Popen(command, stderr=subprocess.PIPE, env=env, cwd=REPO_ROOT)
-    seen = b""
     try:
-        while b"c=2" not in seen:
-            chunk = process.stderr.read1(4096)
-            assert chunk, f"the CLI ended early: {seen.decode(errors='replace')}"
-            seen += chunk
+        held = httpx.get(url + "/control/held?n=1", timeout=120)
+        assert held.status_code == 200 and process.poll() is None
         process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=60) == 130
+        _, stderr = process.communicate(timeout=60)
+        assert process.returncode == 130, stderr.decode(errors="replace")
     finally:
         if process.poll() is None:
             process.kill()

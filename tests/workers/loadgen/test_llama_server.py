@@ -80,9 +80,12 @@ def test_prompts_have_exact_lengths_by_the_endpoint_tokenizer(server):
     assert point.tokens_per_chunk == 1
 
 
-def test_the_measured_prefix_cache_hit_rate_is_near_a_60_percent_target(server):
-    workload = _workload(server, input_tokens=500, output_tokens=8, prefix_hit_rate=0.6)
-    result = sweep(server, workload=workload, requests=10, levels=[Level(concurrency=2)])
+def test_the_measured_prefix_cache_hit_rate_is_near_a_60_percent_target(tiny_model):
+    # One slot, so every request lands where the warm-up left the shared prefix: with two,
+    # llama-server may give a request the other slot and miss it (0.54 = 9 of 10 hits).
+    with llama_server(tiny_model, slots=1, context=4096) as url:
+        workload = _workload(url, input_tokens=500, output_tokens=8, prefix_hit_rate=0.6)
+        result = sweep(url, workload=workload, requests=10, levels=[Level(concurrency=1)])
     point = result.points[0]
     assert point.requests.succeeded == 10, point.errors
     assert point.prefix_cache_hit_rate is not None
