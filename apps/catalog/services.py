@@ -99,8 +99,13 @@ def _shape_key_of(scenario: doc.Scenario) -> str:
 
 
 def scenario_get_or_create(*, scenario: doc.Scenario, org=None) -> tuple[Scenario, bool]:
-    """The scenario with this shape, created when new; True when created."""
+    """The scenario with this shape, created when new; True when created.
+
+    An organization's scenarios are its own (their key carries the organization): its name
+    and SLO never reach another organization's runs, and another's never reach its runs."""
     key = _shape_key_of(scenario)
+    if org is not None:
+        key = f"org{org.pk}:{key}"
     existing = Scenario.objects.filter(shape_key=key).first()
     if existing is not None:
         return existing, False

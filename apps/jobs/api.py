@@ -13,7 +13,9 @@ from ninja import Field, Router, Schema, Status
 from pydantic import ValidationError
 
 from apps.accounts.auth import BearerToken
-from apps.catalog.models import Deployment, Scenario
+from apps.accounts.scoping import actor_of
+from apps.catalog.models import Scenario
+from apps.catalog.selectors import deployments_visible
 from apps.jobs import services
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
@@ -234,7 +236,9 @@ def create_endpoint(request: HttpRequest, body: EndpointIn):
         return Status(409, _errors("name", "your organization already has this endpoint name"))
     facts = None
     if body.deployment_id is not None:
-        deployment = get_object_or_404(Deployment, pk=body.deployment_id)
+        # Only a deployment the caller could already see: registering an endpoint must not
+        # reveal the facts of another organization's private deployment.
+        deployment = get_object_or_404(deployments_visible(org=org), pk=body.deployment_id)
     elif body.model is not None and body.deployment is not None:
         facts = {
             "model": body.model.model_dump(mode="json"),
@@ -259,6 +263,8 @@ def create_endpoint(request: HttpRequest, body: EndpointIn):
         )
     except EndpointRefused as exc:
         return Status(422, _errors("url", str(exc)))
+    except services.JobError as exc:
+        return Status(422, _errors(exc.field, exc.message))
     except ValidationError as exc:
         return Status(422, _errors("deployment", str(exc.errors(include_url=False)[0]["msg"])))
     return Status(201, endpoint_out(endpoint))
@@ -322,7 +328,7 @@ def list_jobs(request: HttpRequest, endpoint_id: int, limit: int = 50):
 )
 def cancel_job(request: HttpRequest, job_id: int):
     """A queued job never starts; a running one stops at its next heartbeat."""
-    return job_out(services.job_cancel(job=_job(request, job_id)))
+    return job_out(services.job_cancel(job=_job(request, job_id), actor=actor_of(request)))
 
 
 @router.post(

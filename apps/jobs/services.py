@@ -14,12 +14,13 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from apps.accounts.models import Organization
+from apps.accounts.services import audit_record
 from apps.catalog.models import Deployment, Scenario
 from apps.catalog.services import deployment_upsert
 from apps.jobs import cron
 from apps.jobs.allowlist import endpoint_check
 from apps.jobs.crypto import decrypt, encrypt
-from apps.jobs.models import Endpoint, Job, Schedule
+from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from apps.runs.models import Run
 from workers import results as doc
 from workers.celery import TASK_ACCURACY, TASK_LOAD, make_app, pool_queue
@@ -120,8 +121,11 @@ def endpoint_create(
     simulated: bool = False,
     is_public: bool = True,
 ) -> Endpoint:
-    """Register an endpoint. Raises EndpointRefused when the URL is outside the allowlist."""
+    """Register an endpoint. Raises EndpointRefused when the URL is outside the allowlist,
+    JobError when the pool is another organization's."""
     clean_url = endpoint_check(url)
+    pool = pool_queue(pool or deployment.accelerator.sku)
+    pool_check(org=org, pool=pool)
     facts = _validated_facts(facts) if facts else facts_of(deployment)
     return Endpoint.objects.create(
         org=org,
@@ -131,7 +135,7 @@ def endpoint_create(
         url=clean_url,
         served_model=served_model or facts["model"]["name"],
         api=api,
-        pool=pool_queue(pool or deployment.accelerator.sku),
+        pool=pool,
         api_key_encrypted=encrypt(api_key),
         simulated=simulated,
         is_public=is_public,
@@ -282,7 +286,20 @@ def publish(name: str, spec: dict[str, Any], *, queue: str, task_id: str, label:
         )
 
 
+def pool_check(*, org: Organization, pool: str) -> Pool | None:
+    """The pool's row when it has one. Raises JobError when another organization owns it: its
+    agent could never take the job, and queueing it there would hand it to that organization."""
+    row = Pool.objects.filter(name=pool).first()
+    if row is not None and row.org_id is not None and row.org_id != org.pk:
+        raise JobError("pool", f"pool {pool!r} belongs to another organization")
+    return row
+
+
 def _send(job: Job) -> None:
+    if Pool.objects.filter(name=job.pool, org__isnull=False).exists():
+        # An organization's own pool: its agent takes the job over HTTP (apps.jobs.agent);
+        # nothing goes to the broker, which such hosts never reach.
+        return
     spec = job_spec(job)
     name = TASK_LOAD if job.kind == Job.Kind.LOAD else TASK_ACCURACY
     try:
@@ -316,6 +333,7 @@ def job_enqueue(
     """Queue a job on the endpoint's pool. Raises EndpointRefused (allowlist), JobError (bad
     request, nothing stored) or BrokerUnavailable (the job is stored as failed)."""
     endpoint_check(endpoint.url)
+    pool_check(org=endpoint.org, pool=endpoint.pool)
     if kind == Job.Kind.LOAD and scenario is None:
         raise JobError("scenario", "a load job needs a scenario")
     if kind == Job.Kind.ACCURACY:
@@ -335,6 +353,13 @@ def job_enqueue(
     )
     job_spec(job)  # validates the options before anything is stored
     job.save()
+    audit_record(
+        org=endpoint.org,
+        actor=requested_by,
+        action="job.queued",
+        target=f"job {job.pk}",
+        endpoint=endpoint.name,
+    )
     _send(job)
     return job
 
@@ -348,15 +373,22 @@ def _check_protocol(protocol: str) -> None:
         raise JobError("protocol", str(exc).strip("'\"") or "unknown protocol") from None
 
 
-def job_cancel(*, job: Job) -> Job:
+def job_cancel(*, job: Job, actor: str = "") -> Job:
     """Queued jobs never start; running ones stop at their next heartbeat."""
     with transaction.atomic():
-        job = Job.objects.select_for_update().get(pk=job.pk)
+        job = Job.objects.select_for_update().select_related("endpoint__org").get(pk=job.pk)
         if job.is_active:
             job.status = Job.Status.CANCELLED
             job.finished_at = timezone.now()
             job.error = "cancelled"
             job.save(update_fields=["status", "finished_at", "error"])
+            if actor:
+                audit_record(
+                    org=job.endpoint.org,
+                    actor=actor,
+                    action="job.cancelled",
+                    target=f"job {job.pk}",
+                )
     return job
 
 
