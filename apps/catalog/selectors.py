@@ -11,11 +11,11 @@ def accelerator_list(*, org: Organization | None = None) -> QuerySet[Accelerator
     # (with a source or a reference price) and those of deployments the caller may see.
     listed = (
         ~Q(source="")
-        | Q(prices__org__isnull=True)
+        | Q(pk__in=PriceTier.objects.filter(org__isnull=True).values("accelerator_id"))
         | Q(pk__in=deployments_visible(org=org).values("accelerator_id"))
     )
     if org is not None:
-        listed |= Q(prices__org=org)
+        listed |= Q(pk__in=PriceTier.objects.filter(org=org).values("accelerator_id"))
     return (
         Accelerator.objects.filter(listed)
         .distinct()

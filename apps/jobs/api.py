@@ -13,6 +13,7 @@ from ninja import Field, Router, Schema, Status
 from pydantic import ValidationError
 
 from apps.accounts.auth import BearerToken
+from apps.accounts.ratelimit import write_limit
 from apps.accounts.scoping import actor_of
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible
@@ -283,8 +284,10 @@ def list_endpoints(request: HttpRequest):
 )
 def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
     """202 with the job (poll `GET /jobs/{id}`). 422 names the wrong field, or `url` when the
-    endpoint is now outside the allowlist; 503 when the broker is down (the job is failed)."""
+    endpoint is now outside the allowlist; 503 when the broker is down (the job is failed).
+    429 with Retry-After past the write limits (RATE_LIMIT_TOKEN_WRITES, _ORG_WRITES)."""
     endpoint = _endpoint(request, endpoint_id)
+    write_limit(request.auth)
     scenario = _scenario(body.scenario)
     if body.scenario and scenario is None:
         return Status(422, _errors("scenario", f"unknown scenario {body.scenario!r}"))
@@ -337,6 +340,7 @@ def cancel_job(request: HttpRequest, job_id: int):
     summary="Retry a failed or cancelled job",
 )
 def retry_job(request: HttpRequest, job_id: int):
+    write_limit(request.auth)
     try:
         job = services.job_retry(job=_job(request, job_id))
     except services.JobError as exc:

@@ -1,0 +1,2 @@
+# The jobs suite's broker fixture (a per-test queue on the suite's Redis).
+from tests.apps.jobs.conftest import broker  # noqa: F401
