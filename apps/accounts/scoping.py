@@ -70,3 +70,16 @@ def actor_of(request: HttpRequest) -> str:
     if user is not None and user.is_authenticated:
         return user.email or user.get_username()
     return "anonymous"
+
+
+def viewer_org(request: HttpRequest) -> Organization | None:
+    """Whose private runs a page shows: the signed-in person's current organization, unless
+    they switched private runs off (`?private=0`); None for anonymous visitors."""
+    if request.GET.get("private") == "0":
+        return None
+    return current_org(request)
+
+
+def may_publish(request: HttpRequest, run: Any) -> bool:
+    membership = membership_of(run.org, getattr(request, "user", None))
+    return membership is not None and role_allows(membership.role, Role.ADMIN)

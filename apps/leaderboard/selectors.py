@@ -111,6 +111,8 @@ class Row:
     # Both readings of a figure whose token kind is unstated (low, high); None when stated.
     tput_range: tuple[float, float] | None = None
     usd_range: tuple[float, float] | None = None
+    # An organization's own run that only its members see (badged "private" on the board).
+    private: bool = False
 
     @property
     def label(self) -> str:
@@ -200,6 +202,7 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
         "id",
         "deployment_id",
         "provenance",
+        "is_public",
         "best_meets_slo",
         "best_point",
         *BEST_ROW_COLUMNS,
@@ -281,6 +284,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 speculative=d["spec_method"],
                 flags=d["engine_flags"],
                 provenance=b["provenance"],
+                private=not b["is_public"],
                 tput_per_gpu=priced.tok_per_s_per_gpu,
                 tput_kind=board.basis if priced.stated else "unstated",
                 meets_slo=None

@@ -8,6 +8,8 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.cache import patch_cache_control
 
+from apps.accounts.models import Organization
+from apps.accounts.scoping import current_org, may_publish, viewer_org
 from apps.accuracy import selectors as accuracy_selectors
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import PublishedFigure, Scenario
@@ -29,11 +31,15 @@ def _int(value: str | None, default: int) -> int:
         return default
 
 
-def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
+def board_from_query(
+    query: QueryDict, models: list[str], org: Organization | None = None
+) -> selectors.Board:
     model = query.get("model") or (models[0] if models else None)
     scenario = query.get("scenario")
     if not scenario:
-        candidates = selectors.scenarios_with_runs().filter(runs__deployment__model__name=model)
+        candidates = selectors.scenarios_with_runs(org=org).filter(
+            runs__deployment__model__name=model
+        )
         first = candidates.order_by("-is_preset", "slug").first()
         scenario = first.slug if first else None
     return selectors.Board(
@@ -52,7 +58,13 @@ def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
 
 
 def _cached(request: HttpRequest, build) -> HttpResponse:
-    """Public pages are cached per URL until the next run lands (the version changes)."""
+    """Public pages are cached per URL until the next run lands (the version changes).
+    Pages for signed-in people are never cached: they carry the person's menu and may show
+    their organization's private runs."""
+    if request.user.is_authenticated:
+        response = build()
+        patch_cache_control(response, private=True, no_store=True)
+        return response
     key = f"page:{runs_version()}:{int(bool(request.htmx))}:{request.get_full_path()}"
     response = cache.get(key)
     if response is None:
@@ -65,7 +77,7 @@ def _cached(request: HttpRequest, build) -> HttpResponse:
 
 def leaderboard(request: HttpRequest) -> HttpResponse:
     """One row per deployment for a model and scenario; HTMX gets only the board partial."""
-    return _cached(request, lambda: _leaderboard(request))
+    return _cached(request, lambda: _leaderboard(request, viewer_org(request)))
 
 
 def _board_charts(
@@ -96,10 +108,10 @@ def _board_charts(
     }
 
 
-def _leaderboard(request: HttpRequest) -> HttpResponse:
-    models = selectors.model_names()
-    board = board_from_query(request.GET, models)
-    page = selectors.leaderboard_rows(board=board)
+def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse:
+    models = selectors.model_names(org=org)
+    board = board_from_query(request.GET, models, org)
+    page = selectors.leaderboard_rows(board=board, org=org)
     if request.GET.get("format") == "csv":
         return _csv("leaderboard.csv", _board_table(page.rows))
     if request.GET.get("format") == "json":
@@ -108,9 +120,11 @@ def _leaderboard(request: HttpRequest) -> HttpResponse:
         "board": board,
         "page": page,
         "models": models,
-        "scenarios": selectors.scenarios_with_runs(),
+        "scenarios": selectors.scenarios_with_runs(org=org),
         "bases": BASES,
         "query": request.GET.urlencode(),
+        "private_org": current_org(request),
+        "showing_private": org is not None,
         **_board_charts(board, page, request.GET),
     }
     template = "leaderboard/leaderboard.html"
@@ -163,7 +177,7 @@ def _json_download(filename: str, rows: list[dict[str, Any]]) -> HttpResponse:
 
 
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = run_get(org=None, run_id=run_id)
+    run = run_get(org=viewer_org(request), run_id=run_id)
     if run is None:
         raise Http404("No such run")
     points = list(run_points(run=run))
@@ -192,6 +206,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             latency, title="Latency distribution per load level", x_title="ms"
         ),
         "accuracy": list(run.accuracy_results.all()),
+        "may_publish": may_publish(request, run),
     }
     return render(request, "leaderboard/run_detail.html", context)
 
@@ -240,7 +255,8 @@ def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
 
 def compare(request: HttpRequest) -> HttpResponse:
     ids = list(dict.fromkeys(_int(v, 0) for v in request.GET.getlist("d")))[:4]
-    deployments = [d for i in ids if (d := selectors.deployment_get(deployment_id=i))]
+    org = viewer_org(request)
+    deployments = [d for i in ids if (d := selectors.deployment_get(deployment_id=i, org=org))]
     if len(deployments) < 2:
         return render(
             request,
@@ -260,7 +276,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         include_simulated=True,
         basis=basis,
     )
-    board_page = selectors.leaderboard_rows(board=board)
+    board_page = selectors.leaderboard_rows(board=board, org=viewer_org(request))
     rows = {r.deployment_id: r for r in board_page.rows}
     ordered = [rows.get(d.pk) for d in deployments]
     facts = [selectors.deployment_facts(d) for d in deployments]

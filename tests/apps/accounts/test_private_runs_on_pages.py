@@ -1,0 +1,51 @@
+import pytest
+
+from apps.accounts.models import Role
+from apps.accounts.services import organization_get_or_create
+from apps.runs.services import run_ingest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def private_run(org, document):
+    return run_ingest(document=document, org=org, is_public=False).run
+
+
+def board(client, run, extra: str = "") -> str:
+    url = f"/?model={run.deployment.model.name}&scenario={run.scenario.slug}{extra}"
+    return client.get(url).content.decode()
+
+
+def test_members_see_their_private_run_badged_and_can_hide_it(client, org, person, private_run):
+    client.force_login(person(org, Role.VIEWER))
+    html = board(client, private_run)
+    assert f"/runs/{private_run.pk}/" in html and "badge-private" in html
+    assert f"/runs/{private_run.pk}/" not in board(client, private_run, "&private=0")
+    assert client.get(f"/runs/{private_run.pk}/").status_code == 200
+
+
+def test_anonymous_visitors_and_other_organizations_see_only_public_runs(
+    client, person, private_run
+):
+    assert f"/runs/{private_run.pk}/" not in board(client, private_run)
+    assert client.get(f"/runs/{private_run.pk}/").status_code == 404
+    client.force_login(person(organization_get_or_create(slug="rival"), Role.OWNER))
+    assert f"/runs/{private_run.pk}/" not in board(client, private_run)
+    assert client.get(f"/runs/{private_run.pk}/").status_code == 404
+
+
+def test_a_published_run_reaches_anonymous_visitors_and_the_cache_keeps_no_person(
+    client, org, person, private_run
+):
+    anonymous_before = board(client, private_run)  # cached for anonymous visitors
+    assert f"/runs/{private_run.pk}/" not in anonymous_before
+    admin = person(org, Role.ADMIN, email="admin@example.com")
+    client.force_login(admin)
+    assert "admin@example.com" in board(client, private_run)
+    assert 'id="publish"' in client.get(f"/runs/{private_run.pk}/").content.decode()
+    client.post(f"/org/runs/{private_run.pk}/publish/")
+    client.logout()
+    html = board(client, private_run)
+    assert f"/runs/{private_run.pk}/" in html and "badge-private" not in html
+    assert "admin@example.com" not in html
