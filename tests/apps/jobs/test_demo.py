@@ -51,7 +51,18 @@ def test_the_demo_lands_a_simulated_run_without_redis_and_cleans_up(tmp_path):
         assert runs, output[-3000:]
         assert runs[0]["model"] == "demo-model" and runs[0]["provenance"] == "simulated"
         assert str(tmp_path / "broker") in output
-        page = httpx.get(f"{site}/endpoints/", timeout=10).text
+        # Anonymous visitors are sent to sign in; the printed demo person sees the endpoint.
+        assert httpx.get(f"{site}/endpoints/", timeout=10).status_code == 302
+        email, password = re.search(r"as (\S+@\S+) with password (\S+)", output).groups()
+        with httpx.Client(base_url=site, timeout=10) as person:
+            person.get("/accounts/login/")
+            signed_in = person.post(
+                "/accounts/login/",
+                data={"login": email, "password": password},
+                headers={"X-CSRFToken": person.cookies["csrftoken"], "Referer": site},
+            )
+            assert signed_in.status_code == 302, signed_in.text[-2000:]
+            page = person.get("/endpoints/").text
         assert "Run now" in page and 'data-status="succeeded"' in page
         endpoint = re.search(r"Demo endpoint (http://\S+)", output).group(1)
     finally:
