@@ -4,6 +4,7 @@ Everything here belongs to an organization: a Bearer token sees and acts on its 
 organization's endpoints and jobs only (others are 404). Endpoint keys are write-only.
 """
 
+import time
 from datetime import datetime
 from typing import Any, Literal
 
@@ -20,7 +21,7 @@ from apps.catalog.selectors import deployments_visible
 from apps.jobs import services
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
-from apps.jobs.models import Endpoint, Job, Schedule
+from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from workers import results as doc
 
 router = Router(tags=["jobs"], auth=BearerToken())
@@ -371,6 +372,60 @@ def job_event(request: HttpRequest, job_id: int, body: EventIn):
         "cancel": answer.cancel,
         "detail": answer.detail,
     }
+
+
+class PoolIn(Schema):
+    name: str = Field(min_length=1, max_length=90, description="e.g. acme-h100")
+
+
+class PoolOut(Schema):
+    name: str
+    agent: bool
+
+
+class ClaimOut(Schema):
+    job_id: int
+    spec: dict[str, Any]
+
+
+AGENT_WAIT_MAX_S = 30
+
+
+@router.post(
+    "/pools",
+    response={201: PoolOut, 401: Errors, 409: Errors},
+    summary="Claim a pool for your organization's own hosts (inferboard-worker agent)",
+)
+def create_pool(request: HttpRequest, body: PoolIn):
+    """Jobs on this pool go only to agents holding one of your organization's tokens; no
+    broker is involved. 409 when the name is another organization's or a first-party pool."""
+    try:
+        pool = services.pool_create(org=request.auth.org, name=body.name)
+    except services.JobError as exc:
+        return Status(409, _errors(exc.field, exc.message))
+    return Status(201, {"name": pool.name, "agent": True})
+
+
+@router.post(
+    "/agent/claim",
+    response={200: ClaimOut, 204: None, 401: Errors, 404: Errors},
+    summary="Agent long-poll: the next queued job of your organization's pool",
+)
+def agent_claim(request: HttpRequest, pool: str, wait: float = 20, worker: str = "agent"):
+    """Waits up to `wait` seconds (at most 30) for a job; 204 when none came. The job is
+    offered, not started: run it by reporting `started` as any worker does. 404 for a pool
+    that is not your organization's (another's looks the same as none)."""
+    row = Pool.objects.filter(name=pool, org=request.auth.org).first()
+    if row is None:
+        return Status(404, _errors("pool", f"your organization has no pool {pool!r}"))
+    deadline = time.monotonic() + min(max(wait, 0.0), AGENT_WAIT_MAX_S)
+    while True:
+        job = services.job_claim(pool=row, worker=worker)
+        if job is not None:
+            return {"job_id": job.pk, "spec": services.job_spec(job)}
+        if time.monotonic() >= deadline:
+            return Status(204, None)
+        time.sleep(0.5)
 
 
 @router.get("/endpoints/{endpoint_id}/schedules", response={200: list[ScheduleOut], 404: Errors})

@@ -9,7 +9,7 @@ from typing import Any
 
 from celery import Celery
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
@@ -293,6 +293,44 @@ def pool_check(*, org: Organization, pool: str) -> Pool | None:
     if row is not None and row.org_id is not None and row.org_id != org.pk:
         raise JobError("pool", f"pool {pool!r} belongs to another organization")
     return row
+
+
+def pool_create(*, org: Organization, name: str) -> Pool:
+    """Claim a pool name for the organization's own hosts (their agents take its jobs).
+    Raises JobError when the name is taken: by another organization, or by a first-party
+    Celery pool that endpoints already use."""
+    queue = pool_queue(name)
+    existing = Pool.objects.filter(name=queue).first()
+    if existing is not None:
+        if existing.org_id == org.pk:
+            return existing
+        raise JobError("name", f"pool {queue!r} is taken")
+    if Endpoint.objects.filter(pool=queue).exclude(org=org).exists():
+        raise JobError("name", f"pool {queue!r} is taken")
+    return Pool.objects.create(name=queue, org=org)
+
+
+def job_claim(*, pool: Pool, worker: str, now: datetime | None = None) -> Job | None:
+    """The oldest queued job of this organization's pool, marked as offered to `worker`.
+
+    An offer is not a start: the agent still reports `started` (job_event), which stays
+    the one place that decides who runs a job. An offer that was never started is made
+    again after the heartbeat timeout (the agent died between claim and start)."""
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.JOB_HEARTBEAT_TIMEOUT_S)
+    with transaction.atomic():
+        job = (
+            Job.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(pool=pool.name, status=Job.Status.QUEUED, endpoint__org_id=pool.org_id)
+            .filter(models.Q(worker="") | models.Q(heartbeat_at__lt=stale))
+            .order_by("created_at", "id")
+            .first()
+        )
+        if job is None:
+            return None
+        job.worker, job.heartbeat_at, job.progress = worker[:300], now, "offered to an agent"
+        job.save(update_fields=["worker", "heartbeat_at", "progress"])
+    return job
 
 
 def _send(job: Job) -> None:
