@@ -49,3 +49,28 @@ def test_a_published_run_reaches_anonymous_visitors_and_the_cache_keeps_no_perso
     html = board(client, private_run)
     assert f"/runs/{private_run.pk}/" in html and "badge-private" not in html
     assert "admin@example.com" not in html
+
+
+@pytest.mark.usefixtures("costs_site")
+def test_costs_and_accuracy_show_a_members_private_run_badged_and_hide_it_from_others(
+    client, org, person, document
+):
+    from tests.apps.costs.test_page import SEED_SLO, all_succeeded
+    from tests.factories import document as make_document
+
+    priced = run_ingest(document=all_succeeded(document), org=org, is_public=False).run
+    gsm = {"protocol": "gsm8k-5shot-v1", "task": "gsm8k", "metric": "exact_match_numeric"}
+    scored = run_ingest(
+        document=make_document(accuracy=[{**gsm, "n": 1319, "score": 0.955}]),
+        org=org,
+        is_public=False,
+    ).run
+    pages = ((f"/costs/?{SEED_SLO}", priced), ("/accuracy/?", scored))
+    for page, run in pages:
+        assert f"/runs/{run.pk}/" not in client.get(page).content.decode()
+    client.force_login(person(org, Role.VIEWER))
+    for page, run in pages:
+        html = client.get(page).content.decode()
+        assert f"/runs/{run.pk}/" in html and "badge-private" in html, page
+        hidden = client.get(f"{page}&private=0").content.decode()
+        assert f"/runs/{run.pk}/" not in hidden, page
