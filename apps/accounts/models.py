@@ -14,6 +14,12 @@ class Organization(models.Model):
 class ApiToken(models.Model):
     """A bearer token. Only its SHA-256 digest is stored; the plaintext is shown once."""
 
+    class Scope(models.TextChoices):
+        # Everything the organization may do through the API: submit, import, run jobs.
+        WRITE = "write"
+        # Reads only (the organization's private runs, prices): dashboards, exports.
+        READ = "read"
+
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="tokens")
     name = models.CharField(max_length=100, blank=True)
     # The first characters identify a token in lists and logs without revealing it.
@@ -22,6 +28,7 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.WRITE)
 
     def __str__(self) -> str:
         return f"{self.org.slug}:{self.prefix}…"

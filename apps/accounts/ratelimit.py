@@ -11,7 +11,7 @@ import time
 from django.conf import settings
 from django.core.cache import cache
 
-from apps.accounts.models import ApiToken
+from apps.accounts.models import ApiToken, Organization
 
 
 class RateLimited(Exception):
@@ -46,10 +46,15 @@ def _hit(key: str, rate: str, now: float) -> int | None:
 def write_limit(token: ApiToken, now: float | None = None) -> None:
     """Raises RateLimited when this token or its organization is over its write limit."""
     now = time.time() if now is None else now
-    for scope, key, rate in (
-        ("token", f"token:{token.pk}", settings.RATE_LIMIT_TOKEN_WRITES),
-        ("organization", f"org:{token.org_id}", settings.RATE_LIMIT_ORG_WRITES),
-    ):
-        retry_after = _hit(key, rate, now)
-        if retry_after is not None:
-            raise RateLimited(scope, retry_after)
+    retry_after = _hit(f"token:{token.pk}", settings.RATE_LIMIT_TOKEN_WRITES, now)
+    if retry_after is not None:
+        raise RateLimited("token", retry_after)
+    org_write_limit(token.org, now)
+
+
+def org_write_limit(org: Organization, now: float | None = None) -> None:
+    """The organization's share alone: for writes made from pages (a person, not a token)."""
+    now = time.time() if now is None else now
+    retry_after = _hit(f"org:{org.pk}", settings.RATE_LIMIT_ORG_WRITES, now)
+    if retry_after is not None:
+        raise RateLimited("organization", retry_after)

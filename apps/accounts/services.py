@@ -30,10 +30,16 @@ def organization_get_or_create(*, slug: str, name: str = "") -> Organization:
     return org
 
 
-def token_create(*, org: Organization, name: str = "", actor: str = "") -> IssuedToken:
+def token_create(
+    *, org: Organization, name: str = "", actor: str = "", scope: str = ApiToken.Scope.WRITE
+) -> IssuedToken:
     plaintext = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        org=org, name=name, prefix=plaintext[:10], digest=token_digest(plaintext)
+        org=org,
+        name=name,
+        prefix=plaintext[:10],
+        digest=token_digest(plaintext),
+        scope=ApiToken.Scope(scope),
     )
     if actor:
         audit_record(org=org, actor=actor, action="token.created", target=f"token {token.prefix}")

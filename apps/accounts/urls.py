@@ -10,6 +10,7 @@ urlpatterns = [
     path("invite/", views.invite_create, name="invite-create"),
     path("join/<str:key>/", views.invite_accept, name="invite-accept"),
     path("members/<int:membership_id>/remove/", views.member_remove, name="member-remove"),
+    path("members/<int:membership_id>/role/", views.member_role, name="member-role"),
     path("tokens/", views.token_create, name="token-create"),
     path("tokens/<int:token_id>/revoke/", views.token_revoke, name="token-revoke"),
     path("runs/<int:run_id>/publish/", views.run_publish, name="run-publish"),

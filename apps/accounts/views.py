@@ -114,10 +114,36 @@ def member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
+def member_role(request: HttpRequest, membership_id: int) -> HttpResponse:
+    membership = get_object_or_404(
+        Membership.objects.select_related("org", "user"),
+        pk=membership_id,
+        org__in=orgs_of(request.user),
+    )
+    role = request.POST.get("role", "")
+    if role not in Role.values:
+        messages.error(request, "role: choose owner, admin, member or viewer")
+        return redirect("accounts:org-home")
+    # Admins manage members and admins; only an owner makes or unmakes owners.
+    needed = Role.OWNER if Role.OWNER in (role, membership.role) else Role.ADMIN
+    require_role(membership.org, request.user, needed)
+    try:
+        services.member_set_role(membership=membership, role=role, actor=actor_of(request))
+    except services.MembershipError as exc:
+        messages.error(request, str(exc))
+    return redirect("accounts:org-home")
+
+
+@login_required
+@require_POST
 def token_create(request: HttpRequest) -> HttpResponse:
     org = _org_or_403(request, Role.ADMIN)
     name = request.POST.get("name", "").strip()[:100]
-    issued = services.token_create(org=org, name=name, actor=actor_of(request))
+    scope = request.POST.get("scope", ApiToken.Scope.WRITE)
+    if scope not in ApiToken.Scope.values:
+        messages.error(request, "scope: choose write or read")
+        return redirect("accounts:org-home")
+    issued = services.token_create(org=org, name=name, actor=actor_of(request), scope=scope)
     request.session["new_token"] = issued.plaintext
     return redirect("accounts:org-home")
 

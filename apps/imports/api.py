@@ -14,6 +14,7 @@ from ninja import File, Form, Router, Schema, Status, UploadedFile
 
 from apps.accounts.auth import BearerToken
 from apps.accounts.ratelimit import write_limit
+from apps.accounts.services import audit_record
 from apps.imports.services import import_ingest
 from workers.importers import ImportFailure, load_facts_yaml
 
@@ -83,6 +84,14 @@ def import_results(
         )
     except ImportFailure as exc:
         return Status(422, {"detail": [{"path": "file", "message": str(exc)}]})
+    if outcome.created:
+        audit_record(
+            org=token.org,
+            actor=f"token {token.prefix}",
+            action="file.imported",
+            target=(file.name or "upload")[:200],
+            runs=[r.run.pk for r in outcome.results if r.created],
+        )
     body = {
         "format": outcome.format_name,
         "created": outcome.created,

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from apps.accounts.auth import BearerToken
 from apps.accounts.ratelimit import write_limit
 from apps.accounts.scoping import actor_of
+from apps.accounts.services import audit_record
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible
 from apps.jobs import services
@@ -269,6 +270,7 @@ def create_endpoint(request: HttpRequest, body: EndpointIn):
         return Status(422, _errors(exc.field, exc.message))
     except ValidationError as exc:
         return Status(422, _errors("deployment", str(exc.errors(include_url=False)[0]["msg"])))
+    audit_record(org=org, actor=actor_of(request), action="endpoint.created", target=endpoint.name)
     return Status(201, endpoint_out(endpoint))
 
 
@@ -403,6 +405,9 @@ def create_pool(request: HttpRequest, body: PoolIn):
         pool = services.pool_create(org=request.auth.org, name=body.name)
     except services.JobError as exc:
         return Status(409, _errors(exc.field, exc.message))
+    audit_record(
+        org=request.auth.org, actor=actor_of(request), action="pool.created", target=pool.name
+    )
     return Status(201, {"name": pool.name, "agent": True})
 
 

@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.models import Role
+from apps.accounts.ratelimit import RateLimited, org_write_limit
 from apps.accounts.scoping import actor_of, current_org, orgs_of, require_role
 from apps.catalog.selectors import scenario_list
 from apps.jobs import services
@@ -74,6 +75,12 @@ def endpoint_run(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     endpoint = get_object_or_404(_own_endpoints(request), pk=endpoint_id)
     if refusal := _acting(request, endpoint.org, "run jobs"):
         return refusal
+    try:
+        org_write_limit(endpoint.org)
+    except RateLimited as exc:
+        response = HttpResponse(str(exc), status=429)
+        response["Retry-After"] = str(exc.retry_after)
+        return response
     scenario = scenario_list(org=endpoint.org).filter(slug=request.POST.get("scenario", "")).first()
     options = {}
     if endpoint.simulated:

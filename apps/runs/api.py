@@ -8,6 +8,7 @@ from ninja import Field, Query, Router, Schema, Status
 
 from apps.accounts.auth import BearerToken, optional_org
 from apps.accounts.ratelimit import write_limit
+from apps.accounts.services import audit_record
 from apps.runs import selectors, summary
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest
@@ -172,6 +173,14 @@ def submit_run(request: HttpRequest, document: ResultDocument, private: bool = F
     outcome = run_ingest(
         document=document, org=token.org, is_public=not private, submitted_by=token
     )
+    if outcome.created:
+        audit_record(
+            org=token.org,
+            actor=f"token {token.prefix}",
+            action="run.submitted",
+            target=f"run {outcome.run.pk}",
+            private=private,
+        )
     body = {
         "id": outcome.run.pk,
         "created": outcome.created,

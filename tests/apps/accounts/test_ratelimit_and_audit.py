@@ -24,6 +24,8 @@ def test_writes_past_the_token_limit_get_429_with_retry_after(client, auth, docu
     assert 1 <= int(refused["Retry-After"]) <= 3600
     assert "token" in refused.json()["detail"]
     assert not Run.objects.filter(idempotency_key="ratelimit-test-c-0000").exists()
+    submitted = AuditEvent.objects.filter(action="run.submitted").values_list("target", flat=True)
+    assert sorted(submitted) == sorted(f"run {run.pk}" for run in Run.objects.all())
 
 
 def test_the_organization_limit_covers_all_its_tokens(client, org, document, settings):

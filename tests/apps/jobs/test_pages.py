@@ -123,3 +123,12 @@ def test_the_admin_refuses_a_schedule_with_a_bad_cron(admin_client, endpoint, sc
     )
     assert response.status_code == 302
     assert Schedule.objects.get().next_run_at is not None
+
+
+def test_run_now_past_the_organizations_write_limit_is_429(member, endpoint, scenario, settings):
+    settings.RATE_LIMIT_ORG_WRITES = "1/3600"
+    first = member.post(f"/endpoints/{endpoint.pk}/run/", {"scenario": scenario.slug})
+    assert first.status_code == 200
+    refused = member.post(f"/endpoints/{endpoint.pk}/run/", {"scenario": scenario.slug})
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert Job.objects.count() == 1
