@@ -170,6 +170,27 @@ else:
         "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
     )
 
+# Optional, off unless configured (needs `pip install 'inferboard[sso]'`): TOTP second factor
+# (ACCOUNT_MFA=1) and one OpenID Connect provider for company single sign-on (OIDC_*).
+if env_bool("ACCOUNT_MFA", False):
+    INSTALLED_APPS += ["allauth.mfa"]
+    MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
+if os.environ.get("OIDC_SERVER_URL"):
+    INSTALLED_APPS += ["allauth.socialaccount", "allauth.socialaccount.providers.openid_connect"]
+    SOCIALACCOUNT_PROVIDERS = {
+        "openid_connect": {
+            "APPS": [
+                {
+                    "provider_id": os.environ.get("OIDC_PROVIDER_ID", "sso"),
+                    "name": os.environ.get("OIDC_NAME", "Company SSO"),
+                    "client_id": os.environ.get("OIDC_CLIENT_ID", ""),
+                    "secret": os.environ.get("OIDC_CLIENT_SECRET", ""),
+                    "settings": {"server_url": os.environ["OIDC_SERVER_URL"]},
+                }
+            ]
+        }
+    }
+
 # Writes per token and per organization (runs, imports, jobs): "count/seconds". Past the
 # limit the API answers 429 with Retry-After. Counters live in the cache (Redis in production).
 RATE_LIMIT_TOKEN_WRITES = os.environ.get("RATE_LIMIT_TOKEN_WRITES", "120/60")
