@@ -18,7 +18,7 @@ from apps.accounts.ratelimit import write_limit
 from apps.accounts.scoping import actor_of
 from apps.accounts.services import audit_record
 from apps.catalog.models import Scenario
-from apps.catalog.selectors import deployments_visible
+from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.jobs import services
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
@@ -222,8 +222,9 @@ def _job(request: HttpRequest, job_id: int) -> Job:
     )
 
 
-def _scenario(slug: str | None) -> Scenario | None:
-    return Scenario.objects.filter(slug=slug).first() if slug else None
+def _scenario(request: HttpRequest, slug: str | None) -> Scenario | None:
+    """A scenario the caller's organization may use: curated, public, or its own."""
+    return scenario_list(org=request.auth.org).filter(slug=slug).first() if slug else None
 
 
 @router.post(
@@ -291,7 +292,7 @@ def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
     429 with Retry-After past the write limits (RATE_LIMIT_TOKEN_WRITES, _ORG_WRITES)."""
     endpoint = _endpoint(request, endpoint_id)
     write_limit(request.auth)
-    scenario = _scenario(body.scenario)
+    scenario = _scenario(request, body.scenario)
     if body.scenario and scenario is None:
         return Status(422, _errors("scenario", f"unknown scenario {body.scenario!r}"))
     options = body.model_dump(
@@ -446,7 +447,7 @@ def list_schedules(request: HttpRequest, endpoint_id: int):
 )
 def create_schedule(request: HttpRequest, endpoint_id: int, body: ScheduleIn):
     endpoint = _endpoint(request, endpoint_id)
-    scenario = _scenario(body.scenario)
+    scenario = _scenario(request, body.scenario)
     if body.scenario and scenario is None:
         return Status(422, _errors("scenario", f"unknown scenario {body.scenario!r}"))
     schedule = Schedule(
@@ -475,7 +476,7 @@ def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePatch):
     schedule = get_object_or_404(Schedule, pk=schedule_id, endpoint__org=request.auth.org)
     changes = body.model_dump(exclude_unset=True)
     if "scenario" in changes:
-        schedule.scenario = _scenario(changes.pop("scenario"))
+        schedule.scenario = _scenario(request, changes.pop("scenario"))
     if "cron" in changes and changes["cron"]:
         schedule.interval_minutes = None
     if changes.get("interval_minutes"):

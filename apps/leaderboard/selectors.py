@@ -217,10 +217,16 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
     return [row for row in picked if row["best_point"] is not None]
 
 
-def _accuracy_by_deployment(deployment_ids: list[int]) -> dict[int, dict[str, Any]]:
+def _accuracy_by_deployment(
+    deployment_ids: list[int], org: Organization | None = None
+) -> dict[int, dict[str, Any]]:
     latest: dict[int, dict[str, Any]] = {}
+    # Only results the caller may see: another organization's private score must not
+    # appear beside a deployment's public row.
     results = (
-        AccuracyResult.objects.filter(run__deployment_id__in=deployment_ids)
+        AccuracyResult.objects.filter(
+            run__deployment_id__in=deployment_ids, run__in=runs_visible(org=org)
+        )
         .order_by("run__deployment_id", "-run__created_at")
         .values("run__deployment_id", "task", "metric", "score", "ci_low", "ci_high", "n")
     )
@@ -250,7 +256,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     scenario = Scenario.objects.filter(slug=board.scenario).first() if board.scenario else None
     best = _row_runs(_runs_for(board, org), board)
     prices = reference_prices(board.tier)
-    accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best])
+    accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)
     rows = []
     for b in best:
         d = {

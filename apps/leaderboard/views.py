@@ -235,10 +235,11 @@ def _points_table(run: Run, points: list) -> list[dict[str, Any]]:
 
 
 def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
-    deployment = selectors.deployment_get(deployment_id=deployment_id)
+    org = viewer_org(request)
+    deployment = selectors.deployment_get(deployment_id=deployment_id, org=org)
     if deployment is None:
         raise Http404("No such deployment")
-    history = selectors.deployment_history(deployment=deployment)
+    history = selectors.deployment_history(deployment=deployment, org=org)
     if request.GET.get("format") == "csv":
         return _csv(f"deployment-{deployment.pk}-history.csv", history)
     context = {
@@ -248,7 +249,7 @@ def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
         "history_chart": charts.history_figure(
             history, title="Each run's leaderboard point: output tok/s per GPU at the SLO"
         ),
-        "accuracy": selectors.accuracy_for(deployment=deployment),
+        "accuracy": selectors.accuracy_for(deployment=deployment, org=org),
     }
     return render(request, "leaderboard/deployment_detail.html", context)
 
@@ -264,7 +265,9 @@ def compare(request: HttpRequest) -> HttpResponse:
             {"error": "Pick 2 to 4 deployments to compare (add ?d=ID&d=ID to the URL)."},
             status=400,
         )
-    scenario_slug = request.GET.get("scenario") or _common_scenario([d.pk for d in deployments])
+    scenario_slug = request.GET.get("scenario") or _common_scenario(
+        [d.pk for d in deployments], org
+    )
     tier = request.GET.get("tier") or "owning_hyperscaler"
     basis = (
         request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
@@ -331,9 +334,9 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/compare.html", context)
 
 
-def _common_scenario(deployment_ids: list[int]) -> str | None:
+def _common_scenario(deployment_ids: list[int], org: Organization | None) -> str | None:
     counts = Counter(
-        runs_visible(org=None)
+        runs_visible(org=org)
         .filter(deployment_id__in=deployment_ids, scenario__isnull=False)
         .order_by()
         .values_list("scenario__slug", "deployment_id")

@@ -74,3 +74,22 @@ def test_costs_and_accuracy_show_a_members_private_run_badged_and_hide_it_from_o
         assert f"/runs/{run.pk}/" in html and "badge-private" in html, page
         hidden = client.get(f"{page}&private=0").content.decode()
         assert f"/runs/{run.pk}/" not in hidden, page
+
+
+def test_a_private_accuracy_score_never_shows_beside_a_deployments_public_row(client, org, person):
+    from tests.factories import document as make_document
+
+    gsm = {"protocol": "gsm8k-5shot-v1", "task": "gsm8k", "metric": "exact_match_numeric"}
+    public = run_ingest(document=make_document(), org=org).run
+    run_ingest(
+        document=make_document(accuracy=[{**gsm, "n": 1319, "score": 0.4242}]),
+        org=org,
+        is_public=False,
+    )
+    # The public run has no accuracy of its own: any gsm8k score shown would be the private one.
+    assert "gsm8k 42%" not in board(client, public)
+    assert "gsm8k" not in client.get(f"/deployments/{public.deployment_id}/").content.decode()
+    client.force_login(person(org, Role.MEMBER))
+    assert "gsm8k 42%" in board(client, public)
+    runs_page = client.get("/runs/").content.decode()
+    assert "badge-private" in runs_page
