@@ -15,6 +15,7 @@ from django.utils import timezone
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Model, PriceTier, Scenario
+from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind, priced_throughput
 from apps.runs import summary
 from apps.runs.models import Point, RequestRecord, Run
@@ -253,7 +254,10 @@ def reference_price_book() -> dict[str, dict[str, float]]:
 
 
 def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardPage:
-    scenario = Scenario.objects.filter(slug=board.scenario).first() if board.scenario else None
+    # By slug from the URL: only a scenario the caller may see (another organization's
+    # scenario name and SLO must not show for a guessed slug).
+    visible = scenario_list(org=org)
+    scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
     best = _row_runs(_runs_for(board, org), board)
     prices = reference_prices(board.tier)
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)

@@ -13,6 +13,7 @@ from apps.accounts.scoping import current_org, may_publish, viewer_org
 from apps.accuracy import selectors as accuracy_selectors
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import PublishedFigure, Scenario
+from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import CostInputError, TokenKind
 from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
@@ -300,7 +301,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         for r in ordered
     ]
     diffs = fairness.differences(facts)
-    deltas = _accuracy_deltas(deployments)
+    deltas = _accuracy_deltas(deployments, org)
     if request.GET.get("format") in {"csv", "json"}:
         table = _board_table([r for r in ordered if r])
         for entry, ratio in zip(table, ratios, strict=False):
@@ -315,8 +316,11 @@ def compare(request: HttpRequest) -> HttpResponse:
         "differences": diffs,
         "unfair": any(d.unfair for d in diffs),
         "accuracy_deltas": deltas,
-        "scenario": Scenario.objects.filter(slug=scenario_slug).first(),
-        "scenarios": Scenario.objects.filter(runs__deployment__in=deployments).distinct(),
+        "scenario": scenario_list(org=org).filter(slug=scenario_slug).first(),
+        # Only scenarios of runs the viewer may see: a private run's scenario name stays private.
+        "scenarios": Scenario.objects.filter(
+            runs__in=runs_visible(org=org).filter(deployment__in=deployments)
+        ).distinct(),
         "tier": tier,
         "basis": basis,
         "slo_text": board_page.slo_text,
@@ -346,13 +350,13 @@ def _common_scenario(deployment_ids: list[int], org: Organization | None) -> str
     return per_scenario.most_common(1)[0][0] if per_scenario else None
 
 
-def _accuracy_deltas(deployments) -> list[fairness.AccuracyDelta]:
+def _accuracy_deltas(deployments, org: Organization | None) -> list[fairness.AccuracyDelta]:
     """Each task both sides scored: paired through the one comparison /accuracy/compare/
     uses when both have per-item outcomes, else an unpaired interval (never across protocols)."""
-    base = {a["task"]: a for a in selectors.accuracy_for(deployment=deployments[0])}
+    base = {a["task"]: a for a in selectors.accuracy_for(deployment=deployments[0], org=org)}
     deltas = []
     for other in deployments[1:]:
-        for result in selectors.accuracy_for(deployment=other):
+        for result in selectors.accuracy_for(deployment=other, org=org):
             if result["task"] not in base:
                 continue
             a, labels = (

@@ -120,3 +120,25 @@ def test_a_job_for_another_organizations_pool_is_refused_at_enqueue(org, broker)
     with pytest.raises(jobs.JobError):
         jobs.job_enqueue(endpoint=endpoint, scenario=Scenario.objects.filter(is_preset=True)[0])
     assert not Job.objects.exists()
+
+
+def test_a_private_scenario_name_stays_off_the_pages_even_for_a_guessed_slug(
+    client, auth, document
+):
+    private = submit(client, named_scenario(document, "vendor X is slow"), auth, private=True)
+    # The same deployment also has a public run, and a second deployment one, so /compare/
+    # shows both deployments to anyone; its scenario menu must not offer the private one.
+    same = copy.deepcopy(document)
+    same["idempotency_key"] = "public-same"
+    other = copy.deepcopy(document)
+    other["idempotency_key"] = "public-other"
+    other["deployment"]["gpus"] = 4
+    submit(client, same, auth, private=False)
+    shown = submit(client, other, auth, private=False)
+    slug = private.scenario.slug
+    model = private.deployment.model.name
+    board = client.get(f"/?model={model}&scenario={slug}").content.decode()
+    compare = client.get(f"/compare/?d={private.deployment_id}&d={shown.deployment_id}")
+    assert compare.status_code == 200
+    for page in (board, compare.content.decode(), client.get("/runs/").content.decode()):
+        assert "vendor X is slow" not in page
