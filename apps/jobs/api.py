@@ -464,6 +464,12 @@ def create_schedule(request: HttpRequest, endpoint_id: int, body: ScheduleIn):
         services.schedule_save(schedule=schedule)
     except services.JobError as exc:
         return Status(422, _errors(exc.field, exc.message))
+    audit_record(
+        org=endpoint.org,
+        actor=actor_of(request),
+        action="schedule.created",
+        target=f"schedule {schedule.pk} of {endpoint.name}",
+    )
     return Status(201, schedule_out(schedule))
 
 
@@ -492,5 +498,12 @@ def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePatch):
 
 @router.delete("/schedules/{schedule_id}", response={204: None, 401: Errors, 404: Errors})
 def delete_schedule(request: HttpRequest, schedule_id: int):
-    get_object_or_404(Schedule, pk=schedule_id, endpoint__org=request.auth.org).delete()
+    schedule = get_object_or_404(Schedule, pk=schedule_id, endpoint__org=request.auth.org)
+    schedule.delete()
+    audit_record(
+        org=request.auth.org,
+        actor=actor_of(request),
+        action="schedule.deleted",
+        target=f"schedule {schedule_id}",
+    )
     return Status(204, None)
