@@ -142,3 +142,25 @@ def test_a_private_scenario_name_stays_off_the_pages_even_for_a_guessed_slug(
     assert compare.status_code == 200
     for page in (board, compare.content.decode(), client.get("/runs/").content.decode()):
         assert "vendor X is slow" not in page
+
+
+def test_an_organizations_run_joins_a_public_scenario_only_when_it_says_nothing_different(org):
+    from apps.catalog.services import scenario_get_or_create
+    from workers import results as doc
+
+    shape = {"input_tokens": 512, "output_tokens": 64, "dataset": "chat"}
+    slo = {"ttft_ms": 500, "ttft_percentile": 99}
+    public, _ = scenario_get_or_create(scenario=doc.Scenario(name="chat", slo=slo, **shape))
+    assert public.created_by is None
+    same = [
+        doc.Scenario(**shape),
+        doc.Scenario(name="chat", **shape),
+        doc.Scenario(name="chat", slo=slo, **shape),
+    ]
+    for scenario in same:
+        assert scenario_get_or_create(scenario=scenario, org=org) == (public, False)
+    stricter = doc.Scenario(name="chat", slo={"ttft_ms": 1, "ttft_percentile": 99}, **shape)
+    own, created = scenario_get_or_create(scenario=stricter, org=org)
+    assert created and own.created_by == org and own.slo_ttft_ms == 1
+    assert public.slo_ttft_ms == 500  # untouched
+    assert scenario_get_or_create(scenario=stricter, org=org) == (own, False)
