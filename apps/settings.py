@@ -52,11 +52,38 @@ def database_from_url(url: str) -> dict:
 DEBUG = env_bool("DEBUG", True)
 
 _DEV_SECRET_KEY = "dev-only-insecure-key-never-use-in-production"
+# Words the shipped templates (deploy/env.example, worker.env.example) put where a secret goes.
+_PLACEHOLDER_MARKERS = ("change-me", "changeme", "replace-me", "placeholder", "example")
+
+
+def production_secret_problem(name: str, value: str) -> str | None:
+    """Why `value` cannot be the production secret `name`, or None when it can.
+
+    Production refuses to start rather than run with a guessable secret: a missing one, a
+    template's placeholder, or one that Django's own `check --deploy` (W009) calls weak.
+    """
+    from django.core.checks.security import base as security
+
+    if not value:
+        return f"{name} must be set when DEBUG is off"
+    lowered = value.lower()
+    if value == _DEV_SECRET_KEY or any(marker in lowered for marker in _PLACEHOLDER_MARKERS):
+        return f"{name} is the placeholder from the template; generate a real one"
+    if name == "SECRET_KEY" and (
+        len(value) < security.SECRET_KEY_MIN_LENGTH
+        or len(set(value)) < security.SECRET_KEY_MIN_UNIQUE_CHARACTERS
+        or value.startswith(security.SECRET_KEY_INSECURE_PREFIX)
+    ):
+        return f"{name} is too weak: at least {security.SECRET_KEY_MIN_LENGTH} random characters"
+    return None
+
+
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
-    SECRET_KEY = _DEV_SECRET_KEY
+if not DEBUG and (problem := production_secret_problem("SECRET_KEY", SECRET_KEY)):
+    raise ImproperlyConfigured(
+        problem + ' (python -c "import secrets; print(secrets.token_urlsafe(50))")'
+    )
+SECRET_KEY = SECRET_KEY or _DEV_SECRET_KEY
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -129,8 +156,17 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL or "redis://12
 # hosted inferboard cannot be used to reach arbitrary internal addresses.
 INFERBOARD_PUBLIC_URL = os.environ.get("INFERBOARD_PUBLIC_URL", "http://127.0.0.1:8000")
 ENDPOINT_ALLOWLIST = env_list("ENDPOINT_ALLOWLIST", ["127.0.0.0/8", "::1/128", "localhost"])
-# Encrypts endpoint credentials at rest; derived from SECRET_KEY when not set.
+# Fernet key(s) that encrypt endpoint credentials at rest: their own secret in production,
+# so rotating SECRET_KEY never makes stored endpoint keys unreadable. Only a DEBUG (local)
+# setup falls back to a key derived from the dev SECRET_KEY (apps/jobs/crypto.py).
 ENDPOINT_CREDENTIALS_KEY = os.environ.get("ENDPOINT_CREDENTIALS_KEY", "")
+if not DEBUG and (
+    problem := production_secret_problem("ENDPOINT_CREDENTIALS_KEY", ENDPOINT_CREDENTIALS_KEY)
+):
+    raise ImproperlyConfigured(
+        problem + " (python -c 'from cryptography.fernet import Fernet; "
+        "print(Fernet.generate_key().decode())')"
+    )
 JOB_HEARTBEAT_TIMEOUT_S = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_S", "120"))
 
 if REDIS_URL:

@@ -15,6 +15,7 @@ import io
 import itertools
 import os
 import random
+import secrets
 import statistics
 import sys
 import time
@@ -171,7 +172,11 @@ def main() -> None:
     os.environ["DATABASE_URL"] = os.environ.get("DATABASE_URL", DEFAULT_DB)
     # Measure as production runs: DEBUG off (no query log); plain HTTP in-process.
     os.environ.update(DEBUG="0", SECURE_SSL_REDIRECT="0")
-    os.environ.setdefault("SECRET_KEY", "bench-only-" + uuid.uuid4().hex)
+    # Production refuses placeholder or weak secrets (apps/settings.py): generate real ones.
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
+    from cryptography.fernet import Fernet
+
+    os.environ.setdefault("ENDPOINT_CREDENTIALS_KEY", Fernet.generate_key().decode())
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "apps.settings")
     import django
 

@@ -43,7 +43,7 @@ WANT="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [ "$(cat "$STAMP" 2>/dev/null)" != "$WANT" ]; then
   echo "Installing inferboard and its dependencies into .venv (pip cache makes reruns fast)..." >&2
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[server,dev]"
   echo "$WANT" > "$STAMP"
 fi
 export PATH="$ROOT/.venv/bin:$PATH"

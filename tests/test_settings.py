@@ -11,7 +11,8 @@ ROOT = Path(__file__).parents[1]
 
 
 def django_check(env: dict[str, str]) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG"}}
+    secrets = {"SECRET_KEY", "DEBUG", "ENDPOINT_CREDENTIALS_KEY"}
+    clean = {k: v for k, v in os.environ.items() if k not in secrets}
     return subprocess.run(
         [sys.executable, "manage.py", "check"],
         cwd=ROOT,
@@ -27,8 +28,35 @@ def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off():
     assert "SECRET_KEY must be set when DEBUG is off" in result.stderr
 
 
-def test_it_starts_with_a_secret_key_when_debug_is_off():
-    assert django_check({"DEBUG": "0", "SECRET_KEY": "x" * 60}).returncode == 0
+REAL_SECRETS = {
+    "SECRET_KEY": "kR3v9-Qz_p1LmN8sT4wXy7Bc2Df6Gh0Jk5Lz9Qw3Er8Ty1Ui4Op7As2Dg6Hj0Kl",
+    "ENDPOINT_CREDENTIALS_KEY": "Zm9yLXRlc3RzLW9ubHktYS0zMi1ieXRlLWZlcm5ldGs=",
+}
+
+
+def test_it_starts_with_real_secrets_when_debug_is_off():
+    result = django_check({"DEBUG": "0", **REAL_SECRETS})
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("placeholder", ["change-me", "change-me-to-a-long-random-string"])
+def test_it_refuses_to_start_with_the_templates_placeholder_secret_key(placeholder):
+    result = django_check({"DEBUG": "0", **REAL_SECRETS, "SECRET_KEY": placeholder})
+    assert result.returncode != 0
+    assert "SECRET_KEY is the placeholder" in result.stderr
+
+
+def test_it_refuses_a_secret_key_django_calls_weak():
+    result = django_check({"DEBUG": "0", **REAL_SECRETS, "SECRET_KEY": "x" * 60})
+    assert result.returncode != 0
+    assert "SECRET_KEY is too weak" in result.stderr
+
+
+def test_the_credentials_key_is_its_own_required_secret_in_production():
+    # No derivation from SECRET_KEY: without its own key the server does not start.
+    result = django_check({"DEBUG": "0", "SECRET_KEY": REAL_SECRETS["SECRET_KEY"]})
+    assert result.returncode != 0
+    assert "ENDPOINT_CREDENTIALS_KEY must be set when DEBUG is off" in result.stderr
 
 
 def test_database_urls_are_parsed():

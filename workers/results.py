@@ -162,8 +162,14 @@ class Scenario(_Strict):
     name: str | None = Field(None, max_length=200)
     input_tokens: int = Field(ge=1)
     output_tokens: int = Field(ge=1)
-    length_spread: Rate = Field(0, description="±fraction of uniform length spread")
-    prefix_cache_hit_rate: Rate = 0
+    # None = the source did not state it (an imported file); never read as 0. The load
+    # generator always states both.
+    length_spread: Rate | None = Field(
+        None, description="±fraction of uniform length spread; null: not stated"
+    )
+    prefix_cache_hit_rate: Rate | None = Field(
+        None, description="target prefix cache hit rate; null: not stated"
+    )
     dataset: str = Field("random", max_length=100)
     arrival: Literal["closed", "open"] = "closed"
     warmup_requests: Count = 0
@@ -272,6 +278,7 @@ RequestStatus = Literal[
     "empty_output",
     "short_output",
     "malformed_sse",
+    "truncated",  # the stream ended without [DONE] or a finish_reason: cut short
     "cancelled",
     "other",
 ]
@@ -306,6 +313,23 @@ class SpeculativeAcceptance(_Strict):
     per_position: list[Rate] | None = Field(None, max_length=64)
 
 
+class ClientLoad(_Strict):
+    """The load generator's own process during one level: was the client the bottleneck?"""
+
+    cpu_utilization: NonNegative = Field(
+        description="client process CPU time / wall time over the level; 1.0 is one core busy"
+    )
+    loop_lag_p99_ms: NonNegative | None = Field(
+        None, description="event-loop lag: how late a periodic timer ran, p99"
+    )
+    loop_lag_max_ms: NonNegative | None = None
+    cpu_threshold: NonNegative | None = Field(None, description="client-bound at or above this")
+    loop_lag_threshold_ms: NonNegative | None = Field(
+        None, description="client-bound when lag p99 is at or above this"
+    )
+    processes: int = Field(1, ge=1, description="client processes; CPU is their mean")
+
+
 class Point(_Strict):
     """One load level of a run."""
 
@@ -327,6 +351,7 @@ class Point(_Strict):
     client_bound: bool | None = Field(
         None, description="the client was saturated at this level; never a leaderboard point"
     )
+    client: ClientLoad | None = None
     success_rate: Rate | None = Field(
         None, description="only where counts are unknown (published figures); else derived"
     )

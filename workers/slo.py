@@ -1,5 +1,5 @@
 """One SLO rule for every consumer: goodput, early stop, the leaderboard point, cost at an
-SLO, compare and the API all call `judge` (DESIGN.md, "SLO").
+SLO, compare and the API all call `judge` (docs/methodology.md, "SLO").
 
 Pure, no Django: GPU hosts import it with the load generator.
 

@@ -20,6 +20,24 @@ from workers.results import ResultDocument
 log = logging.getLogger(__name__)
 
 
+RUNS_PATH = "/api/v1/runs"
+
+
+def server_base(url: str) -> str:
+    """The server's base URL from what a user passes as `--submit URL`.
+
+    `--submit` names the server (`https://inferboard.example.com`) for every command;
+    the runs endpoint itself (`.../api/v1/runs`) is accepted too, so older scripts keep working.
+    """
+    base = url.strip().rstrip("/")
+    return base.removesuffix(RUNS_PATH).rstrip("/")
+
+
+def runs_url(url: str, *, private: bool = False) -> str:
+    """Where result documents are POSTed on the server `url` names."""
+    return server_base(url) + RUNS_PATH + ("?private=true" if private else "")
+
+
 class ServerError(Exception):
     """The server could not be reached, or kept failing, after every retry."""
 
@@ -46,7 +64,7 @@ class ServerClient:
         attempts: int = 6,
         backoff_s: float = 1.0,
     ) -> None:
-        self.base_url = base_url.rstrip("/")
+        self.base_url = server_base(base_url)
         self.token = token
         self.timeout_s = timeout_s
         self.attempts = attempts
@@ -114,6 +132,6 @@ class ServerClient:
 
     def submit(self, document: ResultDocument, *, private: bool = False) -> int:
         """POST the document; the same idempotency key on every retry, so at most one run."""
-        path = "/api/v1/runs" + ("?private=true" if private else "")
+        path = runs_url("", private=private)
         data = self._post(path, json.dumps(document.to_json_dict()))
         return int(data["id"])

@@ -286,6 +286,7 @@ def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) 
         EndpointTokenizer,
         scenario_workload,
         usage_probe,
+        verify_lengths,
     )
     from workers.loadgen.runner import Level, LoadPlan, SweepResult, make_document, run_sweep
 
@@ -322,6 +323,12 @@ def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) 
         slo=scenario.slo,
         seed=load.seed,
     )
+    # A job has no --allow-length-mismatch: prompts that miss their scenario's lengths would
+    # store a run under a label it does not match, so the job fails before measuring.
+    progress.text = "verifying prompt lengths"
+    check = verify_lengths(workload.build(plan.prompts_to_verify()), counter, overhead)
+    if check.missed:
+        raise ValueError(f"{check.message()}: the run would not match its scenario")
 
     def on_progress(state: Any) -> None:
         total = f"/{state.total}" if state.total else ""

@@ -35,8 +35,8 @@ class ScenarioOut(Schema):
     is_preset: bool
     input_tokens: int
     output_tokens: int
-    length_spread: float
-    prefix_cache_hit_rate: float
+    length_spread: float | None
+    prefix_cache_hit_rate: float | None
     dataset: str
     arrival: str
     concurrency: list[int]
@@ -88,6 +88,14 @@ def list_scenarios(request: HttpRequest):
     summary="Create a scenario",
 )
 def create_scenario(request: HttpRequest, payload: ScenarioIn):
-    """201 with the new scenario; 200 with the existing one when its shape is already known."""
+    """201 with the new scenario; 200 with the existing one when its shape is already known.
+
+    A scenario made here is a workload to run, so what it leaves out takes the load
+    generator's defaults (no length spread, no prefix reuse); only imports leave them unstated.
+    """
+    unstated = ("length_spread", "prefix_cache_hit_rate")
+    payload = payload.model_copy(
+        update={field: 0.0 for field in unstated if getattr(payload, field) is None}
+    )
     scenario, created = scenario_get_or_create(scenario=payload, org=request.auth.org)
     return Status(201 if created else 200, scenario)

@@ -112,8 +112,9 @@ class Scenario(models.Model):
     shape_key = models.CharField(max_length=200, unique=True)
     input_tokens = models.PositiveIntegerField()
     output_tokens = models.PositiveIntegerField()
-    length_spread = models.FloatField(default=0)
-    prefix_cache_hit_rate = models.FloatField(default=0)
+    # Null: the run's source did not state it (imports); presets and the load generator do.
+    length_spread = models.FloatField(null=True, blank=True, default=0)
+    prefix_cache_hit_rate = models.FloatField(null=True, blank=True, default=0)
     dataset = models.CharField(max_length=100, default="random")
     arrival = models.CharField(max_length=10, default="closed")
     concurrency = models.JSONField(default=list, blank=True, help_text="default sweep")

@@ -5,17 +5,24 @@ def shape_key(
     *,
     input_tokens: int,
     output_tokens: int,
-    length_spread: float = 0,
-    prefix_cache_hit_rate: float = 0,
+    length_spread: float | None = 0,
+    prefix_cache_hit_rate: float | None = 0,
     dataset: str = "random",
     arrival: str = "closed",
     suffix: str = "",
 ) -> str:
+    """A scenario's identity. A value the source did not state (None) is spelled "?": such a
+    run gets a shape of its own and never joins one that states 0, since nobody said it was 0.
+    """
     key = (
-        f"{input_tokens}/{output_tokens}/spread={length_spread:g}/"
-        f"prefix={prefix_cache_hit_rate:g}/{dataset}/{arrival}"
+        f"{input_tokens}/{output_tokens}/spread={_stated(length_spread)}/"
+        f"prefix={_stated(prefix_cache_hit_rate)}/{dataset}/{arrival}"
     )
     return f"{key}/{suffix}" if suffix else key
+
+
+def _stated(value: float | None) -> str:
+    return "?" if value is None else f"{value:g}"
 
 
 PRESETS: list[dict] = [

@@ -75,7 +75,7 @@ def published_documents(data: dict[str, Any]) -> list[doc.ResultDocument]:
                     else None,
                     input_tokens=scenario["input_tokens"],
                     output_tokens=scenario["output_tokens"],
-                    prefix_cache_hit_rate=scenario.get("prefix_cache_hit_rate", 0),
+                    prefix_cache_hit_rate=scenario.get("prefix_cache_hit_rate"),
                 ),
                 environment=doc.Environment(extra={"unit_note": result.get("unit_note", "")}),
                 points=points,

@@ -59,7 +59,9 @@ def scenario_resolve(*, scenario: doc.Scenario, org=None) -> Scenario:
         mismatched = [
             field
             for field in ("input_tokens", "output_tokens", "prefix_cache_hit_rate")
-            if getattr(preset, field) != getattr(scenario, field)
+            # Naming a preset states its shape; only a value stated otherwise contradicts it.
+            if getattr(scenario, field) is not None
+            and getattr(preset, field) != getattr(scenario, field)
         ]
         if mismatched:
             raise doc.DocumentError(
@@ -156,11 +158,22 @@ def scenario_create(*, scenario: doc.Scenario, key: str | None = None, org=None)
     while Scenario.objects.filter(slug=slug).exists():
         n += 1
         slug = f"{base}-{n}"
+    # The generated name is what pages print, so it says which shape facts were not stated:
+    # such a scenario sits beside, not inside, the one that states 0.
+    unstated = [
+        label
+        for label, value in (
+            ("length spread", scenario.length_spread),
+            ("prefix cache", scenario.prefix_cache_hit_rate),
+        )
+        if value is None
+    ]
     return Scenario.objects.create(
         slug=slug,
         name=scenario.name
         or f"{scenario.input_tokens} in / {scenario.output_tokens} out"
-        + (f" / {scenario.prefix_cache_hit_rate:.0%} prefix cache" if prefix else ""),
+        + (f" / {scenario.prefix_cache_hit_rate:.0%} prefix cache" if prefix else "")
+        + (f" / {', '.join(unstated)} not stated" if unstated else ""),
         shape_key=key,
         input_tokens=scenario.input_tokens,
         output_tokens=scenario.output_tokens,

@@ -3,7 +3,7 @@
 Pure functions, no I/O. Every bad input raises `CostInputError` naming the field, so
 callers (API, pages) can answer 4xx with the field and never show NaN or inf.
 
-Conventions (DESIGN.md, "Cost model"):
+Conventions (docs/methodology.md, "$/Mtok" and "Prices"):
 
 - $/Mtok of a token kind = price_per_gpu_hour / (kind_tok_per_s_per_gpu * 3600 / 1e6).
   Each kind (input, output, total) carries the whole GPU cost: "$/Mtok output" is what an

@@ -1,8 +1,9 @@
 """Endpoint credentials encrypted at rest with Fernet (AES-128-CBC + HMAC-SHA256).
 
 The key is settings.ENDPOINT_CREDENTIALS_KEY (one or more comma-separated Fernet keys: the
-first encrypts, all decrypt, so keys can be rotated), or one derived from SECRET_KEY when it
-is empty. Plaintext leaves the database only inside a job spec sent to a worker.
+first encrypts, all decrypt, so keys can be rotated). Production settings refuse to start
+without it; only a DEBUG (local) setup, where it is empty, uses one derived from SECRET_KEY.
+Plaintext leaves the database only inside a job spec sent to a worker.
 """
 
 import base64

@@ -153,6 +153,9 @@ def endpoint_set_key(*, endpoint: Endpoint, api_key: str) -> None:
 def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
     concurrency = options.get("concurrency") or scenario.concurrency or [1]
     rates = options.get("rates")
+    if scenario.length_spread is None or scenario.prefix_cache_hit_rate is None:
+        # An imported scenario may leave these unstated; a load run needs them, not a guess.
+        raise JobError("scenario", f"{scenario.slug} does not state its length spread and prefix")
     if scenario.arrival == "open" and not rates:
         raise JobError("rates", "an open-loop scenario needs arrival rates (requests/s)")
     if not isinstance(concurrency, list) or not all(

@@ -542,6 +542,21 @@ def run_errors(*, run: Run) -> dict[str, int]:
     return totals
 
 
+def run_point_marks(*, run: Run) -> dict[int, list[str]]:
+    """Why a point of this run cannot stand for its scenario, by ordinal, as its document
+    says: its client was saturated, or its prompts missed their input length."""
+    marks: dict[int, list[str]] = {}
+    for ordinal, data in enumerate((run.document or {}).get("points") or []):
+        found = []
+        if data.get("client_bound"):
+            found.append("client-bound")
+        if data.get("prompt_length_mismatch_rate"):
+            found.append("prompt length mismatch")
+        if found:
+            marks[ordinal] = found
+    return marks
+
+
 def deployment_facts(deployment: Deployment) -> dict[str, str]:
     quant = deployment.quant_weights
     if deployment.quant_activations or deployment.quant_kv_cache:

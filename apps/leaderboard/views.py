@@ -184,6 +184,9 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     points = list(run_points(run=run))
     if request.GET.get("format") == "csv":
         return _csv(f"run-{run.pk}-points.csv", _points_table(run, points))
+    marks = selectors.run_point_marks(run=run)
+    for p in points:
+        p.marks = marks.get(p.ordinal, [])
     latency = selectors.run_latency_series(run=run)
     tier = request.GET.get("tier") or "owning_hyperscaler"
     basis = (

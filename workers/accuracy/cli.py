@@ -3,7 +3,7 @@
     inferboard-worker eval --endpoint http://gpu-host:8000 --model served-name \\
         --protocol gsm8k --limit 100 --concurrency 16 --out result.json \\
         --accelerator MI355X --gpus 8 --engine sglang --quantization MXFP4 \\
-        [--deployment-file deployment.yaml] [--submit https://inferboard/api/v1/runs --token T]
+        [--deployment-file deployment.yaml] [--submit https://inferboard.example.com --token T]
 
 workers/cli.py calls `register(subparsers)`; `python -m workers.accuracy.cli eval ...` works too.
 Exit status: 0 succeeded or partial, 1 every item failed, 2 bad input, 3 submission refused.
@@ -20,7 +20,6 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-import httpx
 import yaml
 from pydantic import ValidationError
 
@@ -28,6 +27,7 @@ from workers.accuracy.data import DataError
 from workers.accuracy.protocols import ALIASES, PROTOCOLS, get_protocol, prepare
 from workers.accuracy.runner import RequestFailed, evaluate, preflight
 from workers.results import Deployment, ModelInfo, ResultDocument, json_path
+from workers.submit import ServerClient, ServerError, ServerRefused, runs_url, server_base
 
 ENDPOINT_KEY_ENV = "INFERBOARD_ENDPOINT_API_KEY"
 TOKEN_ENV = "INFERBOARD_TOKEN"
@@ -69,7 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--api-key", help=f"endpoint key (better: set {ENDPOINT_KEY_ENV} in the environment)"
     )
     run.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    run.add_argument("--submit", help="POST the document to this inferboard URL")
+    run.add_argument(
+        "--submit", metavar="URL", help="inferboard server (base URL) to POST the document to"
+    )
     run.add_argument("--token", help=f"API token for --submit (or set {TOKEN_ENV})")
 
     facts = parser.add_argument_group("deployment facts (flags override --deployment-file)")
@@ -185,19 +187,15 @@ class ProgressBar:
             self.stream.flush()
 
 
-def submit(document: ResultDocument, url: str, token: str, timeout_s: float = 60.0) -> str:
+def submit(document: ResultDocument, url: str, token: str) -> str:
+    """POST the document to the server `url` names (its base URL, as for bench and import)."""
+    # The worker's shared client: retries network errors and 5xx with backoff, and the
+    # document's idempotency key makes a retried POST store at most one run.
     try:
-        response = httpx.post(
-            url,
-            json=document.to_json_dict(),
-            headers={"Authorization": f"Bearer {token}"},
-            timeout=timeout_s,
-        )
-    except httpx.HTTPError as exc:
-        raise SubmitError(f"{url}: {type(exc).__name__}: {exc}") from None
-    if response.status_code >= 300:
-        raise SubmitError(f"{url} answered HTTP {response.status_code}: {response.text[:500]}")
-    return f"submitted to {url}: HTTP {response.status_code}"
+        run_id = ServerClient(url, token).submit(document)
+    except (ServerError, ServerRefused) as exc:
+        raise SubmitError(f"{runs_url(url)}: {exc}") from None
+    return f"submitted to {server_base(url)} as run {run_id}"
 
 
 def summary(document: ResultDocument) -> str:

@@ -337,7 +337,8 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
     }
     endpoint = (doc.get("input_config") or {}).get("endpoint") or {}
     environment = {
-        "loadgen_version": f"aiperf {doc.get('aiperf_version')}",
+        # Exports from before aiperf_version existed do not say which aiperf wrote them.
+        "loadgen_version": f"aiperf {doc['aiperf_version']}" if doc.get("aiperf_version") else None,
         "started_at": _aware(doc.get("start_time")),
         "finished_at": _aware(doc.get("end_time")),
         "extra": {
@@ -416,6 +417,7 @@ def _scenario_v14(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict
             # Fixed lengths; a nonzero stddev is a normal spread our scenario cannot state.
             scenario["input_tokens"] = int(isl["mean"])
             scenario["output_tokens"] = int(osl["mean"])
+            scenario["length_spread"] = 0.0  # stated: both stddevs are 0
     return scenario, phase
 
 
@@ -458,6 +460,8 @@ def _scenario_v11(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict
         scenario["dataset"] = dataset_name("synthetic")
         scenario["input_tokens"] = int(isl["mean"])
         scenario["output_tokens"] = int(osl["mean"])
+        if isl.get("stddev") == 0 and osl.get("stddev") == 0:
+            scenario["length_spread"] = 0.0  # stated; a missing stddev leaves it unstated
     return scenario, phase
 
 

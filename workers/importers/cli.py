@@ -108,18 +108,12 @@ def run(options: argparse.Namespace) -> int:
     return 0
 
 
-def server_base(server: str) -> str:
-    """The server's base URL, also when given as its /api/v1/runs endpoint."""
-    base = server.rstrip("/")
-    return base.removesuffix("/api/v1/runs")
-
-
 def submit(payload: list[ResultDocument], server: str, token: str, *, private: bool) -> int:
     # The worker's shared client: retries network errors and 5xx with backoff, and the
     # document's idempotency key makes a retried POST store at most one run.
     from workers.submit import ServerClient, ServerError, ServerRefused
 
-    client = ServerClient(server_base(server), token)
+    client = ServerClient(server, token)
     for document in payload:
         try:
             run_id = client.submit(document, private=private)

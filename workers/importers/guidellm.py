@@ -195,7 +195,9 @@ def _point(bench: dict[str, Any], where: str) -> tuple[dict[str, Any], str, dict
         if name in metrics:
             total = _successful(metrics[name], name, where).get("total_sum")
             if total is not None:
-                tokens[slot] = int(total)
+                # A float sum of whole counts (1748.9999999999998 in a real report): round,
+                # since int() would drop a token.
+                tokens[slot] = round(total)
 
     strategy = ((bench.get("config") or {}).get("strategy")) or {}
     kind = strategy.get("type_")
@@ -255,6 +257,8 @@ def _scenario_from_data(data: Any) -> dict[str, Any]:
             "input_tokens": int(config["prompt_tokens"]),
             "output_tokens": int(config["output_tokens"]),
             "dataset": dataset_name("synthetic"),
+            # guidellm's synthetic data has fixed lengths unless a *_stdev/_min/_max is given.
+            "length_spread": 0.0,
         }
     except (TypeError, ValueError):
         return {}

@@ -116,14 +116,33 @@ def _model_name(doc: dict[str, Any]) -> str | None:
 def parse(job: ImportInput) -> list[ResultDocument]:
     where = job.main.name
     doc = expect_object(load_json(job.main), where)
+    if "config_general" in doc:
+        # lighteval also writes "results" and "versions", with its own config_* / summary_*.
+        raise ImportFailure(
+            f"{where}: this looks like a lighteval results file (config_general, "
+            "summary_tasks), which we do not read; we read lm-evaluation-harness 0.4.x"
+        )
     unknown = sorted(k for k in doc if k not in TOP_LEVEL)
     if unknown:
         raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")
     results = expect_object(doc["results"], f"{where} results")
+    if "n-samples" not in doc and not any(
+        "," in key for row in results.values() if isinstance(row, dict) for key in row
+    ):
+        # Up to 0.3 it wrote bare metric names (acc, acc_stderr) and no n-samples (no counts).
+        raise ImportFailure(
+            f"{where}: this looks like lm-evaluation-harness 0.3 or earlier output (metric keys "
+            "without ',<filter>', no n-samples), which we do not read; we read 0.4.x"
+        )
     samples = _samples_by_task(job.companions, set(results))
 
+    # lm-eval repeats a group's row (also under `groups`) in `results`; its numbers aggregate
+    # subtasks imported on their own, and from 0.4.12 it carries a per-metric sample_count.
+    groups = {g for g, subtasks in (doc.get("group_subtasks") or {}).items() if subtasks}
     accuracy: list[dict[str, Any]] = []
     for task, row in results.items():
+        if task in groups:
+            continue
         row = expect_object(row, f"{where} results.{task}")
         accuracy.extend(_task_results(doc, task, row, samples.get(task), where))
     if not accuracy:

@@ -33,6 +33,7 @@ from workers.importers.common import (
     expect_object,
     integer,
     load_json,
+    load_jsonl,
     number,
     rate_bound,
     require_keys,
@@ -125,8 +126,13 @@ EXTRA_KEYS = (
 )
 
 
+def _first_row(seen: Preview) -> Any:
+    # benchmark_serving.py --append-result adds each run as one more line: JSON lines.
+    return seen.value if seen.value is not None else seen.first_line
+
+
 def _serve_shaped(seen: Preview) -> bool:
-    row = seen.value
+    row = _first_row(seen)
     return (
         isinstance(row, dict)
         and "model_id" in row
@@ -139,11 +145,11 @@ def _is_client(row: dict[str, Any]) -> bool:
 
 
 def _sniff(seen: Preview) -> bool:
-    return _serve_shaped(seen) and not _is_client(seen.value)
+    return _serve_shaped(seen) and not _is_client(_first_row(seen))
 
 
 def _sniff_client(seen: Preview) -> bool:
-    return _serve_shaped(seen) and _is_client(seen.value)
+    return _serve_shaped(seen) and _is_client(_first_row(seen))
 
 
 def parse(job: ImportInput) -> list[ResultDocument]:
@@ -156,7 +162,33 @@ def parse_client(job: ImportInput) -> list[ResultDocument]:
 
 def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
     where = job.main.name
-    row = expect_object(load_json(job.main), where)
+    try:
+        rows = [(where, load_json(job.main))]
+    except ImportFailure:
+        # --append-result files hold one result per line; anything else keeps its JSON error.
+        lines = _appended(job)
+        if lines is None:
+            raise
+        rows = [(f"{where} line {n}", row) for n, row in enumerate(lines, start=1)]
+    return [
+        _parse_row(
+            job, expect_object(row, at), at, client=client, index=n if len(rows) > 1 else None
+        )
+        for n, (at, row) in enumerate(rows)
+    ]
+
+
+def _appended(job: ImportInput) -> list[Any] | None:
+    try:
+        lines = load_jsonl(job.main)
+    except ImportFailure:
+        return None
+    return lines if len(lines) > 1 and all(isinstance(row, dict) for row in lines) else None
+
+
+def _parse_row(
+    job: ImportInput, row: dict[str, Any], where: str, *, client: bool, index: int | None
+) -> ResultDocument:
     if client:
         # The vendored client writes 'request_goodput:' (a stray colon) for request_goodput.
         row = {("request_goodput" if k == "request_goodput:" else k): v for k, v in row.items()}
@@ -281,18 +313,17 @@ def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
         if cached:
             extra["model_id"] = model
             model = f"{cached['org']}/{cached['name']}"
-    return [
-        build_document(
-            job,
-            tool=CLIENT_TOOL if client else TOOL,
-            model_stated=model,
-            deployment_stated=deployment,
-            scenario_stated=scenario,
-            points=[_drop_none(point)],
-            environment={"extra": extra, **_window(times, where)},
-            status=status,
-        )
-    ]
+    return build_document(
+        job,
+        tool=CLIENT_TOOL if client else TOOL,
+        model_stated=model,
+        deployment_stated=deployment,
+        scenario_stated=scenario,
+        points=[_drop_none(point)],
+        environment={"extra": extra, **_window(times, where)},
+        status=status,
+        index=index,
+    )
 
 
 def _window(times: dict[str, Any], where: str) -> dict[str, str]:

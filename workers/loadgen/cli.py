@@ -24,16 +24,20 @@ from pydantic import ValidationError
 
 from workers import slo as slo_rule
 from workers.loadgen.client import EndpointConfig
-from workers.loadgen.metrics import NS_PER_S
+from workers.loadgen.metrics import LENGTH_TOLERANCE, NS_PER_S
 from workers.loadgen.prompts import (
     CalibratedCounter,
     EndpointTokenizer,
+    LengthCheck,
     LocalTokenizer,
+    PromptWorkload,
     TokenCounter,
     scenario_workload,
     usage_probe,
+    verify_lengths,
 )
 from workers.loadgen.runner import (
+    ClientLimits,
     Level,
     LevelProgress,
     LoadPlan,
@@ -43,7 +47,15 @@ from workers.loadgen.runner import (
     run_sweep,
     write_outputs,
 )
-from workers.results import Deployment, ModelInfo, ResultDocument, Scenario, Slo, json_path
+from workers.results import (
+    Deployment,
+    ModelInfo,
+    Point,
+    ResultDocument,
+    Scenario,
+    Slo,
+    json_path,
+)
 from workers.submit import ServerClient, ServerError, ServerRefused
 
 
@@ -125,12 +137,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--length-spread", type=float, default=0.0, help="± uniform length spread")
     g.add_argument(
         "--tokenizer",
-        choices=["auto", "endpoint", "calibrate"],
+        choices=["auto", "endpoint", "local", "calibrate"],
         default="auto",
-        help="token counts: the endpoint's /tokenize, or calibration from usage; "
-        "auto: endpoint, else --tokenizer-json, else calibrate",
+        help="token counts: the endpoint's /tokenize, --tokenizer-json (local), or "
+        "calibration from usage; auto: endpoint, else --tokenizer-json, else calibrate",
     )
-    g.add_argument("--tokenizer-json", type=Path, help="a local tokenizer.json (byte-level BPE)")
+    g.add_argument(
+        "--tokenizer-json", type=Path, help="a local Hugging Face tokenizer.json (any model)"
+    )
+    g.add_argument(
+        "--allow-length-mismatch",
+        action="store_true",
+        help="measure even when prompts miss their input length by more than ±1 token; the "
+        "points are then marked as not matching their scenario (never a leaderboard point)",
+    )
     g.add_argument(
         "--seed",
         type=int,
@@ -164,6 +184,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="run every level even when one is saturated (SLO broken or throughput flat)",
     )
 
+    g.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="client processes sharing each level (one schedule, one document; needs "
+        "--requests); use when one process is client-bound",
+    )
+    g.add_argument(
+        "--client-cpu-limit",
+        type=float,
+        default=ClientLimits().cpu,
+        help="a level is client-bound when this process is busy at least this share of a core",
+    )
+    g.add_argument(
+        "--client-lag-limit-ms",
+        type=float,
+        default=ClientLimits().loop_lag_ms,
+        help="a level is client-bound when the event loop runs timers this late (p99)",
+    )
+
     g = parser.add_argument_group("deployment (flags override --deployment YAML)")
     g.add_argument("--deployment", type=Path, help="YAML with the fields below (schema names)")
     g.add_argument("--accelerator", help="SKU: MI355X, B200, H200 ...")
@@ -190,7 +230,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("output")
     g.add_argument("--out", type=Path, default=Path("result.json"), help="result document path")
     g.add_argument("--no-records", action="store_true", help="keep records only in the JSONL")
-    g.add_argument("--submit", metavar="URL", help="inferboard server URL to POST the document to")
+    g.add_argument("--submit", metavar="URL", help="inferboard server (base URL) to POST to")
     g.add_argument("--token", help="inferboard API token (default: env INFERBOARD_TOKEN)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -304,6 +344,10 @@ def _plan(args: argparse.Namespace, concurrency: str | None, slo: Slo | None) ->
         args.duration is not None and args.duration <= 0
     ):
         raise CliError("--requests and --duration must be positive")
+    if args.processes < 1:
+        raise CliError("--processes must be positive")
+    if args.processes > 1 and args.requests is None:
+        raise CliError("--processes needs --requests: a duration cannot be split ahead")
     return LoadPlan(
         levels=levels,
         requests=args.requests,
@@ -315,10 +359,14 @@ def _plan(args: argparse.Namespace, concurrency: str | None, slo: Slo | None) ->
         slo=slo,
         early_stop=not args.no_early_stop,
         seed=args.seed,
+        client_limits=ClientLimits(cpu=args.client_cpu_limit, loop_lag_ms=args.client_lag_limit_ms),
+        processes=args.processes,
     )
 
 
 def _counter(args: argparse.Namespace, cfg: EndpointConfig) -> TokenCounter:
+    if args.tokenizer == "local" and not args.tokenizer_json:
+        raise CliError("--tokenizer local needs --tokenizer-json PATH")
     if args.tokenizer in ("auto", "endpoint"):
         tokenizer = EndpointTokenizer.probe(cfg)
         if tokenizer is not None:
@@ -331,6 +379,41 @@ def _counter(args: argparse.Namespace, cfg: EndpointConfig) -> TokenCounter:
         except (OSError, ValueError) as exc:
             raise CliError(f"--tokenizer-json: {exc}") from None
     return CalibratedCounter(usage_probe(cfg))
+
+
+def _check_prompt_lengths(
+    args: argparse.Namespace,
+    plan: LoadPlan,
+    workload: PromptWorkload,
+    counter: TokenCounter,
+    overhead: int,
+) -> LengthCheck:
+    """The verification pass: every planned prompt counted before any is measured."""
+    check = verify_lengths(workload.build(plan.prompts_to_verify()), counter, overhead)
+    if check.missed and not args.allow_length_mismatch:
+        raise CliError(
+            f"{check.message()}: the run would not match its scenario. Measure anyway with "
+            "--allow-length-mismatch (its points are then marked and never ranked)"
+        )
+    return check
+
+
+def _mark_length_mismatch(result: SweepResult, check: LengthCheck) -> str | None:
+    """Why the measured prompts do not match the scenario, by the server's own counts; None
+    when they do. A point without server counts takes the verification pass's rate."""
+    problems = []
+    for point in result.points:
+        if point.prompt_length_mismatch_rate is None and check.missed:
+            point.prompt_length_mismatch_rate = check.rate
+        rate = point.prompt_length_mismatch_rate
+        if rate:
+            problems.append(f"{point.label}: {rate:.0%} of prompts")
+    if not problems:
+        return None
+    return (
+        f"prompts missed their input length by more than ±{LENGTH_TOLERANCE} token(s) "
+        f"({', '.join(problems)})"
+    )
 
 
 class ProgressBar:
@@ -388,10 +471,8 @@ def submit(document: ResultDocument, url: str, token: str | None) -> int:
     """POST the document to the server's runs API; retries keep the idempotency key."""
     if not token:
         raise CliError("--submit needs --token (or env INFERBOARD_TOKEN)")
-    base = url.rstrip("/")
-    base = base.removesuffix("/api/v1/runs")
     try:
-        return ServerClient(base, token).submit(document)
+        return ServerClient(url, token).submit(document)
     except (ServerRefused, ServerError) as exc:
         raise CliError(f"--submit: {exc}") from None
 
@@ -431,6 +512,7 @@ def _run_bench(args: argparse.Namespace) -> int:
             seed=args.seed,
             groups=args.prefix_groups,
         )
+        check = _check_prompt_lengths(args, plan, workload, counter, overhead)
     except httpx.HTTPError as exc:
         raise CliError(f"cannot reach {cfg.url}: {exc}") from None
     scenario = Scenario(
@@ -466,12 +548,19 @@ def _run_bench(args: argparse.Namespace) -> int:
     if args.no_records:
         for point in result.points:
             point.records = None
+    mismatched = _mark_length_mismatch(result, check)
     extra = {
         "tokenizer": counter.name,
         "prompt_overhead_tokens": overhead,
         "api": cfg.api,
         "seed": args.seed,
         "transport": cfg.transport,
+        "prompt_check": {
+            "counter": check.counter,
+            "checked": check.checked,
+            "missed": check.missed,
+            "tolerance_tokens": check.tolerance,
+        },
     }
     document = make_document(
         model=ModelInfo(name=args.model, family=args.model_family),
@@ -487,6 +576,23 @@ def _run_bench(args: argparse.Namespace) -> int:
     if result.stop_reason:
         print(result.stop_reason, file=sys.stderr)
     _summary(document)
+    bound = [p.label or "?" for p in document.points if p.client_bound]
+    if bound:
+        print(
+            f"client-bound at {', '.join(bound)}: this process was saturated or starved of "
+            "CPU (a busy core, or its event loop late past --client-lag-limit-ms), so its "
+            "timestamps carry its own delay; those levels are marked and never ranked "
+            "(try --processes, or a host with idle cores)",
+            file=sys.stderr,
+        )
+    if mismatched and not args.allow_length_mismatch:
+        print(
+            f"inferboard-worker bench: error: {mismatched}; the run does not match its "
+            "scenario and was not submitted (--allow-length-mismatch measures anyway and "
+            "marks the points)",
+            file=sys.stderr,
+        )
+        return 3
     if args.submit:
         token = args.token or os.environ.get("INFERBOARD_TOKEN")
         run_id = submit(document, args.submit, token)
@@ -512,9 +618,23 @@ def _summary(document: ResultDocument) -> None:
             f"({fmt(per_gpu(point.throughput.output_tok_s), 1)}/GPU)  "
             f"TTFT p50 {fmt(lat.ttft.p50 if lat.ttft else None, 1)} ms  "
             f"TPOT p50 {fmt(lat.tpot.p50 if lat.tpot else None, 2)} ms  "
-            f"cache hit {'not reported' if hit is None else f'{hit:.1%}'}",
+            f"cache hit {'not reported' if hit is None else f'{hit:.1%}'}" + _marks(point),
             file=sys.stderr,
         )
+
+
+def _marks(point: Point) -> str:
+    """Why a point cannot stand for its scenario, loudly, at the end of its summary line."""
+    marks = []
+    if point.prompt_length_mismatch_rate:
+        marks.append(f"LENGTH MISMATCH {point.prompt_length_mismatch_rate:.0%}")
+    if point.client_bound and point.client is not None:
+        lag = point.client.loop_lag_p99_ms
+        marks.append(
+            f"CLIENT-BOUND cpu {point.client.cpu_utilization:.0%}"
+            + (f", loop lag p99 {lag:.1f} ms" if lag is not None else "")
+        )
+    return "".join(f"  [{m}]" for m in marks)
 
 
 def main(argv: list[str] | None = None) -> int:

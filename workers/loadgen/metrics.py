@@ -1,4 +1,4 @@
-"""Per-request timing records to one `Point`, exactly as DESIGN.md "Metric definitions" says.
+"""Per-request timing records to one `Point`, exactly as docs/methodology.md defines them.
 
 Pure functions, no I/O. Times are `perf_counter_ns` integers; the document speaks
 milliseconds. The rules that peer tools get wrong, and that the tests pin:
@@ -37,6 +37,8 @@ from workers.results import (
 NS_PER_MS = 1_000_000
 NS_PER_S = 1_000_000_000
 PERCENTILES = (50.0, 90.0, 95.0, 99.0, 99.9)
+# A prompt may miss its target input length by this many tokens, as the server counts.
+LENGTH_TOLERANCE = 1
 TokenSource = Literal["usage", "tokenizer", "requested", "unknown"]
 
 
@@ -249,10 +251,12 @@ def _cache_hit_rate(oks: Sequence[RequestTiming]) -> tuple[int | None, float | N
 
 
 def _mismatch_rate(timings: Sequence[RequestTiming]) -> float | None:
+    """Share of prompts whose server-counted length misses the target beyond tolerance."""
     checked = [t for t in timings if t.target_n_in is not None and t.n_in is not None]
     if not checked:
         return None
-    return sum(t.n_in != t.target_n_in for t in checked) / len(checked)
+    missed = sum(abs(t.n_in - t.target_n_in) > LENGTH_TOLERANCE for t in checked)  # type: ignore[operator]
+    return missed / len(checked)
 
 
 def build_point(

@@ -12,9 +12,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import multiprocessing
 import platform
+import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,6 +34,7 @@ from workers.loadgen.client import (
     stream_request,
 )
 from workers.loadgen.metrics import (
+    NS_PER_MS,
     NS_PER_S,
     RequestTiming,
     build_point,
@@ -38,6 +42,7 @@ from workers.loadgen.metrics import (
     to_record,
 )
 from workers.results import (
+    ClientLoad,
     Deployment,
     Environment,
     ModelInfo,
@@ -71,6 +76,82 @@ class Level:
         return f"c={self.concurrency}" if self.rate is None else f"rate={self.rate:g}/s"
 
 
+@dataclass(slots=True, frozen=True)
+class ClientLimits:
+    """When the client itself is the bottleneck: its process busy at or above `cpu` of one
+    core, or its event loop running timers `loop_lag_ms` late or more (p99). Either way its
+    timestamps carry its own queueing, so the level cannot stand for the server."""
+
+    cpu: float = 0.9
+    # Above a shared host's scheduling noise (10-20 ms seen on a busy 2-core machine); a
+    # saturated loop runs late by hundreds of ms.
+    loop_lag_ms: float = 50.0
+
+
+LAG_PROBE_S = 0.005  # how often the loop-lag probe asks to run
+
+
+class ClientMonitor:
+    """Measures the client process over one level: CPU utilisation and event-loop lag.
+
+    Lag is how late a timer set for LAG_PROBE_S from now actually ran: every callback that
+    holds the loop (parsing, stamping, scheduling) delays it, as it delays reading the
+    streams.
+    """
+
+    def __init__(self, limits: ClientLimits) -> None:
+        self.limits = limits
+        self.lags_ns: list[int] = []
+        self._task: asyncio.Task[None] | None = None
+        self._cpu0 = self._cpu1 = 0.0
+        self._wall0 = self._wall1 = 0
+
+    async def __aenter__(self) -> ClientMonitor:
+        self._cpu0 = time.process_time()
+        self._wall0 = perf_counter_ns()
+        self._task = asyncio.create_task(self._probe())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._cpu1 = time.process_time()
+        self._wall1 = perf_counter_ns()
+        if self._task is not None:
+            self._task.cancel()
+            # gather, not a suppressed await: a cancellation of the level itself (Ctrl-C)
+            # arriving now must still propagate.
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _probe(self) -> None:
+        interval_ns = int(LAG_PROBE_S * NS_PER_S)
+        while True:
+            before = perf_counter_ns()
+            await asyncio.sleep(LAG_PROBE_S)
+            self.lags_ns.append(max(0, perf_counter_ns() - before - interval_ns))
+
+    def result(self) -> ClientLoad:
+        wall_s = max(1e-9, (self._wall1 - self._wall0) / NS_PER_S)
+        lags = np.asarray(self.lags_ns, dtype=np.float64) / NS_PER_MS
+        return ClientLoad(
+            cpu_utilization=(self._cpu1 - self._cpu0) / wall_s,
+            loop_lag_p99_ms=float(np.percentile(lags, 99)) if lags.size else None,
+            loop_lag_max_ms=float(lags.max()) if lags.size else None,
+            cpu_threshold=self.limits.cpu,
+            loop_lag_threshold_ms=self.limits.loop_lag_ms,
+        )
+
+
+def client_bound(load: ClientLoad) -> bool:
+    """The level's client was saturated, by its own measurements and thresholds."""
+    cpu_limit, lag_limit = load.cpu_threshold, load.loop_lag_threshold_ms
+    busy = cpu_limit is not None and load.cpu_utilization >= cpu_limit
+    lagging = (
+        lag_limit is not None
+        and load.loop_lag_p99_ms is not None
+        and load.loop_lag_p99_ms >= lag_limit
+    )
+    return busy or lagging
+
+
 @dataclass(slots=True)
 class LoadPlan:
     levels: list[Level]
@@ -83,10 +164,25 @@ class LoadPlan:
     slo: Slo | None = None
     early_stop: bool = True
     seed: int = 0
+    client_limits: ClientLimits = field(default_factory=ClientLimits)
+    processes: int = 1  # client processes sharing each level (request-bound plans only)
 
     def __post_init__(self) -> None:
         if self.requests is None and self.duration_s is None:
             raise ValueError("a load plan needs a request count or a duration")
+        if self.processes > 1 and self.requests is None:
+            raise ValueError("several client processes need a request count, not a duration")
+
+    def prompts_to_verify(self) -> int:
+        """How many prompts the verification pass counts before anything is measured: all
+        of a request-bound run's (the measured requests then reuse them), the first ones of
+        a duration-bound run (the server's usage checks the rest)."""
+        if self.requests is not None:
+            return len(self.levels) * (self.requests + self.warmup)
+        return DURATION_CHECK_PROMPTS
+
+
+DURATION_CHECK_PROMPTS = 64
 
 
 @dataclass(slots=True)
@@ -110,6 +206,8 @@ class SweepResult:
     timings: list[list[RequestTiming]] = field(default_factory=list)
     levels: list[Level] = field(default_factory=list)
     stop_reason: str | None = None
+    # Several client processes: how late the last of them started, per level.
+    start_skew_ms: list[float] = field(default_factory=list)
 
 
 def powers_of_two(limit: int) -> list[int]:
@@ -143,6 +241,7 @@ class _Runner:
         self.progress = progress
         self.count_tokens = count_tokens
         self.next_spec = itertools.count()
+        self.client_load: ClientLoad | None = None  # of the level last run
 
     def _report(self, state: LevelProgress, timing: RequestTiming) -> None:
         state.done += 1
@@ -187,11 +286,55 @@ class _Runner:
         async with make_http_client(pool, self.cfg.transport) as http:
             timings = await self._warmup(http, level, level.label)
             state = LevelProgress(level.label, plan.requests, plan.duration_s, perf_counter_ns())
-            if level.rate is None:
-                measured = await self._closed(http, level.concurrency or 1, state)
-            else:
-                measured = await self._open(http, level.rate, state)
+            # Over the measured requests only: warm-up load says nothing about the level.
+            async with ClientMonitor(plan.client_limits) as monitor:
+                if level.rate is None:
+                    measured = await self._closed(http, level.concurrency or 1, state)
+                else:
+                    measured = await self._open(http, level.rate, state)
+        self.client_load = monitor.result()
         return timings + sorted(measured, key=lambda t: t.i)
+
+    async def warm(self, level: Level) -> list[RequestTiming]:
+        """The level's warm-up alone, in this process (before client processes start)."""
+        pool = (level.concurrency or 1) if level.rate is None else (self.plan.max_concurrency or 0)
+        async with make_http_client(pool, self.cfg.transport) as http:
+            return await self._warmup(http, level, level.label)
+
+    def shares(self, level: Level, processes: int) -> list[Share]:
+        """One level split over client processes from one plan: the k-th request keeps its
+        prompt and, open loop, its planned send time, whichever process sends it."""
+        plan = self.plan
+        requests = plan.requests or 0
+        specs = [self.workload.spec(next(self.next_spec)) for _ in range(requests)]
+        times: list[int] = []
+        if level.rate is not None:
+            gaps = self._gaps_s(level.rate)
+            t = 0
+            for _ in range(requests):
+                times.append(t)
+                t += int(next(gaps) * NS_PER_S)
+        shares = []
+        for p in range(processes):
+            mine = range(p, requests, processes)
+            if level.rate is None:
+                concurrency = (level.concurrency or 1) // processes
+                concurrency += p < (level.concurrency or 1) % processes
+            else:
+                cap = plan.max_concurrency
+                concurrency = max(1, cap // processes) if cap else 0
+            shares.append(
+                Share(
+                    cfg=self.cfg,
+                    indices=list(mine),
+                    specs=[specs[i] for i in mine],
+                    offsets_ns=[times[i] for i in mine] if times else None,
+                    concurrency=concurrency,
+                    limits=plan.client_limits,
+                    count_tokens=self.count_tokens,
+                )
+            )
+        return [share for share in shares if share.indices]
 
     def _deadline(self, start_ns: int) -> int | None:
         if self.plan.duration_s is None:
@@ -264,6 +407,109 @@ class _Runner:
         return timings
 
 
+@dataclass
+class Share:
+    """What one client process sends at one level."""
+
+    cfg: EndpointConfig
+    indices: list[int]
+    specs: list[RequestSpec]
+    offsets_ns: list[int] | None  # open loop: planned sends from the common start
+    concurrency: int  # closed loop: its workers; open loop: its cap (0: none)
+    limits: ClientLimits
+    count_tokens: TokenCounter | None = None
+    start_ns: int = 0  # perf_counter_ns (CLOCK_MONOTONIC: one clock for the whole host)
+
+
+def run_share(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
+    """Run in a client process: (timings, its client load, how late it started in ns)."""
+    return asyncio.run(_run_share(share))
+
+
+async def _run_share(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
+    delay = (share.start_ns - perf_counter_ns()) / NS_PER_S
+    if delay > 0:
+        await asyncio.sleep(delay)
+    skew = perf_counter_ns() - share.start_ns
+    timings: list[RequestTiming] = []
+    async with make_http_client(share.concurrency, share.cfg.transport) as http:
+
+        async def send(k: int, t_sched: int | None) -> None:
+            timing = RequestTiming(i=share.indices[k], t_send_ns=0, t_sched_ns=t_sched)
+            await stream_request(http, share.cfg, share.specs[k], timing, share.count_tokens)
+            timings.append(timing)
+
+        async with ClientMonitor(share.limits) as monitor:
+            if share.offsets_ns is None:
+                queue = iter(range(len(share.specs)))
+
+                async def worker() -> None:
+                    for k in queue:
+                        await send(k, None)
+
+                await asyncio.gather(*(worker() for _ in range(max(1, share.concurrency))))
+            else:
+                slots = asyncio.Semaphore(share.concurrency) if share.concurrency else None
+
+                async def one(k: int, t_sched: int) -> None:
+                    if slots is None:
+                        await send(k, t_sched)
+                    else:
+                        async with slots:
+                            await send(k, t_sched)
+
+                tasks = []
+                for k, offset in enumerate(share.offsets_ns):
+                    t_sched = share.start_ns + offset
+                    wait = (t_sched - perf_counter_ns()) / NS_PER_S
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    tasks.append(asyncio.create_task(one(k, t_sched)))
+                await asyncio.gather(*tasks)
+    return timings, monitor.result(), skew
+
+
+def merge_client_loads(loads: list[ClientLoad]) -> ClientLoad:
+    """Client processes together: mean CPU per process, the worst loop lag."""
+    lags = [load.loop_lag_p99_ms for load in loads if load.loop_lag_p99_ms is not None]
+    maxima = [load.loop_lag_max_ms for load in loads if load.loop_lag_max_ms is not None]
+    return ClientLoad(
+        cpu_utilization=sum(load.cpu_utilization for load in loads) / len(loads),
+        loop_lag_p99_ms=max(lags) if lags else None,
+        loop_lag_max_ms=max(maxima) if maxima else None,
+        cpu_threshold=loads[0].cpu_threshold,
+        loop_lag_threshold_ms=loads[0].loop_lag_threshold_ms,
+        processes=len(loads),
+    )
+
+
+# Client processes start this long after their level is handed out, all at one instant.
+START_MARGIN_S = 0.5
+
+
+def _run_level_in_processes(
+    runner: _Runner, level: Level, pool: ProcessPoolExecutor, processes: int
+) -> tuple[list[RequestTiming], ClientLoad, bool, int]:
+    warm = asyncio.run(runner.warm(level))
+    shares = runner.shares(level, processes)
+    start = perf_counter_ns() + int(START_MARGIN_S * NS_PER_S)
+    for share in shares:
+        share.start_ns = start
+    results = list(pool.map(run_share, shares))
+    timings = sorted((t for r in results for t in r[0]), key=lambda t: t.i)
+    loads = [r[1] for r in results]
+    bound = any(client_bound(load) for load in loads)
+    return warm + timings, merge_client_loads(loads), bound, max(r[2] for r in results)
+
+
+def _start_pool(processes: int) -> ProcessPoolExecutor:
+    """Client processes, started and importing before the first level, so that a level's
+    start margin covers only the hand-over."""
+    pool = ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn"))
+    list(pool.map(time.sleep, [0.2] * processes))
+    return pool
+
+
 async def run_sweep(
     cfg: EndpointConfig,
     workload: Workload,
@@ -277,6 +523,9 @@ async def run_sweep(
     caller interrupted mid-sweep still holds the finished levels."""
     result = result if result is not None else SweepResult()
     runner = _Runner(cfg, workload, plan, progress, count_tokens)
+    if plan.processes > 1:
+        # Client processes block this thread while they run; the caller's loop waits.
+        return await asyncio.to_thread(_sweep_in_processes, runner, result)
     for level in plan.levels:
         timings = await runner.run_level(level)
         point = build_point(
@@ -286,6 +535,9 @@ async def run_sweep(
             label=level.label,
             slo=plan.slo,
         )
+        if runner.client_load is not None:
+            point.client = runner.client_load
+            point.client_bound = client_bound(runner.client_load)
         previous = result.points[-1] if result.points else None
         result.points.append(point)
         result.timings.append(timings)
@@ -295,6 +547,42 @@ async def run_sweep(
             if reason is not None and level is not plan.levels[-1]:
                 result.stop_reason = f"stopped after {level.label}: {reason}"
                 break
+    return result
+
+
+def _sweep_in_processes(runner: _Runner, result: SweepResult) -> SweepResult:
+    plan = runner.plan
+    with _start_pool(plan.processes) as pool:
+        for level in plan.levels:
+            timings, load, bound, skew_ns = _run_level_in_processes(
+                runner, level, pool, plan.processes
+            )
+            point = build_point(
+                timings,
+                concurrency=level.concurrency,
+                request_rate=level.rate,
+                label=level.label,
+                slo=plan.slo,
+            )
+            point.client, point.client_bound = load, bound
+            result.start_skew_ms.append(skew_ns / NS_PER_MS)
+            if runner.progress is not None:
+                # Client processes report nothing while they run: the level, once done.
+                measured = [t for t in timings if not t.warmup]
+                state = LevelProgress(level.label, plan.requests, None, perf_counter_ns())
+                state.done = len(measured)
+                state.errors = sum(not t.ok for t in measured)
+                state.output_tokens = sum(t.n_out or 0 for t in measured)
+                runner.progress(state)
+            previous = result.points[-1] if result.points else None
+            result.points.append(point)
+            result.timings.append(timings)
+            result.levels.append(level)
+            if plan.early_stop:
+                reason = saturation_reason(point, previous, plan.slo)
+                if reason is not None and level is not plan.levels[-1]:
+                    result.stop_reason = f"stopped after {level.label}: {reason}"
+                    break
     return result
 
 
@@ -315,6 +603,8 @@ def make_document(
     environment_extra = dict(extra or {})
     if result.stop_reason:
         environment_extra["stop_reason"] = result.stop_reason
+    if result.start_skew_ms:
+        environment_extra["client_start_skew_ms"] = result.start_skew_ms
     return ResultDocument(
         idempotency_key=str(uuid.uuid4()),
         provenance="measured",

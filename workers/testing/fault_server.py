@@ -18,6 +18,8 @@ Modes (server default with --mode, or per request with a "fault" body field):
   empty         role-only event and usage with completion_tokens 0, no text
   short         stops at half of max_tokens with finish_reason "stop"
   http_error    HTTP 500 with a JSON error body
+  truncate      --fail-after tokens, then a clean end of body: no finish_reason, no [DONE]
+  multiline     every event's JSON split over two `data:` lines (the SSE spec joins them)
   cycle         request n uses the n-th mode of --cycle (comma separated), round robin
 Every first text event carries "server_ns": time.monotonic_ns() when it was written.
 """
@@ -49,6 +51,8 @@ MODES = (
     "empty",
     "short",
     "http_error",
+    "truncate",
+    "multiline",
     "cycle",
 )
 
@@ -209,7 +213,11 @@ class FaultServer:
             }
             if continuous and with_usage and text:
                 data["usage"] = usage(completion)
-            return b"data: " + json.dumps(data, separators=(",", ":")).encode() + b"\n\n"
+            payload = json.dumps(data, separators=(",", ":")).encode()
+            if mode == "multiline":
+                head, tail = payload.split(b",", 1)
+                return b"data: " + head + b",\ndata: " + tail + b"\n\n"
+            return b"data: " + payload + b"\n\n"
 
         writer.write(
             b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
@@ -238,7 +246,7 @@ class FaultServer:
         piece = " " + o.word
         k = max(1, o.tokens_per_chunk)
         while sent < n_out:
-            if mode in ("inband_error", "reset", "malformed") and sent >= o.fail_after:
+            if mode in ("inband_error", "reset", "malformed", "truncate") and sent >= o.fail_after:
                 break
             step = min(k, n_out - sent)
             sent += step
@@ -256,6 +264,11 @@ class FaultServer:
             send(b'data: {"error":{"message":"injected in-band error","code":500}}\n\n')
         elif mode == "malformed":
             send(b"data: {this is not json\n\n")
+        elif mode == "truncate":
+            # The body ends properly, the stream does not: nothing says it is complete.
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return True
         elif mode == "reset":
             await writer.drain()
             sock = writer.get_extra_info("socket")
@@ -392,6 +405,12 @@ async def serve(host: str, port: int, options: Options) -> None:
         loop.add_signal_handler(sig, stop.set)
     async with listener:
         await stop.wait()
+        # Idle keep-alive connections would otherwise hold the exit until the parent's
+        # stop() gives up and kills the process (wait_closed waits for them since 3.12).
+        listener.close()
+        close_clients = getattr(listener, "close_clients", None)  # Python 3.13+
+        if close_clients is not None:
+            close_clients()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
@@ -23,15 +25,51 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def stop(process: subprocess.Popen[bytes]) -> None:
-    """Terminate our own child by PID, then kill it if it lingers."""
-    if process.poll() is None:
-        process.terminate()
+def stop(process: subprocess.Popen[bytes], *, group: bool = False) -> None:
+    """Terminate our own child by PID, then kill it if it lingers.
+
+    With group=True the child leads its own process group (start_new_session=True) and the
+    whole group is signalled, so processes it started itself go with it.
+    """
+
+    def send(sig: signal.Signals) -> None:
+        if group:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, sig)
+        elif process.poll() is None:
+            process.send_signal(sig)
+
+    if process.poll() is None or group:
+        send(signal.SIGTERM)
         try:
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            process.kill()
+            send(signal.SIGKILL)
             process.wait(timeout=10)
+        if group:
+            send(signal.SIGKILL)  # anything of the group that outlived its leader
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+_PR_SET_PDEATHSIG = 1
+
+
+def dies_with_parent() -> Callable[[], None] | None:
+    """A `preexec_fn` for long-lived children: SIGTERM them when their parent dies.
+
+    Stopping children in `finally` covers Ctrl-C and SIGTERM; this covers a parent that is
+    killed outright (SIGKILL, OOM), which runs no Python at all. Linux only.
+    """
+    if _LIBC is None:
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return preexec
 
 
 @contextlib.contextmanager

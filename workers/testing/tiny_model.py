@@ -16,12 +16,45 @@ word depend on the current one, so outputs are not one repeated word.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
-from workers.loadgen.prompts import WORDS, _bytes_to_unicode
+from workers.loadgen.prompts import WORDS
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's reversible map from bytes to printable characters."""
+    printable = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
+    chars = printable[:]
+    extra = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            chars.append(256 + extra)
+            extra += 1
+    return dict(zip(printable, map(chr, chars), strict=True))
+
+
+def foreign_words(count: int = 200, seed: int = 0) -> tuple[str, ...]:
+    """Made-up words from letters English words rarely start with (q, x, z, j, v, k): a
+    vocabulary built from them makes no word of `WORDS` one token, as in many small and
+    non-English models."""
+    rng = np.random.default_rng(seed)
+    starts, vowels, others = "qxzjvk", "aeiouy", "bcdfghlmnprstw"
+    words: dict[str, None] = {}
+    while len(words) < count:
+        word = rng.choice(list(starts)) + "".join(
+            rng.choice(list(vowels if k % 2 == 0 else others))
+            for k in range(int(rng.integers(3, 7)))
+        )
+        words[str(word)] = None
+    return tuple(words)
+
 
 SPACE = "Ġ"  # GPT-2's symbol for the byte 0x20
 EOS = "<|endoftext|>"
@@ -49,18 +82,17 @@ def build_vocab(words: tuple[str, ...] = WORDS) -> tuple[list[str], list[str], l
 
 
 def write_tokenizer_json(path: Path, tokens: list[str], merges: list[str]) -> Path:
-    """The same tokenizer as a Hugging Face tokenizer.json (for `LocalTokenizer`)."""
-    data = {
-        "version": "1.0",
-        "added_tokens": [{"id": len(tokens) - 1, "content": EOS, "special": True}],
-        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
-        "model": {
-            "type": "BPE",
-            "vocab": {token: i for i, token in enumerate(tokens) if token != EOS},
-            "merges": merges,
-        },
-    }
-    path.write_text(json.dumps(data))
+    """The same tokenizer as a Hugging Face tokenizer.json (for `LocalTokenizer`), written
+    by the `tokenizers` library so the file is exactly what the library reads."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
+    vocab = {token: i for i, token in enumerate(tokens) if token != EOS}
+    pairs = [tuple(m.split(" ", 1)) for m in merges]
+    tokenizer = Tokenizer(models.BPE(vocab, pairs))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.add_special_tokens([AddedToken(EOS, special=True)])
+    tokenizer.save(str(path))
     return path
 
 
@@ -73,12 +105,17 @@ def write_tiny_model(
     n_ff: int = 128,
     context: int = 32768,
     seed: int = 0,
+    words: tuple[str, ...] = WORDS,
 ) -> Path:
-    """Write the GGUF to `path` and tokenizer.json beside it; return the GGUF path."""
+    """Write the GGUF to `path` and tokenizer.json beside it; return the GGUF path.
+
+    `words` are the vocabulary's whole-word tokens and the only tokens it generates;
+    `foreign_words()` gives a vocabulary in which the load generator's own words are not.
+    """
     import gguf  # the writer is only needed here, not by the load generator
 
     rng = np.random.default_rng(seed)
-    tokens, merges, word_ids = build_vocab()
+    tokens, merges, word_ids = build_vocab(words)
     n_vocab = len(tokens)
     writer = gguf.GGUFWriter(str(path), "llama")
     writer.add_name("inferboard-tiny-test")

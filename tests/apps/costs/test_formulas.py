@@ -1,4 +1,4 @@
-"""Hand-computed checks of the cost formulas (DESIGN.md, "Cost model")."""
+"""Hand-computed checks of the cost formulas (docs/methodology.md, "$/Mtok" and "Prices")."""
 
 from __future__ import annotations
 

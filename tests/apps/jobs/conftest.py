@@ -60,7 +60,14 @@ def deployment(db):
 @pytest.fixture
 def scenario(db):
     return scenario_create(
-        scenario=doc.Scenario(name="tiny", input_tokens=32, output_tokens=8, dataset="jobs-test")
+        scenario=doc.Scenario(
+            name="tiny",
+            input_tokens=32,
+            output_tokens=8,
+            length_spread=0,
+            prefix_cache_hit_rate=0,
+            dataset="jobs-test",
+        )
     )
 
 

@@ -262,3 +262,19 @@ def test_no_request_leaves_for_an_endpoint_outside_the_allowlist(
     assert "outside ENDPOINT_ALLOWLIST" in run.json()["detail"][0]["message"]
     assert broker.messages(inside["pool"]) == []
     assert accepted == []
+
+
+def test_run_now_refuses_a_scenario_that_does_not_state_its_spread_or_prefix(
+    new_endpoint, client, auth, broker
+):
+    from apps.catalog.services import scenario_create
+    from workers import results as doc
+
+    imported = scenario_create(scenario=doc.Scenario(input_tokens=32, output_tokens=8))
+    endpoint = new_endpoint().json()
+    response = post(
+        client, f"/api/v1/endpoints/{endpoint['id']}/runs", {"scenario": imported.slug}, auth
+    )
+    assert response.status_code in (400, 422), response.content
+    assert "scenario" in response.content.decode()
+    assert not Job.objects.exists()

@@ -1,11 +1,17 @@
+import asyncio
 import csv
 import io
+from datetime import UTC, datetime
 
 import pytest
 from django.core.management import call_command
 
 from apps.runs.services import run_ingest
 from tests.factories import document, point
+from tests.workers.loadgen.test_client_bound import starved_sweep
+from workers.loadgen.runner import ClientLimits, make_document
+from workers.results import Deployment, ModelInfo, Scenario
+from workers.testing.processes import fault_server
 
 pytestmark = pytest.mark.django_db
 
@@ -139,6 +145,36 @@ def test_the_run_page_shows_points_errors_and_a_latency_cdf(client, org):
     assert 'data-figure="fig-cdf"' in html
     assert "timeout</code>: 2" in html
     assert client.get("/runs/999999/").status_code == 404
+
+
+def test_the_run_page_marks_client_bound_and_length_mismatched_points(client, org):
+    points = [point(c, output_tok_s=100 * c, ttft_p99_ms=300, interactivity=90) for c in (1, 2, 4)]
+    points[1]["client_bound"] = True
+    points[1]["client"] = {"cpu_utilization": 0.97, "loop_lag_p99_ms": 40.0}
+    points[2]["prompt_length_mismatch_rate"] = 0.5
+    run = run_ingest(document=document(points=points), org=org).run
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    rows = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0].split("<tr>")[1:]
+    assert "client-bound" not in rows[0] and "mismatch" not in rows[0]
+    assert '<span class="badge badge-mark" title="not a leaderboard point">client-bound' in rows[1]
+    assert "prompt length mismatch" in rows[2]
+
+
+def test_a_starved_clients_level_is_marked_client_bound_on_its_run_page(client, org):
+    # End to end: a real sweep whose event loop a hog holds, its document, ingestion, page.
+    with fault_server("--itl-ms", "20") as url:
+        sweep = asyncio.run(starved_sweep(url, ClientLimits(cpu=1e9, loop_lag_ms=1.0)))
+    assert sweep.points[0].client_bound is True
+    measured = make_document(
+        model=ModelInfo(name="m"),
+        deployment=Deployment.model_validate(document()["deployment"]),
+        scenario=Scenario(input_tokens=5, output_tokens=8),
+        result=sweep,
+        started_at=datetime.now(UTC),
+    )
+    run = run_ingest(document=measured, org=org).run
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert ">client-bound</span>" in html
 
 
 def test_deployment_history_marks_a_regression(client, org):

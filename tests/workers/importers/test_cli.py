@@ -3,7 +3,8 @@ from __future__ import annotations
 import json
 
 from tests.workers.importers.files import fixture_path, read_json
-from workers.importers.cli import main, server_base
+from workers.importers.cli import main
+from workers.submit import server_base
 
 SUMMARY = "inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc64.json"
 FACTS = [

@@ -69,6 +69,25 @@ def test_aiperf_and_sglang_put_the_same_workload_in_the_same_scenario(llama_serv
     assert from_aiperf.scenario.dataset == "random"  # aiperf calls it "synthetic"
 
 
+# --- nothing invented --------------------------------------------------------------------
+
+
+def test_a_vllm_file_leaves_length_spread_and_prefix_cache_unstated(h100):
+    # vLLM's result does not record random_range_ratio or any prefix reuse target.
+    [doc] = _vllm(vllm_result(), h100)
+    assert doc.scenario.length_spread is None
+    assert doc.scenario.prefix_cache_hit_rate is None
+
+
+def test_sglang_and_aiperf_state_the_spread_their_files_give(llama_server):
+    [from_sglang] = _import(SGLANG, llama_server)  # random_range_ratio 1.0: fixed lengths
+    [from_aiperf] = _import(AIPERF, llama_server)  # isl/osl stddev 0: fixed lengths
+    assert from_sglang.scenario.length_spread == 0
+    assert from_aiperf.scenario.length_spread == 0
+    assert from_sglang.scenario.prefix_cache_hit_rate is None
+    assert from_aiperf.scenario.prefix_cache_hit_rate is None
+
+
 # --- counts and placeholders -------------------------------------------------------------
 
 
@@ -228,16 +247,42 @@ def test_a_guidellm_0_3_report_is_refused_naming_its_version_and_layout(h100):
     assert "unknown strategy type" not in message
 
 
-def test_a_genai_perf_export_is_claimed_and_refused_by_name():
-    # The layout genai-perf documents: aiperf-style metric objects, its own input_config.
+def test_a_genai_perf_export_is_read_in_its_flat_layout(h100):
+    facts = Facts.model_validate({**h100.as_tree(), "scenario": {}})
+    # genai-perf's flat input_config; fixed synthetic lengths (stddev 0) state the scenario.
     export = {
         "request_throughput": {"unit": "requests/sec", "avg": 9.86},
+        "request_count": {"unit": "count", "avg": 100.0},
         "request_latency": {"unit": "ms", "avg": 101.2, "p50": 99.0, "p99": 140.0},
-        "input_config": {"model": ["gpt2"], "service_kind": "openai", "concurrency": 1},
+        "inter_token_latency": {"unit": "ms", "avg": 7.5, "p50": 7.1, "p25": 6.4},
+        "input_config": {
+            "model": ["gpt2"],
+            "concurrency": 4,
+            "request_rate": None,
+            "prompt_source": "synthetic",
+            "synthetic_input_tokens_mean": 128,
+            "synthetic_input_tokens_stddev": 0,
+            "output_tokens_mean": 64,
+            "output_tokens_stddev": 0,
+        },
     }
-    data = json.dumps(export).encode()
-    with pytest.raises(ImportFailure, match="looks like an NVIDIA genai-perf export"):
-        import_file(data, "profile_export_genai_perf.json")
+    [doc] = import_file(json.dumps(export).encode(), "profile_export_genai_perf.json", facts=facts)
+    point = doc.points[0]
+    assert (point.concurrency, point.requests.succeeded, point.requests.failed) == (4, 100, None)
+    assert point.latency_ms.tpot.p50 == 7.1  # genai-perf's per-request ITL is our TPOT
+    assert doc.environment.extra["percentiles_without_slot"]["inter_token_latency"] == {"p25": 6.4}
+    assert (doc.scenario.input_tokens, doc.scenario.output_tokens) == (128, 64)
+    assert (doc.scenario.length_spread, doc.scenario.dataset) == (0, "random")
+
+
+def test_a_genai_perf_export_with_a_field_we_do_not_know_is_refused_by_name(h100):
+    export = {
+        "request_throughput": {"unit": "requests/sec", "avg": 9.86},
+        "goodput": {"unit": "requests/sec", "avg": 9.0},
+        "input_config": {"model": ["gpt2"], "concurrency": 1},
+    }
+    with pytest.raises(ImportFailure, match="unknown field.*goodput"):
+        import_file(json.dumps(export).encode(), "profile_export_genai_perf.json", facts=h100)
 
 
 def test_a_vllm_run_paced_by_its_concurrency_cap_is_closed_loop(h100):

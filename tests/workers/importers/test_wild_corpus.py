@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from workers.importers import Facts, ImportFailure, import_file, sniff
+from workers.importers.lm_eval import PROPORTIONS
 from workers.results import Distribution, ResultDocument
 
 WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild"
@@ -51,6 +52,10 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "aiperf/agentic_kimik2.7": _facts("MI355X", 4, "vllm", "FP4"),
     # aiperf's own plot fixtures (Qwen3-0.6B runs); the hardware is not stated anywhere.
     "aiperf/aiperf-plot-fixture": _facts("H100", 1, "vllm", "BF16"),
+    # wellflat/k8s-dev's aiperf run against its gpt-oss-20b vLLM pod (GPU model not stated).
+    "aiperf/wellflat-k8s-dev": _facts(
+        "A100", 1, "vllm", "MXFP4", input_tokens=150, output_tokens=100
+    ),
     "inferencex-summary/glm5": _facts("H200", None, "vllm", "FP8"),
     "inferencex-summary/minimax": _facts("H200", None, "vllm", "FP8"),
     # ATOM MTP runs on MI355X, TP4 (InferenceX root files; the name gives isl8192_osl1024).
@@ -63,6 +68,78 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         "H200", 8, "sglang", "BF16", model="llama-3.3-70b"
     ),
     "sglang-bench-serving/llama_405b": _facts("H200", 8, "sglang", "FP8", model="llama-3.1-405b"),
+    # kubernetes-sigs/inference-perf KubeCon NA 2025 demo: its manifests.yaml runs
+    # vllm/vllm-openai:v0.11.0 serving Llama-3.1-8B-Instruct on one H100 (GKE
+    # nvidia-h100-80gb). The report does not state the workload's lengths (a ShareGPT-like
+    # mix); the facts give the means the reports show, rounded. Checks are on measurements.
+    "inference-perf/kubecon-na-2025_vllm-eagle": Facts.model_validate(
+        {
+            **_facts(
+                "H100",
+                1,
+                "vllm",
+                "BF16",
+                "meta-llama/Llama-3.1-8B-Instruct",
+                input_tokens=202,
+                output_tokens=63,
+            ).as_tree(),  # fmt: skip
+            "deployment": {
+                "accelerator": "H100",
+                "gpus": 1,
+                "engine": {"name": "vllm"},
+                "quantization": {"weights": "BF16"},
+                "speculative": {"method": "eagle3", "draft_tokens": 4},
+            },
+        }
+    ),
+    "inference-perf/kubecon-na-2025_vllm-quantization": _facts(
+        "H100",
+        1,
+        "vllm",
+        "NF4",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        input_tokens=202,
+        output_tokens=63,
+    ),  # fmt: skip  (--quantization bitsandbytes)
+    "inference-perf/kubecon-na-2025_vllm": _facts(
+        "H100",
+        1,
+        "vllm",
+        "BF16",
+        "meta-llama/Llama-3.1-8B-Instruct",
+        input_tokens=202,
+        output_tokens=63,
+    ),  # fmt: skip
+    # er0080/vllm-benchmarking's capture of `vllm bench sweep serve` (vLLM 0.25.1, OPT-125m):
+    # the files state no hardware or lengths; these facts are arbitrary. Checks are on
+    # measurements, which facts do not touch.
+    "vllm-bench-serve/er0080-sweep": _facts(
+        "L4", 1, "vllm", "BF16", input_tokens=32, output_tokens=16
+    ),
+    # nerdalert/vllm-bench-automation: llm-d with 4 decode replicas on 4x L40S (the file's
+    # --metadata says gpu=4xNVIDIA_L40S, input_len=1000, output_len=500).
+    "inferencex-benchmark-serving/vllm-bench-automation": _facts(
+        "L40S", 4, "vllm", "BF16", input_tokens=1000, output_tokens=500
+    ),
+    # danielkorat/guidellm-bench: vLLM 0.14.1 on Intel XPU (intel/vllm:0.14.1-xpu), TP4, FP8,
+    # AIME prompts. The XPU model and the workload's lengths are not stated (lengths: the
+    # file's rounded prompt/output means); checks are on measurements.
+    "guidellm/guidellm-bench": _facts(
+        "ARC-B60", 4, "vllm", "FP8", input_tokens=99, output_tokens=1024
+    ),
+    # wellflat/k8s-dev: vllm/vllm-openai:gptoss, TP1, one GPU whose model is not stated
+    # (the accelerator is arbitrary); lengths are the synthetic means each file requested
+    # (stddev 30, so the file states no fixed lengths).
+    "genai-perf/wellflat-k8s-dev_e3e57baf": _facts(
+        "A100", 1, "vllm", "MXFP4", "openai/gpt-oss-20b", input_tokens=150, output_tokens=400
+    ),
+    "genai-perf/wellflat-k8s-dev_e17e8f5b": _facts(
+        "A100", 1, "vllm", "MXFP4", "openai/gpt-oss-20b", input_tokens=150, output_tokens=300
+    ),
+    # lm-eval results: hardware and engine from each file's pretty_env_info and config.model.
+    "lm-eval/african_nlp": _facts("L4", 1, "vllm", "BF16"),
+    "lm-eval/nl2foam": _facts("H100", 8, "vllm", "BF16", model="nl2foam_sft_0"),
+    "lm-eval/qwen3-8b": _facts("H100", 1, "hf", "BF16"),
 }
 # Facts a file cannot state (only for formats whose files do not name them).
 GIVEN: dict[str, Facts] = {
@@ -205,10 +282,33 @@ def check_aiperf(docs: list[ResultDocument], raw: Any) -> None:
         assert point.tokens.output == raw["total_osl"]["avg"]
     assert point.concurrency == raw["input_config"]["loadgen"]["concurrency"]
     assert doc.model.name == raw["input_config"]["endpoint"]["model_names"][0]
-    assert doc.environment.loadgen_version == f"aiperf {raw.get('aiperf_version')}"
+    version = raw.get("aiperf_version")
+    assert doc.environment.loadgen_version == (f"aiperf {version}" if version else None)
 
 
 def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
+    # benchmark_serving.py --append-result writes one result per line: one run each.
+    rows = raw if isinstance(raw, list) else [raw]
+    assert len(docs) == len(rows)
+    for doc, row in zip(docs, rows, strict=True):
+        point = doc.points[0]
+        assert point.concurrency == row["max_concurrency"]
+        assert point.window_s == row["duration"]
+        assert point.throughput.requests_per_s == row["request_throughput"]
+        assert point.throughput.output_tok_s == row["output_throughput"]
+        assert point.throughput.total_tok_s == row["total_token_throughput"]
+        assert point.tokens.input == row["total_input_tokens"]
+        assert point.tokens.output == row["total_output_tokens"]
+        assert point.requests.succeeded == row["completed"]
+        assert _check_latencies(point, row, 1) >= 12
+        if "best_of" in row:
+            assert doc.environment.extra["best_of"] == row["best_of"]
+        rate = row["request_rate"]
+        assert doc.environment.extra.get("requested_rate") == (None if rate == "inf" else rate)
+    assert len({doc.idempotency_key for doc in docs}) == len(docs)
+
+
+def check_vllm_bench_serve(docs: list[ResultDocument], raw: Any) -> None:
     [doc] = docs
     point = doc.points[0]
     assert point.concurrency == raw["max_concurrency"]
@@ -218,9 +318,13 @@ def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
     assert point.throughput.total_tok_s == raw["total_token_throughput"]
     assert point.tokens.input == raw["total_input_tokens"]
     assert point.tokens.output == raw["total_output_tokens"]
-    assert point.requests.succeeded == raw["completed"]
-    assert _check_latencies(point, raw, 1) >= 20
-    assert doc.environment.extra["best_of"] == raw["best_of"]
+    assert (point.requests.succeeded, point.requests.failed) == (raw["completed"], raw["failed"])
+    assert _check_latencies(point, raw, 1) == 16  # mean/median/std/p99 of ttft/tpot/itl/e2el
+    assert doc.model.name == raw["model_id"]
+    # `vllm bench sweep` merges its run number and serve parameters into the result.
+    sweep = doc.environment.extra["sweep_parameters"]
+    assert (sweep["run_number"], sweep["max_num_seqs"]) == (raw["run_number"], raw["max_num_seqs"])
+    assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
 
 
 def check_sglang(docs: list[ResultDocument], raw: Any) -> None:
@@ -266,7 +370,124 @@ def check_inferencex_agentic_v2(docs: list[ResultDocument], raw: Any) -> None:
     assert checked == 16
 
 
+INFERENCE_PERF_LATENCY = {"time_to_first_token": "ttft", "time_per_output_token": "tpot",
+                          "request_latency": "e2el"}  # fmt: skip
+INFERENCE_PERF_SLOTS = {"mean": "mean", "min": "min", "median": "p50", "p90": "p90",
+                        "p95": "p95", "p99": "p99", "p99.9": "p999", "max": "max"}  # fmt: skip
+
+
+def check_inference_perf(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    successes, load = raw["successes"], raw["load_summary"]
+    assert point.requests.succeeded == successes["count"]
+    assert point.requests.failed == raw["failures"]["count"]
+    throughput = successes["throughput"]
+    assert point.throughput.requests_per_s == throughput["requests_per_sec"]
+    assert point.throughput.input_tok_s == throughput["input_tokens_per_sec"]
+    assert point.throughput.output_tok_s == throughput["output_tokens_per_sec"]
+    assert point.throughput.total_tok_s == throughput["total_tokens_per_sec"]
+    assert point.request_rate == load.get("requested_rate")
+    checked = 0
+    for name, ours in INFERENCE_PERF_LATENCY.items():
+        dist = getattr(point.latency_ms, ours)
+        for stat, slot in INFERENCE_PERF_SLOTS.items():
+            if stat in successes["latency"][name]:
+                assert getattr(dist, slot) == successes["latency"][name][stat] * 1000, (name, stat)
+                checked += 1
+    assert checked >= 15
+    # Nothing in the report states a length spread or a prefix-cache target.
+    assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
+
+
+def check_lm_eval(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    groups = {g for g, subtasks in raw.get("group_subtasks", {}).items() if subtasks}
+    stored = {(a.task, a.metric): a for a in doc.accuracy}
+    expected = 0
+    for task, row in raw["results"].items():
+        if task in groups:  # an aggregate of subtasks stored on their own
+            assert not any(t == task for t, _ in stored)
+            continue
+        effective = raw["n-samples"][task]["effective"]
+        for key, value in row.items():
+            if key in ("alias", "name", "sample_len") or "_stderr," in key:
+                continue
+            result = stored[(task, key)]
+            expected += 1
+            assert result.score == value
+            stderr = row.get(key.replace(",", "_stderr,", 1))
+            assert result.stderr == (stderr if isinstance(stderr, float) else None)
+            if key.split(",")[0] in PROPORTIONS:
+                assert (result.kind, result.n) == ("proportion", effective)
+            else:  # f1, bleu, rouge, judge scores: no n, so no binomial interval
+                assert (result.kind, result.n) == ("score", None)
+    assert len(stored) == expected
+    assert doc.environment.extra["lm_eval_version"] == raw["lm_eval_version"]
+
+
+def check_guidellm(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    assert len(doc.points) == len(raw["benchmarks"])
+    for point, bench in zip(doc.points, raw["benchmarks"], strict=True):
+        metrics = {name: m.get("successful") for name, m in bench["metrics"].items()}
+        strategy = bench["config"]["strategy"]
+        assert point.label == strategy["type_"]
+        assert point.concurrency == strategy["max_concurrency"]  # synchronous 1, concurrent N
+        assert point.window_s == bench["duration"]
+        assert point.requests.succeeded == bench["metrics"]["request_totals"]["successful"]
+        assert point.throughput.requests_per_s == metrics["requests_per_second"]["mean"]
+        assert point.throughput.output_tok_s == metrics["output_tokens_per_second"]["mean"]
+        # total_sum is a float sum of whole counts (1748.9999999999998 for 1749).
+        assert point.tokens.input == round(metrics["prompt_token_count"]["total_sum"])
+        assert point.tokens.output == round(metrics["output_token_count"]["total_sum"])
+        for name, slot, factor in (
+            ("time_to_first_token_ms", "ttft", 1),
+            ("request_latency", "e2el", 1000),  # seconds
+        ):
+            dist, summary = getattr(point.latency_ms, slot), metrics[name]
+            assert (dist.mean, dist.std) == (summary["mean"] * factor, summary["std_dev"] * factor)
+            assert (dist.min, dist.max) == (summary["min"] * factor, summary["max"] * factor)
+            for p in ("p50", "p90", "p95", "p99", "p999"):
+                assert getattr(dist, p) == summary["percentiles"][p] * factor, (name, p)
+        # guidellm's token-weighted TPOT/ITL are kept aside, not mapped (see the importer).
+        assert point.latency_ms.tpot is None and point.latency_ms.itl is None
+
+
+GENAI_PERF_LATENCY = {"time_to_first_token": "ttft", "request_latency": "e2el",
+                      "inter_token_latency": "tpot"}  # fmt: skip
+
+
+def check_genai_perf(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    assert raw["request_latency"]["unit"] == "ms"
+    checked = 0
+    for name, slot in GENAI_PERF_LATENCY.items():
+        dist = getattr(point.latency_ms, slot)
+        for stat, ours in AIPERF_SLOTS.items():
+            assert getattr(dist, ours) == raw[name][stat], (name, stat)
+            checked += 1
+        assert doc.environment.extra["percentiles_without_slot"][name]["p25"] == raw[name]["p25"]
+    assert checked == 24
+    assert point.throughput.requests_per_s == raw["request_throughput"]["avg"]
+    assert point.throughput.output_tok_s == raw["output_token_throughput"]["avg"]
+    assert point.requests.succeeded == raw["request_count"]["avg"]
+    assert point.requests.failed is None  # not stated
+    assert point.window_s is None and point.tokens is None  # not stated either
+    config = raw["input_config"]
+    stimulus = config.get("perf_analyzer", {}).get("stimulus", config)
+    assert point.concurrency == stimulus["concurrency"]
+    assert doc.model.name == (config.get("model_names") or config.get("model"))[0]
+    assert doc.scenario.dataset == "random"  # genai-perf's "synthetic"
+
+
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
+    "genai-perf": check_genai_perf,
+    "guidellm": check_guidellm,
+    "vllm-bench-serve": check_vllm_bench_serve,
+    "lm-eval": check_lm_eval,
+    "inference-perf": check_inference_perf,
     "inferencex-agg": check_inferencex_agg,
     "inferencex-agentic": check_inferencex_agentic,
     "inferencex-benchmark-serving": check_benchmark_serving,
@@ -277,6 +498,13 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
+    # wellflat/k8s-dev's lighteval output: it has lm-eval's "results" and "versions" keys.
+    "lm-eval/wellflat-k8s-dev_lighteval_results_2025-10-24T08-49-35.599065.json": (
+        "lighteval",
+        "lm-evaluation-harness 0.4.x",
+    ),
+    # lm-eval's own 2021 test data: results as written before 0.4 (no filters, no counts).
+    "lm-eval/lm-eval-0.3-testdata_arc_challenge-v0-res.json": ("0.3 or earlier", "0.4.x"),
     # framework and precision are empty strings in this file: the facts must say them.
     "inferencex-agentic/results_0601_results_bmk_2_agg_bmk.json": (
         "item 0",

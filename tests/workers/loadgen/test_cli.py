@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.workers.loadgen import tokenizer_files
 from workers.loadgen.cli import main
 from workers.results import parse_document
 from workers.testing.processes import REPO_ROOT
@@ -174,8 +175,9 @@ def test_submit_retries_with_the_same_idempotency_key(start_fault_server, tmp_pa
 
 
 def test_ctrl_c_keeps_the_finished_levels(start_fault_server, tmp_path):
-    # Each request takes about 8 x 100 ms; interrupt once the second level has started.
-    url = start_fault_server("--itl-ms", "100")
+    # Each request takes about 40 x 50 ms; interrupt once the second level has started,
+    # which leaves 2 s for the signal to land before that level could end on its own.
+    url = start_fault_server("--itl-ms", "50")
     out = tmp_path / "run.json"
     command = [
         sys.executable,
@@ -189,7 +191,7 @@ def test_ctrl_c_keeps_the_finished_levels(start_fault_server, tmp_path):
         "--input-tokens",
         "5",
         "--output-tokens",
-        "8",
+        "40",
         "--requests",
         "2",
         "--concurrency",
@@ -216,3 +218,50 @@ def test_ctrl_c_keeps_the_finished_levels(start_fault_server, tmp_path):
     document = parse_document(out.read_text())
     assert document.status == "partial"
     assert [p.concurrency for p in document.points] == [1]
+
+
+def test_prompts_that_cannot_reach_their_length_stop_the_run_before_it_measures(
+    start_fault_server, tmp_path, capsys
+):
+    # Two tokens with a shared prefix: each prompt's code words alone are longer than that.
+    out = tmp_path / "run.json"
+    args = ["--input-tokens", "2", "--output-tokens", "4", "--prefix-hit-rate", "0.5"]
+    code = bench(start_fault_server(), out, *args, "--requests", "3")
+    assert code == 2
+    error = capsys.readouterr().err
+    assert "prompts miss their input length by more than ±1 token" in error
+    assert "--allow-length-mismatch" in error
+    assert not out.exists()
+
+
+def test_allowing_a_length_mismatch_measures_and_marks_the_points(
+    start_fault_server, tmp_path, capsys
+):
+    out = tmp_path / "run.json"
+    args = ["--input-tokens", "2", "--output-tokens", "4", "--prefix-hit-rate", "0.5"]
+    code = bench(start_fault_server(), out, *args, "--requests", "3", "--allow-length-mismatch")
+    assert code == 0
+    document = parse_document(out.read_text())
+    assert document.points[0].prompt_length_mismatch_rate == 1.0
+    assert document.environment.extra["prompt_check"]["missed"] == 3
+    assert "[LENGTH MISMATCH 100%]" in capsys.readouterr().err
+
+
+def test_a_tokenizer_that_disagrees_with_the_server_is_caught_by_the_servers_usage(
+    start_fault_server, tmp_path, capsys
+):
+    # The local file splits words into bytes; the server counts words. Prompts fit the file
+    # exactly, so only the server's usage shows they are the wrong length.
+    tokenizer = tokenizer_files.bytes_only(tmp_path / "tokenizer.json")
+    out = tmp_path / "run.json"
+    code = bench(
+        start_fault_server(),
+        out,
+        *("--input-tokens", "50", "--output-tokens", "4", "--requests", "3"),
+        *("--tokenizer", "local", "--tokenizer-json", str(tokenizer)),
+    )
+    assert code == 3
+    assert "prompts missed their input length" in capsys.readouterr().err
+    document = parse_document(out.read_text())
+    assert document.environment.extra["tokenizer"] == "tokenizer.json"
+    assert document.points[0].prompt_length_mismatch_rate == 1.0

@@ -71,6 +71,65 @@ def test_sse_events_split_across_reads_are_parsed_whole(size):
     assert timing.chunks == 1
 
 
+def test_a_multi_line_data_field_is_joined_into_one_event():
+    timing = RequestTiming(i=0, t_send_ns=0)
+    parser = SseParser(timing)
+    parser.feed(b'data: {"choices":\ndata: [{"text": "a b",\n', 5)
+    parser.feed(b'data: "finish_reason": null}]}\n', 6)
+    assert timing.text_ns == []  # the event is not over until its blank line
+    parser.feed(b"\n", 7)
+    assert timing.text_ns == [7]
+    assert parser.events == 1 and not parser.complete
+
+
+def test_a_stream_is_complete_at_done_or_at_a_finish_reason():
+    by_done = SseParser(RequestTiming(i=0, t_send_ns=0))
+    by_done.feed(b'data: {"choices":[{"text":"a"}]}\n\ndata: [DONE]\n\n', 1)
+    by_finish = SseParser(RequestTiming(i=0, t_send_ns=0))
+    by_finish.feed(b'data: {"choices":[{"text":"","finish_reason":"length"}]}\n\n', 1)
+    cut = SseParser(RequestTiming(i=0, t_send_ns=0))
+    cut.feed(b'data: {"choices":[{"text":"a","finish_reason":null}]}\n\n', 1)
+    assert (by_done.complete, by_finish.complete, cut.complete) == (True, True, False)
+
+
+def test_a_body_that_ends_inside_an_event_is_truncated_not_malformed():
+    parser = SseParser(RequestTiming(i=0, t_send_ns=0))
+    parser.feed(b'data: {"choices":[{"text":"a"}]}\n\ndata: {"choices":[{"te', 1)
+    with pytest.raises(StreamFailure) as failure:
+        parser.close(2)
+    assert failure.value.status == "truncated"
+
+
+def test_a_last_complete_event_without_its_blank_line_still_counts():
+    parser = SseParser(RequestTiming(i=0, t_send_ns=0))
+    parser.feed(b'data: {"choices":[{"text":"a"}]}\n\ndata: [DONE]', 1)
+    parser.close(2)
+    assert parser.done and parser.events == 1
+
+
+@pytest.mark.parametrize("api", ["completions", "chat"])
+def test_a_stream_that_stops_early_without_its_terminator_is_truncated(start_fault_server, api):
+    # 3 of 100 tokens, then a clean end of body: no usage, no finish_reason, no [DONE].
+    url = start_fault_server("--mode", "truncate", "--fail-after", "3")
+    workload = WordWorkload(max_tokens=100)
+    result = sweep(url, api=api, workload=workload, requests=2, levels=[Level(concurrency=1)])
+    point = result.points[0]
+    assert point.requests.succeeded == 0
+    assert point.errors == {"truncated": 2}
+    record = point.records[0]
+    assert record.status == "truncated" and record.chunks == 3
+    assert "without [DONE] or a finish_reason" in record.error
+
+
+@pytest.mark.parametrize("api", ["completions", "chat"])
+def test_multi_line_sse_events_from_a_server_parse(start_fault_server, api):
+    url = start_fault_server("--mode", "multiline")
+    result = sweep(url, api=api, requests=2, levels=[Level(concurrency=1)])
+    point = result.points[0]
+    assert point.requests.succeeded == 2, point.errors
+    assert all(r.n_out == 8 and r.chunks == 8 for r in point.records)
+
+
 def test_reasoning_text_counts_for_ttft_but_not_for_ttfo():
     timing = RequestTiming(i=0, t_send_ns=0)
     parser = SseParser(timing)

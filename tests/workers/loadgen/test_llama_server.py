@@ -22,13 +22,14 @@ from workers.loadgen.prompts import (
     LocalTokenizer,
     PromptBuilder,
     PromptWorkload,
+    WordPool,
     template_overhead,
     usage_probe,
 )
 from workers.loadgen.runner import Level
 from workers.results import parse_document
 from workers.testing.llama_server import llama_server, require
-from workers.testing.tiny_model import write_tiny_model
+from workers.testing.tiny_model import foreign_words, write_tiny_model
 
 
 @pytest.fixture(scope="module")
@@ -117,3 +118,75 @@ def test_the_cli_measures_llama_server_end_to_end(server, tmp_path):
         assert point.prompt_length_mismatch_rate == 0
         assert point.prefix_cache_hit_rate is not None
     assert out.with_name("run.requests.jsonl").exists()
+
+
+@pytest.fixture(scope="module")
+def foreign_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model whose vocabulary is made-up words: none of WORDS is one token in it."""
+    folder = tmp_path_factory.mktemp("foreign")
+    return write_tiny_model(folder / "foreign.gguf", words=foreign_words())
+
+
+@pytest.fixture(scope="module")
+def foreign_server(foreign_model: Path) -> Iterator[str]:
+    require()
+    with llama_server(foreign_model, slots=2, context=8192) as url:
+        yield url
+
+
+def _bench_512(url: str, out: Path, *extra: str) -> int:
+    return main(
+        [
+            "bench", "--endpoint", url, "--model", "tiny", "--quiet",
+            "--input-tokens", "512", "--output-tokens", "8",
+            "--concurrency", "1,4", "--requests", "8", "--no-early-stop",
+            "--accelerator", "CPU", "--gpus", "1", "--engine", "llama.cpp",
+            "--quantization", "F32", "--out", str(out), *extra,
+        ]
+    )  # fmt: skip
+
+
+def _server_counted_lengths(out: Path) -> list[int]:
+    document = parse_document(out.read_text())
+    assert all(point.prompt_length_mismatch_rate == 0 for point in document.points)
+    return [record.n_in for point in document.points for record in point.records]
+
+
+def test_the_word_list_is_several_tokens_a_word_on_the_foreign_model(foreign_server):
+    tokenizer = EndpointTokenizer(EndpointConfig(base_url=foreign_server, model="tiny"))
+    base = tokenizer.count("x")
+    assert min(tokenizer.count("x " + word) - base for word in WORDS[:40]) >= 2
+
+
+def test_512_token_prompts_reach_the_projects_tiny_model_within_one_token(server, tmp_path):
+    out = tmp_path / "run.json"
+    assert _bench_512(server, out) == 0
+    lengths = _server_counted_lengths(out)
+    assert len(lengths) == 16 and all(abs(n - 512) <= 1 for n in lengths), lengths
+
+
+def test_512_token_prompts_reach_a_model_without_the_word_list_within_one_token(
+    foreign_server, tmp_path
+):
+    out = tmp_path / "run.json"
+    assert _bench_512(foreign_server, out) == 0
+    lengths = _server_counted_lengths(out)
+    assert len(lengths) == 16 and all(abs(n - 512) <= 1 for n in lengths), lengths
+
+
+def test_a_local_tokenizer_json_fits_prompts_for_the_foreign_model(
+    foreign_server, foreign_model, tmp_path
+):
+    out = tmp_path / "run.json"
+    tokenizer = str(foreign_model.with_name("tokenizer.json"))
+    code = _bench_512(foreign_server, out, "--tokenizer", "local", "--tokenizer-json", tokenizer)
+    assert code == 0
+    assert all(abs(n - 512) <= 1 for n in _server_counted_lengths(out))
+
+
+def test_the_endpoint_lists_its_own_vocabulary_words_for_the_pool(foreign_server):
+    tokenizer = EndpointTokenizer(EndpointConfig(base_url=foreign_server, model="tiny"))
+    pool = WordPool.for_counter(tokenizer)
+    assert set(pool.costs) == {1}
+    assert not set(pool.words) & set(WORDS)
+    assert set(pool.words) & set(foreign_words())

@@ -1,4 +1,4 @@
-"""Metric rules of DESIGN.md on crafted per-request timings (all times in ns)."""
+"""Metric rules of docs/methodology.md on crafted per-request timings (all times in ns)."""
 
 from __future__ import annotations
 
@@ -180,10 +180,13 @@ def test_cache_hit_rate_is_not_reported_rather_than_zero_when_the_server_is_sile
     assert "cached" not in point.records[0].model_dump(exclude_none=True)
 
 
-def test_prompt_length_mismatch_rate_compares_usage_to_the_target():
+def test_prompt_length_mismatch_rate_counts_misses_beyond_one_token_of_the_target():
     exact = timing(i=0, n_in=100, target_n_in=100)
-    off = timing(i=1, n_in=101, target_n_in=100)
-    assert build_point([exact, off]).prompt_length_mismatch_rate == pytest.approx(0.5)
+    within = timing(i=1, n_in=101, target_n_in=100)
+    off = timing(i=2, n_in=102, target_n_in=100)
+    under = timing(i=3, n_in=98, target_n_in=100)
+    point = build_point([exact, within, off, under])
+    assert point.prompt_length_mismatch_rate == pytest.approx(0.5)
 
 
 def test_token_source_reports_the_weakest_source_used():

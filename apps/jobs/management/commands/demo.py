@@ -2,21 +2,22 @@
 
 Starts the in-repo streaming server (workers/testing/fault_server.py) as a `simulated`
 endpoint, a Celery worker for its pool, queues one run so the Runs page gets a fresh one, and
-serves the site. Uses Redis when CELERY_BROKER_URL answers, else a folder in var/ as broker.
-Ctrl-C stops everything it started.
+serves the site. Jobs go through a folder broker of its own (var/broker/demo-<pid>/, removed
+when it stops), never a Redis on the host: two demos on one machine do not share a queue,
+and none leaves keys behind. Ctrl-C or SIGTERM stops every process it started; its children
+also get SIGTERM if the demo itself is killed outright.
 """
 
 import os
 import re
 import select
+import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.management import call_command
@@ -39,7 +40,7 @@ from apps.jobs.services import (
     jobs_reap_stale,
     schedules_tick,
 )
-from workers.testing.processes import stop
+from workers.testing.processes import dies_with_parent, stop
 
 DEMO_POOL = "pool.demo"
 DEMO_NAME = "Demo: simulated streaming server"
@@ -58,15 +59,13 @@ DEMO_TOKEN_NAME = "demo-worker"
 REPO_ROOT = Path(__file__).resolve().parents[4]
 
 
-def _redis_answers(url: str) -> bool:
-    parts = urlsplit(url)
-    if parts.scheme not in {"redis", "rediss"}:
-        return False
-    try:
-        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 6379), 1):
-            return True
-    except OSError:
-        return False
+# Children get their own process group, so a terminal's Ctrl-C reaches only the demo, which
+# then stops each child's whole group in order; and they die with the demo if it is killed.
+CHILD: dict = {"start_new_session": True, "preexec_fn": dies_with_parent()}
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _scheduler(every_s: float = 15.0) -> None:
@@ -93,14 +92,17 @@ class Command(BaseCommand):
         host, _, port = addrport.rpartition(":")
         host = host or "127.0.0.1"
         server_url = f"http://{host}:{port}"
-        broker = settings.CELERY_BROKER_URL
+        # SIGTERM (from a supervisor) ends like Ctrl-C: SystemExit unwinds to `finally`, which
+        # stops the children. Installed before the first child starts, so no signal can come
+        # between a child's start and the code that stops it.
+        signal.signal(signal.SIGTERM, _exit_on_signal)
+        signal.signal(signal.SIGINT, _exit_on_signal)
+        folder = Path(settings.VAR_DIR) / "broker" / f"demo-{os.getpid()}"
+        broker = "filesystem://"
         env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-        if not _redis_answers(broker):
-            folder = Path(settings.VAR_DIR) / "broker"
-            broker = "filesystem://"
-            os.environ["INFERBOARD_BROKER_FOLDER"] = env["INFERBOARD_BROKER_FOLDER"] = str(folder)
-            settings.CELERY_BROKER_URL = broker
-            self.stdout.write(f"Redis does not answer; the demo queues jobs in {folder}")
+        os.environ["INFERBOARD_BROKER_FOLDER"] = env["INFERBOARD_BROKER_FOLDER"] = str(folder)
+        settings.CELERY_BROKER_URL = broker
+        self.stdout.write(f"The demo queues jobs in its own folder broker {folder}")
         # Beat every 2 s so the page shows progress while the short demo run measures.
         settings.JOB_HEARTBEAT_INTERVAL_S = 2
         children: list[subprocess.Popen] = []
@@ -142,6 +144,7 @@ class Command(BaseCommand):
                     ],
                     cwd=REPO_ROOT,
                     env=worker_env,
+                    **CHILD,
                 )
             )
             if not no_initial_run:
@@ -159,12 +162,14 @@ class Command(BaseCommand):
                 f"{server_url}/endpoints/ and watch the run land on {server_url}/"
             )
             threading.Thread(target=_scheduler, name="demo-scheduler", daemon=True).start()
-            # SIGTERM (from a supervisor) ends like Ctrl-C, so the children are stopped.
-            signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
             call_command("runserver", addrport, use_reloader=False)
         finally:
+            # A second Ctrl-C or SIGTERM must not cut the clean-up short.
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             for child in reversed(children):
-                stop(child)
+                stop(child, group=True)
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _start_fault_server(self, children: list[subprocess.Popen], env: dict) -> str:
         process = subprocess.Popen(
@@ -186,6 +191,7 @@ class Command(BaseCommand):
             stdout=subprocess.PIPE,
             cwd=REPO_ROOT,
             env=env,
+            **CHILD,
         )
         children.append(process)
         assert process.stdout is not None

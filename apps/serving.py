@@ -1,0 +1,25 @@
+"""gunicorn settings for the production web process (deploy/ runs exactly this).
+
+    gunicorn --config python:apps.serving apps.asgi:application
+
+gunicorn manages uvicorn (ASGI) worker processes. With sync workers, each connection that
+trickles its body in (one byte every few seconds) holds a whole worker, and three of them
+stopped the old setup from answering at all; an async worker holds only a coroutine for it.
+The reverse proxy in deploy/ also bounds body size and body read time (Caddyfile, nginx.conf).
+"""
+
+import os
+
+# The compose file and container bind every interface; systemd keeps to loopback behind a proxy.
+bind = os.environ.get("INFERBOARD_BIND", "127.0.0.1:8000")
+worker_class = "uvicorn_worker.UvicornWorker"
+workers = int(os.environ.get("WEB_CONCURRENCY", "3"))
+# Seconds a worker may go without a heartbeat before it is restarted: a blocked event loop.
+timeout = 120
+graceful_timeout = 30
+# Seconds an idle keep-alive connection stays open.
+keepalive = 5
+accesslog = "-"
+# Under ASGI each request runs its sync view in its own thread, so persistent database
+# connections would be left per thread (Django's docs: use CONN_MAX_AGE=0 with ASGI).
+os.environ.setdefault("DB_CONN_MAX_AGE", "0")
