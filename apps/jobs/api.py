@@ -4,10 +4,12 @@ Everything here belongs to an organization: a Bearer token sees and acts on its 
 organization's endpoints and jobs only (others are 404). Endpoint keys are write-only.
 """
 
+import asyncio
 import time
 from datetime import datetime
 from typing import Any, Literal
 
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
@@ -417,21 +419,22 @@ def create_pool(request: HttpRequest, body: PoolIn):
     response={200: ClaimOut, 204: None, 401: Errors, 404: Errors},
     summary="Agent long-poll: the next queued job of your organization's pool",
 )
-def agent_claim(request: HttpRequest, pool: str, wait: float = 20, worker: str = "agent"):
+async def agent_claim(request: HttpRequest, pool: str, wait: float = 20, worker: str = "agent"):
     """Waits up to `wait` seconds (at most 30) for a job; 204 when none came. The job is
     offered, not started: run it by reporting `started` as any worker does. 404 for a pool
     that is not your organization's (another's looks the same as none)."""
-    row = Pool.objects.filter(name=pool, org=request.auth.org).first()
+    # Async, so an idle agent's long poll waits on the event loop, not on a server thread.
+    row = await Pool.objects.filter(name=pool, org=request.auth.org).afirst()
     if row is None:
         return Status(404, _errors("pool", f"your organization has no pool {pool!r}"))
     deadline = time.monotonic() + min(max(wait, 0.0), AGENT_WAIT_MAX_S)
     while True:
-        job = services.job_claim(pool=row, worker=worker)
+        job = await sync_to_async(services.job_claim)(pool=row, worker=worker)
         if job is not None:
-            return {"job_id": job.pk, "spec": services.job_spec(job)}
+            return {"job_id": job.pk, "spec": await sync_to_async(services.job_spec)(job)}
         if time.monotonic() >= deadline:
             return Status(204, None)
-        time.sleep(0.5)
+        await asyncio.sleep(0.5)
 
 
 @router.get("/endpoints/{endpoint_id}/schedules", response={200: list[ScheduleOut], 404: Errors})

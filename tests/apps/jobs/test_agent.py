@@ -79,3 +79,14 @@ def test_a_rival_token_is_refused_a_pool_that_is_not_its_own(live_server, org, i
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert agent.returncode == 2 and "404" in agent.stderr
+
+
+def test_a_claim_on_an_empty_pool_answers_204_and_offers_nothing(client, org, issued):
+    from apps.jobs.services import pool_create
+
+    pool = pool_create(org=org, name="acme-own")
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {issued.plaintext}"}
+    response = client.post(f"/api/v1/agent/claim?pool={pool.name}&wait=0", **auth)
+    assert response.status_code == 204
+    unknown = client.post("/api/v1/agent/claim?pool=pool.nobody&wait=0", **auth)
+    assert unknown.status_code == 404 and unknown.json()["detail"][0]["path"] == "pool"
