@@ -26,6 +26,8 @@ urlpatterns = [
     path("accuracy/", accuracy.accuracy_index, name="accuracy-index"),
     path("accuracy/compare/", accuracy.accuracy_compare, name="accuracy-compare"),
     path("", include("apps.jobs.urls")),
+    path("accounts/", include("allauth.urls")),
+    path("org/", include("apps.accounts.urls")),
     path("api/v1/", api.urls),
     path("admin/", admin.site.urls),
 ]

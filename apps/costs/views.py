@@ -9,6 +9,7 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from apps.accounts.scoping import viewer_org
 from apps.costs import selectors
 from apps.costs.charts import cost_vs_interactivity
 from apps.costs.claims import Comparison, claim_page
@@ -45,12 +46,14 @@ def _calculate(
     request: HttpRequest,
 ) -> tuple[dict[str, str], ProcurementInputs | None, list[FieldError], list[Row]]:
     values = state(request.GET)
-    # The page is public and anonymous: reference prices plus what the user types.
-    book = selectors.price_book(org=None)
+    # Reference prices plus what the user types; a member also gets the organization's own
+    # price book and private runs (apps.accounts.scoping.viewer_org).
+    org = viewer_org(request)
+    book = selectors.price_book(org=org)
     inputs, errors = parse_inputs(request.GET, book)
     if inputs is None:
         return values, None, errors, []
-    curves = selectors.deployment_curves(org=None, kind=inputs.token_kind)
+    curves = selectors.deployment_curves(org=org, kind=inputs.token_kind)
     return values, inputs, errors, procurement_rows(curves, inputs, book)
 
 
@@ -82,7 +85,7 @@ def procurement(request: HttpRequest) -> HttpResponse:
             for sku in accelerators
         ],
         "chart": chart,
-        "all_accelerators": sorted(selectors.price_book(org=None)),
+        "all_accelerators": sorted(selectors.price_book(org=viewer_org(request))),
         "capex_fields": [
             (name, label, size, values.get(name, "")) for name, label, size in CAPEX_FIELDS
         ],
@@ -132,8 +135,9 @@ def claim(request: HttpRequest) -> HttpResponse:
     kind = request.GET.get("token_kind", TokenKind.OUTPUT.value)
     if kind not in {k.value for k in TokenKind}:
         kind = TokenKind.OUTPUT.value
-    book = selectors.price_book(org=None)
-    curves = selectors.deployment_curves(org=None, kind=TokenKind(kind))
+    org = viewer_org(request)
+    book = selectors.price_book(org=org)
+    curves = selectors.deployment_curves(org=org, kind=TokenKind(kind))
     page = claim_page(request.GET, book, curves)
     context = {
         "page": page,

@@ -15,6 +15,7 @@ from django.utils import timezone
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Model, PriceTier, Scenario
+from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind, priced_throughput
 from apps.runs import summary
 from apps.runs.models import Point, RequestRecord, Run
@@ -111,6 +112,8 @@ class Row:
     # Both readings of a figure whose token kind is unstated (low, high); None when stated.
     tput_range: tuple[float, float] | None = None
     usd_range: tuple[float, float] | None = None
+    # An organization's own run that only its members see (badged "private" on the board).
+    private: bool = False
 
     @property
     def label(self) -> str:
@@ -200,6 +203,7 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
         "id",
         "deployment_id",
         "provenance",
+        "is_public",
         "best_meets_slo",
         "best_point",
         *BEST_ROW_COLUMNS,
@@ -214,10 +218,16 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
     return [row for row in picked if row["best_point"] is not None]
 
 
-def _accuracy_by_deployment(deployment_ids: list[int]) -> dict[int, dict[str, Any]]:
+def _accuracy_by_deployment(
+    deployment_ids: list[int], org: Organization | None = None
+) -> dict[int, dict[str, Any]]:
     latest: dict[int, dict[str, Any]] = {}
+    # Only results the caller may see: another organization's private score must not
+    # appear beside a deployment's public row.
     results = (
-        AccuracyResult.objects.filter(run__deployment_id__in=deployment_ids)
+        AccuracyResult.objects.filter(
+            run__deployment_id__in=deployment_ids, run__in=runs_visible(org=org)
+        )
         .order_by("run__deployment_id", "-run__created_at")
         .values("run__deployment_id", "task", "metric", "score", "ci_low", "ci_high", "n")
     )
@@ -244,10 +254,13 @@ def reference_price_book() -> dict[str, dict[str, float]]:
 
 
 def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardPage:
-    scenario = Scenario.objects.filter(slug=board.scenario).first() if board.scenario else None
+    # By slug from the URL: only a scenario the caller may see (another organization's
+    # scenario name and SLO must not show for a guessed slug).
+    visible = scenario_list(org=org)
+    scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
     best = _row_runs(_runs_for(board, org), board)
     prices = reference_prices(board.tier)
-    accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best])
+    accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)
     rows = []
     for b in best:
         d = {
@@ -281,6 +294,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 speculative=d["spec_method"],
                 flags=d["engine_flags"],
                 provenance=b["provenance"],
+                private=not b["is_public"],
                 tput_per_gpu=priced.tok_per_s_per_gpu,
                 tput_kind=board.basis if priced.stated else "unstated",
                 meets_slo=None

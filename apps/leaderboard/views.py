@@ -8,9 +8,12 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.cache import patch_cache_control
 
+from apps.accounts.models import Organization
+from apps.accounts.scoping import current_org, may_publish, viewer_org
 from apps.accuracy import selectors as accuracy_selectors
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import PublishedFigure, Scenario
+from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import CostInputError, TokenKind
 from apps.csv_safe import safe_rows
 from apps.leaderboard import charts, fairness, selectors, story
@@ -30,11 +33,15 @@ def _int(value: str | None, default: int) -> int:
         return default
 
 
-def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
+def board_from_query(
+    query: QueryDict, models: list[str], org: Organization | None = None
+) -> selectors.Board:
     model = query.get("model") or (models[0] if models else None)
     scenario = query.get("scenario")
     if not scenario:
-        candidates = selectors.scenarios_with_runs().filter(runs__deployment__model__name=model)
+        candidates = selectors.scenarios_with_runs(org=org).filter(
+            runs__deployment__model__name=model
+        )
         first = candidates.order_by("-is_preset", "slug").first()
         scenario = first.slug if first else None
     return selectors.Board(
@@ -61,8 +68,14 @@ CACHED_PARAMS = frozenset(
 
 
 def _cached(request: HttpRequest, build) -> HttpResponse:
-    """Public pages are cached per URL until the next run lands (the version changes). They
-    carry nothing of the visitor's (no CSRF token: static/js/csrf.js reads the cookie)."""
+    """Public pages are cached per URL until the next run lands (the version changes).
+    Public pages carry nothing of the visitor's (no CSRF token: static/js/csrf.js reads the
+    cookie). Pages for signed-in people are never cached: they carry the person's menu and
+    may show their organization's private runs."""
+    if request.user.is_authenticated:
+        response = build()
+        patch_cache_control(response, private=True, no_store=True)
+        return response
     if not set(request.GET) <= CACHED_PARAMS:
         return build()
     key = f"page:{runs_version()}:{int(bool(request.htmx))}:{request.get_full_path()}"
@@ -77,7 +90,7 @@ def _cached(request: HttpRequest, build) -> HttpResponse:
 
 def leaderboard(request: HttpRequest) -> HttpResponse:
     """One row per deployment for a model and scenario; HTMX gets only the board partial."""
-    return _cached(request, lambda: _leaderboard(request))
+    return _cached(request, lambda: _leaderboard(request, viewer_org(request)))
 
 
 def _board_charts(
@@ -108,10 +121,10 @@ def _board_charts(
     }
 
 
-def _leaderboard(request: HttpRequest) -> HttpResponse:
-    models = selectors.model_names()
-    board = board_from_query(request.GET, models)
-    page = selectors.leaderboard_rows(board=board)
+def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse:
+    models = selectors.model_names(org=org)
+    board = board_from_query(request.GET, models, org)
+    page = selectors.leaderboard_rows(board=board, org=org)
     if request.GET.get("format") == "csv":
         return _csv("leaderboard.csv", _board_table(page.rows))
     if request.GET.get("format") == "json":
@@ -120,9 +133,11 @@ def _leaderboard(request: HttpRequest) -> HttpResponse:
         "board": board,
         "page": page,
         "models": models,
-        "scenarios": selectors.scenarios_with_runs(),
+        "scenarios": selectors.scenarios_with_runs(org=org),
         "bases": BASES,
         "query": request.GET.urlencode(),
+        "private_org": current_org(request),
+        "showing_private": org is not None,
         **_board_charts(board, page, request.GET),
     }
     template = "leaderboard/leaderboard.html"
@@ -175,7 +190,7 @@ def _json_download(filename: str, rows: list[dict[str, Any]]) -> HttpResponse:
 
 
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = run_get(org=None, run_id=run_id)
+    run = run_get(org=viewer_org(request), run_id=run_id)
     if run is None:
         raise Http404("No such run")
     points = list(run_points(run=run))
@@ -207,6 +222,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             latency, title="Latency distribution per load level", x_title="ms"
         ),
         "accuracy": list(run.accuracy_results.all()),
+        "may_publish": may_publish(request, run),
     }
     return render(request, "leaderboard/run_detail.html", context)
 
@@ -235,10 +251,11 @@ def _points_table(run: Run, points: list) -> list[dict[str, Any]]:
 
 
 def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
-    deployment = selectors.deployment_get(deployment_id=deployment_id)
+    org = viewer_org(request)
+    deployment = selectors.deployment_get(deployment_id=deployment_id, org=org)
     if deployment is None:
         raise Http404("No such deployment")
-    history = selectors.deployment_history(deployment=deployment)
+    history = selectors.deployment_history(deployment=deployment, org=org)
     if request.GET.get("format") == "csv":
         return _csv(f"deployment-{deployment.pk}-history.csv", history)
     context = {
@@ -248,14 +265,15 @@ def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
         "history_chart": charts.history_figure(
             history, title="Each run's leaderboard point: output tok/s per GPU at the SLO"
         ),
-        "accuracy": selectors.accuracy_for(deployment=deployment),
+        "accuracy": selectors.accuracy_for(deployment=deployment, org=org),
     }
     return render(request, "leaderboard/deployment_detail.html", context)
 
 
 def compare(request: HttpRequest) -> HttpResponse:
     ids = list(dict.fromkeys(_int(v, 0) for v in request.GET.getlist("d")))[:4]
-    deployments = [d for i in ids if (d := selectors.deployment_get(deployment_id=i))]
+    org = viewer_org(request)
+    deployments = [d for i in ids if (d := selectors.deployment_get(deployment_id=i, org=org))]
     if len(deployments) < 2:
         return render(
             request,
@@ -263,7 +281,9 @@ def compare(request: HttpRequest) -> HttpResponse:
             {"error": "Pick 2 to 4 deployments to compare (add ?d=ID&d=ID to the URL)."},
             status=400,
         )
-    scenario_slug = request.GET.get("scenario") or _common_scenario([d.pk for d in deployments])
+    scenario_slug = request.GET.get("scenario") or _common_scenario(
+        [d.pk for d in deployments], org
+    )
     tier = request.GET.get("tier") or "owning_hyperscaler"
     basis = (
         request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
@@ -275,7 +295,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         include_simulated=True,
         basis=basis,
     )
-    board_page = selectors.leaderboard_rows(board=board)
+    board_page = selectors.leaderboard_rows(board=board, org=viewer_org(request))
     rows = {r.deployment_id: r for r in board_page.rows}
     ordered = [rows.get(d.pk) for d in deployments]
     facts = [selectors.deployment_facts(d) for d in deployments]
@@ -296,7 +316,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         for r in ordered
     ]
     diffs = fairness.differences(facts)
-    deltas = _accuracy_deltas(deployments)
+    deltas = _accuracy_deltas(deployments, org)
     if request.GET.get("format") in {"csv", "json"}:
         table = _board_table([r for r in ordered if r])
         for entry, ratio in zip(table, ratios, strict=False):
@@ -311,8 +331,11 @@ def compare(request: HttpRequest) -> HttpResponse:
         "differences": diffs,
         "unfair": any(d.unfair for d in diffs),
         "accuracy_deltas": deltas,
-        "scenario": Scenario.objects.filter(slug=scenario_slug).first(),
-        "scenarios": Scenario.objects.filter(runs__deployment__in=deployments).distinct(),
+        "scenario": scenario_list(org=org).filter(slug=scenario_slug).first(),
+        # Only scenarios of runs the viewer may see: a private run's scenario name stays private.
+        "scenarios": Scenario.objects.filter(
+            runs__in=runs_visible(org=org).filter(deployment__in=deployments)
+        ).distinct(),
         "tier": tier,
         "basis": basis,
         "slo_text": board_page.slo_text,
@@ -330,9 +353,9 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/compare.html", context)
 
 
-def _common_scenario(deployment_ids: list[int]) -> str | None:
+def _common_scenario(deployment_ids: list[int], org: Organization | None) -> str | None:
     counts = Counter(
-        runs_visible(org=None)
+        runs_visible(org=org)
         .filter(deployment_id__in=deployment_ids, scenario__isnull=False)
         .order_by()
         .values_list("scenario__slug", "deployment_id")
@@ -342,13 +365,13 @@ def _common_scenario(deployment_ids: list[int]) -> str | None:
     return per_scenario.most_common(1)[0][0] if per_scenario else None
 
 
-def _accuracy_deltas(deployments) -> list[fairness.AccuracyDelta]:
+def _accuracy_deltas(deployments, org: Organization | None) -> list[fairness.AccuracyDelta]:
     """Each task both sides scored: paired through the one comparison /accuracy/compare/
     uses when both have per-item outcomes, else an unpaired interval (never across protocols)."""
-    base = {a["task"]: a for a in selectors.accuracy_for(deployment=deployments[0])}
+    base = {a["task"]: a for a in selectors.accuracy_for(deployment=deployments[0], org=org)}
     deltas = []
     for other in deployments[1:]:
-        for result in selectors.accuracy_for(deployment=other):
+        for result in selectors.accuracy_for(deployment=other, org=org):
             if result["task"] not in base:
                 continue
             a, labels = (

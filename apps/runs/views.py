@@ -1,6 +1,7 @@
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from apps.accounts.scoping import viewer_org
 from apps.runs import selectors
 from apps.runs.models import Run
 
@@ -12,7 +13,9 @@ def run_index(request: HttpRequest) -> HttpResponse:
     provenance = request.GET.get("provenance") or None
     if provenance not in (None, *Run.Provenance.values):
         provenance = None
-    runs = selectors.run_list(org=None, filters=selectors.RunFilters(provenance=provenance))
+    runs = selectors.run_list(
+        org=viewer_org(request), filters=selectors.RunFilters(provenance=provenance)
+    )
     template = "runs/run_index.html#run-table" if request.htmx else "runs/run_index.html"
     context = {
         "runs": runs[:PAGE_SIZE],
