@@ -375,6 +375,11 @@ def chart_points(
                 "run_id": row["run_id"],
                 "deployment_id": row["run__deployment_id"],
                 "group": f"{sku} {quant}",
+                # The dimensions a chart's series can be split by (charts.SERIES).
+                "engine": row["engine__name"],
+                "accelerator": sku,
+                "precision": quant,
+                "parallelism": row["parallelism_label"] or f"{row['gpus']} GPUs",
                 "config": (
                     f"{row['gpus']}×{sku} {row['engine__name']} {quant} "
                     f"{row['parallelism_label']}{level}{unstated}"
@@ -570,3 +575,24 @@ def accuracy_for(*, deployment: Deployment, org: Organization | None = None) -> 
             "result_id": r.pk,
         }
     return list(latest.values())
+
+
+def deployment_choices(*, org: Organization | None = None) -> list[tuple[int, str]]:
+    """Every deployment with a visible run, labelled for a picker (the id tells apart two
+    deployments that differ only in what the label leaves out)."""
+    ids = runs_visible(org=org).order_by().values_list("deployment_id", flat=True).distinct()
+    deployments = Deployment.objects.filter(pk__in=ids).select_related(
+        "model", "accelerator", "engine"
+    )
+    return sorted(
+        (
+            (
+                d.pk,
+                f"{d.model.name}: {d.gpus}×{d.accelerator.sku} {d.engine.name} "
+                f"{d.engine_version or ''} {d.quant_weights} {d.parallelism_label or ''} "
+                f"(#{d.pk})".replace("  ", " "),
+            )
+            for d in deployments
+        ),
+        key=lambda choice: choice[1],
+    )

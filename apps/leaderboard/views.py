@@ -14,6 +14,7 @@ from apps.catalog.models import PublishedFigure, Scenario
 from apps.costs.formulas import CostInputError, TokenKind
 from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
+from apps.leaderboard.templatetags.frame import label
 from apps.runs.models import Run
 from apps.runs.selectors import run_get, run_points, runs_visible
 from apps.runs.services import runs_version
@@ -29,9 +30,58 @@ def _int(value: str | None, default: int) -> int:
         return default
 
 
-def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
-    model = query.get("model") or (models[0] if models else None)
+# The visible label of each query field, so a message names what the reader sees.
+FIELD_LABELS = {
+    "model": "Model",
+    "scenario": "Scenario",
+    "tier": "Price tier",
+    "sort": "Sort",
+    "rule": "Rows show",
+    "days": "N days",
+    "basis": "Token basis",
+    "y": "Chart y",
+    "series": "Chart series",
+    "page": "Page",
+}
+
+
+def query_problems(query: QueryDict, *, models: list[str], tiers: list[str]) -> list[dict]:
+    """Unknown or out-of-range filter values, each with its query field and visible label;
+    the page shows them and falls back to the default, the CSV/JSON forms answer 400."""
+    problems = []
+
+    def bad(field: str, message: str) -> None:
+        problems.append({"field": field, "label": FIELD_LABELS[field], "message": message})
+
+    def one_of(field: str, allowed) -> None:
+        value = query.get(field)
+        if value and value not in allowed:
+            shown = ", ".join(label(a) for a in allowed)
+            bad(field, f"“{value}” is not a choice here (choices: {shown}); showing the default.")
+
+    one_of("model", models)
+    one_of("tier", tiers)
+    one_of("sort", selectors.SORTS)
+    one_of("rule", selectors.RUN_RULES)
+    one_of("basis", BASES)
+    one_of("y", charts.Y_AXES)
+    one_of("series", charts.SERIES)
+    for field in ("days", "page"):
+        value = query.get(field)
+        if value and (not value.isdigit() or int(value) < 1):
+            bad(field, f"“{value}” is not a whole number of at least 1; showing the default.")
     scenario = query.get("scenario")
+    if scenario and not Scenario.objects.filter(slug=scenario).exists():
+        bad("scenario", f"“{scenario}” is not a known scenario; showing the model's first one.")
+    return problems
+
+
+def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
+    model = query.get("model") if query.get("model") in models else None
+    model = model or (models[0] if models else None)
+    scenario = query.get("scenario")
+    if scenario and not Scenario.objects.filter(slug=scenario).exists():
+        scenario = None
     if not scenario:
         candidates = selectors.scenarios_with_runs().filter(runs__deployment__model__name=model)
         first = candidates.order_by("-is_preset", "slug").first()
@@ -39,7 +89,7 @@ def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
     return selectors.Board(
         model=model,
         scenario=scenario,
-        tier=query.get("tier") or "owning_hyperscaler",
+        tier=_tier(query.get("tier")),
         accelerator=query.get("accelerator") or None,
         quantization=query.get("quantization") or None,
         include_simulated=query.get("simulated") in {"1", "on", "true"},
@@ -48,6 +98,19 @@ def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
         rule=query.get("rule") if query.get("rule") in selectors.RUN_RULES else "latest",
         days=max(1, _int(query.get("days"), selectors.DEFAULT_BEST_DAYS)),
         basis=query.get("basis") if query.get("basis") in BASES else TokenKind.OUTPUT.value,
+    )
+
+
+def _tier(value: str | None) -> str:
+    return value if value and value in selectors.price_tiers() else "owning_hyperscaler"
+
+
+def _bad_query(problems: list[dict]) -> HttpResponse:
+    """400 for the CSV/JSON forms: each problem names its query field and visible label."""
+    return HttpResponse(
+        json.dumps({"errors": problems}, ensure_ascii=False),
+        status=400,
+        content_type="application/json",
     )
 
 
@@ -72,32 +135,42 @@ def _board_charts(
     board: selectors.Board, page: selectors.BoardPage, query: QueryDict
 ) -> dict[str, Any]:
     y = query.get("y") if query.get("y") in charts.Y_AXES else "tput_per_gpu"
+    series = query.get("series") if query.get("series") in charts.SERIES else "group"
     optimal = query.get("all") not in {"1", "on", "true"}
+    metric = charts.Y_AXES[y][0].split(" (")[0].format(basis=board.basis)
     points = selectors.chart_points(run_ids=page.run_ids, tier=board.tier, basis=board.basis)
     return {
         "y": y,
+        "series": series,
+        "series_choices": charts.SERIES,
+        "series_label": charts.SERIES[series],
         "optimal_only": optimal,
         "pareto_interactivity": charts.pareto_figure(
             points,
             x="interactivity",
             y=y,
             optimal_only=optimal,
-            title="vs interactivity",
+            title=f"{metric} vs interactivity",
             basis=board.basis,
+            series=series,
         ),
         "pareto_latency": charts.pareto_figure(
             points,
             x="e2el_s",
             y=y,
             optimal_only=optimal,
-            title="vs end-to-end latency",
+            title=f"{metric} vs latency",
             basis=board.basis,
+            series=series,
         ),
     }
 
 
 def _leaderboard(request: HttpRequest) -> HttpResponse:
     models = selectors.model_names()
+    problems = query_problems(request.GET, models=models, tiers=selectors.price_tiers())
+    if problems and request.GET.get("format") in {"csv", "json"}:
+        return _bad_query(problems)
     board = board_from_query(request.GET, models)
     page = selectors.leaderboard_rows(board=board)
     if request.GET.get("format") == "csv":
@@ -111,10 +184,21 @@ def _leaderboard(request: HttpRequest) -> HttpResponse:
         "scenarios": selectors.scenarios_with_runs(),
         "bases": BASES,
         "query": request.GET.urlencode(),
+        "unsorted_query": _without(request.GET, "sort", "page"),
+        "problems": problems,
+        "embed_query": _without(request.GET, "page", "format"),
         **_board_charts(board, page, request.GET),
     }
     template = "leaderboard/leaderboard.html"
     return render(request, f"{template}#board" if request.htmx else template, context)
+
+
+def _without(query: QueryDict, *fields: str) -> str:
+    """The query string less some fields (a sort link replaces the sort, keeping filters)."""
+    kept = query.copy()
+    for field in fields:
+        kept.pop(field, None)
+    return kept.urlencode()
 
 
 def _board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
@@ -238,18 +322,26 @@ def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
     return render(request, "leaderboard/deployment_detail.html", context)
 
 
-def compare(request: HttpRequest) -> HttpResponse:
+def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     ids = list(dict.fromkeys(_int(v, 0) for v in request.GET.getlist("d")))[:4]
     deployments = [d for i in ids if (d := selectors.deployment_get(deployment_id=i))]
+    picker = _compare_picker(deployments)
     if len(deployments) < 2:
+        # 400 keeps scripts honest; a person gets the picker to add what is missing.
         return render(
             request,
             "leaderboard/compare.html",
-            {"error": "Pick 2 to 4 deployments to compare (add ?d=ID&d=ID to the URL)."},
+            {
+                "error": (
+                    "Pick 2 to 4 deployments to compare: add them below, or tick them in the "
+                    "leaderboard's Compare column."
+                ),
+                **picker,
+            },
             status=400,
         )
     scenario_slug = request.GET.get("scenario") or _common_scenario([d.pk for d in deployments])
-    tier = request.GET.get("tier") or "owning_hyperscaler"
+    tier = _tier(request.GET.get("tier"))
     basis = (
         request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
     )
@@ -281,6 +373,10 @@ def compare(request: HttpRequest) -> HttpResponse:
         for r in ordered
     ]
     diffs = fairness.differences(facts)
+    for d, fact in zip(deployments, facts, strict=True):
+        # Added after the fairness check: presentation, not facts to compare.
+        fact["name"] = picker["names"][d.pk]
+        fact["remove"] = picker["removal"][d.pk]
     deltas = _accuracy_deltas(deployments)
     if request.GET.get("format") in {"csv", "json"}:
         table = _board_table([r for r in ordered if r])
@@ -308,11 +404,46 @@ def compare(request: HttpRequest) -> HttpResponse:
             x="interactivity",
             y="tput_per_gpu",
             optimal_only=False,
-            title="Overlaid",
+            title="Each deployment's load levels",
             basis=basis,
+            series="deployment_id",
+            names=picker["names"],
+            lines=True,
         ),
+        "embed_query": _without(request.GET, "format"),
+        **picker,
     }
+    if embed:
+        return _embed(
+            request,
+            figure=context["chart"],
+            caption=f"{context['scenario'].name if context['scenario'] else ''} · {tier}",
+            source=f"/compare/?{request.GET.urlencode()}",
+        )
     return render(request, "leaderboard/compare.html", context)
+
+
+def column_name(deployment) -> str:
+    """A compare column's heading, and the name of its line on the chart."""
+    facts = selectors.deployment_facts(deployment)
+    return f"{facts['hardware']} {facts['engine']} {facts['quantization']} (#{deployment.pk})"
+
+
+def _compare_picker(deployments: list) -> dict[str, Any]:
+    """What /compare/ needs to add or remove a deployment on the page itself."""
+    chosen = [d.pk for d in deployments]
+    removal = {}
+    for d in deployments:
+        rest = QueryDict(mutable=True)
+        rest.setlist("d", [str(i) for i in chosen if i != d.pk])
+        removal[d.pk] = rest.urlencode()
+    return {
+        "chosen": chosen,
+        "names": {d.pk: column_name(d) for d in deployments},
+        "removal": removal,
+        "choices": [c for c in selectors.deployment_choices() if c[0] not in chosen],
+        "can_add": len(chosen) < 4,
+    }
 
 
 def _common_scenario(deployment_ids: list[int]) -> str | None:
@@ -388,3 +519,33 @@ def methodology(request: HttpRequest) -> HttpResponse:
     response = render(request, "leaderboard/methodology.html", {"body": methodology_html()})
     patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
     return response
+
+
+def _embed(request: HttpRequest, *, figure: dict, caption: str, source: str) -> HttpResponse:
+    """A chart alone, for an <iframe> on another site: framing is allowed for this view."""
+    title = (figure.get("layout", {}).get("title") or {}).get("text", "chart")
+    response = render(
+        request,
+        "embed.html",
+        {"figure": figure, "title": title, "caption": caption, "source": source},
+    )
+    response.xframe_options_exempt = True
+    patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
+    return response
+
+
+def embed_board(request: HttpRequest) -> HttpResponse:
+    """/embed/board/?<leaderboard filters>&x=interactivity|e2el_s: one Pareto chart."""
+    models = selectors.model_names()
+    board = board_from_query(request.GET, models)
+    page = selectors.leaderboard_rows(board=board)
+    figures = _board_charts(board, page, request.GET)
+    x = "pareto_latency" if request.GET.get("x") == "e2el_s" else "pareto_interactivity"
+    source = f"/?{_without(request.GET, 'x')}"
+    caption = f"{board.model or 'no model'} · {page.scenario.name if page.scenario else ''}"
+    return _embed(request, figure=figures[x], caption=caption, source=source)
+
+
+def embed_compare(request: HttpRequest) -> HttpResponse:
+    """/embed/compare/?d=..&d=..: the compare page's chart, lines named like its columns."""
+    return compare(request, embed=True)

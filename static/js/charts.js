@@ -7,7 +7,13 @@
       var source = document.getElementById(el.dataset.figure);
       if (!source) return;
       var figure = JSON.parse(source.textContent);
-      Plotly.react(el, figure.data, figure.layout, { responsive: true, displaylogo: false });
+      // No mode bar: its icon links have no accessible names, and the data table under
+      // each chart is the way to read exact values.
+      Plotly.react(el, figure.data, figure.layout, {
+        responsive: true,
+        displaylogo: false,
+        displayModeBar: false,
+      });
       if (!el.dataset.clickBound) {
         el.dataset.clickBound = "1";
         el.on("plotly_click", function (event) {
