@@ -118,6 +118,8 @@ def measure(browser, url: str) -> dict:
     def finished(event: dict) -> None:
         wire[event["requestId"]] = int(event["encodedDataLength"])
 
+    failed: list[str] = []
+    page.on("response", lambda r: failed.append(f"{r.status} {r.url}") if r.status >= 400 else None)
     cdp.on("Network.dataReceived", received)
     cdp.on("Network.loadingFinished", finished)
     page.goto(url, wait_until="load")
@@ -125,6 +127,8 @@ def measure(browser, url: str) -> dict:
     # Let the last loadingFinished events arrive (they follow the load event).
     page.wait_for_timeout(200)
     context.close()
+    if failed and not url.endswith("/no-such-page/"):
+        raise SystemExit(f"{url}: failed requests would understate its weight: {failed}")
     return {"bytes": sum(decoded.values()), "wire": sum(wire.values()), "dcl_ms": dcl}
 
 
@@ -169,8 +173,12 @@ def main() -> None:
         )
         seed = __import__("json").loads(seeded.stdout.strip().splitlines()[-1])
         port = free_port()
+        # A checkout with WhiteNoise serves its collected files itself; one without needs
+        # runserver's static handler (--insecure, as DEBUG is off).
+        settings_text = (root / "apps" / "settings.py").read_text()
+        static = "--nostatic" if "WhiteNoiseMiddleware" in settings_text else "--insecure"
         server = subprocess.Popen(
-            [python, "manage.py", "runserver", "--insecure", "--noreload", f"127.0.0.1:{port}"],
+            [python, "manage.py", "runserver", static, "--noreload", f"127.0.0.1:{port}"],
             cwd=root,
             env=env,
             stdout=subprocess.DEVNULL,
