@@ -5,7 +5,7 @@ deployment is chosen in SQL (DISTINCT ON) on PostgreSQL; SQLite reduces in Pytho
 """
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.db import connection
@@ -18,7 +18,7 @@ from apps.catalog.models import Deployment, Model, PriceTier, Scenario
 from apps.costs.formulas import TokenKind, priced_throughput
 from apps.runs import summary
 from apps.runs.models import Point, RequestRecord, Run
-from apps.runs.selectors import RunFilters, runs_filtered, runs_visible
+from apps.runs.selectors import RunFilters, runs_filtered, runs_narrowed, runs_visible
 from apps.runs.summary import MEETS, MISSES, UNVERIFIED, scenario_slo
 
 SORTS = {
@@ -72,6 +72,12 @@ class Board:
     days: int = DEFAULT_BEST_DAYS
     # The token basis of every tok/s and $/Mtok on the board (the calculator's default too).
     basis: str = TokenKind.OUTPUT.value
+    # Any of several accelerators, engines, quantizations (empty: all), and a date range.
+    accelerators: tuple[str, ...] = ()
+    engines: tuple[str, ...] = ()
+    quantizations: tuple[str, ...] = ()
+    since: date | None = None
+    until: date | None = None
 
     def rule_text(self) -> str:
         """The run rule, as the page states it."""
@@ -166,7 +172,14 @@ def _runs_for(board: Board, org: Organization | None):
         quantization=board.quantization,
         scenario=board.scenario,  # an unknown slug matches nothing, not everything
     )
-    runs = runs_filtered(org=org, filters=filters)
+    runs = runs_narrowed(
+        runs_filtered(org=org, filters=filters),
+        accelerators=board.accelerators,
+        engines=board.engines,
+        quantizations=board.quantizations,
+        since=board.since,
+        until=board.until,
+    )
     if not board.include_simulated:
         runs = runs.exclude(provenance=Run.Provenance.SIMULATED)
     if board.deployments:

@@ -1,6 +1,7 @@
 import csv
 import json
 from collections import Counter
+from datetime import date
 from typing import Any
 
 from django.core.cache import cache
@@ -16,7 +17,7 @@ from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
 from apps.leaderboard.templatetags.frame import label
 from apps.runs.models import Run
-from apps.runs.selectors import run_get, run_points, runs_visible
+from apps.runs.selectors import run_facets, run_get, run_points, runs_visible
 from apps.runs.services import runs_version
 
 PUBLIC_MAX_AGE = 60
@@ -42,7 +43,20 @@ FIELD_LABELS = {
     "y": "Chart y",
     "series": "Chart series",
     "page": "Page",
+    "accelerator": "Accelerators",
+    "engine": "Engines",
+    "quantization": "Quantizations",
+    "since": "Runs from",
+    "until": "Runs until",
 }
+FACETS = ("accelerator", "engine", "quantization")
+
+
+def _date(value: str | None) -> date | None:
+    try:
+        return date.fromisoformat(value) if value else None
+    except ValueError:
+        return None
 
 
 def query_problems(query: QueryDict, *, models: list[str], tiers: list[str]) -> list[dict]:
@@ -73,6 +87,14 @@ def query_problems(query: QueryDict, *, models: list[str], tiers: list[str]) -> 
     scenario = query.get("scenario")
     if scenario and not Scenario.objects.filter(slug=scenario).exists():
         bad("scenario", f"“{scenario}” is not a known scenario; showing the model's first one.")
+    facets = run_facets(org=None)
+    for field in FACETS:
+        unknown = [v for v in query.getlist(field) if v and v not in facets[field]]
+        if unknown:
+            bad(field, f"no run has {', '.join(unknown)}; ignored.")
+    for field in ("since", "until"):
+        if query.get(field) and _date(query.get(field)) is None:
+            bad(field, f"“{query.get(field)}” is not a date like 2026-11-30; ignored.")
     return problems
 
 
@@ -90,8 +112,11 @@ def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
         model=model,
         scenario=scenario,
         tier=_tier(query.get("tier")),
-        accelerator=query.get("accelerator") or None,
-        quantization=query.get("quantization") or None,
+        accelerators=tuple(v for v in query.getlist("accelerator") if v),
+        engines=tuple(v for v in query.getlist("engine") if v),
+        quantizations=tuple(v for v in query.getlist("quantization") if v),
+        since=_date(query.get("since")),
+        until=_date(query.get("until")),
         include_simulated=query.get("simulated") in {"1", "on", "true"},
         sort=query.get("sort") if query.get("sort") in selectors.SORTS else "throughput",
         page=_int(query.get("page"), 1),
@@ -185,6 +210,7 @@ def _leaderboard(request: HttpRequest) -> HttpResponse:
         "bases": BASES,
         "query": request.GET.urlencode(),
         "unsorted_query": _without(request.GET, "sort", "page"),
+        "facets": run_facets(org=None),
         "problems": problems,
         "embed_query": _without(request.GET, "page", "format"),
         **_board_charts(board, page, request.GET),

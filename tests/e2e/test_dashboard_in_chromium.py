@@ -168,10 +168,19 @@ def test_series_filters_and_sorting_work_from_the_controls(live_server, browser,
         "nodes => nodes.map(n => n.textContent)"
     )
     assert sorted(legend) == ["sglang", "vllm"]
+    # Several engines at once, from the checkboxes; the choice lands in the address.
+    page.click("summary:has-text('Engines')")
+    with page.expect_request(lambda r: r.headers.get("hx-request") == "true"):
+        page.get_by_role("checkbox", name="vllm", exact=True).check()
+    page.wait_for_url("**engine=vllm**")
+    page.wait_for_function(
+        """() => [...document.querySelectorAll('#leaderboard tbody td:nth-child(2)')]
+            .every(td => td.textContent.includes('vllm'))"""
+    )
     # Sorting keeps the filters and says which column is sorted.
     page.click("th a:has-text('$/Mtok out')")
     page.wait_for_url("**sort=cost**")
-    assert "series=engine" in page.url
+    assert "series=engine" in page.url and "engine=vllm" in page.url
     sorted_header = page.locator("th[aria-sort]")
     assert sorted_header.count() == 1 and "$/Mtok" in sorted_header.inner_text()
     context.close()

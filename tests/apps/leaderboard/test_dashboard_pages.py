@@ -85,3 +85,15 @@ def test_a_missing_page_keeps_the_site_navigation(client):
     assert response.status_code == 404
     html = response.content.decode()
     assert "Page not found" in html and 'aria-label="Site"' in html
+
+
+def test_the_board_takes_several_engines_and_a_date_range(client, org, two):
+    run_ingest(document=document(engine="atom", accelerator="B200"), org=org)
+    both = client.get("/?scenario=seed-20k-1k-60&engine=sglang&engine=vllm").context["page"]
+    assert sorted(row.label.split()[1] for row in both.rows if row.provenance == "measured")
+    assert {r.run_id for r in both.rows} >= {run.pk for run in two}
+    assert all("atom" not in row.label for row in both.rows)
+    later = client.get("/?scenario=seed-20k-1k-60&since=2999-01-01").context["page"]
+    assert later.rows == []
+    html = client.get("/?engine=nope&since=soon").content.decode()
+    assert "Engines: no run has nope; ignored." in html and "Runs from: “soon”" in html
