@@ -297,6 +297,10 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "basis": basis,
         "bases": BASES,
         "errors": selectors.run_errors(run=run),
+        # "succeeded" means the run finished; the page says how many requests did not.
+        "worst_success": min(
+            (p.success_rate for p in points if p.success_rate is not None), default=None
+        ),
         "records": sum(len(v) for v in latency.values()) > 0,
         "cdf": charts.cdf_figure(
             latency, title="Latency distribution per load level", x_title="ms"
