@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.runs.services import run_ingest
+from tests.e2e.conftest import screenshot
 from tests.factories import document, point
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -105,6 +106,8 @@ def test_no_page_scrolls_sideways_on_a_phone_or_a_laptop(live_server, browser, s
             if page.locator("[data-figure]").count():
                 page.wait_for_selector("[data-figure] .main-svg")
             width = page.evaluate("document.scrollingElement.scrollWidth")
+            name = path.strip("/").split("?")[0].replace("/", "-") or "leaderboard"
+            screenshot(page, f"{viewport['width']}-{name}")
             if width > viewport["width"]:
                 # Name the widest culprits so a failure says what to fix.
                 culprits = page.evaluate(
