@@ -5,8 +5,8 @@ Production flips by env vars (see deploy/env.example): DEBUG=0, SECRET_KEY, DATA
 REDIS_URL, ALLOWED_HOSTS.
 """
 
-import importlib.util
 import os
+import warnings
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -113,6 +113,9 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "apps.api.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Serves static files compressed (gzip/brotli) and, once hashed by collectstatic, cached
+    # for a year; before the session and CSRF layers so a static file touches neither.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -136,8 +139,6 @@ SECURE_CSP = {
     "frame-ancestors": ["'none'"],
     "form-action": ["'self'"],
 }
-# Staff pages (endpoints, jobs) send visitors to the admin's sign-in, which exists.
-LOGIN_URL = "admin:login"
 
 ROOT_URLCONF = "apps.urls"
 WSGI_APPLICATION = "apps.wsgi.application"
@@ -268,12 +269,20 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-# plotly.js is vendored through the plotly package (no CDN, no second copy in the repo).
-STATICFILES_DIRS = [
-    BASE_DIR / "static",
-    ("vendor/plotly", Path(importlib.util.find_spec("plotly").origin).parent / "package_data"),
-]
+# plotly.js is vendored as Plotly's partial "basic" bundle (static/vendor/plotly-basic/: its
+# version and licence are in the README there), loaded only by pages that draw charts.
+STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
+# Without collectstatic (development, tests) WhiteNoise has no STATIC_ROOT to index and says
+# so on every start; staticfiles' finders serve those files instead.
+warnings.filterwarnings("ignore", message="No directory at: ")
+if not DEBUG:
+    # collectstatic (deploy/ runs it) writes content-hashed, pre-compressed copies, which
+    # WhiteNoise serves with a year's cache lifetime. DEBUG keeps plain names: no collect step.
+    STORAGES = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 if not DEBUG:

@@ -20,6 +20,8 @@ urlpatterns = [
     path("runs/<int:run_id>/", board.run_detail, name="run-detail"),
     path("deployments/<int:deployment_id>/", board.deployment_detail, name="deployment-detail"),
     path("compare/", board.compare, name="compare"),
+    path("embed/board/", board.embed_board, name="embed-board"),
+    path("embed/compare/", board.embed_compare, name="embed-compare"),
     path("methodology/", board.methodology, name="methodology"),
     path("story/glm-5-2/", board.story_glm, name="story-glm"),
     path("costs/", include("apps.costs.urls")),

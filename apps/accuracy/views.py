@@ -52,7 +52,8 @@ def accuracy_compare(request: HttpRequest) -> HttpResponse:
         message = (
             "The margin must be 0 points or more."
             if margin < 0
-            else "Pick two accuracy results: ?a=ID&b=ID (IDs from the accuracy page)."
+            else "Pick a baseline (A) and a candidate (B) result in the table on the accuracy "
+            "page, then press “Compare A and B (paired)”."
         )
         return render(request, "accuracy/compare.html", {"error": message}, status=400)
     aa_ids = [v for v in request.GET.getlist("aa") if v.isdigit()][:2]

@@ -5,7 +5,7 @@ deployment is chosen in SQL (DISTINCT ON) on PostgreSQL; SQLite reduces in Pytho
 """
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.db import connection
@@ -19,7 +19,7 @@ from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind, priced_throughput
 from apps.runs import summary
 from apps.runs.models import Point, RequestRecord, Run
-from apps.runs.selectors import RunFilters, runs_filtered, runs_visible
+from apps.runs.selectors import RunFilters, runs_filtered, runs_narrowed, runs_visible
 from apps.runs.summary import MEETS, MISSES, UNVERIFIED, scenario_slo
 
 SORTS = {
@@ -73,6 +73,12 @@ class Board:
     days: int = DEFAULT_BEST_DAYS
     # The token basis of every tok/s and $/Mtok on the board (the calculator's default too).
     basis: str = TokenKind.OUTPUT.value
+    # Any of several accelerators, engines, quantizations (empty: all), and a date range.
+    accelerators: tuple[str, ...] = ()
+    engines: tuple[str, ...] = ()
+    quantizations: tuple[str, ...] = ()
+    since: date | None = None
+    until: date | None = None
 
     def rule_text(self) -> str:
         """The run rule, as the page states it."""
@@ -169,7 +175,14 @@ def _runs_for(board: Board, org: Organization | None):
         quantization=board.quantization,
         scenario=board.scenario,  # an unknown slug matches nothing, not everything
     )
-    runs = runs_filtered(org=org, filters=filters)
+    runs = runs_narrowed(
+        runs_filtered(org=org, filters=filters),
+        accelerators=board.accelerators,
+        engines=board.engines,
+        quantizations=board.quantizations,
+        since=board.since,
+        until=board.until,
+    )
     if not board.include_simulated:
         runs = runs.exclude(provenance=Run.Provenance.SIMULATED)
     if board.deployments:
@@ -389,6 +402,11 @@ def chart_points(
                 "run_id": row["run_id"],
                 "deployment_id": row["run__deployment_id"],
                 "group": f"{sku} {quant}",
+                # The dimensions a chart's series can be split by (charts.SERIES).
+                "engine": row["engine__name"],
+                "accelerator": sku,
+                "precision": quant,
+                "parallelism": row["parallelism_label"] or f"{row['gpus']} GPUs",
                 "config": (
                     f"{row['gpus']}×{sku} {row['engine__name']} {quant} "
                     f"{row['parallelism_label']}{level}{unstated}"
@@ -599,3 +617,24 @@ def accuracy_for(*, deployment: Deployment, org: Organization | None = None) -> 
             "result_id": r.pk,
         }
     return list(latest.values())
+
+
+def deployment_choices(*, org: Organization | None = None) -> list[tuple[int, str]]:
+    """Every deployment with a visible run, labelled for a picker (the id tells apart two
+    deployments that differ only in what the label leaves out)."""
+    ids = runs_visible(org=org).order_by().values_list("deployment_id", flat=True).distinct()
+    deployments = Deployment.objects.filter(pk__in=ids).select_related(
+        "model", "accelerator", "engine"
+    )
+    return sorted(
+        (
+            (
+                d.pk,
+                f"{d.model.name}: {d.gpus}×{d.accelerator.sku} {d.engine.name} "
+                f"{d.engine_version or ''} {d.quant_weights} {d.parallelism_label or ''} "
+                f"(#{d.pk})".replace("  ", " "),
+            )
+            for d in deployments
+        ),
+        key=lambda choice: choice[1],
+    )

@@ -1,12 +1,15 @@
 import csv
 import json
 from collections import Counter
+from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.cache import patch_cache_control
+from django.views.decorators.csp import csp_override
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import current_org, may_publish, viewer_org
@@ -18,8 +21,9 @@ from apps.costs.formulas import CostInputError, TokenKind
 from apps.csv_safe import safe_rows
 from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
+from apps.leaderboard.templatetags.frame import label
 from apps.runs.models import Run
-from apps.runs.selectors import run_get, run_points, runs_visible
+from apps.runs.selectors import run_facets, run_get, run_points, runs_visible
 from apps.runs.services import runs_version
 
 PUBLIC_MAX_AGE = 60
@@ -33,11 +37,83 @@ def _int(value: str | None, default: int) -> int:
         return default
 
 
+# The visible label of each query field, so a message names what the reader sees.
+FIELD_LABELS = {
+    "model": "Model",
+    "scenario": "Scenario",
+    "tier": "Price tier",
+    "sort": "Sort",
+    "rule": "Rows show",
+    "days": "N days",
+    "basis": "Token basis",
+    "y": "Chart y",
+    "series": "Chart series",
+    "page": "Page",
+    "accelerator": "Accelerators",
+    "engine": "Engines",
+    "quantization": "Quantizations",
+    "since": "Runs from",
+    "until": "Runs until",
+}
+FACETS = ("accelerator", "engine", "quantization")
+
+
+def _date(value: str | None) -> date | None:
+    try:
+        return date.fromisoformat(value) if value else None
+    except ValueError:
+        return None
+
+
+def query_problems(
+    query: QueryDict, *, models: list[str], tiers: list[str], org: Organization | None
+) -> list[dict]:
+    """Unknown or out-of-range filter values, each with its query field and visible label;
+    the page shows them and falls back to the default, the CSV/JSON forms answer 400."""
+    problems = []
+
+    def bad(field: str, message: str) -> None:
+        problems.append({"field": field, "label": FIELD_LABELS[field], "message": message})
+
+    def one_of(field: str, allowed) -> None:
+        value = query.get(field)
+        if value and value not in allowed:
+            shown = ", ".join(label(a) for a in allowed)
+            bad(field, f"“{value}” is not a choice here (choices: {shown}); showing the default.")
+
+    one_of("model", models)
+    one_of("tier", tiers)
+    one_of("sort", selectors.SORTS)
+    one_of("rule", selectors.RUN_RULES)
+    one_of("basis", BASES)
+    one_of("y", charts.Y_AXES)
+    one_of("series", charts.SERIES)
+    for field in ("days", "page"):
+        value = query.get(field)
+        if value and (not value.isdigit() or int(value) < 1):
+            bad(field, f"“{value}” is not a whole number of at least 1; showing the default.")
+    scenario = query.get("scenario")
+    if scenario and not selectors.scenarios_with_runs(org=org).filter(slug=scenario).exists():
+        bad("scenario", f"“{scenario}” is not a known scenario; showing the model's first one.")
+    facets = run_facets(org=org)
+    for field in FACETS:
+        unknown = [v for v in query.getlist(field) if v and v not in facets[field]]
+        if unknown:
+            bad(field, f"no run has {', '.join(unknown)}; ignored.")
+    for field in ("since", "until"):
+        if query.get(field) and _date(query.get(field)) is None:
+            bad(field, f"“{query.get(field)}” is not a date like 2026-11-30; ignored.")
+    return problems
+
+
 def board_from_query(
     query: QueryDict, models: list[str], org: Organization | None = None
 ) -> selectors.Board:
-    model = query.get("model") or (models[0] if models else None)
+    model = query.get("model") if query.get("model") in models else None
+    model = model or (models[0] if models else None)
     scenario = query.get("scenario")
+    if scenario and not selectors.scenarios_with_runs(org=org).filter(slug=scenario).exists():
+        scenario = None
     if not scenario:
         candidates = selectors.scenarios_with_runs(org=org).filter(
             runs__deployment__model__name=model
@@ -47,9 +123,12 @@ def board_from_query(
     return selectors.Board(
         model=model,
         scenario=scenario,
-        tier=query.get("tier") or "owning_hyperscaler",
-        accelerator=query.get("accelerator") or None,
-        quantization=query.get("quantization") or None,
+        tier=_tier(query.get("tier")),
+        accelerators=tuple(v for v in query.getlist("accelerator") if v),
+        engines=tuple(v for v in query.getlist("engine") if v),
+        quantizations=tuple(v for v in query.getlist("quantization") if v),
+        since=_date(query.get("since")),
+        until=_date(query.get("until")),
         include_simulated=query.get("simulated") in {"1", "on", "true"},
         sort=query.get("sort") if query.get("sort") in selectors.SORTS else "throughput",
         page=_int(query.get("page"), 1),
@@ -59,12 +138,22 @@ def board_from_query(
     )
 
 
+def _tier(value: str | None) -> str:
+    return value if value and value in selectors.price_tiers() else "owning_hyperscaler"
+
+
+def _bad_query(problems: list[dict]) -> HttpResponse:
+    """400 for the CSV/JSON forms: each problem names its query field and visible label."""
+    return HttpResponse(
+        json.dumps({"errors": problems}, ensure_ascii=False),
+        status=400,
+        content_type="application/json",
+    )
+
+
 # Query parameters the leaderboard reads. A URL with any other is rendered but never stored,
 # so `/?x=<unique>` cannot fill the cache (which shares Redis with the job broker).
-CACHED_PARAMS = frozenset(
-    {"model", "scenario", "tier", "accelerator", "quantization", "simulated", "sort", "page"}
-    | {"y", "all", "format"}
-)
+CACHED_PARAMS = frozenset(FIELD_LABELS) | {"simulated", "all", "format", "private"}
 
 
 def _cached(request: HttpRequest, build) -> HttpResponse:
@@ -97,32 +186,42 @@ def _board_charts(
     board: selectors.Board, page: selectors.BoardPage, query: QueryDict
 ) -> dict[str, Any]:
     y = query.get("y") if query.get("y") in charts.Y_AXES else "tput_per_gpu"
+    series = query.get("series") if query.get("series") in charts.SERIES else "group"
     optimal = query.get("all") not in {"1", "on", "true"}
+    metric = charts.Y_AXES[y][0].split(" (")[0].format(basis=board.basis)
     points = selectors.chart_points(run_ids=page.run_ids, tier=board.tier, basis=board.basis)
     return {
         "y": y,
+        "series": series,
+        "series_choices": charts.SERIES,
+        "series_label": charts.SERIES[series],
         "optimal_only": optimal,
         "pareto_interactivity": charts.pareto_figure(
             points,
             x="interactivity",
             y=y,
             optimal_only=optimal,
-            title="vs interactivity",
+            title=f"{metric} vs interactivity",
             basis=board.basis,
+            series=series,
         ),
         "pareto_latency": charts.pareto_figure(
             points,
             x="e2el_s",
             y=y,
             optimal_only=optimal,
-            title="vs end-to-end latency",
+            title=f"{metric} vs latency",
             basis=board.basis,
+            series=series,
         ),
     }
 
 
 def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse:
     models = selectors.model_names(org=org)
+    problems = query_problems(request.GET, models=models, tiers=selectors.price_tiers(), org=org)
+    if problems and request.GET.get("format") in {"csv", "json"}:
+        return _bad_query(problems)
     board = board_from_query(request.GET, models, org)
     page = selectors.leaderboard_rows(board=board, org=org)
     if request.GET.get("format") == "csv":
@@ -138,10 +237,22 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         "query": request.GET.urlencode(),
         "private_org": current_org(request),
         "showing_private": org is not None,
+        "unsorted_query": _without(request.GET, "sort", "page"),
+        "facets": run_facets(org=org),
+        "problems": problems,
+        "embed_query": _without(request.GET, "page", "format"),
         **_board_charts(board, page, request.GET),
     }
     template = "leaderboard/leaderboard.html"
     return render(request, f"{template}#board" if request.htmx else template, context)
+
+
+def _without(query: QueryDict, *fields: str) -> str:
+    """The query string less some fields (a sort link replaces the sort, keeping filters)."""
+    kept = query.copy()
+    for field in fields:
+        kept.pop(field, None)
+    return kept.urlencode()
 
 
 def _board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
@@ -217,6 +328,10 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "basis": basis,
         "bases": BASES,
         "errors": selectors.run_errors(run=run),
+        # "succeeded" means the run finished; the page says how many requests did not.
+        "worst_success": min(
+            (p.success_rate for p in points if p.success_rate is not None), default=None
+        ),
         "records": sum(len(v) for v in latency.values()) > 0,
         "cdf": charts.cdf_figure(
             latency, title="Latency distribution per load level", x_title="ms"
@@ -270,21 +385,30 @@ def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
     return render(request, "leaderboard/deployment_detail.html", context)
 
 
-def compare(request: HttpRequest) -> HttpResponse:
+def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     ids = list(dict.fromkeys(_int(v, 0) for v in request.GET.getlist("d")))[:4]
-    org = viewer_org(request)
+    # An embed is public by nature (framed anywhere, cached publicly): public runs only.
+    org = None if embed else viewer_org(request)
     deployments = [d for i in ids if (d := selectors.deployment_get(deployment_id=i, org=org))]
+    picker = _compare_picker(deployments, org)
     if len(deployments) < 2:
+        # 400 keeps scripts honest; a person gets the picker to add what is missing.
         return render(
             request,
             "leaderboard/compare.html",
-            {"error": "Pick 2 to 4 deployments to compare (add ?d=ID&d=ID to the URL)."},
+            {
+                "error": (
+                    "Pick 2 to 4 deployments to compare: add them below, or tick them in the "
+                    "leaderboard's Compare column."
+                ),
+                **picker,
+            },
             status=400,
         )
     scenario_slug = request.GET.get("scenario") or _common_scenario(
         [d.pk for d in deployments], org
     )
-    tier = request.GET.get("tier") or "owning_hyperscaler"
+    tier = _tier(request.GET.get("tier"))
     basis = (
         request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
     )
@@ -295,7 +419,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         include_simulated=True,
         basis=basis,
     )
-    board_page = selectors.leaderboard_rows(board=board, org=viewer_org(request))
+    board_page = selectors.leaderboard_rows(board=board, org=org)
     rows = {r.deployment_id: r for r in board_page.rows}
     ordered = [rows.get(d.pk) for d in deployments]
     facts = [selectors.deployment_facts(d) for d in deployments]
@@ -316,6 +440,10 @@ def compare(request: HttpRequest) -> HttpResponse:
         for r in ordered
     ]
     diffs = fairness.differences(facts)
+    for d, fact in zip(deployments, facts, strict=True):
+        # Added after the fairness check: presentation, not facts to compare.
+        fact["name"] = picker["names"][d.pk]
+        fact["remove"] = picker["removal"][d.pk]
     deltas = _accuracy_deltas(deployments, org)
     if request.GET.get("format") in {"csv", "json"}:
         table = _board_table([r for r in ordered if r])
@@ -346,11 +474,46 @@ def compare(request: HttpRequest) -> HttpResponse:
             x="interactivity",
             y="tput_per_gpu",
             optimal_only=False,
-            title="Overlaid",
+            title="Each deployment's load levels",
             basis=basis,
+            series="deployment_id",
+            names=picker["names"],
+            lines=True,
         ),
+        "embed_query": _without(request.GET, "format"),
+        **picker,
     }
+    if embed:
+        return _embed(
+            request,
+            figure=context["chart"],
+            caption=f"{context['scenario'].name if context['scenario'] else ''} · {tier}",
+            source=f"/compare/?{request.GET.urlencode()}",
+        )
     return render(request, "leaderboard/compare.html", context)
+
+
+def column_name(deployment) -> str:
+    """A compare column's heading, and the name of its line on the chart."""
+    facts = selectors.deployment_facts(deployment)
+    return f"{facts['hardware']} {facts['engine']} {facts['quantization']} (#{deployment.pk})"
+
+
+def _compare_picker(deployments: list, org: Organization | None) -> dict[str, Any]:
+    """What /compare/ needs to add or remove a deployment on the page itself."""
+    chosen = [d.pk for d in deployments]
+    removal = {}
+    for d in deployments:
+        rest = QueryDict(mutable=True)
+        rest.setlist("d", [str(i) for i in chosen if i != d.pk])
+        removal[d.pk] = rest.urlencode()
+    return {
+        "chosen": chosen,
+        "names": {d.pk: column_name(d) for d in deployments},
+        "removal": removal,
+        "choices": [c for c in selectors.deployment_choices(org=org) if c[0] not in chosen],
+        "can_add": len(chosen) < 4,
+    }
 
 
 def _common_scenario(deployment_ids: list[int], org: Organization | None) -> str | None:
@@ -426,3 +589,39 @@ def methodology(request: HttpRequest) -> HttpResponse:
     response = render(request, "leaderboard/methodology.html", {"body": methodology_html()})
     patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
     return response
+
+
+def _embed(request: HttpRequest, *, figure: dict, caption: str, source: str) -> HttpResponse:
+    """A chart alone, for an <iframe> on another site: framing is allowed for this view."""
+    title = (figure.get("layout", {}).get("title") or {}).get("text", "chart")
+    response = render(
+        request,
+        "embed.html",
+        {"figure": figure, "title": title, "caption": caption, "source": source},
+    )
+    response.xframe_options_exempt = True
+    patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
+    return response
+
+
+# Embeds are meant to be framed by other sites: the site-wide CSP forbids framing.
+EMBED_CSP = {**settings.SECURE_CSP, "frame-ancestors": ["*"]}
+
+
+@csp_override(EMBED_CSP)
+def embed_board(request: HttpRequest) -> HttpResponse:
+    """/embed/board/?<leaderboard filters>&x=interactivity|e2el_s: one Pareto chart."""
+    models = selectors.model_names()
+    board = board_from_query(request.GET, models)
+    page = selectors.leaderboard_rows(board=board)
+    figures = _board_charts(board, page, request.GET)
+    x = "pareto_latency" if request.GET.get("x") == "e2el_s" else "pareto_interactivity"
+    source = f"/?{_without(request.GET, 'x')}"
+    caption = f"{board.model or 'no model'} · {page.scenario.name if page.scenario else ''}"
+    return _embed(request, figure=figures[x], caption=caption, source=source)
+
+
+@csp_override(EMBED_CSP)
+def embed_compare(request: HttpRequest) -> HttpResponse:
+    """/embed/compare/?d=..&d=..: the compare page's chart, lines named like its columns."""
+    return compare(request, embed=True)

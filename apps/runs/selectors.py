@@ -1,6 +1,8 @@
 """Reads for runs. Visibility is decided here, once: public runs, plus the caller's own."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from django.db.models import Q, QuerySet
 
@@ -129,3 +131,41 @@ def run_document(*, run: Run) -> dict:
             point["records"] = by_ordinal[ordinal]
     document["points"] = points
     return document
+
+
+def runs_narrowed(
+    runs: QuerySet[Run],
+    *,
+    accelerators: Sequence[str] = (),
+    engines: Sequence[str] = (),
+    quantizations: Sequence[str] = (),
+    since: date | None = None,
+    until: date | None = None,
+) -> QuerySet[Run]:
+    """Runs whose deployment is any of the picked accelerators, engines and quantizations
+    (each list empty: no filter), added within [since, until] (dates, inclusive)."""
+    if accelerators:
+        runs = runs.filter(deployment__accelerator__sku__in=accelerators)
+    if engines:
+        runs = runs.filter(deployment__engine__name__in=engines)
+    if quantizations:
+        runs = runs.filter(deployment__quant_weights__in=quantizations)
+    if since:
+        runs = runs.filter(created_at__date__gte=since)
+    if until:
+        runs = runs.filter(created_at__date__lte=until)
+    return runs
+
+
+def run_facets(*, org: Organization | None) -> dict[str, list[str]]:
+    """The values a visible run's deployment takes, per filterable dimension."""
+    runs = runs_visible(org=org).order_by()
+
+    def distinct(field: str) -> list[str]:
+        return sorted(v for v in runs.values_list(field, flat=True).distinct() if v)
+
+    return {
+        "accelerator": distinct("deployment__accelerator__sku"),
+        "engine": distinct("deployment__engine__name"),
+        "quantization": distinct("deployment__quant_weights"),
+    }
