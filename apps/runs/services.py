@@ -319,4 +319,7 @@ def run_set_public(*, run: Run, public: bool, actor: str) -> Run:
         action="run.published" if public else "run.unpublished",
         target=f"run {run.pk}",
     )
+    # Cached public pages key on the runs version: a run that appears or disappears there
+    # must change it, as a landing run does.
+    transaction.on_commit(runs_version_bump)
     return run

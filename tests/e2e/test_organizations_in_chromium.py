@@ -89,9 +89,12 @@ def test_an_organization_submits_privately_and_publishes(live_server, browser, m
     page.goto(f"{base}/runs/{run.pk}/")
     page.click("#publish")
     assert "published by owner@example.com" in page.content()
-    anonymous.goto(board_url(base, run))
-    assert anonymous.locator(f"a[href='/runs/{run.pk}/']").count() == 1
-    assert anonymous.locator("table .badge-private").count() == 0
+    # A new visitor: the first one's browser may keep the public page for its max-age (60 s),
+    # but the server's page cache must not serve the page from before publishing.
+    newcomer = browser.new_context().new_page()
+    newcomer.goto(board_url(base, run))
+    assert newcomer.locator(f"a[href='/runs/{run.pk}/']").count() == 1
+    assert newcomer.locator("table .badge-private").count() == 0
     assert AuditEvent.objects.filter(action="run.published", actor="owner@example.com").exists()
-    for context in (owner, member, anonymous.context):
+    for context in (owner, member, anonymous.context, newcomer.context):
         context.close()
