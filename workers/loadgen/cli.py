@@ -30,8 +30,10 @@ from workers.loadgen.prompts import (
     EndpointTokenizer,
     LengthCheck,
     LocalTokenizer,
+    PromptBuilder,
     PromptWorkload,
     TokenCounter,
+    WordPool,
     scenario_workload,
     usage_probe,
     verify_lengths,
@@ -47,12 +49,21 @@ from workers.loadgen.runner import (
     run_sweep,
     write_outputs,
 )
+from workers.loadgen.sessions import (
+    SESSION_PRESETS,
+    SessionWorkload,
+    mean_context_tokens,
+    run_session_sweep,
+    session_dataset,
+)
 from workers.results import (
+    SCHEMA_REVISION,
     Deployment,
     ModelInfo,
     Point,
     ResultDocument,
     Scenario,
+    SessionScenario,
     Slo,
     json_path,
 )
@@ -129,7 +140,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
     g = parser.add_argument_group("scenario")
-    g.add_argument("--scenario", choices=sorted(PRESETS), help="a preset; flags below override it")
+    g.add_argument(
+        "--scenario",
+        choices=sorted([*PRESETS, *SESSION_PRESETS]),
+        help="a preset; flags below override it (chat and agentic-coding are multi-turn "
+        "sessions: --requests then counts sessions per level)",
+    )
     g.add_argument("--input-tokens", type=int, help="prompt tokens per request")
     g.add_argument("--output-tokens", type=int, help="output tokens per request")
     g.add_argument("--prefix-hit-rate", type=float, help="target prefix-cache hit rate in [0, 1)")
@@ -157,6 +173,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seed for prompts and arrivals (default: random, recorded in the document; a "
         "repeated seed repeats prompts, which a server's prefix cache may still hold)",
     )
+
+    g = parser.add_argument_group("sessions (multi-turn; override a session preset)")
+    g.add_argument("--turns", type=int, help="turns per session (makes the run multi-turn)")
+    g.add_argument("--system-tokens", type=int, help="system prompt shared by all sessions")
+    g.add_argument("--first-tokens", type=int, help="first user message per session")
+    g.add_argument("--turn-tokens", type=int, help="each later user or tool message")
+    g.add_argument("--think-time", type=float, help="seconds between an answer and the next turn")
 
     g = parser.add_argument_group("load")
     load = g.add_mutually_exclusive_group()
@@ -485,20 +508,43 @@ def run_bench(args: argparse.Namespace) -> int:
         return 2
 
 
+def _session_shape(args: argparse.Namespace) -> SessionScenario | None:
+    """The multi-turn shape: a session preset with flags over it, or --turns alone."""
+    preset = SESSION_PRESETS.get(args.scenario or "")
+    if preset is None and args.turns is None:
+        return None
+    fields = preset.model_dump() if preset else {"kind": "chat"}
+    for name, value in (
+        ("turns", args.turns),
+        ("system_tokens", args.system_tokens),
+        ("first_tokens", args.first_tokens or args.input_tokens),
+        ("turn_tokens", args.turn_tokens),
+        ("output_tokens", args.output_tokens),
+        ("think_time_s", args.think_time),
+    ):
+        if value is not None:
+            fields[name] = value
+    fields["sessions"] = args.requests
+    try:
+        return SessionScenario.model_validate(fields)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"--{'-'.join(str(e['loc'][0]).split('_'))}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        raise CliError(f"session shape: {problems}") from None
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     if args.seed is None:
         args.seed = secrets.randbelow(2**31)
     cfg = _endpoint(args)
     deployment = _deployment(args)
+    shape = _session_shape(args)
+    if shape is not None:
+        return _run_sessions(args, cfg, deployment, shape)
     n_in, n_out, hit, concurrency = _scenario_numbers(args)
-    slo = None
-    if args.slo_ttft_ms or args.slo_tpot_ms or args.slo_e2el_ms:
-        slo = Slo(
-            ttft_ms=args.slo_ttft_ms,
-            tpot_ms=args.slo_tpot_ms,
-            e2el_ms=args.slo_e2el_ms,
-            ttft_percentile=args.slo_percentile,
-        )
+    slo = _slo(args)
     plan = _plan(args, concurrency, slo)
     try:
         counter = _counter(args, cfg)
@@ -593,6 +639,95 @@ def _run_bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
+    if args.submit:
+        token = args.token or os.environ.get("INFERBOARD_TOKEN")
+        run_id = submit(document, args.submit, token)
+        print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
+    return 130 if interrupted else 0
+
+
+def _slo(args: argparse.Namespace) -> Slo | None:
+    if not (args.slo_ttft_ms or args.slo_tpot_ms or args.slo_e2el_ms):
+        return None
+    return Slo(
+        ttft_ms=args.slo_ttft_ms,
+        tpot_ms=args.slo_tpot_ms,
+        e2el_ms=args.slo_e2el_ms,
+        ttft_percentile=args.slo_percentile,
+    )
+
+
+def _run_sessions(
+    args: argparse.Namespace, cfg: EndpointConfig, deployment: Deployment, shape: SessionScenario
+) -> int:
+    """Multi-turn sessions: prompts depend on the answers, so there is no verification pass;
+    the server's own usage counts every turn's context."""
+    if args.processes > 1:
+        raise CliError("--processes: sessions run in one client process")
+    plan = _plan(args, args.concurrency or "1", _slo(args))
+    try:
+        counter = _counter(args, cfg)
+        pool = WordPool.for_counter(counter)
+        workload = SessionWorkload(
+            PromptBuilder(counter, seed=args.seed, pool=pool), shape, seed=args.seed
+        )
+    except httpx.HTTPError as exc:
+        raise CliError(f"cannot reach {cfg.url}: {exc}") from None
+    scenario = Scenario(
+        preset=args.scenario,
+        input_tokens=mean_context_tokens(shape),
+        output_tokens=shape.output_tokens,
+        length_spread=0.0,
+        prefix_cache_hit_rate=None,  # what the conversation itself reuses: measured per turn
+        dataset=session_dataset(shape),
+        arrival="open" if args.rate else "closed",
+        warmup_requests=args.warmup,
+        duration_s=args.duration,
+        request_count=args.requests,
+        slo=plan.slo,
+        sessions=shape,
+    )
+    started_at = datetime.now(UTC)
+    result = SweepResult()
+    progress = ProgressBar(enabled=not args.quiet)
+    interrupted = False
+    try:
+        asyncio.run(run_session_sweep(cfg, workload, plan, result=result, progress=progress))
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        progress.close()
+    if not result.points:
+        print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
+        return 130 if interrupted else 1
+    if args.no_records:
+        for point in result.points:
+            point.records = None
+    extra = {"tokenizer": counter.name, "api": cfg.api, "seed": args.seed}
+    document = make_document(
+        model=ModelInfo(name=args.model, family=args.model_family),
+        deployment=deployment,
+        scenario=scenario,
+        result=result,
+        started_at=started_at,
+        interrupted=interrupted,
+        extra=extra,
+    )
+    document.schema_revision = SCHEMA_REVISION
+    jsonl = write_outputs(document, result, args.out)
+    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
+    _summary(document)
+    for point in document.points:
+        for turn in point.turns or []:
+            hit = turn.prefix_cache_hit_rate
+            ttft = turn.ttft_ms.p50 if turn.ttft_ms else None
+            print(
+                f"{point.label:>12}  turn {turn.turn:>3}  context "
+                f"{turn.context_tokens_mean or 0:8.0f} tok  TTFT p50 "
+                f"{'-' if ttft is None else f'{ttft:.1f}'} ms  cache hit "
+                f"{'not reported' if hit is None else f'{hit:.1%}'}",
+                file=sys.stderr,
+            )
     if args.submit:
         token = args.token or os.environ.get("INFERBOARD_TOKEN")
         run_id = submit(document, args.submit, token)

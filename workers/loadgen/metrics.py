@@ -68,6 +68,11 @@ class RequestTiming:
     error: str | None = None
     warmup: bool = False
     server_first_ns: int | None = None  # the server's own send time of the first text event
+    # Multi-turn sessions (workers/loadgen/sessions.py): where this turn sits, and the
+    # answer's text, which the next turn's prompt carries.
+    session: int | None = None
+    turn: int | None = None
+    text: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -229,6 +234,8 @@ def to_record(timing: RequestTiming, origin_ns: int) -> RequestRecord:
         status=timing.status,
         http_status=timing.http_status,
         error=timing.error[:500] if timing.error else None,
+        session=timing.session,
+        turn=timing.turn,
     )
 
 
