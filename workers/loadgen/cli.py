@@ -35,6 +35,7 @@ from workers.loadgen.prompts import (
     TokenCounter,
     WordPool,
     scenario_workload,
+    template_overhead,
     usage_probe,
     verify_lengths,
 )
@@ -56,6 +57,7 @@ from workers.loadgen.sessions import (
     run_session_sweep,
     session_dataset,
 )
+from workers.loadgen.traces import TraceError, TracePrompts, read_mooncake, replay, trace_dataset
 from workers.results import (
     SCHEMA_REVISION,
     Deployment,
@@ -172,6 +174,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         help="seed for prompts and arrivals (default: random, recorded in the document; a "
         "repeated seed repeats prompts, which a server's prefix cache may still hold)",
+    )
+
+    g = parser.add_argument_group("trace replay (instead of a scenario and load levels)")
+    g.add_argument(
+        "--trace",
+        type=Path,
+        help="a Mooncake-layout JSONL (timestamp ms, input_length, output_length, hash_ids "
+        "of 512-token blocks) replayed at its timestamps; --requests takes its first N rows",
+    )
+    g.add_argument(
+        "--trace-scale", type=float, default=1.0, help="replay speed: 2 sends twice as fast"
     )
 
     g = parser.add_argument_group("sessions (multi-turn; override a session preset)")
@@ -540,6 +553,8 @@ def _run_bench(args: argparse.Namespace) -> int:
         args.seed = secrets.randbelow(2**31)
     cfg = _endpoint(args)
     deployment = _deployment(args)
+    if args.trace is not None:
+        return _run_trace(args, cfg, deployment)
     shape = _session_shape(args)
     if shape is not None:
         return _run_sessions(args, cfg, deployment, shape)
@@ -655,6 +670,77 @@ def _slo(args: argparse.Namespace) -> Slo | None:
         e2el_ms=args.slo_e2el_ms,
         ttft_percentile=args.slo_percentile,
     )
+
+
+def _run_trace(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deployment) -> int:
+    """One open-loop level: the trace's own arrivals, lengths and shared blocks."""
+    if args.scenario or args.concurrency or args.rate or args.turns is not None:
+        raise CliError("--trace replays the file's own load: drop --scenario/--concurrency/--rate")
+    if args.requests is not None and args.requests < 1:
+        raise CliError("--requests must be positive")
+    try:
+        trace = read_mooncake(args.trace, scale=args.trace_scale, limit=args.requests)
+    except OSError as exc:
+        raise CliError(f"--trace {args.trace}: {exc.strerror or exc}") from None
+    except TraceError as exc:
+        raise CliError(f"--trace {args.trace}: {exc}") from None
+    try:
+        counter = _counter(args, cfg)
+        overhead = template_overhead(counter, usage_probe(cfg))
+        builder = PromptBuilder(counter, seed=args.seed, pool=WordPool.for_counter(counter))
+        prompts = TracePrompts(builder, overhead=overhead)
+    except httpx.HTTPError as exc:
+        raise CliError(f"cannot reach {cfg.url}: {exc}") from None
+    rows = trace.rows
+    scenario = Scenario(
+        name=f"trace {trace.identity.name} x{trace.identity.scale:g}"[:200],
+        input_tokens=max(1, round(sum(r.input_length for r in rows) / len(rows))),
+        output_tokens=max(1, round(sum(r.output_length for r in rows) / len(rows))),
+        length_spread=None,  # the trace's own lengths, not a uniform spread
+        prefix_cache_hit_rate=None,  # the trace's shared blocks decide it: measured
+        dataset=trace_dataset(trace.identity),
+        arrival="open",
+        request_count=len(rows),
+        slo=_slo(args),
+        trace=trace.identity,
+    )
+    limits = ClientLimits(cpu=args.client_cpu_limit, loop_lag_ms=args.client_lag_limit_ms)
+    started_at = datetime.now(UTC)
+    progress = ProgressBar(enabled=not args.quiet)
+    try:
+        point, timings = asyncio.run(
+            replay(
+                cfg,
+                trace,
+                prompts,
+                max_concurrency=args.max_concurrency,
+                limits=limits,
+                progress=progress,
+            )
+        )
+    finally:
+        progress.close()
+    if args.no_records:
+        point.records = None
+    result = SweepResult(points=[point], timings=[timings], levels=[Level(name=point.label)])
+    extra = {"tokenizer": counter.name, "prompt_overhead_tokens": overhead, "seed": args.seed}
+    document = make_document(
+        model=ModelInfo(name=args.model, family=args.model_family),
+        deployment=deployment,
+        scenario=scenario,
+        result=result,
+        started_at=started_at,
+        extra=extra,
+    )
+    document.schema_revision = SCHEMA_REVISION
+    jsonl = write_outputs(document, result, args.out)
+    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
+    _summary(document)
+    if args.submit:
+        token = args.token or os.environ.get("INFERBOARD_TOKEN")
+        run_id = submit(document, args.submit, token)
+        print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
+    return 0
 
 
 def _run_sessions(
