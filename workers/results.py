@@ -416,6 +416,11 @@ class SpeculativeAcceptance(_Strict):
     draft_tokens: Count | None = None
     accepted_tokens: Count | None = None
     per_position: list[Rate] | None = Field(None, max_length=64)
+    source: Literal["requests", "server_metrics", "imported"] | None = Field(
+        None,
+        description="revision 2: per-request draft counts (llama.cpp's timings), the "
+        "server's /metrics counters over the window, or an imported file",
+    )
 
 
 class TurnStats(_Strict):
@@ -435,6 +440,32 @@ class SessionStats(_Strict):
     completion_s: Distribution | None = Field(
         None, description="first send to last answer of each completed session, seconds"
     )
+
+
+class ServerSeries(_Strict):
+    """One server metric over a point's window, under an engine-neutral name."""
+
+    name: str = Field(min_length=1, max_length=100, description="e.g. requests_waiting")
+    source: str = Field(min_length=1, max_length=200, description="the engine's own name")
+    kind: Literal["gauge", "counter"]
+    t_ms: list[float] = Field(max_length=100_000, description="from the point's window start")
+    values: list[float] = Field(max_length=100_000)
+
+    @model_validator(mode="after")
+    def _aligned(self) -> ServerSeries:
+        if len(self.t_ms) != len(self.values):
+            raise ValueError("t_ms and values must have the same length")
+        return self
+
+
+class ServerMetrics(_Strict):
+    """The server's own view, scraped from its Prometheus /metrics while the point ran."""
+
+    engine: str | None = Field(None, max_length=100, description="vllm, sglang, llama.cpp")
+    interval_s: float = Field(gt=0)
+    series: list[ServerSeries] = Field(default_factory=list, max_length=100)
+    queued_max: NonNegative | None = Field(None, description="most requests the server queued")
+    preemptions: NonNegative | None = Field(None, description="preemptions during the window")
 
 
 class ClientLoad(_Strict):
@@ -483,6 +514,7 @@ class Point(_Strict):
     speculative_acceptance: SpeculativeAcceptance | None = None
     turns: list[TurnStats] | None = Field(None, max_length=10_000, description="revision 2")
     sessions: SessionStats | None = Field(None, description="revision 2")
+    server: ServerMetrics | None = Field(None, description="revision 2")
     records: list[RequestRecord] | None = None
 
 
@@ -540,7 +572,8 @@ class ResultDocument(_Strict):
         ge=1,
         le=SCHEMA_REVISION,
         description="additive revisions of v1; absent: 1. 2 adds scenario.sessions, "
-        "scenario.trace, point.turns, point.sessions and records' session/turn",
+        "scenario.trace, point.turns, point.sessions, point.server and records' "
+        "session/turn",
     )
     idempotency_key: str = Field(
         min_length=8,

@@ -13,6 +13,7 @@ import os
 import secrets
 import sys
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,6 +50,14 @@ from workers.loadgen.runner import (
     parse_concurrency,
     run_sweep,
     write_outputs,
+)
+from workers.loadgen.scrape import (
+    Scraper,
+    metrics_url,
+    point_window,
+    probe,
+    scraping,
+    server_acceptance,
 )
 from workers.loadgen.sessions import (
     SESSION_PRESETS,
@@ -175,6 +184,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seed for prompts and arrivals (default: random, recorded in the document; a "
         "repeated seed repeats prompts, which a server's prefix cache may still hold)",
     )
+
+    g = parser.add_argument_group("server metrics")
+    g.add_argument(
+        "--metrics-url", help="the server's Prometheus endpoint (default: <endpoint>/metrics)"
+    )
+    g.add_argument(
+        "--scrape-interval", type=float, default=1.0, help="seconds between /metrics scrapes"
+    )
+    g.add_argument("--no-scrape", action="store_true", help="do not scrape the server's metrics")
 
     g = parser.add_argument_group("trace replay (instead of a scenario and load levels)")
     g.add_argument(
@@ -589,14 +607,23 @@ def _run_bench(args: argparse.Namespace) -> int:
         request_count=args.requests,
         slo=slo,
     )
+    scraper = _scraper(args, cfg)
     started_at = datetime.now(UTC)
     result = SweepResult()
     progress = ProgressBar(enabled=not args.quiet)
     interrupted = False
     try:
         asyncio.run(
-            run_sweep(
-                cfg, workload, plan, result=result, progress=progress, count_tokens=counter.count
+            _scraped(
+                scraper,
+                run_sweep(
+                    cfg,
+                    workload,
+                    plan,
+                    result=result,
+                    progress=progress,
+                    count_tokens=counter.count,
+                ),
             )
         )
     except KeyboardInterrupt:
@@ -611,6 +638,7 @@ def _run_bench(args: argparse.Namespace) -> int:
             point.records = None
     mismatched = _mark_length_mismatch(result, check)
     extra = {
+        **_attach_server_metrics(args, cfg, scraper, result),
         "tokenizer": counter.name,
         "prompt_overhead_tokens": overhead,
         "api": cfg.api,
@@ -632,6 +660,8 @@ def _run_bench(args: argparse.Namespace) -> int:
         interrupted=interrupted,
         extra=extra,
     )
+    if any(point.server is not None for point in document.points):
+        document.schema_revision = SCHEMA_REVISION
     jsonl = write_outputs(document, result, args.out)
     print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
     if result.stop_reason:
@@ -659,6 +689,49 @@ def _run_bench(args: argparse.Namespace) -> int:
         run_id = submit(document, args.submit, token)
         print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
     return 130 if interrupted else 0
+
+
+def _metrics_headers(cfg: EndpointConfig) -> dict[str, str]:
+    return {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
+
+
+def _scraper(args: argparse.Namespace, cfg: EndpointConfig) -> Scraper | None:
+    """A scraper for the endpoint's /metrics, or None when off or when nothing answers
+    there in the Prometheus text format (the run then says so in environment.extra)."""
+    if args.no_scrape:
+        return None
+    if args.scrape_interval <= 0:
+        raise CliError("--scrape-interval must be positive")
+    url = args.metrics_url or metrics_url(cfg.root)
+    if not asyncio.run(probe(url, _metrics_headers(cfg))):
+        return None
+    return Scraper(url, args.scrape_interval, _metrics_headers(cfg))
+
+
+async def _scraped[T](scraper: Scraper | None, measure: Coroutine[Any, Any, T]) -> T:
+    if scraper is None:
+        return await measure
+    async with scraping(scraper):
+        return await measure
+
+
+def _attach_server_metrics(
+    args: argparse.Namespace, cfg: EndpointConfig, scraper: Scraper | None, result: SweepResult
+) -> dict[str, Any]:
+    """Each point's slice of the server's series; what the document's extra should say."""
+    if args.no_scrape:
+        return {"server_metrics": "off"}
+    url = args.metrics_url or metrics_url(cfg.root)
+    if scraper is None:
+        return {"server_metrics": f"not available at {url}"}
+    for point, timings in zip(result.points, result.timings, strict=True):
+        window = point_window(timings)
+        if window is not None:
+            point.server = scraper.window(*window)
+        if point.server is not None and point.speculative_acceptance is None:
+            # Per-request draft counts are exact per point; the counters are the fallback.
+            point.speculative_acceptance = server_acceptance(point.server)
+    return {"server_metrics": {"url": url, "engine": scraper.engine, "missed": scraper.errors}}
 
 
 def _slo(args: argparse.Namespace) -> Slo | None:
@@ -705,17 +778,21 @@ def _run_trace(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deploy
         trace=trace.identity,
     )
     limits = ClientLimits(cpu=args.client_cpu_limit, loop_lag_ms=args.client_lag_limit_ms)
+    scraper = _scraper(args, cfg)
     started_at = datetime.now(UTC)
     progress = ProgressBar(enabled=not args.quiet)
     try:
         point, timings = asyncio.run(
-            replay(
-                cfg,
-                trace,
-                prompts,
-                max_concurrency=args.max_concurrency,
-                limits=limits,
-                progress=progress,
+            _scraped(
+                scraper,
+                replay(
+                    cfg,
+                    trace,
+                    prompts,
+                    max_concurrency=args.max_concurrency,
+                    limits=limits,
+                    progress=progress,
+                ),
             )
         )
     finally:
@@ -723,7 +800,12 @@ def _run_trace(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deploy
     if args.no_records:
         point.records = None
     result = SweepResult(points=[point], timings=[timings], levels=[Level(name=point.label)])
-    extra = {"tokenizer": counter.name, "prompt_overhead_tokens": overhead, "seed": args.seed}
+    extra = {
+        **_attach_server_metrics(args, cfg, scraper, result),
+        "tokenizer": counter.name,
+        "prompt_overhead_tokens": overhead,
+        "seed": args.seed,
+    }
     document = make_document(
         model=ModelInfo(name=args.model, family=args.model_family),
         deployment=deployment,
@@ -773,12 +855,17 @@ def _run_sessions(
         slo=plan.slo,
         sessions=shape,
     )
+    scraper = _scraper(args, cfg)
     started_at = datetime.now(UTC)
     result = SweepResult()
     progress = ProgressBar(enabled=not args.quiet)
     interrupted = False
     try:
-        asyncio.run(run_session_sweep(cfg, workload, plan, result=result, progress=progress))
+        asyncio.run(
+            _scraped(
+                scraper, run_session_sweep(cfg, workload, plan, result=result, progress=progress)
+            )
+        )
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -789,7 +876,12 @@ def _run_sessions(
     if args.no_records:
         for point in result.points:
             point.records = None
-    extra = {"tokenizer": counter.name, "api": cfg.api, "seed": args.seed}
+    extra = {
+        **_attach_server_metrics(args, cfg, scraper, result),
+        "tokenizer": counter.name,
+        "api": cfg.api,
+        "seed": args.seed,
+    }
     document = make_document(
         model=ModelInfo(name=args.model, family=args.model_family),
         deployment=deployment,

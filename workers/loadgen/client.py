@@ -233,6 +233,12 @@ class SseParser:
             self._count_chunk_tokens(usage, logprob_tokens)
         if isinstance(usage, dict):
             self.usage = usage
+        timings = event.get("timings")
+        if type(timings) is dict and "draft_n" in timings:
+            # llama.cpp's last event: this request's speculative draft and accepted tokens.
+            drafted, accepted = timings.get("draft_n"), timings.get("draft_n_accepted")
+            if type(drafted) is int and type(accepted) is int:
+                self.timing.draft_tokens, self.timing.draft_accepted = drafted, accepted
 
     def _count_chunk_tokens(self, usage: Any, logprob_tokens: int | None) -> None:
         if self._tokens is None:

@@ -30,6 +30,7 @@ from workers.results import (
     RequestRecord,
     RequestStatus,
     Slo,
+    SpeculativeAcceptance,
     Throughput,
     TokenCounts,
 )
@@ -73,6 +74,10 @@ class RequestTiming:
     session: int | None = None
     turn: int | None = None
     text: str | None = None
+    # Speculative decoding, as the server reported it for this request (llama.cpp's
+    # timings.draft_n / draft_n_accepted); None: not reported.
+    draft_tokens: int | None = None
+    draft_accepted: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -257,6 +262,21 @@ def _cache_hit_rate(oks: Sequence[RequestTiming]) -> tuple[int | None, float | N
     return cached, (min(1.0, cached / n_in) if n_in else None)
 
 
+def request_acceptance(oks: Sequence[RequestTiming]) -> SpeculativeAcceptance | None:
+    """Speculative acceptance summed over requests whose server reported draft counts."""
+    reported = [t for t in oks if t.draft_tokens is not None and t.draft_accepted is not None]
+    if not reported:
+        return None
+    drafted = sum(t.draft_tokens for t in reported)  # type: ignore[misc]
+    accepted = sum(t.draft_accepted for t in reported)  # type: ignore[misc]
+    return SpeculativeAcceptance(
+        rate=min(1.0, accepted / drafted) if drafted else None,
+        draft_tokens=drafted,
+        accepted_tokens=accepted,
+        source="requests",
+    )
+
+
 def _mismatch_rate(timings: Sequence[RequestTiming]) -> float | None:
     """Share of prompts whose server-counted length misses the target beyond tolerance."""
     checked = [t for t in timings if t.target_n_in is not None and t.n_in is not None]
@@ -336,6 +356,7 @@ def build_point(
         prefix_cache_hit_rate=hit_rate,
         prompt_length_mismatch_rate=_mismatch_rate(oks),
         errors=dict(Counter(t.status for t in failed)),
+        speculative_acceptance=request_acceptance(oks),
         records=[to_record(t, origin_ns) for t in measured] if include_records else None,
     )
 
