@@ -16,7 +16,7 @@ from apps.csv_safe import safe_rows
 from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
 from apps.runs.models import Run
-from apps.runs.selectors import run_get, run_points, runs_visible
+from apps.runs.selectors import run_get, run_points, run_sessions_and_server, runs_visible
 from apps.runs.services import runs_version
 
 PUBLIC_MAX_AGE = 60
@@ -207,6 +207,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
             latency, title="Latency distribution per load level", x_title="ms"
         ),
         "accuracy": list(run.accuracy_results.all()),
+        "beyond": run_sessions_and_server(run=run),
     }
     return render(request, "leaderboard/run_detail.html", context)
 

@@ -41,3 +41,35 @@ def test_a_revision_the_server_does_not_know_is_refused_by_name(document, org):
     with pytest.raises(DocumentError) as refused:
         run_ingest(document=document, org=org)
     assert "schema_revision" in str(refused.value.errors)
+
+
+def test_the_run_page_shows_turns_the_servers_series_and_a_queueing_flag(document, org, client):
+    document = _sessions_document(document)
+    point = document["points"][0]
+    point["turns"][0]["ttft_ms"] = {"p50": 123.4}
+    point["server"] = {
+        "engine": "vllm",
+        "interval_s": 1.0,
+        "queued_max": 3,
+        "series": [
+            {
+                "name": "generation_tokens",
+                "source": "vllm:generation_tokens_total",
+                "kind": "counter",
+                "t_ms": [-5.0, 900.0, 1805.0],
+                "values": [100.0, 400.0, 1100.0],
+            }
+        ],
+    }
+    point["speculative_acceptance"] = {
+        "draft_tokens": 300,
+        "accepted_tokens": 200,
+        "rate": 0.6667,
+        "source": "server_metrics",
+    }
+    run = run_ingest(document=document, org=org).run
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "123.4" in page and "80.0%" in page  # turn 0 TTFT, turn 1 cache hit
+    assert "vllm:generation_tokens_total" in page and ">1000<" in page  # the counter's rise
+    assert "server queued up to 3 requests" in page
+    assert "200 of 300 draft tokens accepted" in page
