@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from workers import slo as slo_rule
 from workers.loadgen.client import EndpointConfig
+from workers.loadgen.datasets import DatasetError, DatasetWorkload, dataset_name, read_dataset
 from workers.loadgen.metrics import LENGTH_TOLERANCE, NS_PER_S
 from workers.loadgen.prompts import (
     CalibratedCounter,
@@ -183,6 +184,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         help="seed for prompts and arrivals (default: random, recorded in the document; a "
         "repeated seed repeats prompts, which a server's prefix cache may still hold)",
+    )
+
+    g.add_argument(
+        "--dataset",
+        type=Path,
+        help='a JSONL of prompts ({"prompt": ..., "output_tokens": n}) or of ShareGPT '
+        "conversations, sent instead of generated prompts; its sha256 goes into the scenario",
     )
 
     g = parser.add_argument_group("server metrics")
@@ -573,6 +581,8 @@ def _run_bench(args: argparse.Namespace) -> int:
     deployment = _deployment(args)
     if args.trace is not None:
         return _run_trace(args, cfg, deployment)
+    if args.dataset is not None:
+        return _run_dataset(args, cfg, deployment)
     shape = _session_shape(args)
     if shape is not None:
         return _run_sessions(args, cfg, deployment, shape)
@@ -745,6 +755,86 @@ def _slo(args: argparse.Namespace) -> Slo | None:
     )
 
 
+def _run_dataset(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deployment) -> int:
+    """The file's prompts at the usual load levels; lengths are the file's, counted."""
+    if args.scenario or args.turns is not None or args.input_tokens:
+        raise CliError("--dataset brings its own prompts: drop --scenario/--input-tokens/--turns")
+    if args.output_tokens is not None and args.output_tokens < 1:
+        raise CliError("--output-tokens must be positive")
+    plan = _plan(args, args.concurrency or "1", _slo(args))
+    try:
+        counter = _counter(args, cfg)
+        dataset = read_dataset(args.dataset, counter, limit=args.requests)
+        prompt_tokens = [counter.count(row.prompt) for row in dataset.rows]
+    except OSError as exc:
+        raise CliError(f"--dataset {args.dataset}: {exc.strerror or exc}") from None
+    except DatasetError as exc:
+        raise CliError(f"--dataset {args.dataset}: {exc}") from None
+    except httpx.HTTPError as exc:
+        raise CliError(f"cannot reach {cfg.url}: {exc}") from None
+    if args.output_tokens is None and any(row.output_tokens is None for row in dataset.rows):
+        raise CliError(f"--dataset {args.dataset}: rows without output_tokens need --output-tokens")
+    outputs = [args.output_tokens or row.output_tokens or 1 for row in dataset.rows]
+    scenario = Scenario(
+        name=f"dataset {dataset.identity.name}"[:200],
+        input_tokens=max(1, round(sum(prompt_tokens) / len(prompt_tokens))),
+        output_tokens=max(1, round(sum(outputs) / len(outputs))),
+        length_spread=None,  # the file's own lengths
+        prefix_cache_hit_rate=None,
+        dataset=dataset_name(dataset.identity),
+        arrival="open" if args.rate else "closed",
+        warmup_requests=args.warmup,
+        duration_s=args.duration,
+        request_count=args.requests,
+        slo=plan.slo,
+        trace=dataset.identity,
+    )
+    workload = DatasetWorkload(dataset, args.output_tokens)
+    scraper = _scraper(args, cfg)
+    started_at = datetime.now(UTC)
+    result = SweepResult()
+    progress = ProgressBar(enabled=not args.quiet)
+    interrupted = False
+    try:
+        asyncio.run(
+            _scraped(scraper, run_sweep(cfg, workload, plan, result=result, progress=progress))
+        )
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        progress.close()
+    if not result.points:
+        print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
+        return 130 if interrupted else 1
+    if args.no_records:
+        for point in result.points:
+            point.records = None
+    extra = {
+        **_attach_server_metrics(args, cfg, scraper, result),
+        "tokenizer": counter.name,
+        "api": cfg.api,
+        "seed": args.seed,
+    }
+    document = make_document(
+        model=ModelInfo(name=args.model, family=args.model_family),
+        deployment=deployment,
+        scenario=scenario,
+        result=result,
+        started_at=started_at,
+        interrupted=interrupted,
+        extra=extra,
+    )
+    document.schema_revision = SCHEMA_REVISION
+    jsonl = write_outputs(document, result, args.out)
+    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
+    _summary(document)
+    if args.submit:
+        token = args.token or os.environ.get("INFERBOARD_TOKEN")
+        run_id = submit(document, args.submit, token)
+        print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
+    return 130 if interrupted else 0
+
+
 def _run_trace(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deployment) -> int:
     """One open-loop level: the trace's own arrivals, lengths and shared blocks."""
     if args.scenario or args.concurrency or args.rate or args.turns is not None:
@@ -841,8 +931,11 @@ def _run_sessions(
         )
     except httpx.HTTPError as exc:
         raise CliError(f"cannot reach {cfg.url}: {exc}") from None
+    preset = SESSION_PRESETS.get(args.scenario or "")
+    # A preset with any parameter overridden is another scenario, not that preset.
+    same = preset is not None and preset == shape.model_copy(update={"sessions": None})
     scenario = Scenario(
-        preset=args.scenario,
+        preset=args.scenario if same else None,
         input_tokens=mean_context_tokens(shape),
         output_tokens=shape.output_tokens,
         length_spread=0.0,

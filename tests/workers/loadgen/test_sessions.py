@@ -121,6 +121,7 @@ def test_bench_runs_the_agentic_coding_preset_against_llama_server(server, tmp_p
     document = parse_document(raw)
     shape = document.scenario.sessions
     assert (shape.kind, shape.turns, shape.sessions) == ("agentic", 12, 2)
+    assert document.scenario.preset == "agentic-coding"
     point = document.points[0]
     assert point.sessions.completed == 2
     assert [t.turn for t in point.turns] == list(range(12))
@@ -149,3 +150,20 @@ class _WordCounter:
 
     def count(self, text: str) -> int:
         return len(text.split())
+
+
+def test_a_preset_with_a_parameter_overridden_is_not_stored_as_that_preset(server, tmp_path):
+    out = tmp_path / "run.json"
+    code = main(
+        [
+            "bench", "--endpoint", server, "--model", "tiny", "--quiet",
+            "--scenario", "chat", "--turns", "2", "--output-tokens", "8", "--requests", "1",
+            "--accelerator", "CPU", "--gpus", "1", "--engine", "llama.cpp",
+            "--quantization", "F32", "--out", str(out),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    scenario = parse_document(out.read_text()).scenario
+    assert scenario.preset is None
+    assert (scenario.sessions.turns, scenario.sessions.system_tokens) == (2, 256)
+    assert scenario.dataset == "sessions-chat-2t-sys256-first256-turn128-out8-think0s"
