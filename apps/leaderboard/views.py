@@ -23,7 +23,13 @@ from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
 from apps.leaderboard.templatetags.frame import label
 from apps.runs.models import Run
-from apps.runs.selectors import run_facets, run_get, run_points, runs_visible
+from apps.runs.selectors import (
+    run_facets,
+    run_get,
+    run_points,
+    run_sessions_and_server,
+    runs_visible,
+)
 from apps.runs.services import runs_version
 
 PUBLIC_MAX_AGE = 60
@@ -338,6 +344,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         ),
         "accuracy": list(run.accuracy_results.all()),
         "may_publish": may_publish(request, run),
+        "beyond": run_sessions_and_server(run=run),
     }
     return render(request, "leaderboard/run_detail.html", context)
 

@@ -169,3 +169,60 @@ def run_facets(*, org: Organization | None) -> dict[str, list[str]]:
         "engine": distinct("deployment__engine__name"),
         "quantization": distinct("deployment__quant_weights"),
     }
+
+
+def run_sessions_and_server(*, run: Run) -> list[dict]:
+    """Per point, what schema revision 2 adds: per-turn TTFT against context, sessions, the
+    server's own series (range, or rise for a counter) and speculative acceptance; with a
+    flag where the server queued or preempted at a closed-loop level the client held steady.
+    Points with none of these are left out."""
+    shown = []
+    # Only the points of the stored document: a run's document may be large elsewhere.
+    points = Run.objects.filter(pk=run.pk).values_list("document__points", flat=True).first()
+    for point in points or []:
+        turns = point.get("turns") or []
+        server = point.get("server") or {}
+        acceptance = point.get("speculative_acceptance")
+        if not (turns or server or acceptance):
+            continue
+        series = []
+        for s in server.get("series", []):
+            values = s.get("values") or [0.0]
+            rise = values[-1] - values[0] if s.get("kind") == "counter" else None
+            series.append(
+                {
+                    "name": s["name"],
+                    "source": s["source"],
+                    "readings": len(values),
+                    "low": min(values),
+                    "high": max(values),
+                    "rise": rise,
+                }
+            )
+        flags = []
+        if point.get("concurrency") and point.get("request_rate") is None:
+            if server.get("queued_max"):
+                flags.append(f"server queued up to {server['queued_max']:g} requests")
+            if server.get("preemptions"):
+                flags.append(f"server preempted {server['preemptions']:g} times")
+        shown.append(
+            {
+                "label": point.get("label") or "",
+                "turns": [
+                    {
+                        **turn,
+                        "ttft_p50": (turn.get("ttft_ms") or {}).get("p50"),
+                        "hit_percent": None
+                        if turn.get("prefix_cache_hit_rate") is None
+                        else 100 * turn["prefix_cache_hit_rate"],
+                    }
+                    for turn in turns
+                ],
+                "sessions": point.get("sessions"),
+                "series": series,
+                "engine": server.get("engine"),
+                "acceptance": acceptance,
+                "flags": flags,
+            }
+        )
+    return shown
