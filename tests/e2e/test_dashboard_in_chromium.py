@@ -87,6 +87,9 @@ def every_page(runs) -> list[str]:
         "/methodology/",
         "/api/v1/docs",
         "/no-such-page/",
+        "/accounts/login/",
+        "/accounts/signup/",
+        "/accounts/password/reset/",
         "/embed/board/?scenario=seed-20k-1k-60",
         f"/embed/compare/?d={a}&d={b}",
     ]
