@@ -50,6 +50,9 @@ def test_the_demo_lands_a_simulated_run_without_redis_and_cleans_up(tmp_path):
         output = log.read_text(errors="replace")
         assert runs, output[-3000:]
         assert runs[0]["model"] == "demo-model" and runs[0]["provenance"] == "simulated"
+        # The leaderboard link the demo prints shows its run.
+        board = re.search(r"watch the runs land on (http://\S+)", output).group(1)
+        assert f'href="/runs/{runs[0]["id"]}/"' in httpx.get(board, timeout=10).text
         assert str(tmp_path / "broker") in output
         # Anonymous visitors are sent to sign in; the printed demo person sees the endpoint.
         assert httpx.get(f"{site}/endpoints/", timeout=10).status_code == 302
