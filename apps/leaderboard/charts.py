@@ -371,6 +371,12 @@ def server_timeline_figure(
                 "overlaying": "y",
                 "side": "right",
                 "range": [0, 1.02],
+                # Its own ticks, as percentages; the grid is the requests axis's.
+                "tickmode": "linear",
+                "tick0": 0,
+                "dtick": 0.25,
+                "tickformat": ".0%",
+                "showgrid": False,
             },
         },
     }

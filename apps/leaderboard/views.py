@@ -330,11 +330,10 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     scraped = [b for b in beyond if b["series"]]
     in_flight = selectors.run_in_flight(run=run, ordinals=[b["ordinal"] for b in scraped])
     for b in scraped:
-        level = b["label"] or f"Level {b['ordinal'] + 1}"
         b["timeline"] = charts.server_timeline_figure(
             b["series"],
             in_flight.get(b["ordinal"]),
-            title=f"{level}: the server and the client over time",
+            title=f"{b['label']}: the server and the client over time",
         )
         b["chart_id"], b["figure_id"] = f"chart-server-{b['ordinal']}", f"fig-server-{b['ordinal']}"
     context = {

@@ -212,7 +212,15 @@ def run_sessions_and_server(*, run: Run) -> list[dict]:
         shown.append(
             {
                 "ordinal": ordinal,
-                "label": point.get("label") or "",
+                # Named as the points table names a level, so a heading is never blank.
+                "label": point.get("label")
+                or (
+                    f"c={point['concurrency']}"
+                    if point.get("concurrency")
+                    else f"{point['request_rate']:g} req/s"
+                    if point.get("request_rate")
+                    else f"level {ordinal + 1}"
+                ),
                 "turns": [
                     {
                         **turn,

@@ -72,7 +72,7 @@ def test_the_run_page_charts_the_servers_queue_against_the_clients_requests_in_f
     assert figure["layout"]["xaxis"]["title"]["text"] == "seconds from the level's start"
     # The keyboard-reachable text alternative lists the same points.
     assert 'id="chart-server-0"' in html
-    assert "Data table: Level 1: the server and the client over time" in html
+    assert "Data table: c=1: the server and the client over time" in html
     row = '<td>server: requests_waiting</td><td class="wrap"></td><td class="num">1.500</td>'
     assert row + '<td class="num">2</td>' in html
 
