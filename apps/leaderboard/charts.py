@@ -301,3 +301,82 @@ def bar_figure(labels: list[str], values: list[float], *, title: str, y_title: s
             "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
         },
     }
+
+
+# Server gauges that are fractions (0..1) go on a right-hand axis: on the requests axis they
+# would lie flat on zero.
+FRACTION_SERIES = {"kv_cache_usage", "prefix_cache_hit_rate"}
+# Counters drawn as their rise since the level's start; the other counters (token totals,
+# speculative counts) are in the table beside the chart, on scales no request count shares.
+COUNTED_SERIES = {"preemptions"}
+
+
+def server_timeline_figure(
+    series: list[dict[str, Any]], client: dict[str, list[float]] | None, *, title: str
+) -> Figure:
+    """One level over time, seconds from its start on x: the client's requests in flight
+    beside the server's running and queued requests (and KV-cache usage on a right-hand
+    axis), so a queue that built while the client held its load steady shows as such."""
+    traces: list[dict[str, Any]] = []
+    if client and client.get("t_s"):
+        name = "client: requests in flight"
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines",
+                "name": name,
+                "x": client["t_s"],
+                "y": client["in_flight"],
+                "line": {"shape": "hv", "dash": "dot", **series_style(name)["line"]},
+                "hovertemplate": "%{x:.2f} s: %{y} in flight<extra>client</extra>",
+            }
+        )
+    for s in series:
+        fraction = s["name"] in FRACTION_SERIES
+        if not (s.get("kind") == "gauge" or s["name"] in COUNTED_SERIES) or not s["values"]:
+            continue
+        values = s["values"]
+        if s.get("kind") == "counter":
+            values = [v - values[0] for v in values]
+        name = f"server: {s['name']}" + (" (fraction, right axis)" if fraction else "")
+        traces.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": name,
+                "x": [t / 1000 for t in s["t_ms"]],
+                "y": values,
+                "yaxis": "y2" if fraction else "y",
+                **series_style(s["name"]),
+                "hovertemplate": (
+                    f"%{{x:.2f}} s: %{{y:.4g}}<extra>{s['name']} ({s['source']})</extra>"
+                ),
+            }
+        )
+    if not traces:
+        return empty_figure(
+            title, "Neither the server's series nor per-request records were stored."
+        )
+    return {
+        "data": traces,
+        "layout": {
+            **LAYOUT,
+            "title": {"text": title},
+            # Room for the right-hand axis's title.
+            "margin": {**LAYOUT["margin"], "r": 60},
+            "xaxis": {"title": {"text": "seconds from the level's start"}, "rangemode": "tozero"},
+            "yaxis": {"title": {"text": "requests"}, "rangemode": "tozero"},
+            "yaxis2": {
+                "title": {"text": "fraction"},
+                "overlaying": "y",
+                "side": "right",
+                "range": [0, 1.02],
+                # Its own ticks, as percentages; the grid is the requests axis's.
+                "tickmode": "linear",
+                "tick0": 0,
+                "dtick": 0.25,
+                "tickformat": ".0%",
+                "showgrid": False,
+            },
+        },
+    }

@@ -4,6 +4,7 @@ The leaderboard must stay fast with tens of thousands of runs, so the best point
 deployment is chosen in SQL (DISTINCT ON) on PostgreSQL; SQLite reduces in Python.
 """
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -504,6 +505,51 @@ def run_latency_series(*, run: Run, limit: int = 5000) -> dict[str, list[float]]
         if e2els:
             series[f"E2EL {level} (ms)"] = e2els
     return series
+
+
+def run_in_flight(*, run: Run, ordinals: list[int], samples: int = 200) -> dict[int, dict]:
+    """The client's requests in flight over each level's window, from the stored request
+    records (send, and send + E2EL), sampled at `samples` evenly spaced seconds from the
+    level's start: the same origin as the server's series, so the two line up."""
+    spans: dict[int, tuple[list[float], list[float]]] = {o: ([], []) for o in ordinals}
+    rows = RequestRecord.objects.filter(point__run=run, point__ordinal__in=ordinals)
+    for ordinal, send, e2el in rows.values_list("point__ordinal", "t_send_ms", "e2el_ms"):
+        # A request without an end was never answered in full: it has no known span.
+        if e2el is not None:
+            spans[ordinal][0].append(send)
+            spans[ordinal][1].append(send + e2el)
+    timelines = {}
+    for ordinal, (sends, ends) in spans.items():
+        if not sends:
+            continue
+        sends.sort()
+        ends.sort()
+        last = ends[-1]
+        times = [last * i / (samples - 1) for i in range(samples)]
+        timelines[ordinal] = {
+            "t_s": [t / 1000 for t in times],
+            # Sent at or before t, minus ended at or before t.
+            "in_flight": [bisect_right(sends, t) - bisect_right(ends, t) for t in times],
+        }
+    return timelines
+
+
+def runs_speculation(*, run_ids: list[int]) -> dict[int, dict[str, Any]]:
+    """Per run, what speculative decoding did at its leaderboard point: the acceptance the
+    document stored (from the server, or llama.cpp's per-request draft counts) and the
+    client's tokens per streamed chunk, the fallback when the server reports nothing."""
+    found = {}
+    for run_id, ordinal, per_chunk in Run.objects.filter(
+        pk__in=run_ids, best_point__isnull=False
+    ).values_list("pk", "best_point__ordinal", "best_point__tokens_per_chunk"):
+        # Only the one point's entry of the stored document, not the whole document.
+        acceptance = (
+            Run.objects.filter(pk=run_id)
+            .values_list(f"document__points__{ordinal}__speculative_acceptance", flat=True)
+            .first()
+        )
+        found[run_id] = {"acceptance": acceptance, "tokens_per_chunk": per_chunk}
+    return found
 
 
 def run_leaderboard_point(*, run: Run, tier: str, basis: str) -> dict[str, Any] | None:

@@ -325,6 +325,17 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     for point in points:
         point.slo_verdict = verdicts.get(point.pk, "")
         point.percentile_method = (point.latency_ms.get("ttft") or {}).get("method", "")
+    beyond = run_sessions_and_server(run=run)
+    # The server's series on the client's timeline: one chart per level that has them.
+    scraped = [b for b in beyond if b["series"]]
+    in_flight = selectors.run_in_flight(run=run, ordinals=[b["ordinal"] for b in scraped])
+    for b in scraped:
+        b["timeline"] = charts.server_timeline_figure(
+            b["series"],
+            in_flight.get(b["ordinal"]),
+            title=f"{b['label']}: the server and the client over time",
+        )
+        b["chart_id"], b["figure_id"] = f"chart-server-{b['ordinal']}", f"fig-server-{b['ordinal']}"
     context = {
         "run": run,
         "points": points,
@@ -344,7 +355,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         ),
         "accuracy": list(run.accuracy_results.all()),
         "may_publish": may_publish(request, run),
-        "beyond": run_sessions_and_server(run=run),
+        "beyond": beyond,
     }
     return render(request, "leaderboard/run_detail.html", context)
 
@@ -452,6 +463,10 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         fact["name"] = picker["names"][d.pk]
         fact["remove"] = picker["removal"][d.pk]
     deltas = _accuracy_deltas(deployments, org)
+    speculation = selectors.runs_speculation(run_ids=[r.run_id for r in ordered if r])
+    for fact, row in zip(facts, ordered, strict=True):
+        # Presentation too: what the speculation accepted at the column's leaderboard point.
+        fact["speculation"] = speculation.get(row.run_id) if row else None
     if request.GET.get("format") in {"csv", "json"}:
         table = _board_table([r for r in ordered if r])
         for entry, ratio in zip(table, ratios, strict=False):

@@ -179,7 +179,7 @@ def run_sessions_and_server(*, run: Run) -> list[dict]:
     shown = []
     # Only the points of the stored document: a run's document may be large elsewhere.
     points = Run.objects.filter(pk=run.pk).values_list("document__points", flat=True).first()
-    for point in points or []:
+    for ordinal, point in enumerate(points or []):
         turns = point.get("turns") or []
         server = point.get("server") or {}
         acceptance = point.get("speculative_acceptance")
@@ -197,6 +197,10 @@ def run_sessions_and_server(*, run: Run) -> list[dict]:
                     "low": min(values),
                     "high": max(values),
                     "rise": rise,
+                    "kind": s.get("kind"),
+                    # The readings themselves, ms from the level's start, for the timeline.
+                    "t_ms": s.get("t_ms") or [],
+                    "values": s.get("values") or [],
                 }
             )
         flags = []
@@ -207,7 +211,16 @@ def run_sessions_and_server(*, run: Run) -> list[dict]:
                 flags.append(f"server preempted {server['preemptions']:g} times")
         shown.append(
             {
-                "label": point.get("label") or "",
+                "ordinal": ordinal,
+                # Named as the points table names a level, so a heading is never blank.
+                "label": point.get("label")
+                or (
+                    f"c={point['concurrency']}"
+                    if point.get("concurrency")
+                    else f"{point['request_rate']:g} req/s"
+                    if point.get("request_rate")
+                    else f"level {ordinal + 1}"
+                ),
                 "turns": [
                     {
                         **turn,

@@ -2,6 +2,7 @@
 and each run page says what the speculation accepted."""
 
 import copy
+import re
 
 from apps.runs.services import run_ingest
 
@@ -26,3 +27,36 @@ def test_compare_names_speculation_as_the_only_difference(document, org, client)
     assert "What differs" in html and "Not like for like" not in html
     assert "<strong>Speculative decoding</strong>: mtp vs none" in html
     assert "600 of 900 draft tokens accepted" in client.get(f"/runs/{run_on.pk}/").content.decode()
+
+
+def _cells(html: str, css_class: str) -> list[str]:
+    """The text of each column's cell in one row of /compare/'s table, tags stripped."""
+    cells = re.findall(rf'<td class="num {css_class}">(.*?)</td>', html, flags=re.S)
+    return [re.sub(r"<[^>]+>", "", cell).strip() for cell in cells]
+
+
+def test_compare_shows_what_each_column_accepted_and_its_tokens_per_chunk(document, org, client):
+    on = copy.deepcopy(document)
+    for point in on["points"]:
+        point["speculative_acceptance"] = {
+            "rate": 0.75,
+            "length": 2.5,
+            "drafts": 400,
+            "draft_tokens": 800,
+            "accepted_tokens": 600,
+            "source": "server_metrics",
+        }
+        point["tokens_per_chunk"] = 2.4
+    off = copy.deepcopy(document)
+    off["idempotency_key"] = "speculation-off-0002"
+    del off["deployment"]["speculative"]
+    for point in off["points"]:
+        point["tokens_per_chunk"] = 1.0
+    run_on = run_ingest(document=on, org=org).run
+    run_off = run_ingest(document=off, org=org).run
+    html = client.get(f"/compare/?d={run_on.deployment_id}&d={run_off.deployment_id}").content
+    html = html.decode()
+    assert "<th>Speculative decoding</th><td>mtp</td><td>off</td>" in html
+    assert _cells(html, "spec-rate") == ["75% 600 of 800 (server metrics)", "—"]
+    assert _cells(html, "spec-length") == ["2.50", "—"]
+    assert _cells(html, "spec-chunk") == ["2.40", "1.00"]
