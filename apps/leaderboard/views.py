@@ -16,7 +16,7 @@ from apps.csv_safe import safe_rows
 from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
 from apps.runs.models import Run
-from apps.runs.selectors import run_get, run_points, runs_visible
+from apps.runs.selectors import RunFilters, run_get, run_points, runs_filtered, runs_visible
 from apps.runs.services import runs_version
 
 PUBLIC_MAX_AGE = 60
@@ -60,10 +60,39 @@ CACHED_PARAMS = frozenset(
 )
 
 
+CACHED_MAX_PAGE = 100
+_FLAGS = frozenset({"", "0", "1", "on", "off", "true", "false"})
+_CHOICES = {
+    "sort": selectors.SORTS,
+    "y": charts.Y_AXES,
+    "format": {"csv", "json"},
+    "simulated": _FLAGS,
+    "all": _FLAGS,
+}
+
+
+def _cacheable(query: QueryDict) -> bool:
+    """Only URLs the page can tell apart get a cache key: known parameters, each once, with a
+    value the page accepts (a slug that names a public run, a choice, a bounded page), so
+    `/?model=<random>` is rendered but stores nothing and the key count stays bounded."""
+    if not set(query) <= CACHED_PARAMS or any(len(query.getlist(k)) != 1 for k in query):
+        return False
+    for name, choices in _CHOICES.items():
+        if name in query and query[name] not in choices:
+            return False
+    page = query.get("page", "1")
+    if not (page.isdigit() and 1 <= int(page) <= CACHED_MAX_PAGE):
+        return False
+    if "tier" in query and query["tier"] not in selectors.price_tiers():
+        return False
+    slugs = {k: query.get(k) or None for k in ("model", "scenario", "accelerator", "quantization")}
+    return runs_filtered(org=None, filters=RunFilters(**slugs)).exists()
+
+
 def _cached(request: HttpRequest, build) -> HttpResponse:
     """Public pages are cached per URL until the next run lands (the version changes). They
     carry nothing of the visitor's (no CSRF token: static/js/csrf.js reads the cookie)."""
-    if not set(request.GET) <= CACHED_PARAMS:
+    if not _cacheable(request.GET):
         return build()
     key = f"page:{runs_version()}:{int(bool(request.htmx))}:{request.get_full_path()}"
     response = cache.get(key)
