@@ -280,7 +280,9 @@ def _chain(exc: BaseException) -> list[BaseException]:
     current: BaseException | None = exc
     while current is not None and current not in seen:
         seen.append(current)
-        current = current.__cause__ or current.__context__
+        # Only explicit causes (`raise ... from`): a time limit that fires while an HTTP error
+        # is being handled is the time limit, not the HTTP error.
+        current = current.__cause__
     return seen
 
 
