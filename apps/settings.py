@@ -5,8 +5,8 @@ Production flips by env vars (see deploy/env.example): DEBUG=0, SECRET_KEY, DATA
 REDIS_URL, ALLOWED_HOSTS.
 """
 
-import importlib.util
 import os
+import warnings
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -105,11 +105,17 @@ INSTALLED_APPS = [
     "apps.imports",
     "apps.jobs",
     "apps.leaderboard",
+    # Sign-in: email + password, email verification, password reset (apps.accounts owns it).
+    "allauth",
+    "allauth.account",
 ]
 
 MIDDLEWARE = [
     "apps.api.middleware.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Serves static files compressed (gzip/brotli) and, once hashed by collectstatic, cached
+    # for a year; before the session and CSRF layers so a static file touches neither.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -118,6 +124,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 # Pages load scripts only from here (no inline scripts or handlers); Plotly and htmx set inline
@@ -132,8 +139,6 @@ SECURE_CSP = {
     "frame-ancestors": ["'none'"],
     "form-action": ["'self'"],
 }
-# Staff pages (endpoints, jobs) send visitors to the admin's sign-in, which exists.
-LOGIN_URL = "admin:login"
 
 ROOT_URLCONF = "apps.urls"
 WSGI_APPLICATION = "apps.wsgi.application"
@@ -206,18 +211,78 @@ else:
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(64 * 1024 * 1024)))
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 
+# Accounts (django-allauth): people sign in by email; an address must be verified first.
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_EMAIL_VERIFICATION = os.environ.get("ACCOUNT_EMAIL_VERIFICATION", "mandatory")
+ACCOUNT_CONFIRM_EMAIL_ON_GET = True
+ACCOUNT_LOGOUT_ON_GET = False
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/org/"
+# Mail: printed to the console locally; SMTP when EMAIL_HOST is set (production).
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "inferboard <noreply@localhost>")
+if os.environ.get("EMAIL_HOST"):
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST = os.environ["EMAIL_HOST"]
+    EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
+    EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+    EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
+else:
+    EMAIL_BACKEND = os.environ.get(
+        "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
+    )
+
+# Optional, off unless configured (needs `pip install 'inferboard[sso]'`): TOTP second factor
+# (ACCOUNT_MFA=1) and one OpenID Connect provider for company single sign-on (OIDC_*).
+if env_bool("ACCOUNT_MFA", False):
+    INSTALLED_APPS += ["allauth.mfa"]
+    MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
+if os.environ.get("OIDC_SERVER_URL"):
+    INSTALLED_APPS += ["allauth.socialaccount", "allauth.socialaccount.providers.openid_connect"]
+    SOCIALACCOUNT_PROVIDERS = {
+        "openid_connect": {
+            "APPS": [
+                {
+                    "provider_id": os.environ.get("OIDC_PROVIDER_ID", "sso"),
+                    "name": os.environ.get("OIDC_NAME", "Company SSO"),
+                    "client_id": os.environ.get("OIDC_CLIENT_ID", ""),
+                    "secret": os.environ.get("OIDC_CLIENT_SECRET", ""),
+                    "settings": {"server_url": os.environ["OIDC_SERVER_URL"]},
+                }
+            ]
+        }
+    }
+
+# Writes per token and per organization (runs, imports, jobs): "count/seconds". Past the
+# limit the API answers 429 with Retry-After. Counters live in the cache (Redis in production).
+RATE_LIMIT_TOKEN_WRITES = os.environ.get("RATE_LIMIT_TOKEN_WRITES", "120/60")
+RATE_LIMIT_ORG_WRITES = os.environ.get("RATE_LIMIT_ORG_WRITES", "600/60")
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-# plotly.js is vendored through the plotly package (no CDN, no second copy in the repo).
-STATICFILES_DIRS = [
-    BASE_DIR / "static",
-    ("vendor/plotly", Path(importlib.util.find_spec("plotly").origin).parent / "package_data"),
-]
+# plotly.js is vendored as Plotly's partial "basic" bundle (static/vendor/plotly-basic/: its
+# version and licence are in the README there), loaded only by pages that draw charts.
+STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
+# Without collectstatic (development, tests) WhiteNoise has no STATIC_ROOT to index and says
+# so on every start; staticfiles' finders serve those files instead.
+warnings.filterwarnings("ignore", message="No directory at: ")
+if not DEBUG:
+    # collectstatic (deploy/ runs it) writes content-hashed, pre-compressed copies, which
+    # WhiteNoise serves with a year's cache lifetime. DEBUG keeps plain names: no collect step.
+    STORAGES = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    }
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 if not DEBUG:

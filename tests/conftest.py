@@ -45,3 +45,26 @@ def empty_cache():
     cache.clear()
     yield
     cache.clear()
+
+
+@pytest.fixture
+def person(db):
+    """Makes a person (a verified email) with a role in an organization: person(org, role)."""
+    from allauth.account.models import EmailAddress
+    from django.contrib.auth import get_user_model
+
+    from apps.accounts.services import member_add
+
+    made = 0
+
+    def make(org=None, role: str = "member", email: str = ""):
+        nonlocal made
+        made += 1
+        email = email or f"person{made}@example.com"
+        user = get_user_model().objects.create_user(username=email, email=email, password="pw")
+        EmailAddress.objects.create(user=user, email=email, verified=True, primary=True)
+        if org is not None:
+            member_add(org=org, user=user, role=role)
+        return user
+
+    return make

@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from workers.accuracy.cli import register as register_eval
+from workers.agent import register as register_agent
 from workers.importers.cli import register as register_import
 from workers.loadgen.cli import register as register_bench
 
@@ -22,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_bench(subparsers)
     register_eval(subparsers)
     register_import(subparsers)
+    register_agent(subparsers)
     return parser
 
 

@@ -27,6 +27,8 @@ from pydantic import (
 from workers import slo as slo_rule
 
 SCHEMA_ID = "inferboard.run/v1"
+# v1 grows by optional fields only; a document says the revision whose fields it uses.
+SCHEMA_REVISION = 2
 
 # Limits a document must keep: the server's columns are 32-bit integers (counts, sizes) and
 # 64-bit ones (token totals), and free-form JSON (environment.extra) is bounded so that one
@@ -207,6 +209,36 @@ class Scenario(_Strict):
     duration_s: float | None = Field(None, gt=0)
     request_count: Size | None = None
     slo: Slo | None = None
+    # Revision 2 (optional, so revision-1 documents still ingest): multi-turn sessions and
+    # trace replay are described by their parameters and the trace's identity, never by a
+    # file only the measurer holds.
+    sessions: SessionScenario | None = None
+    trace: TraceIdentity | None = None
+
+
+class SessionScenario(_Strict):
+    """Conversations whose turns depend on earlier ones: turn t's prompt is the whole
+    conversation so far (every earlier message and answer) plus one new message."""
+
+    kind: Literal["chat", "agentic"] = "chat"
+    turns: Size = Field(description="turns per session")
+    system_tokens: Count = Field(0, description="a system prompt shared by every session")
+    first_tokens: Size = Field(description="the first user message, unique per session")
+    turn_tokens: Size = Field(description="each later user or tool message")
+    output_tokens: Size = Field(description="answer tokens per turn")
+    think_time_s: NonNegative = Field(0.0, description="pause between an answer and the next turn")
+    sessions: Size | None = Field(None, description="sessions per load level")
+
+
+class TraceIdentity(_Strict):
+    """A replayed file: runs replaying the same bytes at the same scale are comparable."""
+
+    name: ShortText
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    format: Literal["mooncake", "prompts-jsonl", "sharegpt"] = "mooncake"
+    scale: float = Field(1.0, gt=0, description="time scale: 2 replays twice as fast")
+    requests: Count | None = None
+    block_tokens: Size | None = Field(None, description="tokens per hash_ids block")
 
 
 class Environment(_Strict):
@@ -366,6 +398,8 @@ class RequestRecord(_Strict):
     status: RequestStatus = "ok"
     http_status: int | None = Field(None, ge=100, le=599)
     error: str | None = Field(None, max_length=500, pattern=r"^[^\x00]*$")
+    session: Count | None = Field(None, description="revision 2: session index in the point")
+    turn: Count | None = Field(None, description="revision 2: turn index within its session")
 
     def _no_nul(self) -> RequestRecord:
         # Not a validator here: `error` is the one free text, and its pattern (checked in
@@ -382,6 +416,56 @@ class SpeculativeAcceptance(_Strict):
     draft_tokens: Count | None = None
     accepted_tokens: Count | None = None
     per_position: list[Rate] | None = Field(None, max_length=64)
+    source: Literal["requests", "server_metrics", "imported"] | None = Field(
+        None,
+        description="revision 2: per-request draft counts (llama.cpp's timings), the "
+        "server's /metrics counters over the window, or an imported file",
+    )
+
+
+class TurnStats(_Strict):
+    """One turn index over every session of a point: how TTFT grows with the context."""
+
+    turn: Count
+    requests: Count
+    succeeded: Count
+    context_tokens_mean: NonNegative | None = Field(None, description="mean prompt tokens")
+    ttft_ms: Distribution | None = None
+    prefix_cache_hit_rate: Rate | None = Field(None, description="None: not reported")
+
+
+class SessionStats(_Strict):
+    total: Count
+    completed: Count = Field(description="sessions whose every turn succeeded")
+    completion_s: Distribution | None = Field(
+        None, description="first send to last answer of each completed session, seconds"
+    )
+
+
+class ServerSeries(_Strict):
+    """One server metric over a point's window, under an engine-neutral name."""
+
+    name: str = Field(min_length=1, max_length=100, description="e.g. requests_waiting")
+    source: str = Field(min_length=1, max_length=200, description="the engine's own name")
+    kind: Literal["gauge", "counter"]
+    t_ms: list[float] = Field(max_length=100_000, description="from the point's window start")
+    values: list[float] = Field(max_length=100_000)
+
+    @model_validator(mode="after")
+    def _aligned(self) -> ServerSeries:
+        if len(self.t_ms) != len(self.values):
+            raise ValueError("t_ms and values must have the same length")
+        return self
+
+
+class ServerMetrics(_Strict):
+    """The server's own view, scraped from its Prometheus /metrics while the point ran."""
+
+    engine: str | None = Field(None, max_length=100, description="vllm, sglang, llama.cpp")
+    interval_s: float = Field(gt=0)
+    series: list[ServerSeries] = Field(default_factory=list, max_length=100)
+    queued_max: NonNegative | None = Field(None, description="most requests the server queued")
+    preemptions: NonNegative | None = Field(None, description="preemptions during the window")
 
 
 class ClientLoad(_Strict):
@@ -428,6 +512,9 @@ class Point(_Strict):
     )
     errors: dict[str, Count] = Field(default_factory=dict)
     speculative_acceptance: SpeculativeAcceptance | None = None
+    turns: list[TurnStats] | None = Field(None, max_length=10_000, description="revision 2")
+    sessions: SessionStats | None = Field(None, description="revision 2")
+    server: ServerMetrics | None = Field(None, description="revision 2")
     records: list[RequestRecord] | None = None
 
 
@@ -480,6 +567,14 @@ class AccuracyResult(_Strict):
 
 class ResultDocument(_Strict):
     schema_: Literal["inferboard.run/v1"] = Field(SCHEMA_ID, alias="schema")
+    schema_revision: int | None = Field(
+        None,
+        ge=1,
+        le=SCHEMA_REVISION,
+        description="additive revisions of v1; absent: 1. 2 adds scenario.sessions, "
+        "scenario.trace, point.turns, point.sessions, point.server and records' "
+        "session/turn",
+    )
     idempotency_key: str = Field(
         min_length=8,
         max_length=100,

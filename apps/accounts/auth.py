@@ -1,17 +1,24 @@
 """Bearer-token authentication for the API."""
 
 from django.http import HttpRequest
-from ninja.errors import AuthenticationError
+from ninja.errors import AuthenticationError, HttpError
 from ninja.security import HttpBearer
 
 from apps.accounts.models import ApiToken, Organization
 from apps.accounts.services import token_authenticate
 
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+
 
 class BearerToken(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
         # Stripped as optional_org strips it: "Bearer  tok" means the same everywhere.
-        return token_authenticate(token.strip())
+        found = token_authenticate(token.strip())
+        read_only = found is not None and found.scope == ApiToken.Scope.READ
+        if read_only and request.method not in SAFE_METHODS:
+            # The one place token scopes are enforced: every write route uses this class.
+            raise HttpError(403, "this token is read-only")
+        return found
 
 
 def optional_org(request: HttpRequest) -> Organization | None:

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 
 
@@ -13,6 +14,12 @@ class Organization(models.Model):
 class ApiToken(models.Model):
     """A bearer token. Only its SHA-256 digest is stored; the plaintext is shown once."""
 
+    class Scope(models.TextChoices):
+        # Everything the organization may do through the API: submit, import, run jobs.
+        WRITE = "write"
+        # Reads only (the organization's private runs, prices): dashboards, exports.
+        READ = "read"
+
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="tokens")
     name = models.CharField(max_length=100, blank=True)
     # The first characters identify a token in lists and logs without revealing it.
@@ -21,6 +28,7 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.WRITE)
 
     def __str__(self) -> str:
         return f"{self.org.slug}:{self.prefix}…"
@@ -28,3 +36,70 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+
+class Role(models.TextChoices):
+    """Ordered from most to least power; `role_allows` compares by this order."""
+
+    OWNER = "owner"
+    ADMIN = "admin"
+    MEMBER = "member"
+    VIEWER = "viewer"
+
+
+class Membership(models.Model):
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["org", "user"]
+        constraints = [models.UniqueConstraint(fields=["org", "user"], name="unique_membership")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.org} ({self.role})"
+
+
+class Invitation(models.Model):
+    """A link that makes whoever opens it (signed in) a member. Only its digest is stored."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="invitations")
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
+    email = models.EmailField(blank=True, help_text="informational: who it was meant for")
+    digest = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"invitation to {self.org} ({self.role})"
+
+
+class AuditEvent(models.Model):
+    """Who did what to which object of an organization, and when. Written, never edited."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="audit_events")
+    # A person's email or a token's prefix: kept as text so the record outlives both.
+    actor = models.CharField(max_length=300)
+    action = models.CharField(max_length=50, db_index=True)
+    target = models.CharField(max_length=300)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.actor} {self.action} {self.target}"

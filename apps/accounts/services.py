@@ -3,10 +3,11 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from apps.accounts.models import ApiToken, Organization
+from apps.accounts.models import ApiToken, AuditEvent, Invitation, Membership, Organization, Role
 
 TOKEN_PREFIX = "ib_"
 
@@ -30,18 +31,30 @@ def organization_get_or_create(*, slug: str, name: str = "") -> Organization:
     return org
 
 
-def token_create(*, org: Organization, name: str = "") -> IssuedToken:
+def token_create(
+    *, org: Organization, name: str = "", actor: str = "", scope: str = ApiToken.Scope.WRITE
+) -> IssuedToken:
     plaintext = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        org=org, name=name, prefix=plaintext[:10], digest=token_digest(plaintext)
+        org=org,
+        name=name,
+        prefix=plaintext[:10],
+        digest=token_digest(plaintext),
+        scope=ApiToken.Scope(scope),
     )
+    if actor:
+        audit_record(org=org, actor=actor, action="token.created", target=f"token {token.prefix}")
     return IssuedToken(token=token, plaintext=plaintext)
 
 
-def token_revoke(*, token: ApiToken) -> None:
+def token_revoke(*, token: ApiToken, actor: str = "") -> None:
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
+        if actor:
+            audit_record(
+                org=token.org, actor=actor, action="token.revoked", target=f"token {token.prefix}"
+            )
 
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -62,3 +75,159 @@ def token_authenticate(plaintext: str) -> ApiToken | None:
         # 32 concurrent readers queue on its lock.
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token
+
+
+# Audit trail --------------------------------------------------------------------------------
+
+
+def audit_record(
+    *, org: Organization | None, actor: str, action: str, target: str, **detail: object
+) -> AuditEvent | None:
+    """Append to the organization's trail. Objects without an organization have no trail."""
+    if org is None:
+        return None
+    return AuditEvent.objects.create(
+        org=org, actor=actor[:300], action=action, target=target[:300], detail=detail
+    )
+
+
+# Organizations and members -----------------------------------------------------------------
+
+
+class MembershipError(ValueError):
+    """A membership change that would leave the organization without an owner, and so on."""
+
+
+@transaction.atomic
+def organization_create(*, name: str, owner) -> Organization:
+    """A new organization with `owner` as its owner; the slug is made unique from the name."""
+    base = slugify(name)[:90]
+    if not base:
+        raise MembershipError("the name needs at least one letter or digit")
+    slug, n = base, 1
+    while Organization.objects.filter(slug=slug).exists():
+        n += 1
+        slug = f"{base}-{n}"
+    org = Organization.objects.create(slug=slug, name=name.strip())
+    Membership.objects.create(org=org, user=owner, role=Role.OWNER)
+    audit_record(org=org, actor=_actor(owner), action="organization.created", target=org.slug)
+    return org
+
+
+def member_add(*, org: Organization, user, role: str = Role.MEMBER, actor: str = "") -> Membership:
+    membership, created = Membership.objects.get_or_create(
+        org=org, user=user, defaults={"role": role}
+    )
+    if created:
+        audit_record(
+            org=org,
+            actor=actor or _actor(user),
+            action="member.added",
+            target=_actor(user),
+            role=role,
+        )
+    return membership
+
+
+def _owners_left(org: Organization, without: Membership) -> bool:
+    return org.memberships.filter(role=Role.OWNER).exclude(pk=without.pk).exists()
+
+
+@transaction.atomic
+def member_remove(*, membership: Membership, actor: str) -> None:
+    """Removal or leaving; the last owner cannot go (the organization would be orphaned)."""
+    if membership.role == Role.OWNER and not _owners_left(membership.org, membership):
+        raise MembershipError("the last owner cannot leave; make someone else owner first")
+    org, who = membership.org, _actor(membership.user)
+    membership.delete()
+    audit_record(org=org, actor=actor, action="member.removed", target=who)
+
+
+def member_set_role(*, membership: Membership, role: str, actor: str) -> Membership:
+    if (
+        membership.role == Role.OWNER
+        and role != Role.OWNER
+        and not _owners_left(membership.org, membership)
+    ):
+        raise MembershipError("the last owner cannot step down; make someone else owner first")
+    membership.role = Role(role)
+    membership.save(update_fields=["role"])
+    audit_record(
+        org=membership.org,
+        actor=actor,
+        action="member.role",
+        target=_actor(membership.user),
+        role=role,
+    )
+    return membership
+
+
+@dataclass(frozen=True)
+class IssuedInvitation:
+    invitation: Invitation
+    plaintext: str
+
+
+def invitation_create(
+    *, org: Organization, created_by, role: str = Role.MEMBER, email: str = ""
+) -> IssuedInvitation:
+    plaintext = secrets.token_urlsafe(24)
+    invitation = Invitation.objects.create(
+        org=org, role=Role(role), email=email, digest=token_digest(plaintext), created_by=created_by
+    )
+    audit_record(
+        org=org,
+        actor=_actor(created_by),
+        action="invitation.created",
+        target=email or f"invitation {invitation.pk}",
+        role=role,
+    )
+    return IssuedInvitation(invitation=invitation, plaintext=plaintext)
+
+
+def invitation_get(plaintext: str) -> Invitation | None:
+    """The open invitation for this link; None when unknown, used or revoked."""
+    return (
+        Invitation.objects.select_related("org")
+        .filter(digest=token_digest(plaintext), accepted_at__isnull=True, revoked_at__isnull=True)
+        .first()
+    )
+
+
+@transaction.atomic
+def invitation_accept(*, invitation: Invitation, user) -> Membership:
+    # Lock the row so one link makes one member, even when opened twice at once.
+    invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    if invitation.accepted_at is not None or invitation.revoked_at is not None:
+        raise MembershipError("this invitation was already used or revoked")
+    invitation.accepted_at = timezone.now()
+    invitation.accepted_by = user
+    invitation.save(update_fields=["accepted_at", "accepted_by"])
+    return member_add(org=invitation.org, user=user, role=invitation.role)
+
+
+def _actor(user) -> str:
+    return getattr(user, "email", "") or user.get_username()
+
+
+DEMO_EMAIL = "demo@inferboard.localhost"
+
+
+def demo_user_ensure(*, org: Organization) -> tuple[str, str]:
+    """The local demo's person: owner of the demo organization, email already verified, a
+    fresh password each start. Returns (email, password) for the demo to print."""
+    from allauth.account.models import EmailAddress
+    from django.contrib.auth import get_user_model
+
+    user, _ = get_user_model().objects.get_or_create(
+        username="demo", defaults={"email": DEMO_EMAIL}
+    )
+    password = secrets.token_urlsafe(12)
+    user.email = DEMO_EMAIL
+    user.set_password(password)
+    user.save()
+    EmailAddress.objects.update_or_create(
+        user=user, email=DEMO_EMAIL, defaults={"verified": True, "primary": True}
+    )
+    member_add(org=org, user=user, role=Role.OWNER, actor="demo")
+    return DEMO_EMAIL, password

@@ -9,6 +9,7 @@ from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, ValidationError
 
+from apps.accounts.ratelimit import RateLimited
 from apps.accuracy.api import router as accuracy_router
 from apps.api.errors import error_items
 from apps.api.middleware import body_too_large
@@ -110,6 +111,13 @@ def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse
 def idempotency_conflict(request: HttpRequest, exc: IdempotencyConflict) -> HttpResponse:
     detail = [{"path": "idempotency_key", "message": "already used by another organization"}]
     return api.create_response(request, {"detail": detail}, status=409)
+
+
+@api.exception_handler(RateLimited)
+def rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
+    response = api.create_response(request, {"detail": str(exc)}, status=429)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(RequestDataTooBig)

@@ -78,7 +78,7 @@ def list_accelerators(request: HttpRequest):
 
 @router.get("/scenarios", response=list[ScenarioOut], summary="Scenarios and presets")
 def list_scenarios(request: HttpRequest):
-    return selectors.scenario_list()
+    return selectors.scenario_list(org=optional_org(request))
 
 
 @router.post(

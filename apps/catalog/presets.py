@@ -1,5 +1,7 @@
 """Scenario presets every installation has (created by a data migration), and scenario shapes."""
 
+from workers.loadgen.session_shapes import SESSION_PRESETS, mean_context_tokens, session_dataset
+
 
 def shape_key(
     *,
@@ -59,6 +61,23 @@ PRESETS: list[dict] = [
         # Same token shape as 1k-1k; the load is what differs, so it gets a shape of its own.
         "shape_suffix": "single-stream",
     },
+]
+
+
+# Multi-turn presets: their conversation parameters live in workers/loadgen/session_shapes.py
+# (one place); the catalog keeps the mean context, the answer length and the dataset name
+# that spells out every parameter.
+PRESETS += [
+    {
+        "slug": slug,
+        "name": f"{slug}: {shape.turns} turns, {shape.system_tokens}+{shape.first_tokens} "
+        f"then +{shape.turn_tokens} in / {shape.output_tokens} out per turn",
+        "input_tokens": mean_context_tokens(shape),
+        "output_tokens": shape.output_tokens,
+        "dataset": session_dataset(shape),
+        "concurrency": [1, 4, 16],
+    }
+    for slug, shape in SESSION_PRESETS.items()
 ]
 
 

@@ -1,16 +1,47 @@
 from django.db.models import Prefetch, Q, QuerySet
 
 from apps.accounts.models import Organization
-from apps.catalog.models import Accelerator, PriceTier, Scenario
+from apps.catalog.models import Accelerator, Deployment, PriceTier, Scenario
 
 
 def accelerator_list(*, org: Organization | None = None) -> QuerySet[Accelerator]:
     """Accelerators with the price tiers the caller may see: reference ones and their own."""
     visible = Q(org__isnull=True) | (Q(org=org) if org else Q(pk__in=[]))
-    return Accelerator.objects.prefetch_related(
-        Prefetch("prices", queryset=PriceTier.objects.filter(visible).order_by("tier"))
+    # A SKU first seen in another organization's private run stays unlisted: reference SKUs
+    # (with a source or a reference price) and those of deployments the caller may see.
+    listed = (
+        ~Q(source="")
+        | Q(pk__in=PriceTier.objects.filter(org__isnull=True).values("accelerator_id"))
+        | Q(pk__in=deployments_visible(org=org).values("accelerator_id"))
+    )
+    if org is not None:
+        listed |= Q(pk__in=PriceTier.objects.filter(org=org).values("accelerator_id"))
+    return (
+        Accelerator.objects.filter(listed)
+        .distinct()
+        .prefetch_related(
+            Prefetch("prices", queryset=PriceTier.objects.filter(visible).order_by("tier"))
+        )
     )
 
 
-def scenario_list() -> QuerySet[Scenario]:
-    return Scenario.objects.all()
+def scenario_list(*, org: Organization | None = None) -> QuerySet[Scenario]:
+    """Curated and public scenarios, plus the caller's own; another organization's scenario
+    is listed only once a public run uses it (its name is then public through that run)."""
+    from apps.runs.selectors import runs_visible
+
+    visible = Q(created_by__isnull=True) | Q(pk__in=runs_visible(org=org).values("scenario_id"))
+    if org is not None:
+        visible |= Q(created_by=org)
+    return Scenario.objects.filter(visible)
+
+
+def deployments_visible(*, org: Organization | None) -> QuerySet[Deployment]:
+    """Deployments whose facts the caller may read: those of a run it may see (public runs and
+    its own) or of its own endpoints. Others' private deployments stay unknown (404)."""
+    from apps.runs.selectors import runs_visible
+
+    own = Q(endpoints__org=org) if org is not None else Q(pk__in=[])
+    return Deployment.objects.filter(
+        Q(pk__in=runs_visible(org=org).values("deployment_id")) | own
+    ).distinct()

@@ -101,12 +101,46 @@ def _shape_key_of(scenario: doc.Scenario) -> str:
 
 
 def scenario_get_or_create(*, scenario: doc.Scenario, org=None) -> tuple[Scenario, bool]:
-    """The scenario with this shape, created when new; True when created."""
+    """The scenario with this shape, created when new; True when created.
+
+    An organization's scenarios are its own (their key carries the organization): its name
+    and SLO never reach another organization's runs, and another's never reach its runs. Its
+    run still joins a public scenario of the same shape when it says nothing different (no
+    other name, no other SLO), as a job on that scenario does."""
     key = _shape_key_of(scenario)
-    existing = Scenario.objects.filter(shape_key=key).first()
-    if existing is not None:
-        return existing, False
-    return scenario_create(scenario=scenario, key=key, org=org), True
+    if org is None:
+        existing = Scenario.objects.filter(shape_key=key).first()
+        if existing is not None:
+            return existing, False
+        return scenario_create(scenario=scenario, key=key), True
+    own = Scenario.objects.filter(shape_key=f"org{org.pk}:{key}").first()
+    public = Scenario.objects.filter(shape_key=key, created_by__isnull=True).first()
+    for candidate in (own, public):
+        if candidate is not None and _agrees(candidate, scenario):
+            return candidate, False
+    if own is not None:
+        return own, False
+    return scenario_create(scenario=scenario, key=f"org{org.pk}:{key}", org=org), True
+
+
+def _slo_columns(slo: doc.Slo | None) -> dict[str, Any]:
+    return {
+        "slo_ttft_ms": slo.ttft_ms if slo else None,
+        "slo_ttft_percentile": slo.ttft_percentile if slo else 99,
+        "slo_tpot_ms": slo.tpot_ms if slo else None,
+        "slo_e2el_ms": slo.e2el_ms if slo else None,
+        "slo_bounds": [b.model_dump(mode="json") for b in slo.bounds] if slo else [],
+        "slo_min_success_rate": slo.min_success_rate if slo else 0.99,
+    }
+
+
+def _agrees(stored: Scenario, scenario: doc.Scenario) -> bool:
+    """Whether a document's scenario says nothing that differs from a stored one."""
+    if scenario.name and scenario.name != stored.name:
+        return False
+    if scenario.slo is None:
+        return True
+    return all(getattr(stored, k) == v for k, v in _slo_columns(scenario.slo).items())
 
 
 def scenario_create(*, scenario: doc.Scenario, key: str | None = None, org=None) -> Scenario:
@@ -124,7 +158,6 @@ def scenario_create(*, scenario: doc.Scenario, key: str | None = None, org=None)
     while Scenario.objects.filter(slug=slug).exists():
         n += 1
         slug = f"{base}-{n}"
-    slo = scenario.slo
     # The generated name is what pages print, so it says which shape facts were not stated:
     # such a scenario sits beside, not inside, the one that states 0.
     unstated = [
@@ -151,12 +184,7 @@ def scenario_create(*, scenario: doc.Scenario, key: str | None = None, org=None)
         warmup_requests=scenario.warmup_requests,
         duration_s=scenario.duration_s,
         request_count=scenario.request_count,
-        slo_ttft_ms=slo.ttft_ms if slo else None,
-        slo_ttft_percentile=slo.ttft_percentile if slo else 99,
-        slo_tpot_ms=slo.tpot_ms if slo else None,
-        slo_e2el_ms=slo.e2el_ms if slo else None,
-        slo_bounds=[b.model_dump(mode="json") for b in slo.bounds] if slo else [],
-        slo_min_success_rate=slo.min_success_rate if slo else 0.99,
+        **_slo_columns(scenario.slo),
         created_by=org,
     )
 

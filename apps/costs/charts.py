@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from apps.costs.formulas import CostInputError, usd_per_mtok
 from apps.costs.procurement import Row
 from apps.costs.slo import Slo
+from apps.leaderboard.charts import LAYOUT, empty_figure, series_style
 
 INTERACTIVITY_KEY = "interactivity.p50"
 
@@ -35,16 +36,19 @@ def cost_vs_interactivity(rows: Sequence[Row], slo: Slo) -> dict:
             costs = [round(usd_per_mtok(price, p.tok_per_s_per_gpu), 6) for p in measured]
         except CostInputError:
             continue  # a price at the edge of float range: the table row says why
+        name = f"{row.curve.label} (run {row.curve.run_id})"
         traces.append(
             {
                 "type": "scatter",
                 "mode": "lines+markers",
-                "name": f"{row.curve.label} (run {row.curve.run_id})",
+                "name": name,
+                **series_style(row.curve.label),
                 "x": [p.metrics[INTERACTIVITY_KEY] for p in measured],
                 "y": costs,
                 "text": [p.label for p in measured],
                 "hovertemplate": (
-                    "%{text}: %{x:.1f} tok/s/user, $%{y:.4f}/Mtok"
+                    "%{text}<br>interactivity p50: %{x:.1f} tok/s/user<br>$%{y:.4f} per million"
+                    " tokens"
                     f" at ${price:g}/GPU-hr<extra></extra>"
                 ),
             }
@@ -63,14 +67,20 @@ def cost_vs_interactivity(rows: Sequence[Row], slo: Slo) -> dict:
         for bound in slo.bounds
         if bound.key == INTERACTIVITY_KEY
     ]
+    if not traces:
+        empty = empty_figure(
+            "$/Mtok vs interactivity",
+            "Nothing to draw: no priced deployment here reports interactivity per load level.",
+        )
+        empty["layout"]["shapes"] = shapes
+        return empty
     return {
         "data": traces,
         "layout": {
+            **LAYOUT,
             "title": {"text": "$/Mtok vs interactivity"},
             "xaxis": {"title": {"text": "interactivity p50 (tok/s/user)"}},
             "yaxis": {"title": {"text": "$ per million tokens"}, "rangemode": "tozero"},
             "shapes": shapes,
-            "margin": {"t": 40, "r": 10},
-            "legend": {"orientation": "h"},
         },
     }

@@ -56,6 +56,8 @@ class DeploymentCurve:
     provenance: str
     token_kind: str  # "input" / "output" / "total", or "unlabelled" for published figures
     points: list[SloPoint] = field(default_factory=list)
+    # The caller's organization's own run, shown only to its members (badged "private").
+    private: bool = False
 
 
 DEFAULTS: dict[str, str] = {

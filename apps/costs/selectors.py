@@ -124,6 +124,7 @@ def deployment_curves(
         curves.append(
             DeploymentCurve(
                 run_id=run.pk,
+                private=not run.is_public,
                 label=str(deployment),
                 accelerator=deployment.accelerator.sku,
                 gpus=gpus,

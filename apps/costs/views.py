@@ -9,9 +9,10 @@ from urllib.parse import urlencode
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from apps.accounts.scoping import viewer_org
 from apps.costs import selectors
 from apps.costs.charts import cost_vs_interactivity
-from apps.costs.claims import Comparison, claim_page
+from apps.costs.claims import ClaimPage, Comparison, claim_page
 from apps.costs.formulas import Tier, TokenKind
 from apps.costs.procurement import (
     DEFAULTS,
@@ -41,16 +42,71 @@ CAPEX_FIELDS = (
 )
 
 
+# Each query field's visible label, so a message names what the reader sees on the form.
+FIELD_LABELS = {
+    "tier": "Tier",
+    "tier_a": "A: Tier",
+    "tier_b": "B: Tier",
+    "ttft_s_max": "TTFT ≤ (s)",
+    "ttft_percentile": "TTFT percentile",
+    "interactivity_min": "Interactivity p50 ≥ (tok/s/user)",
+    "e2el_s_max": "E2EL p99 ≤ (s)",
+    "requests_per_day": "Requests/day",
+    "input_tokens": "Input tokens",
+    "output_tokens": "Output tokens",
+    "cache_hit_rate": "Prefix-cache hit rate",
+    "peak_to_average": "Peak ÷ average",
+    "headroom": "Headroom",
+    "gpus_per_node": "GPUs/node",
+    "token_kind": "Throughput counts",
+    "capex_accelerator": "Apply to",
+    "throughput_ratio": "Throughput A ÷ B",
+    "claimed_cost_ratio": "Cost ratio claimed",
+    "comparison": "Cost ratio claimed (comparison)",
+    "accelerator_a": "A: Accelerator",
+    "accelerator_b": "B: Accelerator",
+    "price_a": "A: own $/GPU-hr",
+    "price_b": "B: own $/GPU-hr",
+    **{name: label for name, label, _ in CAPEX_FIELDS},
+}
+TIERS = [tier.value for tier in Tier]
+
+
+def field_label(field: str) -> str:
+    if field in FIELD_LABELS:
+        return FIELD_LABELS[field]
+    if field.startswith(PRICE_PREFIX):
+        return f"{field.removeprefix(PRICE_PREFIX).upper()} own $/GPU-hr"
+    return field
+
+
+def _unknown_tiers(query, fields: tuple[str, ...], book) -> list[FieldError]:
+    """A tier no price in the book has is named, never silently priced as "—" everywhere
+    (a tier only some accelerators lack stays a note on their rows)."""
+    errors = []
+    known = set(TIERS) | {tier for prices in book.values() for tier in prices.usd_per_gpu_hour}
+    choices = ", ".join(TIER_LABELS.get(t, t) for t in sorted(known))
+    for field in fields:
+        value = query.get(field)
+        if value and value not in known:
+            errors.append(
+                FieldError(field, f"no accelerator has a “{value}” price (tiers: {choices})")
+            )
+    return errors
+
+
 def _calculate(
     request: HttpRequest,
 ) -> tuple[dict[str, str], ProcurementInputs | None, list[FieldError], list[Row]]:
     values = state(request.GET)
-    # The page is public and anonymous: reference prices plus what the user types.
-    book = selectors.price_book(org=None)
+    # Reference prices plus what the user types; a member also gets the organization's own
+    # price book and private runs (apps.accounts.scoping.viewer_org).
+    org = viewer_org(request)
+    book = selectors.price_book(org=org)
     inputs, errors = parse_inputs(request.GET, book)
     if inputs is None:
         return values, None, errors, []
-    curves = selectors.deployment_curves(org=None, kind=inputs.token_kind)
+    curves = selectors.deployment_curves(org=org, kind=inputs.token_kind)
     return values, inputs, errors, procurement_rows(curves, inputs, book)
 
 
@@ -72,6 +128,11 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "inputs": inputs,
         "errors": errors,
         "error_fields": {error.field for error in errors},
+        "field_labels": {error.field: field_label(error.field) for error in errors},
+        "notices": [
+            f"{field_label(n.field)}: {n.message}"
+            for n in _unknown_tiers(request.GET, ("tier",), selectors.price_book(org=None))
+        ],
         "rows": rows,
         "query": _query(values),
         "tiers": [(tier.value, TIER_LABELS[tier.value]) for tier in Tier],
@@ -82,7 +143,7 @@ def procurement(request: HttpRequest) -> HttpResponse:
             for sku in accelerators
         ],
         "chart": chart,
-        "all_accelerators": sorted(selectors.price_book(org=None)),
+        "all_accelerators": sorted(selectors.price_book(org=viewer_org(request))),
         "capex_fields": [
             (name, label, size, values.get(name, "")) for name, label, size in CAPEX_FIELDS
         ],
@@ -95,7 +156,9 @@ def procurement(request: HttpRequest) -> HttpResponse:
 
 def _export(request: HttpRequest) -> tuple[list[dict[str, object]], list[FieldError]]:
     _, inputs, errors, rows = _calculate(request)
-    if inputs is None:
+    # A download cannot show a notice: an unknown tier is an error there.
+    errors = _unknown_tiers(request.GET, ("tier",), selectors.price_book(org=None)) + errors
+    if inputs is None or errors:
         return [], errors
     return export_records(rows, inputs), []
 
@@ -123,7 +186,10 @@ def export_json(request: HttpRequest) -> HttpResponse:
 
 
 def _errors_response(errors: list[FieldError]) -> JsonResponse:
-    detail = [{"path": error.field, "message": error.message} for error in errors]
+    detail = [
+        {"path": error.field, "label": field_label(error.field), "message": error.message}
+        for error in errors
+    ]
     return JsonResponse({"detail": detail}, status=422)
 
 
@@ -132,13 +198,24 @@ def claim(request: HttpRequest) -> HttpResponse:
     kind = request.GET.get("token_kind", TokenKind.OUTPUT.value)
     if kind not in {k.value for k in TokenKind}:
         kind = TokenKind.OUTPUT.value
-    book = selectors.price_book(org=None)
-    curves = selectors.deployment_curves(org=None, kind=TokenKind(kind))
-    page = claim_page(request.GET, book, curves)
+    org = viewer_org(request)
+    book = selectors.price_book(org=org)
+    curves = selectors.deployment_curves(org=org, kind=TokenKind(kind))
+    query, errors = request.GET, _unknown_tiers(request.GET, ("tier_a", "tier_b"), book)
+    for field in ("throughput_ratio", "claimed_cost_ratio"):
+        try:
+            if query.get(field) and float(query[field]) <= 0:
+                errors.append(FieldError(field, f"must be greater than zero (got {query[field]})"))
+        except ValueError:
+            pass  # claim_page names a non-number itself
+    page = claim_page(query, book, curves)
+    if errors:
+        page = ClaimPage(page.values, tuple(errors) + page.errors)
     context = {
         "page": page,
         "values": page.values,
         "error_fields": {error.field for error in page.errors},
+        "field_labels": {error.field: field_label(error.field) for error in page.errors},
         "tiers": [(tier.value, TIER_LABELS[tier.value]) for tier in Tier],
         "accelerators": sorted(book),
         "comparisons": [c.value for c in Comparison],

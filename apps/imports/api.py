@@ -13,6 +13,8 @@ from django.http import HttpRequest
 from ninja import File, Form, Router, Schema, Status, UploadedFile
 
 from apps.accounts.auth import BearerToken
+from apps.accounts.ratelimit import write_limit
+from apps.accounts.services import audit_record
 from apps.imports.services import import_ingest
 from workers.importers import ImportFailure, load_facts_yaml
 
@@ -67,6 +69,7 @@ def import_results(
     """Multipart fields: `file` (required), `format`, `deployment` (YAML facts),
     `records` (repeatable). Query `private=true` keeps the runs to your organization."""
     token = request.auth
+    write_limit(token)
     try:
         facts = load_facts_yaml(deployment.read(), "deployment") if deployment else None
         outcome = import_ingest(
@@ -85,6 +88,14 @@ def import_results(
         # Format sniffing walks the parsed file; JSON nested past Python's stack is no result.
         message = "the file nests JSON too deeply to be a result file"
         return Status(422, {"detail": [{"path": "file", "message": message}]})
+    if outcome.created:
+        audit_record(
+            org=token.org,
+            actor=f"token {token.prefix}",
+            action="file.imported",
+            target=(file.name or "upload")[:200],
+            runs=[r.run.pk for r in outcome.results if r.created],
+        )
     body = {
         "format": outcome.format_name,
         "created": outcome.created,

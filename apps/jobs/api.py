@@ -4,9 +4,12 @@ Everything here belongs to an organization: a Bearer token sees and acts on its 
 organization's endpoints and jobs only (others are 404). Endpoint keys are write-only.
 """
 
+import asyncio
+import time
 from datetime import datetime
 from typing import Any, Literal
 
+from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
@@ -14,11 +17,15 @@ from ninja import Field, Router, Schema, Status
 from pydantic import ValidationError
 
 from apps.accounts.auth import BearerToken
-from apps.catalog.models import Deployment, Scenario
+from apps.accounts.ratelimit import write_limit
+from apps.accounts.scoping import actor_of
+from apps.accounts.services import audit_record
+from apps.catalog.models import Scenario
+from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.jobs import services
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
-from apps.jobs.models import Endpoint, Job, Schedule
+from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from workers import results as doc
 
 router = Router(tags=["jobs"], auth=BearerToken())
@@ -220,8 +227,9 @@ def _job(request: HttpRequest, job_id: int) -> Job:
     )
 
 
-def _scenario(slug: str | None) -> Scenario | None:
-    return Scenario.objects.filter(slug=slug).first() if slug else None
+def _scenario(request: HttpRequest, slug: str | None) -> Scenario | None:
+    """A scenario the caller's organization may use: curated, public, or its own."""
+    return scenario_list(org=request.auth.org).filter(slug=slug).first() if slug else None
 
 
 @router.post(
@@ -246,7 +254,9 @@ def _create_endpoint(request: HttpRequest, body: EndpointIn) -> Status:
         return Status(409, _errors("name", "your organization already has this endpoint name"))
     facts = None
     if body.deployment_id is not None:
-        deployment = get_object_or_404(Deployment, pk=body.deployment_id)
+        # Only a deployment the caller could already see: registering an endpoint must not
+        # reveal the facts of another organization's private deployment.
+        deployment = get_object_or_404(deployments_visible(org=org), pk=body.deployment_id)
     elif body.model is not None and body.deployment is not None:
         facts = {
             "model": body.model.model_dump(mode="json"),
@@ -271,8 +281,11 @@ def _create_endpoint(request: HttpRequest, body: EndpointIn) -> Status:
         )
     except EndpointRefused as exc:
         return Status(422, _errors("url", str(exc)))
+    except services.JobError as exc:
+        return Status(422, _errors(exc.field, exc.message))
     except ValidationError as exc:
         return Status(422, _errors("deployment", str(exc.errors(include_url=False)[0]["msg"])))
+    audit_record(org=org, actor=actor_of(request), action="endpoint.created", target=endpoint.name)
     return Status(201, endpoint_out(endpoint))
 
 
@@ -289,9 +302,11 @@ def list_endpoints(request: HttpRequest):
 )
 def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
     """202 with the job (poll `GET /jobs/{id}`). 422 names the wrong field, or `url` when the
-    endpoint is now outside the allowlist; 503 when the broker is down (the job is failed)."""
+    endpoint is now outside the allowlist; 503 when the broker is down (the job is failed).
+    429 with Retry-After past the write limits (RATE_LIMIT_TOKEN_WRITES, _ORG_WRITES)."""
     endpoint = _endpoint(request, endpoint_id)
-    scenario = _scenario(body.scenario)
+    write_limit(request.auth)
+    scenario = _scenario(request, body.scenario)
     if body.scenario and scenario is None:
         return Status(422, _errors("scenario", f"unknown scenario {body.scenario!r}"))
     options = body.model_dump(
@@ -334,7 +349,7 @@ def list_jobs(request: HttpRequest, endpoint_id: int, limit: int = 50):
 )
 def cancel_job(request: HttpRequest, job_id: int):
     """A queued job never starts; a running one stops at its next heartbeat."""
-    return job_out(services.job_cancel(job=_job(request, job_id)))
+    return job_out(services.job_cancel(job=_job(request, job_id), actor=actor_of(request)))
 
 
 @router.post(
@@ -343,6 +358,7 @@ def cancel_job(request: HttpRequest, job_id: int):
     summary="Retry a failed or cancelled job",
 )
 def retry_job(request: HttpRequest, job_id: int):
+    write_limit(request.auth)
     try:
         job = services.job_retry(job=_job(request, job_id))
     except services.JobError as exc:
@@ -375,6 +391,64 @@ def job_event(request: HttpRequest, job_id: int, body: EventIn):
     }
 
 
+class PoolIn(Schema):
+    name: str = Field(min_length=1, max_length=90, description="e.g. acme-h100")
+
+
+class PoolOut(Schema):
+    name: str
+    agent: bool
+
+
+class ClaimOut(Schema):
+    job_id: int
+    spec: dict[str, Any]
+
+
+AGENT_WAIT_MAX_S = 30
+
+
+@router.post(
+    "/pools",
+    response={201: PoolOut, 401: Errors, 409: Errors},
+    summary="Claim a pool for your organization's own hosts (inferboard-worker agent)",
+)
+def create_pool(request: HttpRequest, body: PoolIn):
+    """Jobs on this pool go only to agents holding one of your organization's tokens; no
+    broker is involved. 409 when the name is another organization's or a first-party pool."""
+    try:
+        pool = services.pool_create(org=request.auth.org, name=body.name)
+    except services.JobError as exc:
+        return Status(409, _errors(exc.field, exc.message))
+    audit_record(
+        org=request.auth.org, actor=actor_of(request), action="pool.created", target=pool.name
+    )
+    return Status(201, {"name": pool.name, "agent": True})
+
+
+@router.post(
+    "/agent/claim",
+    response={200: ClaimOut, 204: None, 401: Errors, 404: Errors},
+    summary="Agent long-poll: the next queued job of your organization's pool",
+)
+async def agent_claim(request: HttpRequest, pool: str, wait: float = 20, worker: str = "agent"):
+    """Waits up to `wait` seconds (at most 30) for a job; 204 when none came. The job is
+    offered, not started: run it by reporting `started` as any worker does. 404 for a pool
+    that is not your organization's (another's looks the same as none)."""
+    # Async, so an idle agent's long poll waits on the event loop, not on a server thread.
+    row = await Pool.objects.filter(name=pool, org=request.auth.org).afirst()
+    if row is None:
+        return Status(404, _errors("pool", f"your organization has no pool {pool!r}"))
+    deadline = time.monotonic() + min(max(wait, 0.0), AGENT_WAIT_MAX_S)
+    while True:
+        job = await sync_to_async(services.job_claim)(pool=row, worker=worker)
+        if job is not None:
+            return {"job_id": job.pk, "spec": await sync_to_async(services.job_spec)(job)}
+        if time.monotonic() >= deadline:
+            return Status(204, None)
+        await asyncio.sleep(0.5)
+
+
 @router.get("/endpoints/{endpoint_id}/schedules", response={200: list[ScheduleOut], 404: Errors})
 def list_schedules(request: HttpRequest, endpoint_id: int):
     endpoint = _endpoint(request, endpoint_id)
@@ -388,7 +462,7 @@ def list_schedules(request: HttpRequest, endpoint_id: int):
 )
 def create_schedule(request: HttpRequest, endpoint_id: int, body: ScheduleIn):
     endpoint = _endpoint(request, endpoint_id)
-    scenario = _scenario(body.scenario)
+    scenario = _scenario(request, body.scenario)
     if body.scenario and scenario is None:
         return Status(422, _errors("scenario", f"unknown scenario {body.scenario!r}"))
     schedule = Schedule(
@@ -405,6 +479,12 @@ def create_schedule(request: HttpRequest, endpoint_id: int, body: ScheduleIn):
         services.schedule_save(schedule=schedule)
     except services.JobError as exc:
         return Status(422, _errors(exc.field, exc.message))
+    audit_record(
+        org=endpoint.org,
+        actor=actor_of(request),
+        action="schedule.created",
+        target=f"schedule {schedule.pk} of {endpoint.name}",
+    )
     return Status(201, schedule_out(schedule))
 
 
@@ -417,7 +497,7 @@ def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePatch):
     schedule = get_object_or_404(Schedule, pk=schedule_id, endpoint__org=request.auth.org)
     changes = body.model_dump(exclude_unset=True)
     if "scenario" in changes:
-        schedule.scenario = _scenario(changes.pop("scenario"))
+        schedule.scenario = _scenario(request, changes.pop("scenario"))
     if "cron" in changes and changes["cron"]:
         schedule.interval_minutes = None
     if changes.get("interval_minutes"):
@@ -433,5 +513,12 @@ def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePatch):
 
 @router.delete("/schedules/{schedule_id}", response={204: None, 401: Errors, 404: Errors})
 def delete_schedule(request: HttpRequest, schedule_id: int):
-    get_object_or_404(Schedule, pk=schedule_id, endpoint__org=request.auth.org).delete()
+    schedule = get_object_or_404(Schedule, pk=schedule_id, endpoint__org=request.auth.org)
+    schedule.delete()
+    audit_record(
+        org=request.auth.org,
+        actor=actor_of(request),
+        action="schedule.deleted",
+        target=f"schedule {schedule_id}",
+    )
     return Status(204, None)

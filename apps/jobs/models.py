@@ -143,3 +143,29 @@ class Schedule(models.Model):
         when = self.cron or f"every {self.interval_minutes} min"
         what = self.scenario.slug if self.scenario_id else self.protocol
         return f"{self.endpoint} · {what} · {when}"
+
+
+class Pool(models.Model):
+    """A named queue of workers. Without an organization it is first-party (the service's own
+    fleet, on Celery); with one, only that organization's endpoints may queue jobs on it, and
+    its hosts take jobs through the agent API with that organization's token."""
+
+    name = models.CharField(max_length=100, unique=True, help_text="e.g. pool.acme-h100")
+    org = models.ForeignKey(
+        "accounts.Organization",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="pools",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_agent(self) -> bool:
+        return self.org_id is not None

@@ -11,17 +11,18 @@ from typing import Any
 
 from celery import Celery
 from django.conf import settings
-from django.db import transaction
+from django.db import models, transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
 from apps.accounts.models import Organization
+from apps.accounts.services import audit_record
 from apps.catalog.models import Deployment, Scenario
 from apps.catalog.services import deployment_upsert
 from apps.jobs import cron
 from apps.jobs.allowlist import endpoint_check
 from apps.jobs.crypto import decrypt, encrypt
-from apps.jobs.models import Endpoint, Job, Schedule
+from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from apps.runs.models import Run
 from workers import results as doc
 from workers.celery import TASK_ACCURACY, TASK_LOAD, make_app, pool_queue
@@ -120,8 +121,11 @@ def endpoint_create(
     simulated: bool = False,
     is_public: bool = True,
 ) -> Endpoint:
-    """Register an endpoint. Raises EndpointRefused when the URL is outside the allowlist."""
+    """Register an endpoint. Raises EndpointRefused when the URL is outside the allowlist,
+    JobError when the pool is another organization's."""
     clean_url = endpoint_check(url)
+    pool = pool_queue(pool or deployment.accelerator.sku)
+    pool_check(org=org, pool=pool)
     facts = _validated_facts(facts) if facts else facts_of(deployment)
     return Endpoint.objects.create(
         org=org,
@@ -131,7 +135,7 @@ def endpoint_create(
         url=clean_url,
         served_model=served_model or facts["model"]["name"],
         api=api,
-        pool=pool_queue(pool or deployment.accelerator.sku),
+        pool=pool,
         api_key_encrypted=encrypt(api_key),
         simulated=simulated,
         is_public=is_public,
@@ -332,7 +336,58 @@ def publish(name: str, spec: dict[str, Any], *, queue: str, task_id: str, label:
         )
 
 
+def pool_check(*, org: Organization, pool: str) -> Pool | None:
+    """The pool's row when it has one. Raises JobError when another organization owns it: its
+    agent could never take the job, and queueing it there would hand it to that organization."""
+    row = Pool.objects.filter(name=pool).first()
+    if row is not None and row.org_id is not None and row.org_id != org.pk:
+        raise JobError("pool", f"pool {pool!r} belongs to another organization")
+    return row
+
+
+def pool_create(*, org: Organization, name: str) -> Pool:
+    """Claim a pool name for the organization's own hosts (their agents take its jobs).
+    Raises JobError when the name is taken: by another organization, or by a first-party
+    Celery pool that endpoints already use."""
+    queue = pool_queue(name)
+    existing = Pool.objects.filter(name=queue).first()
+    if existing is not None:
+        if existing.org_id == org.pk:
+            return existing
+        raise JobError("name", f"pool {queue!r} is taken")
+    if Endpoint.objects.filter(pool=queue).exclude(org=org).exists():
+        raise JobError("name", f"pool {queue!r} is taken")
+    return Pool.objects.create(name=queue, org=org)
+
+
+def job_claim(*, pool: Pool, worker: str, now: datetime | None = None) -> Job | None:
+    """The oldest queued job of this organization's pool, marked as offered to `worker`.
+
+    An offer is not a start: the agent still reports `started` (job_event), which stays
+    the one place that decides who runs a job. An offer that was never started is made
+    again after the heartbeat timeout (the agent died between claim and start)."""
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.JOB_HEARTBEAT_TIMEOUT_S)
+    with transaction.atomic():
+        job = (
+            Job.objects.select_for_update(skip_locked=True, of=("self",))
+            .filter(pool=pool.name, status=Job.Status.QUEUED, endpoint__org_id=pool.org_id)
+            .filter(models.Q(worker="") | models.Q(heartbeat_at__lt=stale))
+            .order_by("created_at", "id")
+            .first()
+        )
+        if job is None:
+            return None
+        job.worker, job.heartbeat_at, job.progress = worker[:300], now, "offered to an agent"
+        job.save(update_fields=["worker", "heartbeat_at", "progress"])
+    return job
+
+
 def _send(job: Job) -> None:
+    if Pool.objects.filter(name=job.pool, org__isnull=False).exists():
+        # An organization's own pool: its agent takes the job over HTTP (apps.jobs.agent);
+        # nothing goes to the broker, which such hosts never reach.
+        return
     spec = job_spec(job)
     name = TASK_LOAD if job.kind == Job.Kind.LOAD else TASK_ACCURACY
     try:
@@ -366,6 +421,7 @@ def job_enqueue(
     """Queue a job on the endpoint's pool. Raises EndpointRefused (allowlist), JobError (bad
     request, nothing stored) or BrokerUnavailable (the job is stored as failed)."""
     endpoint_check(endpoint.url)
+    pool_check(org=endpoint.org, pool=endpoint.pool)
     if kind == Job.Kind.LOAD and scenario is None:
         raise JobError("scenario", "a load job needs a scenario")
     if kind == Job.Kind.ACCURACY:
@@ -386,6 +442,13 @@ def job_enqueue(
     )
     job_spec(job)  # validates the options before anything is stored
     job.save()
+    audit_record(
+        org=endpoint.org,
+        actor=requested_by,
+        action="job.queued",
+        target=f"job {job.pk}",
+        endpoint=endpoint.name,
+    )
     _send(job)
     return job
 
@@ -399,15 +462,22 @@ def _check_protocol(protocol: str) -> None:
         raise JobError("protocol", str(exc).strip("'\"") or "unknown protocol") from None
 
 
-def job_cancel(*, job: Job) -> Job:
+def job_cancel(*, job: Job, actor: str = "") -> Job:
     """Queued jobs never start; running ones stop at their next heartbeat."""
     with transaction.atomic():
-        job = Job.objects.select_for_update().get(pk=job.pk)
+        job = Job.objects.select_for_update().select_related("endpoint__org").get(pk=job.pk)
         if job.is_active:
             job.status = Job.Status.CANCELLED
             job.finished_at = timezone.now()
             job.error = "cancelled"
             job.save(update_fields=["status", "finished_at", "error"])
+            if actor:
+                audit_record(
+                    org=job.endpoint.org,
+                    actor=actor,
+                    action="job.cancelled",
+                    target=f"job {job.pk}",
+                )
     return job
 
 

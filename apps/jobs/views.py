@@ -1,24 +1,47 @@
 """Pages: the endpoints list with "Run now", and a job status partial that polls while active.
 
-Acting on endpoints (run, cancel, retry) needs a staff user, or DEBUG on (the local demo).
+Every page here belongs to an organization: apps.accounts.scoping decides who sees (viewer)
+and who acts (member: run, cancel, retry). DEBUG changes nothing here.
 """
 
-from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_GET, require_POST
 
-from apps.catalog.models import Scenario
+from apps.accounts.models import Role
+from apps.accounts.ratelimit import RateLimited, org_write_limit
+from apps.accounts.scoping import actor_of, current_org, orgs_of, require_role
+from apps.catalog.selectors import scenario_list
 from apps.jobs import services
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
 from apps.jobs.models import Endpoint, Job
 
 
-def _may_operate(request: HttpRequest) -> bool:
-    return settings.DEBUG or (request.user.is_authenticated and request.user.is_staff)
+def _refused(request: HttpRequest, what: str) -> HttpResponse:
+    if not request.user.is_authenticated:
+        return HttpResponse(f"Sign in to {what}.", status=403)
+    return HttpResponse(f"Your role in this organization does not allow you to {what}.", status=403)
+
+
+def _acting(request: HttpRequest, org, what: str) -> HttpResponse | None:
+    """None when the caller may act (member or above) in the org; the refusal otherwise."""
+    try:
+        require_role(org, request.user, Role.MEMBER)
+    except PermissionDenied:
+        return _refused(request, what)
+    return None
+
+
+def _own_endpoints(request: HttpRequest):
+    return Endpoint.objects.filter(org__in=orgs_of(request.user))
+
+
+def _own_jobs(request: HttpRequest):
+    return Job.objects.filter(endpoint__org__in=orgs_of(request.user))
 
 
 def _job_partial(request: HttpRequest, job: Job | None, error: str = "") -> HttpResponse:
@@ -28,18 +51,20 @@ def _job_partial(request: HttpRequest, job: Job | None, error: str = "") -> Http
 @require_GET
 @ensure_csrf_cookie  # static/js/csrf.js sends it with "Run now", "Cancel" and "Retry"
 def endpoint_list(request: HttpRequest) -> HttpResponse:
-    if not _may_operate(request):
+    if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
+    org = current_org(request)
     endpoints = list(
-        Endpoint.objects.select_related(
-            "deployment__model", "deployment__accelerator", "deployment__engine"
-        ).prefetch_related("schedules__scenario")
+        Endpoint.objects.filter(org=org)
+        .select_related("deployment__model", "deployment__accelerator", "deployment__engine")
+        .prefetch_related("schedules__scenario")
     )
     for endpoint in endpoints:
         endpoint.latest_job = endpoint.jobs.select_related("scenario").first()
     context = {
         "endpoints": endpoints,
-        "scenarios": Scenario.objects.all(),
+        "org": org,
+        "scenarios": scenario_list(org=org),
         "default_scenario": "single-stream",
     }
     return render(request, "jobs/endpoint_list.html", context)
@@ -47,10 +72,18 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def endpoint_run(request: HttpRequest, endpoint_id: int) -> HttpResponse:
-    if not _may_operate(request):
-        return HttpResponse("Sign in as staff to run jobs.", status=403)
-    endpoint = get_object_or_404(Endpoint, pk=endpoint_id)
-    scenario = Scenario.objects.filter(slug=request.POST.get("scenario", "")).first()
+    if not request.user.is_authenticated:
+        return _refused(request, "run jobs")
+    endpoint = get_object_or_404(_own_endpoints(request), pk=endpoint_id)
+    if refusal := _acting(request, endpoint.org, "run jobs"):
+        return refusal
+    try:
+        org_write_limit(endpoint.org)
+    except RateLimited as exc:
+        response = HttpResponse(str(exc), status=429)
+        response["Retry-After"] = str(exc.retry_after)
+        return response
+    scenario = scenario_list(org=endpoint.org).filter(slug=request.POST.get("scenario", "")).first()
     options = {}
     if endpoint.simulated:
         # The demo server answers at once; a short sweep lands in seconds.
@@ -60,7 +93,7 @@ def endpoint_run(request: HttpRequest, endpoint_id: int) -> HttpResponse:
             endpoint=endpoint,
             scenario=scenario,
             options=options,
-            requested_by=f"page {request.user.get_username() or 'anonymous'}",
+            requested_by=actor_of(request),
         )
     except (EndpointRefused, CredentialError) as exc:
         return _job_partial(request, None, str(exc))
@@ -74,9 +107,11 @@ def endpoint_run(request: HttpRequest, endpoint_id: int) -> HttpResponse:
 @require_GET
 @ensure_csrf_cookie
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
-    if not _may_operate(request):
+    if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    job = get_object_or_404(Job.objects.select_related("endpoint", "scenario", "run"), pk=job_id)
+    job = get_object_or_404(
+        _own_jobs(request).select_related("endpoint", "scenario", "run"), pk=job_id
+    )
     if request.htmx:
         return _job_partial(request, job)
     return render(request, "jobs/job.html", {"job": job})
@@ -84,17 +119,22 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @require_POST
 def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
-    if not _may_operate(request):
-        return HttpResponse("Sign in as staff to cancel jobs.", status=403)
-    job = services.job_cancel(job=get_object_or_404(Job, pk=job_id))
+    if not request.user.is_authenticated:
+        return _refused(request, "cancel jobs")
+    job = get_object_or_404(_own_jobs(request).select_related("endpoint"), pk=job_id)
+    if refusal := _acting(request, job.endpoint.org, "cancel jobs"):
+        return refusal
+    job = services.job_cancel(job=job, actor=actor_of(request))
     return _job_partial(request, job)
 
 
 @require_POST
 def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
-    if not _may_operate(request):
-        return HttpResponse("Sign in as staff to retry jobs.", status=403)
-    job = get_object_or_404(Job, pk=job_id)
+    if not request.user.is_authenticated:
+        return _refused(request, "retry jobs")
+    job = get_object_or_404(_own_jobs(request).select_related("endpoint"), pk=job_id)
+    if refusal := _acting(request, job.endpoint.org, "retry jobs"):
+        return refusal
     try:
         job = services.job_retry(job=job)
     except (services.JobError, EndpointRefused, CredentialError) as exc:

@@ -1,14 +1,78 @@
-"""Pure functions building Plotly figure dicts; the templates only serialise them."""
+"""Pure functions building Plotly figure dicts; the templates only serialise them.
 
+Every figure may carry two keys Plotly ignores: "empty" (why nothing is drawn, shown in words
+instead of an empty axis) and the traces themselves feed the data table under each chart
+(figure_table), so every chart has a text alternative.
+"""
+
+import zlib
 from collections import defaultdict
 from typing import Any
 
 Figure = dict[str, Any]
 
+# Colour-blind-safe palette (Okabe-Ito, then Tableau's darker tones). A series keeps its
+# colour on every page because the colour is a hash of its name, not its position.
+PALETTE = [
+    "#0072B2",
+    "#D55E00",
+    "#009E73",
+    "#CC79A7",
+    "#E69F00",
+    "#56B4E9",
+    "#7F3C8D",
+    "#11A579",
+    "#3969AC",
+    "#E73F74",
+    "#80BA5A",
+    "#4B4B8F",
+]
+SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star"]
+
+# The dimensions a reader can split the Pareto series by (query value -> label); "group" is
+# accelerator × precision, the historical default.
+SERIES = {
+    "group": "accelerator × precision",
+    "engine": "engine",
+    "accelerator": "accelerator",
+    "precision": "precision",
+    "parallelism": "parallelism",
+}
+
+
+def series_style(name: str) -> dict[str, Any]:
+    """The same colour and marker for a series name wherever it is drawn."""
+    h = zlib.crc32(name.encode())
+    colour = PALETTE[h % len(PALETTE)]
+    return {
+        "marker": {"color": colour, "symbol": SYMBOLS[(h // len(PALETTE)) % len(SYMBOLS)]},
+        "line": {"color": colour},
+    }
+
+
+def empty_figure(title: str, reason: str) -> Figure:
+    return {"data": [], "layout": {**LAYOUT, "title": {"text": title}}, "empty": reason}
+
+
+def figure_table(figure: Figure) -> dict[str, Any]:
+    """The chart as rows (series, x, y), for the data table each chart carries."""
+    layout = figure.get("layout", {})
+    x_title = layout.get("xaxis", {}).get("title", {}).get("text") or "x"
+    y_title = layout.get("yaxis", {}).get("title", {}).get("text") or "y"
+    rows = []
+    for trace in figure.get("data", []):
+        texts = trace.get("text") or []
+        for i, (x, y) in enumerate(zip(trace.get("x", []), trace.get("y", []), strict=False)):
+            label = texts[i] if isinstance(texts, list) and i < len(texts) else ""
+            rows.append({"series": trace.get("name", ""), "label": label, "x": x, "y": y})
+    return {"x_title": x_title, "y_title": y_title, "rows": rows}
+
+
 LAYOUT = {
-    "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
+    "margin": {"l": 60, "r": 20, "t": 80, "b": 50},
     "hovermode": "closest",
-    "legend": {"orientation": "h", "y": -0.2},
+    # Legend above the plot: below, a long one covers the x-axis title and crushes the plot.
+    "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
     "paper_bgcolor": "#ffffff",
     "plot_bgcolor": "#ffffff",
     "font": {"family": "system-ui, sans-serif", "size": 12},
@@ -51,13 +115,21 @@ def pareto_figure(
     optimal_only: bool,
     title: str,
     basis: str = "output",
+    series: str = "group",
+    names: dict[Any, str] | None = None,
+    lines: bool | None = None,
 ) -> Figure:
+    """One trace per value of `series` (a key of each point: group, engine, accelerator,
+    precision, parallelism, deployment_id). `names` renames series values (the compare page
+    names each line like its table column); `lines` joins all points, not only the front."""
     x_title, x_higher = X_AXES[x]
     y_title, y_higher = Y_AXES[y]
     y_title = y_title.format(basis=basis)
+    names = names or {}
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for point in points:
-        groups[point["group"]].append(point)
+        key = point.get(series, point.get("group"))
+        groups[names.get(key, str(key))].append(point)
     traces = []
     for group, members in sorted(groups.items()):
         shown = (
@@ -70,20 +142,38 @@ def pareto_figure(
         )
         if not shown:
             continue
+        joined = optimal_only if lines is None else lines
         traces.append(
             {
                 "type": "scatter",
-                "mode": "lines+markers" if optimal_only else "markers",
+                "mode": "lines+markers" if joined else "markers",
                 "name": group,
                 "x": [p[x] for p in shown],
                 "y": [p[y] for p in shown],
                 "text": [p["config"] for p in shown],
                 "customdata": [f"/runs/{p['run_id']}/" for p in shown],
+                # Hover names both metrics with their units, not x= and y=.
                 "hovertemplate": (
-                    "%{text}<br>x=%{x:.3g}<br>y=%{y:.4g}<extra>%{fullData.name}</extra>"
+                    f"%{{text}}<br>{x_title}: %{{x:.3g}}<br>{y_title}: %{{y:.4g}}"
+                    "<extra>%{fullData.name}</extra>"
                 ),
+                **series_style(group),
             }
         )
+    if not traces:
+        measured = [p for p in points if p.get(y) is not None]
+        reason = (
+            f"Nothing to draw: no run here reports {x_title.split(' (')[0].lower()} beside "
+            f"{y_title.split(' (')[0].lower()}"
+            + (
+                " (imported summaries often carry throughput without per-user rates)."
+                if measured
+                else "."
+            )
+            if points
+            else "Nothing to draw: no deployment in this view has a load level to plot."
+        )
+        return empty_figure(title, reason)
     return {
         "data": traces,
         "layout": {
@@ -112,8 +202,18 @@ def cdf_figure(series: dict[str, list[float]], *, title: str, x_title: str) -> F
                 "name": name,
                 "x": ordered,
                 "y": [i / (n - 1) for i in range(n)] if n > 1 else [1.0],
-                "line": {"shape": "linear"},
+                "line": {"shape": "linear", **series_style(name)["line"]},
+                "hovertemplate": (
+                    f"{name}: %{{x:.4g}} {x_title}<br>fraction of requests at or below: "
+                    "%{y:.1%}<extra></extra>"
+                ),
             }
+        )
+    if not traces:
+        return empty_figure(
+            title,
+            "No per-request records were stored for this run, so there is no distribution to "
+            "draw: the percentiles in the table are as the benchmark reported them.",
         )
     return {
         "data": traces,
@@ -127,35 +227,57 @@ def cdf_figure(series: dict[str, list[float]], *, title: str, x_title: str) -> F
 
 
 def history_figure(history: list[dict[str, Any]], *, title: str) -> Figure:
-    """Best throughput per GPU per run over time; regressions as red markers."""
-    xs = [h["when"] for h in history]
+    """Each run's leaderboard point over time, one line per scenario (scenarios are not
+    comparable with each other), dates on x; regressions as red crosses."""
+    y_title = "output tok/s per GPU at the SLO"
+    by_scenario: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for h in history:
+        if h["tput_per_gpu"] is not None:
+            by_scenario[h["scenario"]].append(h)
+    traces: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": scenario,
+            "x": [h["when"] for h in runs],
+            "y": [h["tput_per_gpu"] for h in runs],
+            "text": [f"run {h['run_id']}, engine {h['engine_version']}" for h in runs],
+            "customdata": [f"/runs/{h['run_id']}/" for h in runs],
+            "hovertemplate": (
+                f"%{{x|%Y-%m-%d %H:%M}}<br>{y_title}: %{{y:.4g}}<br>%{{text}}"
+                "<extra>%{fullData.name}</extra>"
+            ),
+            **series_style(scenario),
+        }
+        for scenario, runs in sorted(by_scenario.items())
+    ]
     regressions = [h for h in history if h["regression"]]
-    return {
-        "data": [
-            {
-                "type": "scatter",
-                "mode": "lines+markers",
-                "name": "best tok/s/GPU",
-                "x": xs,
-                "y": [h["tput_per_gpu"] for h in history],
-                "text": [h["engine_version"] for h in history],
-                "customdata": [f"/runs/{h['run_id']}/" for h in history],
-                "hovertemplate": "%{x}<br>%{y:.4g} tok/s/GPU<br>engine %{text}<extra></extra>",
-            },
+    if regressions:
+        traces.append(
             {
                 "type": "scatter",
                 "mode": "markers",
-                "name": "regression",
+                "name": "regression (>10% below the previous runs)",
                 "x": [h["when"] for h in regressions],
                 "y": [h["tput_per_gpu"] for h in regressions],
                 "marker": {"color": "#dc2626", "size": 12, "symbol": "x"},
                 "customdata": [f"/runs/{h['run_id']}/" for h in regressions],
-            },
-        ],
+                "hovertemplate": (
+                    f"%{{x|%Y-%m-%d}}<br>{y_title}: %{{y:.4g}}<extra>regression</extra>"
+                ),
+            }
+        )
+    if not traces:
+        return empty_figure(
+            title, "No run of this deployment has a load level that meets its scenario's SLO."
+        )
+    return {
+        "data": traces,
         "layout": {
             **LAYOUT,
             "title": {"text": title},
-            "yaxis": {"title": {"text": "tok/s per GPU"}, "rangemode": "tozero"},
+            "xaxis": {"title": {"text": "run date"}, "type": "date"},
+            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
         },
     }
 
@@ -170,6 +292,7 @@ def bar_figure(labels: list[str], values: list[float], *, title: str, y_title: s
                 "text": [f"{v:,.0f}" for v in values],
                 "textposition": "outside",
                 "marker": {"color": "#3451b2"},
+                "hovertemplate": f"%{{x}}<br>{y_title}: %{{y:,.0f}}<extra></extra>",
             }
         ],
         "layout": {

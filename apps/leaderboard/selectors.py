@@ -5,7 +5,7 @@ deployment is chosen in SQL (DISTINCT ON) on PostgreSQL; SQLite reduces in Pytho
 """
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.db import connection
@@ -15,10 +15,11 @@ from django.utils import timezone
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Model, PriceTier, Scenario
+from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind, priced_throughput
 from apps.runs import summary
 from apps.runs.models import Point, RequestRecord, Run
-from apps.runs.selectors import RunFilters, runs_filtered, runs_visible
+from apps.runs.selectors import RunFilters, runs_filtered, runs_narrowed, runs_visible
 from apps.runs.summary import MEETS, MISSES, UNVERIFIED, scenario_slo
 
 SORTS = {
@@ -72,6 +73,12 @@ class Board:
     days: int = DEFAULT_BEST_DAYS
     # The token basis of every tok/s and $/Mtok on the board (the calculator's default too).
     basis: str = TokenKind.OUTPUT.value
+    # Any of several accelerators, engines, quantizations (empty: all), and a date range.
+    accelerators: tuple[str, ...] = ()
+    engines: tuple[str, ...] = ()
+    quantizations: tuple[str, ...] = ()
+    since: date | None = None
+    until: date | None = None
 
     def rule_text(self) -> str:
         """The run rule, as the page states it."""
@@ -111,6 +118,8 @@ class Row:
     # Both readings of a figure whose token kind is unstated (low, high); None when stated.
     tput_range: tuple[float, float] | None = None
     usd_range: tuple[float, float] | None = None
+    # An organization's own run that only its members see (badged "private" on the board).
+    private: bool = False
 
     @property
     def label(self) -> str:
@@ -166,7 +175,14 @@ def _runs_for(board: Board, org: Organization | None):
         quantization=board.quantization,
         scenario=board.scenario,  # an unknown slug matches nothing, not everything
     )
-    runs = runs_filtered(org=org, filters=filters)
+    runs = runs_narrowed(
+        runs_filtered(org=org, filters=filters),
+        accelerators=board.accelerators,
+        engines=board.engines,
+        quantizations=board.quantizations,
+        since=board.since,
+        until=board.until,
+    )
     if not board.include_simulated:
         runs = runs.exclude(provenance=Run.Provenance.SIMULATED)
     if board.deployments:
@@ -200,6 +216,7 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
         "id",
         "deployment_id",
         "provenance",
+        "is_public",
         "best_meets_slo",
         "best_point",
         *BEST_ROW_COLUMNS,
@@ -214,10 +231,16 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
     return [row for row in picked if row["best_point"] is not None]
 
 
-def _accuracy_by_deployment(deployment_ids: list[int]) -> dict[int, dict[str, Any]]:
+def _accuracy_by_deployment(
+    deployment_ids: list[int], org: Organization | None = None
+) -> dict[int, dict[str, Any]]:
     latest: dict[int, dict[str, Any]] = {}
+    # Only results the caller may see: another organization's private score must not
+    # appear beside a deployment's public row.
     results = (
-        AccuracyResult.objects.filter(run__deployment_id__in=deployment_ids)
+        AccuracyResult.objects.filter(
+            run__deployment_id__in=deployment_ids, run__in=runs_visible(org=org)
+        )
         .order_by("run__deployment_id", "-run__created_at")
         .values("run__deployment_id", "task", "metric", "score", "ci_low", "ci_high", "n")
     )
@@ -244,10 +267,13 @@ def reference_price_book() -> dict[str, dict[str, float]]:
 
 
 def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardPage:
-    scenario = Scenario.objects.filter(slug=board.scenario).first() if board.scenario else None
+    # By slug from the URL: only a scenario the caller may see (another organization's
+    # scenario name and SLO must not show for a guessed slug).
+    visible = scenario_list(org=org)
+    scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
     best = _row_runs(_runs_for(board, org), board)
     prices = reference_prices(board.tier)
-    accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best])
+    accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)
     rows = []
     for b in best:
         d = {
@@ -281,6 +307,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 speculative=d["spec_method"],
                 flags=d["engine_flags"],
                 provenance=b["provenance"],
+                private=not b["is_public"],
                 tput_per_gpu=priced.tok_per_s_per_gpu,
                 tput_kind=board.basis if priced.stated else "unstated",
                 meets_slo=None
@@ -375,6 +402,11 @@ def chart_points(
                 "run_id": row["run_id"],
                 "deployment_id": row["run__deployment_id"],
                 "group": f"{sku} {quant}",
+                # The dimensions a chart's series can be split by (charts.SERIES).
+                "engine": row["engine__name"],
+                "accelerator": sku,
+                "precision": quant,
+                "parallelism": row["parallelism_label"] or f"{row['gpus']} GPUs",
                 "config": (
                     f"{row['gpus']}×{sku} {row['engine__name']} {quant} "
                     f"{row['parallelism_label']}{level}{unstated}"
@@ -585,3 +617,24 @@ def accuracy_for(*, deployment: Deployment, org: Organization | None = None) -> 
             "result_id": r.pk,
         }
     return list(latest.values())
+
+
+def deployment_choices(*, org: Organization | None = None) -> list[tuple[int, str]]:
+    """Every deployment with a visible run, labelled for a picker (the id tells apart two
+    deployments that differ only in what the label leaves out)."""
+    ids = runs_visible(org=org).order_by().values_list("deployment_id", flat=True).distinct()
+    deployments = Deployment.objects.filter(pk__in=ids).select_related(
+        "model", "accelerator", "engine"
+    )
+    return sorted(
+        (
+            (
+                d.pk,
+                f"{d.model.name}: {d.gpus}×{d.accelerator.sku} {d.engine.name} "
+                f"{d.engine_version or ''} {d.quant_weights} {d.parallelism_label or ''} "
+                f"(#{d.pk})".replace("  ", " "),
+            )
+            for d in deployments
+        ),
+        key=lambda choice: choice[1],
+    )

@@ -1,22 +1,35 @@
 import csv
 import json
 from collections import Counter
+from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.cache import patch_cache_control
+from django.views.decorators.csp import csp_override
 
+from apps.accounts.models import Organization
+from apps.accounts.scoping import current_org, may_publish, viewer_org
 from apps.accuracy import selectors as accuracy_selectors
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import PublishedFigure, Scenario
+from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import CostInputError, TokenKind
 from apps.csv_safe import safe_rows
 from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
+from apps.leaderboard.templatetags.frame import label
 from apps.runs.models import Run
-from apps.runs.selectors import RunFilters, run_get, run_points, runs_filtered, runs_visible
+from apps.runs.selectors import (
+    run_facets,
+    run_get,
+    run_points,
+    run_sessions_and_server,
+    runs_visible,
+)
 from apps.runs.services import runs_version
 
 PUBLIC_MAX_AGE = 60
@@ -30,19 +43,98 @@ def _int(value: str | None, default: int) -> int:
         return default
 
 
-def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
-    model = query.get("model") or (models[0] if models else None)
+# The visible label of each query field, so a message names what the reader sees.
+FIELD_LABELS = {
+    "model": "Model",
+    "scenario": "Scenario",
+    "tier": "Price tier",
+    "sort": "Sort",
+    "rule": "Rows show",
+    "days": "N days",
+    "basis": "Token basis",
+    "y": "Chart y",
+    "series": "Chart series",
+    "page": "Page",
+    "accelerator": "Accelerators",
+    "engine": "Engines",
+    "quantization": "Quantizations",
+    "since": "Runs from",
+    "until": "Runs until",
+}
+FACETS = ("accelerator", "engine", "quantization")
+
+
+def _date(value: str | None) -> date | None:
+    try:
+        return date.fromisoformat(value) if value else None
+    except ValueError:
+        return None
+
+
+def query_problems(
+    query: QueryDict, *, models: list[str], tiers: list[str], org: Organization | None
+) -> list[dict]:
+    """Unknown or out-of-range filter values, each with its query field and visible label;
+    the page shows them and falls back to the default, the CSV/JSON forms answer 400."""
+    problems = []
+
+    def bad(field: str, message: str) -> None:
+        problems.append({"field": field, "label": FIELD_LABELS[field], "message": message})
+
+    def one_of(field: str, allowed) -> None:
+        value = query.get(field)
+        if value and value not in allowed:
+            shown = ", ".join(label(a) for a in allowed)
+            bad(field, f"“{value}” is not a choice here (choices: {shown}); showing the default.")
+
+    one_of("model", models)
+    one_of("tier", tiers)
+    one_of("sort", selectors.SORTS)
+    one_of("rule", selectors.RUN_RULES)
+    one_of("basis", BASES)
+    one_of("y", charts.Y_AXES)
+    one_of("series", charts.SERIES)
+    for field in ("days", "page"):
+        value = query.get(field)
+        if value and (not value.isdigit() or int(value) < 1):
+            bad(field, f"“{value}” is not a whole number of at least 1; showing the default.")
     scenario = query.get("scenario")
+    if scenario and not selectors.scenarios_with_runs(org=org).filter(slug=scenario).exists():
+        bad("scenario", f"“{scenario}” is not a known scenario; showing the model's first one.")
+    facets = run_facets(org=org)
+    for field in FACETS:
+        unknown = [v for v in query.getlist(field) if v and v not in facets[field]]
+        if unknown:
+            bad(field, f"no run has {', '.join(unknown)}; ignored.")
+    for field in ("since", "until"):
+        if query.get(field) and _date(query.get(field)) is None:
+            bad(field, f"“{query.get(field)}” is not a date like 2026-11-30; ignored.")
+    return problems
+
+
+def board_from_query(
+    query: QueryDict, models: list[str], org: Organization | None = None
+) -> selectors.Board:
+    model = query.get("model") if query.get("model") in models else None
+    model = model or (models[0] if models else None)
+    scenario = query.get("scenario")
+    if scenario and not selectors.scenarios_with_runs(org=org).filter(slug=scenario).exists():
+        scenario = None
     if not scenario:
-        candidates = selectors.scenarios_with_runs().filter(runs__deployment__model__name=model)
+        candidates = selectors.scenarios_with_runs(org=org).filter(
+            runs__deployment__model__name=model
+        )
         first = candidates.order_by("-is_preset", "slug").first()
         scenario = first.slug if first else None
     return selectors.Board(
         model=model,
         scenario=scenario,
-        tier=query.get("tier") or "owning_hyperscaler",
-        accelerator=query.get("accelerator") or None,
-        quantization=query.get("quantization") or None,
+        tier=_tier(query.get("tier")),
+        accelerators=tuple(v for v in query.getlist("accelerator") if v),
+        engines=tuple(v for v in query.getlist("engine") if v),
+        quantizations=tuple(v for v in query.getlist("quantization") if v),
+        since=_date(query.get("since")),
+        until=_date(query.get("until")),
         include_simulated=query.get("simulated") in {"1", "on", "true"},
         sort=query.get("sort") if query.get("sort") in selectors.SORTS else "throughput",
         page=_int(query.get("page"), 1),
@@ -52,46 +144,63 @@ def board_from_query(query: QueryDict, models: list[str]) -> selectors.Board:
     )
 
 
+def _tier(value: str | None) -> str:
+    return value if value and value in selectors.price_tiers() else "owning_hyperscaler"
+
+
+def _bad_query(problems: list[dict]) -> HttpResponse:
+    """400 for the CSV/JSON forms: each problem names its query field and visible label."""
+    return HttpResponse(
+        json.dumps({"errors": problems}, ensure_ascii=False),
+        status=400,
+        content_type="application/json",
+    )
+
+
 # Query parameters the leaderboard reads. A URL with any other is rendered but never stored,
 # so `/?x=<unique>` cannot fill the cache (which shares Redis with the job broker).
-CACHED_PARAMS = frozenset(
-    {"model", "scenario", "tier", "accelerator", "quantization", "simulated", "sort", "page"}
-    | {"y", "all", "format"}
-)
+CACHED_PARAMS = frozenset(FIELD_LABELS) | {"simulated", "all", "format", "private"}
 
 
-CACHED_MAX_PAGE = 100
+CACHED_MAX_INT = 100  # page and days: larger values are rendered, never stored
+CACHED_SINCE = date(2020, 1, 1)
 _FLAGS = frozenset({"", "0", "1", "on", "off", "true", "false"})
-_CHOICES = {
-    "sort": selectors.SORTS,
-    "y": charts.Y_AXES,
-    "format": {"csv", "json"},
-    "simulated": _FLAGS,
-    "all": _FLAGS,
-}
+_CHOICES = {"format": {"csv", "json"}, "simulated": _FLAGS, "all": _FLAGS, "private": _FLAGS}
 
 
 def _cacheable(query: QueryDict) -> bool:
-    """Only URLs the page can tell apart get a cache key: known parameters, each once, with a
-    value the page accepts (a slug that names a public run, a choice, a bounded page), so
-    `/?model=<random>` is rendered but stores nothing and the key count stays bounded."""
-    if not set(query) <= CACHED_PARAMS or any(len(query.getlist(k)) != 1 for k in query):
+    """Only URLs the page can tell apart get a cache key: known parameters, each once (facets
+    without repeats), with values the page accepts (query_problems finds none, ints and dates
+    bounded), so `/?model=<random>` is rendered but stores nothing: the key count is bounded."""
+    if not set(query) <= CACHED_PARAMS:
         return False
+    for name in query:
+        values = query.getlist(name)
+        if len(values) != (len(set(values)) if name in FACETS else 1):
+            return False
     for name, choices in _CHOICES.items():
         if name in query and query[name] not in choices:
             return False
-    page = query.get("page", "1")
-    if not (page.isdigit() and 1 <= int(page) <= CACHED_MAX_PAGE):
-        return False
-    if "tier" in query and query["tier"] not in selectors.price_tiers():
-        return False
-    slugs = {k: query.get(k) or None for k in ("model", "scenario", "accelerator", "quantization")}
-    return runs_filtered(org=None, filters=RunFilters(**slugs)).exists()
+    for name in ("page", "days"):
+        if not query.get(name, "1").isdigit() or int(query.get(name, "1")) > CACHED_MAX_INT:
+            return False
+    for name in ("since", "until"):
+        day = _date(query.get(name))
+        if query.get(name) and (day is None or not CACHED_SINCE <= day <= date.today()):
+            return False
+    models, tiers = selectors.model_names(), selectors.price_tiers()
+    return not query_problems(query, models=models, tiers=tiers, org=None)
 
 
 def _cached(request: HttpRequest, build) -> HttpResponse:
-    """Public pages are cached per URL until the next run lands (the version changes). They
-    carry nothing of the visitor's (no CSRF token: static/js/csrf.js reads the cookie)."""
+    """Public pages are cached per URL until the next run lands (the version changes).
+    Public pages carry nothing of the visitor's (no CSRF token: static/js/csrf.js reads the
+    cookie). Pages for signed-in people are never cached: they carry the person's menu and
+    may show their organization's private runs."""
+    if request.user.is_authenticated:
+        response = build()
+        patch_cache_control(response, private=True, no_store=True)
+        return response
     if not _cacheable(request.GET):
         return build()
     key = f"page:{runs_version()}:{int(bool(request.htmx))}:{request.get_full_path()}"
@@ -106,41 +215,51 @@ def _cached(request: HttpRequest, build) -> HttpResponse:
 
 def leaderboard(request: HttpRequest) -> HttpResponse:
     """One row per deployment for a model and scenario; HTMX gets only the board partial."""
-    return _cached(request, lambda: _leaderboard(request))
+    return _cached(request, lambda: _leaderboard(request, viewer_org(request)))
 
 
 def _board_charts(
     board: selectors.Board, page: selectors.BoardPage, query: QueryDict
 ) -> dict[str, Any]:
     y = query.get("y") if query.get("y") in charts.Y_AXES else "tput_per_gpu"
+    series = query.get("series") if query.get("series") in charts.SERIES else "group"
     optimal = query.get("all") not in {"1", "on", "true"}
+    metric = charts.Y_AXES[y][0].split(" (")[0].format(basis=board.basis)
     points = selectors.chart_points(run_ids=page.run_ids, tier=board.tier, basis=board.basis)
     return {
         "y": y,
+        "series": series,
+        "series_choices": charts.SERIES,
+        "series_label": charts.SERIES[series],
         "optimal_only": optimal,
         "pareto_interactivity": charts.pareto_figure(
             points,
             x="interactivity",
             y=y,
             optimal_only=optimal,
-            title="vs interactivity",
+            title=f"{metric} vs interactivity",
             basis=board.basis,
+            series=series,
         ),
         "pareto_latency": charts.pareto_figure(
             points,
             x="e2el_s",
             y=y,
             optimal_only=optimal,
-            title="vs end-to-end latency",
+            title=f"{metric} vs latency",
             basis=board.basis,
+            series=series,
         ),
     }
 
 
-def _leaderboard(request: HttpRequest) -> HttpResponse:
-    models = selectors.model_names()
-    board = board_from_query(request.GET, models)
-    page = selectors.leaderboard_rows(board=board)
+def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse:
+    models = selectors.model_names(org=org)
+    problems = query_problems(request.GET, models=models, tiers=selectors.price_tiers(), org=org)
+    if problems and request.GET.get("format") in {"csv", "json"}:
+        return _bad_query(problems)
+    board = board_from_query(request.GET, models, org)
+    page = selectors.leaderboard_rows(board=board, org=org)
     if request.GET.get("format") == "csv":
         return _csv("leaderboard.csv", _board_table(page.rows))
     if request.GET.get("format") == "json":
@@ -149,13 +268,27 @@ def _leaderboard(request: HttpRequest) -> HttpResponse:
         "board": board,
         "page": page,
         "models": models,
-        "scenarios": selectors.scenarios_with_runs(),
+        "scenarios": selectors.scenarios_with_runs(org=org),
         "bases": BASES,
         "query": request.GET.urlencode(),
+        "private_org": current_org(request),
+        "showing_private": org is not None,
+        "unsorted_query": _without(request.GET, "sort", "page"),
+        "facets": run_facets(org=org),
+        "problems": problems,
+        "embed_query": _without(request.GET, "page", "format"),
         **_board_charts(board, page, request.GET),
     }
     template = "leaderboard/leaderboard.html"
     return render(request, f"{template}#board" if request.htmx else template, context)
+
+
+def _without(query: QueryDict, *fields: str) -> str:
+    """The query string less some fields (a sort link replaces the sort, keeping filters)."""
+    kept = query.copy()
+    for field in fields:
+        kept.pop(field, None)
+    return kept.urlencode()
 
 
 def _board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
@@ -204,7 +337,7 @@ def _json_download(filename: str, rows: list[dict[str, Any]]) -> HttpResponse:
 
 
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = run_get(org=None, run_id=run_id)
+    run = run_get(org=viewer_org(request), run_id=run_id)
     if run is None:
         raise Http404("No such run")
     points = list(run_points(run=run))
@@ -231,11 +364,17 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "basis": basis,
         "bases": BASES,
         "errors": selectors.run_errors(run=run),
+        # "succeeded" means the run finished; the page says how many requests did not.
+        "worst_success": min(
+            (p.success_rate for p in points if p.success_rate is not None), default=None
+        ),
         "records": sum(len(v) for v in latency.values()) > 0,
         "cdf": charts.cdf_figure(
             latency, title="Latency distribution per load level", x_title="ms"
         ),
         "accuracy": list(run.accuracy_results.all()),
+        "may_publish": may_publish(request, run),
+        "beyond": run_sessions_and_server(run=run),
     }
     return render(request, "leaderboard/run_detail.html", context)
 
@@ -264,10 +403,11 @@ def _points_table(run: Run, points: list) -> list[dict[str, Any]]:
 
 
 def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
-    deployment = selectors.deployment_get(deployment_id=deployment_id)
+    org = viewer_org(request)
+    deployment = selectors.deployment_get(deployment_id=deployment_id, org=org)
     if deployment is None:
         raise Http404("No such deployment")
-    history = selectors.deployment_history(deployment=deployment)
+    history = selectors.deployment_history(deployment=deployment, org=org)
     if request.GET.get("format") == "csv":
         return _csv(f"deployment-{deployment.pk}-history.csv", history)
     context = {
@@ -277,23 +417,35 @@ def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
         "history_chart": charts.history_figure(
             history, title="Each run's leaderboard point: output tok/s per GPU at the SLO"
         ),
-        "accuracy": selectors.accuracy_for(deployment=deployment),
+        "accuracy": selectors.accuracy_for(deployment=deployment, org=org),
     }
     return render(request, "leaderboard/deployment_detail.html", context)
 
 
-def compare(request: HttpRequest) -> HttpResponse:
+def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     ids = list(dict.fromkeys(_int(v, 0) for v in request.GET.getlist("d")))[:4]
-    deployments = [d for i in ids if (d := selectors.deployment_get(deployment_id=i))]
+    # An embed is public by nature (framed anywhere, cached publicly): public runs only.
+    org = None if embed else viewer_org(request)
+    deployments = [d for i in ids if (d := selectors.deployment_get(deployment_id=i, org=org))]
+    picker = _compare_picker(deployments, org)
     if len(deployments) < 2:
+        # 400 keeps scripts honest; a person gets the picker to add what is missing.
         return render(
             request,
             "leaderboard/compare.html",
-            {"error": "Pick 2 to 4 deployments to compare (add ?d=ID&d=ID to the URL)."},
+            {
+                "error": (
+                    "Pick 2 to 4 deployments to compare: add them below, or tick them in the "
+                    "leaderboard's Compare column."
+                ),
+                **picker,
+            },
             status=400,
         )
-    scenario_slug = request.GET.get("scenario") or _common_scenario([d.pk for d in deployments])
-    tier = request.GET.get("tier") or "owning_hyperscaler"
+    scenario_slug = request.GET.get("scenario") or _common_scenario(
+        [d.pk for d in deployments], org
+    )
+    tier = _tier(request.GET.get("tier"))
     basis = (
         request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
     )
@@ -304,7 +456,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         include_simulated=True,
         basis=basis,
     )
-    board_page = selectors.leaderboard_rows(board=board)
+    board_page = selectors.leaderboard_rows(board=board, org=org)
     rows = {r.deployment_id: r for r in board_page.rows}
     ordered = [rows.get(d.pk) for d in deployments]
     facts = [selectors.deployment_facts(d) for d in deployments]
@@ -325,7 +477,11 @@ def compare(request: HttpRequest) -> HttpResponse:
         for r in ordered
     ]
     diffs = fairness.differences(facts)
-    deltas = _accuracy_deltas(deployments)
+    for d, fact in zip(deployments, facts, strict=True):
+        # Added after the fairness check: presentation, not facts to compare.
+        fact["name"] = picker["names"][d.pk]
+        fact["remove"] = picker["removal"][d.pk]
+    deltas = _accuracy_deltas(deployments, org)
     if request.GET.get("format") in {"csv", "json"}:
         table = _board_table([r for r in ordered if r])
         for entry, ratio in zip(table, ratios, strict=False):
@@ -340,8 +496,11 @@ def compare(request: HttpRequest) -> HttpResponse:
         "differences": diffs,
         "unfair": any(d.unfair for d in diffs),
         "accuracy_deltas": deltas,
-        "scenario": Scenario.objects.filter(slug=scenario_slug).first(),
-        "scenarios": Scenario.objects.filter(runs__deployment__in=deployments).distinct(),
+        "scenario": scenario_list(org=org).filter(slug=scenario_slug).first(),
+        # Only scenarios of runs the viewer may see: a private run's scenario name stays private.
+        "scenarios": Scenario.objects.filter(
+            runs__in=runs_visible(org=org).filter(deployment__in=deployments)
+        ).distinct(),
         "tier": tier,
         "basis": basis,
         "slo_text": board_page.slo_text,
@@ -352,16 +511,51 @@ def compare(request: HttpRequest) -> HttpResponse:
             x="interactivity",
             y="tput_per_gpu",
             optimal_only=False,
-            title="Overlaid",
+            title="Each deployment's load levels",
             basis=basis,
+            series="deployment_id",
+            names=picker["names"],
+            lines=True,
         ),
+        "embed_query": _without(request.GET, "format"),
+        **picker,
     }
+    if embed:
+        return _embed(
+            request,
+            figure=context["chart"],
+            caption=f"{context['scenario'].name if context['scenario'] else ''} · {tier}",
+            source=f"/compare/?{request.GET.urlencode()}",
+        )
     return render(request, "leaderboard/compare.html", context)
 
 
-def _common_scenario(deployment_ids: list[int]) -> str | None:
+def column_name(deployment) -> str:
+    """A compare column's heading, and the name of its line on the chart."""
+    facts = selectors.deployment_facts(deployment)
+    return f"{facts['hardware']} {facts['engine']} {facts['quantization']} (#{deployment.pk})"
+
+
+def _compare_picker(deployments: list, org: Organization | None) -> dict[str, Any]:
+    """What /compare/ needs to add or remove a deployment on the page itself."""
+    chosen = [d.pk for d in deployments]
+    removal = {}
+    for d in deployments:
+        rest = QueryDict(mutable=True)
+        rest.setlist("d", [str(i) for i in chosen if i != d.pk])
+        removal[d.pk] = rest.urlencode()
+    return {
+        "chosen": chosen,
+        "names": {d.pk: column_name(d) for d in deployments},
+        "removal": removal,
+        "choices": [c for c in selectors.deployment_choices(org=org) if c[0] not in chosen],
+        "can_add": len(chosen) < 4,
+    }
+
+
+def _common_scenario(deployment_ids: list[int], org: Organization | None) -> str | None:
     counts = Counter(
-        runs_visible(org=None)
+        runs_visible(org=org)
         .filter(deployment_id__in=deployment_ids, scenario__isnull=False)
         .order_by()
         .values_list("scenario__slug", "deployment_id")
@@ -371,13 +565,13 @@ def _common_scenario(deployment_ids: list[int]) -> str | None:
     return per_scenario.most_common(1)[0][0] if per_scenario else None
 
 
-def _accuracy_deltas(deployments) -> list[fairness.AccuracyDelta]:
+def _accuracy_deltas(deployments, org: Organization | None) -> list[fairness.AccuracyDelta]:
     """Each task both sides scored: paired through the one comparison /accuracy/compare/
     uses when both have per-item outcomes, else an unpaired interval (never across protocols)."""
-    base = {a["task"]: a for a in selectors.accuracy_for(deployment=deployments[0])}
+    base = {a["task"]: a for a in selectors.accuracy_for(deployment=deployments[0], org=org)}
     deltas = []
     for other in deployments[1:]:
-        for result in selectors.accuracy_for(deployment=other):
+        for result in selectors.accuracy_for(deployment=other, org=org):
             if result["task"] not in base:
                 continue
             a, labels = (
@@ -432,3 +626,39 @@ def methodology(request: HttpRequest) -> HttpResponse:
     response = render(request, "leaderboard/methodology.html", {"body": methodology_html()})
     patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
     return response
+
+
+def _embed(request: HttpRequest, *, figure: dict, caption: str, source: str) -> HttpResponse:
+    """A chart alone, for an <iframe> on another site: framing is allowed for this view."""
+    title = (figure.get("layout", {}).get("title") or {}).get("text", "chart")
+    response = render(
+        request,
+        "embed.html",
+        {"figure": figure, "title": title, "caption": caption, "source": source},
+    )
+    response.xframe_options_exempt = True
+    patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
+    return response
+
+
+# Embeds are meant to be framed by other sites: the site-wide CSP forbids framing.
+EMBED_CSP = {**settings.SECURE_CSP, "frame-ancestors": ["*"]}
+
+
+@csp_override(EMBED_CSP)
+def embed_board(request: HttpRequest) -> HttpResponse:
+    """/embed/board/?<leaderboard filters>&x=interactivity|e2el_s: one Pareto chart."""
+    models = selectors.model_names()
+    board = board_from_query(request.GET, models)
+    page = selectors.leaderboard_rows(board=board)
+    figures = _board_charts(board, page, request.GET)
+    x = "pareto_latency" if request.GET.get("x") == "e2el_s" else "pareto_interactivity"
+    source = f"/?{_without(request.GET, 'x')}"
+    caption = f"{board.model or 'no model'} · {page.scenario.name if page.scenario else ''}"
+    return _embed(request, figure=figures[x], caption=caption, source=source)
+
+
+@csp_override(EMBED_CSP)
+def embed_compare(request: HttpRequest) -> HttpResponse:
+    """/embed/compare/?d=..&d=..: the compare page's chart, lines named like its columns."""
+    return compare(request, embed=True)

@@ -7,6 +7,8 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, Query, Router, Schema, Status
 
 from apps.accounts.auth import BearerToken, optional_org
+from apps.accounts.ratelimit import write_limit
+from apps.accounts.services import audit_record
 from apps.runs import selectors, summary
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest
@@ -178,9 +180,18 @@ def submit_run(request: HttpRequest, private: bool = False):
     first run's id when the idempotency key was seen before (nothing new is stored).
     Invalid documents store nothing; each error names its JSON path."""
     token = request.auth
+    write_limit(token)
     outcome = run_ingest(
         document=request.body, org=token.org, is_public=not private, submitted_by=token
     )
+    if outcome.created:
+        audit_record(
+            org=token.org,
+            actor=f"token {token.prefix}",
+            action="run.submitted",
+            target=f"run {outcome.run.pk}",
+            private=private,
+        )
     body = {
         "id": outcome.run.pk,
         "created": outcome.created,

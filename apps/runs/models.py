@@ -30,6 +30,9 @@ class Run(models.Model):
         related_name="runs",
     )
     is_public = models.BooleanField(default=True)
+    # Who last published or unpublished the run, and when (the audit trail keeps every change).
+    visibility_changed_by = models.CharField(max_length=300, blank=True)
+    visibility_changed_at = models.DateTimeField(null=True, blank=True)
     provenance = models.CharField(max_length=20, choices=Provenance.choices)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.SUCCEEDED)
     source_tool = models.CharField(max_length=100, blank=True)

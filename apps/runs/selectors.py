@@ -1,6 +1,8 @@
 """Reads for runs. Visibility is decided here, once: public runs, plus the caller's own."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from django.db.models import Q, QuerySet
 
@@ -129,3 +131,98 @@ def run_document(*, run: Run) -> dict:
             point["records"] = by_ordinal[ordinal]
     document["points"] = points
     return document
+
+
+def runs_narrowed(
+    runs: QuerySet[Run],
+    *,
+    accelerators: Sequence[str] = (),
+    engines: Sequence[str] = (),
+    quantizations: Sequence[str] = (),
+    since: date | None = None,
+    until: date | None = None,
+) -> QuerySet[Run]:
+    """Runs whose deployment is any of the picked accelerators, engines and quantizations
+    (each list empty: no filter), added within [since, until] (dates, inclusive)."""
+    if accelerators:
+        runs = runs.filter(deployment__accelerator__sku__in=accelerators)
+    if engines:
+        runs = runs.filter(deployment__engine__name__in=engines)
+    if quantizations:
+        runs = runs.filter(deployment__quant_weights__in=quantizations)
+    if since:
+        runs = runs.filter(created_at__date__gte=since)
+    if until:
+        runs = runs.filter(created_at__date__lte=until)
+    return runs
+
+
+def run_facets(*, org: Organization | None) -> dict[str, list[str]]:
+    """The values a visible run's deployment takes, per filterable dimension."""
+    runs = runs_visible(org=org).order_by()
+
+    def distinct(field: str) -> list[str]:
+        return sorted(v for v in runs.values_list(field, flat=True).distinct() if v)
+
+    return {
+        "accelerator": distinct("deployment__accelerator__sku"),
+        "engine": distinct("deployment__engine__name"),
+        "quantization": distinct("deployment__quant_weights"),
+    }
+
+
+def run_sessions_and_server(*, run: Run) -> list[dict]:
+    """Per point, what schema revision 2 adds: per-turn TTFT against context, sessions, the
+    server's own series (range, or rise for a counter) and speculative acceptance; with a
+    flag where the server queued or preempted at a closed-loop level the client held steady.
+    Points with none of these are left out."""
+    shown = []
+    # Only the points of the stored document: a run's document may be large elsewhere.
+    points = Run.objects.filter(pk=run.pk).values_list("document__points", flat=True).first()
+    for point in points or []:
+        turns = point.get("turns") or []
+        server = point.get("server") or {}
+        acceptance = point.get("speculative_acceptance")
+        if not (turns or server or acceptance):
+            continue
+        series = []
+        for s in server.get("series", []):
+            values = s.get("values") or [0.0]
+            rise = values[-1] - values[0] if s.get("kind") == "counter" else None
+            series.append(
+                {
+                    "name": s["name"],
+                    "source": s["source"],
+                    "readings": len(values),
+                    "low": min(values),
+                    "high": max(values),
+                    "rise": rise,
+                }
+            )
+        flags = []
+        if point.get("concurrency") and point.get("request_rate") is None:
+            if server.get("queued_max"):
+                flags.append(f"server queued up to {server['queued_max']:g} requests")
+            if server.get("preemptions"):
+                flags.append(f"server preempted {server['preemptions']:g} times")
+        shown.append(
+            {
+                "label": point.get("label") or "",
+                "turns": [
+                    {
+                        **turn,
+                        "ttft_p50": (turn.get("ttft_ms") or {}).get("p50"),
+                        "hit_percent": None
+                        if turn.get("prefix_cache_hit_rate") is None
+                        else 100 * turn["prefix_cache_hit_rate"],
+                    }
+                    for turn in turns
+                ],
+                "sessions": point.get("sessions"),
+                "series": series,
+                "engine": server.get("engine"),
+                "acceptance": acceptance,
+                "flags": flags,
+            }
+        )
+    return shown

@@ -8,8 +8,10 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from apps.accounts.models import ApiToken, Organization
+from apps.accounts.services import audit_record
 from apps.accuracy.services import accuracy_store
 from apps.catalog.models import PublishedFigure
 from apps.catalog.reference import published_documents
@@ -302,3 +304,24 @@ def reference_load(*, data: dict[str, Any]) -> dict[str, int]:
         "figures": len(data["results"]),
         "runs_created": created,
     }
+
+
+def run_set_public(*, run: Run, public: bool, actor: str) -> Run:
+    """Publish a run to the public board or take it back, recording who and when. The
+    caller checks the role (apps.accounts.scoping.require_role, admin)."""
+    if run.is_public == public:
+        return run
+    run.is_public = public
+    run.visibility_changed_by = actor[:300]
+    run.visibility_changed_at = timezone.now()
+    run.save(update_fields=["is_public", "visibility_changed_by", "visibility_changed_at"])
+    audit_record(
+        org=run.org,
+        actor=actor,
+        action="run.published" if public else "run.unpublished",
+        target=f"run {run.pk}",
+    )
+    # Cached public pages key on the runs version: a run that appears or disappears there
+    # must change it, as a landing run does.
+    transaction.on_commit(runs_version_bump)
+    return run

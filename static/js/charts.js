@@ -7,7 +7,17 @@
       var source = document.getElementById(el.dataset.figure);
       if (!source) return;
       var figure = JSON.parse(source.textContent);
-      Plotly.react(el, figure.data, figure.layout, { responsive: true, displaylogo: false });
+      // The title is the <figcaption> above the chart: inside the plot it collides with the
+      // legend on a phone.
+      figure.layout.title = { text: "" };
+      figure.layout.margin = Object.assign({}, figure.layout.margin, { t: 30 });
+      // No mode bar: its icon links have no accessible names, and the data table under
+      // each chart is the way to read exact values.
+      Plotly.react(el, figure.data, figure.layout, {
+        responsive: true,
+        displaylogo: false,
+        displayModeBar: false,
+      });
       if (!el.dataset.clickBound) {
         el.dataset.clickBound = "1";
         el.on("plotly_click", function (event) {

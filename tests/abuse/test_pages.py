@@ -11,12 +11,11 @@ pytestmark = pytest.mark.django_db
 
 
 def csrf_cookie(client: Client) -> str:
-    assert client.get("/endpoints/").status_code == 200
+    assert client.get("/accounts/login/").status_code == 200
     return client.cookies["csrftoken"].value
 
 
-def test_a_cached_page_never_carries_another_visitors_csrf_token(settings):
-    settings.DEBUG = True  # the endpoints page is operable without signing in
+def test_a_cached_page_never_carries_another_visitors_csrf_token():
     first, second = Client(enforce_csrf_checks=True), Client(enforce_csrf_checks=True)
     first_token = csrf_cookie(first)
     rendered = first.get("/")  # renders and stores the page
@@ -28,10 +27,13 @@ def test_a_cached_page_never_carries_another_visitors_csrf_token(settings):
     assert first_token not in page and "X-CSRFToken" not in page
     assert "csrfmiddlewaretoken" not in page
     assert "csrftoken" not in served.cookies and "Set-Cookie" not in served.headers
-    # The second visitor's own cookie passes CSRF (404: no such job); the first's does not.
+    # The second visitor's own cookie passes CSRF (the sign-in form answers: wrong password);
+    # the first visitor's does not.
     second_token = csrf_cookie(second)
-    assert second.post("/jobs/999999/cancel/", HTTP_X_CSRFTOKEN=second_token).status_code == 404
-    assert second.post("/jobs/999999/cancel/", HTTP_X_CSRFTOKEN=first_token).status_code == 403
+    wrong = {"login": "nobody@example.com", "password": "wrong"}
+    own = second.post("/accounts/login/", wrong, HTTP_X_CSRFTOKEN=second_token)
+    assert own.status_code == 200
+    assert second.post("/accounts/login/", wrong, HTTP_X_CSRFTOKEN=first_token).status_code == 403
 
 
 def test_unknown_query_parameters_never_fill_the_page_cache():

@@ -13,6 +13,7 @@ import os
 import secrets
 import sys
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,15 +25,19 @@ from pydantic import ValidationError
 
 from workers import slo as slo_rule
 from workers.loadgen.client import EndpointConfig
+from workers.loadgen.datasets import DatasetError, DatasetWorkload, dataset_name, read_dataset
 from workers.loadgen.metrics import LENGTH_TOLERANCE, NS_PER_S
 from workers.loadgen.prompts import (
     CalibratedCounter,
     EndpointTokenizer,
     LengthCheck,
     LocalTokenizer,
+    PromptBuilder,
     PromptWorkload,
     TokenCounter,
+    WordPool,
     scenario_workload,
+    template_overhead,
     usage_probe,
     verify_lengths,
 )
@@ -47,12 +52,30 @@ from workers.loadgen.runner import (
     run_sweep,
     write_outputs,
 )
+from workers.loadgen.scrape import (
+    Scraper,
+    metrics_url,
+    point_window,
+    probe,
+    scraping,
+    server_acceptance,
+)
+from workers.loadgen.sessions import (
+    SESSION_PRESETS,
+    SessionWorkload,
+    mean_context_tokens,
+    run_session_sweep,
+    session_dataset,
+)
+from workers.loadgen.traces import TraceError, TracePrompts, read_mooncake, replay, trace_dataset
 from workers.results import (
+    SCHEMA_REVISION,
     Deployment,
     ModelInfo,
     Point,
     ResultDocument,
     Scenario,
+    SessionScenario,
     Slo,
     json_path,
 )
@@ -129,7 +152,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
     g = parser.add_argument_group("scenario")
-    g.add_argument("--scenario", choices=sorted(PRESETS), help="a preset; flags below override it")
+    g.add_argument(
+        "--scenario",
+        choices=sorted([*PRESETS, *SESSION_PRESETS]),
+        help="a preset; flags below override it (chat and agentic-coding are multi-turn "
+        "sessions: --requests then counts sessions per level)",
+    )
     g.add_argument("--input-tokens", type=int, help="prompt tokens per request")
     g.add_argument("--output-tokens", type=int, help="output tokens per request")
     g.add_argument("--prefix-hit-rate", type=float, help="target prefix-cache hit rate in [0, 1)")
@@ -157,6 +185,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seed for prompts and arrivals (default: random, recorded in the document; a "
         "repeated seed repeats prompts, which a server's prefix cache may still hold)",
     )
+
+    g.add_argument(
+        "--dataset",
+        type=Path,
+        help='a JSONL of prompts ({"prompt": ..., "output_tokens": n}) or of ShareGPT '
+        "conversations, sent instead of generated prompts; its sha256 goes into the scenario",
+    )
+
+    g = parser.add_argument_group("server metrics")
+    g.add_argument(
+        "--metrics-url", help="the server's Prometheus endpoint (default: <endpoint>/metrics)"
+    )
+    g.add_argument(
+        "--scrape-interval", type=float, default=1.0, help="seconds between /metrics scrapes"
+    )
+    g.add_argument("--no-scrape", action="store_true", help="do not scrape the server's metrics")
+
+    g = parser.add_argument_group("trace replay (instead of a scenario and load levels)")
+    g.add_argument(
+        "--trace",
+        type=Path,
+        help="a Mooncake-layout JSONL (timestamp ms, input_length, output_length, hash_ids "
+        "of 512-token blocks) replayed at its timestamps; --requests takes its first N rows",
+    )
+    g.add_argument(
+        "--trace-scale", type=float, default=1.0, help="replay speed: 2 sends twice as fast"
+    )
+
+    g = parser.add_argument_group("sessions (multi-turn; override a session preset)")
+    g.add_argument("--turns", type=int, help="turns per session (makes the run multi-turn)")
+    g.add_argument("--system-tokens", type=int, help="system prompt shared by all sessions")
+    g.add_argument("--first-tokens", type=int, help="first user message per session")
+    g.add_argument("--turn-tokens", type=int, help="each later user or tool message")
+    g.add_argument("--think-time", type=float, help="seconds between an answer and the next turn")
 
     g = parser.add_argument_group("load")
     load = g.add_mutually_exclusive_group()
@@ -485,20 +547,47 @@ def run_bench(args: argparse.Namespace) -> int:
         return 2
 
 
+def _session_shape(args: argparse.Namespace) -> SessionScenario | None:
+    """The multi-turn shape: a session preset with flags over it, or --turns alone."""
+    preset = SESSION_PRESETS.get(args.scenario or "")
+    if preset is None and args.turns is None:
+        return None
+    fields = preset.model_dump() if preset else {"kind": "chat"}
+    for name, value in (
+        ("turns", args.turns),
+        ("system_tokens", args.system_tokens),
+        ("first_tokens", args.first_tokens or args.input_tokens),
+        ("turn_tokens", args.turn_tokens),
+        ("output_tokens", args.output_tokens),
+        ("think_time_s", args.think_time),
+    ):
+        if value is not None:
+            fields[name] = value
+    fields["sessions"] = args.requests
+    try:
+        return SessionScenario.model_validate(fields)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"--{'-'.join(str(e['loc'][0]).split('_'))}: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        raise CliError(f"session shape: {problems}") from None
+
+
 def _run_bench(args: argparse.Namespace) -> int:
     if args.seed is None:
         args.seed = secrets.randbelow(2**31)
     cfg = _endpoint(args)
     deployment = _deployment(args)
+    if args.trace is not None:
+        return _run_trace(args, cfg, deployment)
+    if args.dataset is not None:
+        return _run_dataset(args, cfg, deployment)
+    shape = _session_shape(args)
+    if shape is not None:
+        return _run_sessions(args, cfg, deployment, shape)
     n_in, n_out, hit, concurrency = _scenario_numbers(args)
-    slo = None
-    if args.slo_ttft_ms or args.slo_tpot_ms or args.slo_e2el_ms:
-        slo = Slo(
-            ttft_ms=args.slo_ttft_ms,
-            tpot_ms=args.slo_tpot_ms,
-            e2el_ms=args.slo_e2el_ms,
-            ttft_percentile=args.slo_percentile,
-        )
+    slo = _slo(args)
     plan = _plan(args, concurrency, slo)
     try:
         counter = _counter(args, cfg)
@@ -528,14 +617,23 @@ def _run_bench(args: argparse.Namespace) -> int:
         request_count=args.requests,
         slo=slo,
     )
+    scraper = _scraper(args, cfg)
     started_at = datetime.now(UTC)
     result = SweepResult()
     progress = ProgressBar(enabled=not args.quiet)
     interrupted = False
     try:
         asyncio.run(
-            run_sweep(
-                cfg, workload, plan, result=result, progress=progress, count_tokens=counter.count
+            _scraped(
+                scraper,
+                run_sweep(
+                    cfg,
+                    workload,
+                    plan,
+                    result=result,
+                    progress=progress,
+                    count_tokens=counter.count,
+                ),
             )
         )
     except KeyboardInterrupt:
@@ -550,6 +648,7 @@ def _run_bench(args: argparse.Namespace) -> int:
             point.records = None
     mismatched = _mark_length_mismatch(result, check)
     extra = {
+        **_attach_server_metrics(args, cfg, scraper, result),
         "tokenizer": counter.name,
         "prompt_overhead_tokens": overhead,
         "api": cfg.api,
@@ -571,6 +670,8 @@ def _run_bench(args: argparse.Namespace) -> int:
         interrupted=interrupted,
         extra=extra,
     )
+    if any(point.server is not None for point in document.points):
+        document.schema_revision = SCHEMA_REVISION
     jsonl = write_outputs(document, result, args.out)
     print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
     if result.stop_reason:
@@ -593,6 +694,311 @@ def _run_bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
+    if args.submit:
+        token = args.token or os.environ.get("INFERBOARD_TOKEN")
+        run_id = submit(document, args.submit, token)
+        print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
+    return 130 if interrupted else 0
+
+
+def _metrics_headers(cfg: EndpointConfig) -> dict[str, str]:
+    return {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
+
+
+def _scraper(args: argparse.Namespace, cfg: EndpointConfig) -> Scraper | None:
+    """A scraper for the endpoint's /metrics, or None when off or when nothing answers
+    there in the Prometheus text format (the run then says so in environment.extra)."""
+    if args.no_scrape:
+        return None
+    if args.scrape_interval <= 0:
+        raise CliError("--scrape-interval must be positive")
+    url = args.metrics_url or metrics_url(cfg.root)
+    if not asyncio.run(probe(url, _metrics_headers(cfg))):
+        return None
+    return Scraper(url, args.scrape_interval, _metrics_headers(cfg))
+
+
+async def _scraped[T](scraper: Scraper | None, measure: Coroutine[Any, Any, T]) -> T:
+    if scraper is None:
+        return await measure
+    async with scraping(scraper):
+        return await measure
+
+
+def _attach_server_metrics(
+    args: argparse.Namespace, cfg: EndpointConfig, scraper: Scraper | None, result: SweepResult
+) -> dict[str, Any]:
+    """Each point's slice of the server's series; what the document's extra should say."""
+    if args.no_scrape:
+        return {"server_metrics": "off"}
+    url = args.metrics_url or metrics_url(cfg.root)
+    if scraper is None:
+        return {"server_metrics": f"not available at {url}"}
+    for point, timings in zip(result.points, result.timings, strict=True):
+        window = point_window(timings)
+        if window is not None:
+            point.server = scraper.window(*window)
+        if point.server is not None and point.speculative_acceptance is None:
+            # Per-request draft counts are exact per point; the counters are the fallback.
+            point.speculative_acceptance = server_acceptance(point.server)
+    return {"server_metrics": {"url": url, "engine": scraper.engine, "missed": scraper.errors}}
+
+
+def _slo(args: argparse.Namespace) -> Slo | None:
+    if not (args.slo_ttft_ms or args.slo_tpot_ms or args.slo_e2el_ms):
+        return None
+    return Slo(
+        ttft_ms=args.slo_ttft_ms,
+        tpot_ms=args.slo_tpot_ms,
+        e2el_ms=args.slo_e2el_ms,
+        ttft_percentile=args.slo_percentile,
+    )
+
+
+def _run_dataset(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deployment) -> int:
+    """The file's prompts at the usual load levels; lengths are the file's, counted."""
+    if args.scenario or args.turns is not None or args.input_tokens:
+        raise CliError("--dataset brings its own prompts: drop --scenario/--input-tokens/--turns")
+    if args.output_tokens is not None and args.output_tokens < 1:
+        raise CliError("--output-tokens must be positive")
+    plan = _plan(args, args.concurrency or "1", _slo(args))
+    try:
+        counter = _counter(args, cfg)
+        dataset = read_dataset(args.dataset, counter, limit=args.requests)
+        prompt_tokens = [counter.count(row.prompt) for row in dataset.rows]
+    except OSError as exc:
+        raise CliError(f"--dataset {args.dataset}: {exc.strerror or exc}") from None
+    except DatasetError as exc:
+        raise CliError(f"--dataset {args.dataset}: {exc}") from None
+    except httpx.HTTPError as exc:
+        raise CliError(f"cannot reach {cfg.url}: {exc}") from None
+    if args.output_tokens is None and any(row.output_tokens is None for row in dataset.rows):
+        raise CliError(f"--dataset {args.dataset}: rows without output_tokens need --output-tokens")
+    outputs = [args.output_tokens or row.output_tokens or 1 for row in dataset.rows]
+    scenario = Scenario(
+        name=f"dataset {dataset.identity.name}"[:200],
+        input_tokens=max(1, round(sum(prompt_tokens) / len(prompt_tokens))),
+        output_tokens=max(1, round(sum(outputs) / len(outputs))),
+        length_spread=None,  # the file's own lengths
+        prefix_cache_hit_rate=None,
+        dataset=dataset_name(dataset.identity),
+        arrival="open" if args.rate else "closed",
+        warmup_requests=args.warmup,
+        duration_s=args.duration,
+        request_count=args.requests,
+        slo=plan.slo,
+        trace=dataset.identity,
+    )
+    workload = DatasetWorkload(dataset, args.output_tokens)
+    scraper = _scraper(args, cfg)
+    started_at = datetime.now(UTC)
+    result = SweepResult()
+    progress = ProgressBar(enabled=not args.quiet)
+    interrupted = False
+    try:
+        asyncio.run(
+            _scraped(scraper, run_sweep(cfg, workload, plan, result=result, progress=progress))
+        )
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        progress.close()
+    if not result.points:
+        print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
+        return 130 if interrupted else 1
+    if args.no_records:
+        for point in result.points:
+            point.records = None
+    extra = {
+        **_attach_server_metrics(args, cfg, scraper, result),
+        "tokenizer": counter.name,
+        "api": cfg.api,
+        "seed": args.seed,
+    }
+    document = make_document(
+        model=ModelInfo(name=args.model, family=args.model_family),
+        deployment=deployment,
+        scenario=scenario,
+        result=result,
+        started_at=started_at,
+        interrupted=interrupted,
+        extra=extra,
+    )
+    document.schema_revision = SCHEMA_REVISION
+    jsonl = write_outputs(document, result, args.out)
+    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
+    _summary(document)
+    if args.submit:
+        token = args.token or os.environ.get("INFERBOARD_TOKEN")
+        run_id = submit(document, args.submit, token)
+        print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
+    return 130 if interrupted else 0
+
+
+def _run_trace(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deployment) -> int:
+    """One open-loop level: the trace's own arrivals, lengths and shared blocks."""
+    if args.scenario or args.concurrency or args.rate or args.turns is not None:
+        raise CliError("--trace replays the file's own load: drop --scenario/--concurrency/--rate")
+    if args.requests is not None and args.requests < 1:
+        raise CliError("--requests must be positive")
+    try:
+        trace = read_mooncake(args.trace, scale=args.trace_scale, limit=args.requests)
+    except OSError as exc:
+        raise CliError(f"--trace {args.trace}: {exc.strerror or exc}") from None
+    except TraceError as exc:
+        raise CliError(f"--trace {args.trace}: {exc}") from None
+    try:
+        counter = _counter(args, cfg)
+        overhead = template_overhead(counter, usage_probe(cfg))
+        builder = PromptBuilder(counter, seed=args.seed, pool=WordPool.for_counter(counter))
+        prompts = TracePrompts(builder, overhead=overhead)
+    except httpx.HTTPError as exc:
+        raise CliError(f"cannot reach {cfg.url}: {exc}") from None
+    rows = trace.rows
+    scenario = Scenario(
+        name=f"trace {trace.identity.name} x{trace.identity.scale:g}"[:200],
+        input_tokens=max(1, round(sum(r.input_length for r in rows) / len(rows))),
+        output_tokens=max(1, round(sum(r.output_length for r in rows) / len(rows))),
+        length_spread=None,  # the trace's own lengths, not a uniform spread
+        prefix_cache_hit_rate=None,  # the trace's shared blocks decide it: measured
+        dataset=trace_dataset(trace.identity),
+        arrival="open",
+        request_count=len(rows),
+        slo=_slo(args),
+        trace=trace.identity,
+    )
+    limits = ClientLimits(cpu=args.client_cpu_limit, loop_lag_ms=args.client_lag_limit_ms)
+    scraper = _scraper(args, cfg)
+    started_at = datetime.now(UTC)
+    progress = ProgressBar(enabled=not args.quiet)
+    try:
+        point, timings = asyncio.run(
+            _scraped(
+                scraper,
+                replay(
+                    cfg,
+                    trace,
+                    prompts,
+                    max_concurrency=args.max_concurrency,
+                    limits=limits,
+                    progress=progress,
+                ),
+            )
+        )
+    finally:
+        progress.close()
+    if args.no_records:
+        point.records = None
+    result = SweepResult(points=[point], timings=[timings], levels=[Level(name=point.label)])
+    extra = {
+        **_attach_server_metrics(args, cfg, scraper, result),
+        "tokenizer": counter.name,
+        "prompt_overhead_tokens": overhead,
+        "seed": args.seed,
+    }
+    document = make_document(
+        model=ModelInfo(name=args.model, family=args.model_family),
+        deployment=deployment,
+        scenario=scenario,
+        result=result,
+        started_at=started_at,
+        extra=extra,
+    )
+    document.schema_revision = SCHEMA_REVISION
+    jsonl = write_outputs(document, result, args.out)
+    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
+    _summary(document)
+    if args.submit:
+        token = args.token or os.environ.get("INFERBOARD_TOKEN")
+        run_id = submit(document, args.submit, token)
+        print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
+    return 0
+
+
+def _run_sessions(
+    args: argparse.Namespace, cfg: EndpointConfig, deployment: Deployment, shape: SessionScenario
+) -> int:
+    """Multi-turn sessions: prompts depend on the answers, so there is no verification pass;
+    the server's own usage counts every turn's context."""
+    if args.processes > 1:
+        raise CliError("--processes: sessions run in one client process")
+    plan = _plan(args, args.concurrency or "1", _slo(args))
+    try:
+        counter = _counter(args, cfg)
+        pool = WordPool.for_counter(counter)
+        workload = SessionWorkload(
+            PromptBuilder(counter, seed=args.seed, pool=pool), shape, seed=args.seed
+        )
+    except httpx.HTTPError as exc:
+        raise CliError(f"cannot reach {cfg.url}: {exc}") from None
+    preset = SESSION_PRESETS.get(args.scenario or "")
+    # A preset with any parameter overridden is another scenario, not that preset.
+    same = preset is not None and preset == shape.model_copy(update={"sessions": None})
+    scenario = Scenario(
+        preset=args.scenario if same else None,
+        input_tokens=mean_context_tokens(shape),
+        output_tokens=shape.output_tokens,
+        length_spread=0.0,
+        prefix_cache_hit_rate=None,  # what the conversation itself reuses: measured per turn
+        dataset=session_dataset(shape),
+        arrival="open" if args.rate else "closed",
+        warmup_requests=args.warmup,
+        duration_s=args.duration,
+        request_count=args.requests,
+        slo=plan.slo,
+        sessions=shape,
+    )
+    scraper = _scraper(args, cfg)
+    started_at = datetime.now(UTC)
+    result = SweepResult()
+    progress = ProgressBar(enabled=not args.quiet)
+    interrupted = False
+    try:
+        asyncio.run(
+            _scraped(
+                scraper, run_session_sweep(cfg, workload, plan, result=result, progress=progress)
+            )
+        )
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        progress.close()
+    if not result.points:
+        print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
+        return 130 if interrupted else 1
+    if args.no_records:
+        for point in result.points:
+            point.records = None
+    extra = {
+        **_attach_server_metrics(args, cfg, scraper, result),
+        "tokenizer": counter.name,
+        "api": cfg.api,
+        "seed": args.seed,
+    }
+    document = make_document(
+        model=ModelInfo(name=args.model, family=args.model_family),
+        deployment=deployment,
+        scenario=scenario,
+        result=result,
+        started_at=started_at,
+        interrupted=interrupted,
+        extra=extra,
+    )
+    document.schema_revision = SCHEMA_REVISION
+    jsonl = write_outputs(document, result, args.out)
+    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
+    _summary(document)
+    for point in document.points:
+        for turn in point.turns or []:
+            hit = turn.prefix_cache_hit_rate
+            ttft = turn.ttft_ms.p50 if turn.ttft_ms else None
+            print(
+                f"{point.label:>12}  turn {turn.turn:>3}  context "
+                f"{turn.context_tokens_mean or 0:8.0f} tok  TTFT p50 "
+                f"{'-' if ttft is None else f'{ttft:.1f}'} ms  cache hit "
+                f"{'not reported' if hit is None else f'{hit:.1%}'}",
+                file=sys.stderr,
+            )
     if args.submit:
         token = args.token or os.environ.get("INFERBOARD_TOKEN")
         run_id = submit(document, args.submit, token)

@@ -69,12 +69,14 @@ class RequestSpec:
     prompt: str
     max_tokens: int
     target_n_in: int | None = None
+    # A whole conversation for the chat API (multi-turn sessions); None: one user message.
+    messages: list[dict[str, str]] | None = None
 
 
 def request_body(cfg: EndpointConfig, spec: RequestSpec) -> dict[str, Any]:
     body: dict[str, Any] = {"model": cfg.model, "stream": True, "max_tokens": spec.max_tokens}
     if cfg.api == "chat":
-        body["messages"] = [{"role": "user", "content": spec.prompt}]
+        body["messages"] = spec.messages or [{"role": "user", "content": spec.prompt}]
     else:
         body["prompt"] = spec.prompt
     stream_options: dict[str, Any] = {"include_usage": True}
@@ -231,6 +233,12 @@ class SseParser:
             self._count_chunk_tokens(usage, logprob_tokens)
         if isinstance(usage, dict):
             self.usage = usage
+        timings = event.get("timings")
+        if type(timings) is dict and "draft_n" in timings:
+            # llama.cpp's last event: this request's speculative draft and accepted tokens.
+            drafted, accepted = timings.get("draft_n"), timings.get("draft_n_accepted")
+            if type(drafted) is int and type(accepted) is int:
+                self.timing.draft_tokens, self.timing.draft_accepted = drafted, accepted
 
     def _count_chunk_tokens(self, usage: Any, logprob_tokens: int | None) -> None:
         if self._tokens is None:
@@ -313,14 +321,16 @@ async def stream_request(
     spec: RequestSpec,
     timing: RequestTiming,
     count_tokens: TokenCounter | None = None,
+    keep_text: bool = False,
 ) -> RequestTiming:
-    """Send one streaming request; fill and return `timing`. Never raises (but cancellation)."""
+    """Send one streaming request; fill and return `timing`. Never raises (but cancellation).
+    `keep_text` keeps the answer's text on `timing.text` (a session's next turn needs it)."""
     body = orjson.dumps(request_body(cfg, spec))
     direct = getattr(http, DIRECT_ATTRIBUTE, None)
     timing.max_tokens = spec.max_tokens
     timing.ignore_eos = cfg.ignore_eos
     timing.target_n_in = spec.target_n_in
-    parser = SseParser(timing, keep_text=count_tokens is not None)
+    parser = SseParser(timing, keep_text=keep_text or count_tokens is not None)
     timing.t_send_ns = perf_counter_ns()
     try:
         async with asyncio.timeout(cfg.timeout_s):
@@ -361,6 +371,8 @@ async def stream_request(
             finally:
                 await response.aclose()
         timing.t_end_ns = perf_counter_ns()
+        if keep_text:
+            timing.text = "".join(parser.text)
         _apply_usage(timing, parser, count_tokens)
         timing.status = final_status(timing)
     except StreamFailure as exc:

@@ -30,6 +30,7 @@ from workers.results import (
     RequestRecord,
     RequestStatus,
     Slo,
+    SpeculativeAcceptance,
     Throughput,
     TokenCounts,
 )
@@ -68,6 +69,15 @@ class RequestTiming:
     error: str | None = None
     warmup: bool = False
     server_first_ns: int | None = None  # the server's own send time of the first text event
+    # Multi-turn sessions (workers/loadgen/sessions.py): where this turn sits, and the
+    # answer's text, which the next turn's prompt carries.
+    session: int | None = None
+    turn: int | None = None
+    text: str | None = None
+    # Speculative decoding, as the server reported it for this request (llama.cpp's
+    # timings.draft_n / draft_n_accepted); None: not reported.
+    draft_tokens: int | None = None
+    draft_accepted: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -229,6 +239,8 @@ def to_record(timing: RequestTiming, origin_ns: int) -> RequestRecord:
         status=timing.status,
         http_status=timing.http_status,
         error=timing.error[:500] if timing.error else None,
+        session=timing.session,
+        turn=timing.turn,
     )
 
 
@@ -248,6 +260,21 @@ def _cache_hit_rate(oks: Sequence[RequestTiming]) -> tuple[int | None, float | N
     cached = sum(t.cached for t in reported)  # type: ignore[misc]
     n_in = sum(t.n_in for t in reported)  # type: ignore[misc]
     return cached, (min(1.0, cached / n_in) if n_in else None)
+
+
+def request_acceptance(oks: Sequence[RequestTiming]) -> SpeculativeAcceptance | None:
+    """Speculative acceptance summed over requests whose server reported draft counts."""
+    reported = [t for t in oks if t.draft_tokens is not None and t.draft_accepted is not None]
+    if not reported:
+        return None
+    drafted = sum(t.draft_tokens for t in reported)  # type: ignore[misc]
+    accepted = sum(t.draft_accepted for t in reported)  # type: ignore[misc]
+    return SpeculativeAcceptance(
+        rate=min(1.0, accepted / drafted) if drafted else None,
+        draft_tokens=drafted,
+        accepted_tokens=accepted,
+        source="requests",
+    )
 
 
 def _mismatch_rate(timings: Sequence[RequestTiming]) -> float | None:
@@ -329,6 +356,7 @@ def build_point(
         prefix_cache_hit_rate=hit_rate,
         prompt_length_mismatch_rate=_mismatch_rate(oks),
         errors=dict(Counter(t.status for t in failed)),
+        speculative_acceptance=request_acceptance(oks),
         records=[to_record(t, origin_ns) for t in measured] if include_records else None,
     )
 

@@ -70,9 +70,12 @@ class Workload(Protocol):
 class Level:
     concurrency: int | None = None
     rate: float | None = None
+    name: str | None = None  # a level neither count nor rate describes (a trace replay)
 
     @property
     def label(self) -> str:
+        if self.name is not None:
+            return self.name
         return f"c={self.concurrency}" if self.rate is None else f"rate={self.rate:g}/s"
 
 

@@ -162,6 +162,7 @@ def test_the_chart_is_empty_without_interactivity():
     figure = cost_vs_interactivity(procurement_rows([bare], parsed, REFERENCE_PRICES), parsed.slo)
     assert figure["data"] == []
     assert figure["layout"]["shapes"] == []
+    assert "no priced deployment here reports interactivity" in figure["empty"]
 
 
 def test_a_capex_and_opex_price_applies_to_its_accelerator():

@@ -40,22 +40,33 @@ def test_the_demo_lands_a_simulated_run_without_redis_and_cleans_up(tmp_path):
         site = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 180
         runs: list = []
-        page = ""
-        # The run lands before the worker reports the job succeeded: wait for both.
-        while demo.poll() is None and time.monotonic() < deadline:
+        while time.monotonic() < deadline and not runs and demo.poll() is None:
+            time.sleep(1)
             try:
                 answer = httpx.get(f"{site}/api/v1/runs?provenance=simulated", timeout=5)
-                runs = answer.json()["items"] if answer.status_code == 200 else []
-                page = httpx.get(f"{site}/endpoints/", timeout=10).text if runs else ""
             except httpx.HTTPError:
-                pass
-            if 'data-status="succeeded"' in page:
-                break
-            time.sleep(1)
+                continue
+            runs = answer.json()["items"] if answer.status_code == 200 else []
         output = log.read_text(errors="replace")
         assert runs, output[-3000:]
         assert runs[0]["model"] == "demo-model" and runs[0]["provenance"] == "simulated"
         assert str(tmp_path / "broker") in output
+        # Anonymous visitors are sent to sign in; the printed demo person sees the endpoint.
+        assert httpx.get(f"{site}/endpoints/", timeout=10).status_code == 302
+        email, password = re.search(r"as (\S+@\S+) with password (\S+)", output).groups()
+        with httpx.Client(base_url=site, timeout=10) as person:
+            person.get("/accounts/login/")
+            signed_in = person.post(
+                "/accounts/login/",
+                data={"login": email, "password": password},
+                headers={"X-CSRFToken": person.cookies["csrftoken"], "Referer": site},
+            )
+            assert signed_in.status_code == 302, signed_in.text[-2000:]
+            # The run lands before the worker reports the job succeeded: wait for both.
+            page = person.get("/endpoints/").text
+            while 'data-status="succeeded"' not in page and time.monotonic() < deadline:
+                time.sleep(1)
+                page = person.get("/endpoints/").text
         assert "Run now" in page and 'data-status="succeeded"' in page, output[-3000:]
         endpoint = re.search(r"Demo endpoint (http://\S+)", output).group(1)
     finally:

@@ -203,7 +203,15 @@ def test_ctrl_c_keeps_the_finished_levels(start_fault_server, tmp_path):
         *DEPLOYMENT,
     ]
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    process = subprocess.Popen(command, stderr=subprocess.PIPE, env=env, cwd=REPO_ROOT)
+    # A child inherits an ignored SIGINT (and Python then never raises KeyboardInterrupt): a
+    # user's Ctrl-C reaches the CLI with the default disposition, so the test starts it so.
+    process = subprocess.Popen(
+        command,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=REPO_ROOT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         held = httpx.get(url + "/control/held?n=1", timeout=120)
         assert held.status_code == 200 and process.poll() is None

@@ -24,7 +24,12 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import close_old_connections
 
-from apps.accounts.services import organization_get_or_create, token_create, token_revoke
+from apps.accounts.services import (
+    demo_user_ensure,
+    organization_get_or_create,
+    token_create,
+    token_revoke,
+)
 from apps.catalog.models import Scenario
 from apps.jobs.allowlist import endpoint_check
 from apps.jobs.models import Endpoint, Job
@@ -105,6 +110,11 @@ class Command(BaseCommand):
             endpoint_url = self._start_fault_server(children, env)
             endpoint = self._endpoint(endpoint_url)
             token = self._worker_token(endpoint)
+            # Endpoints and "Run now" need a member of the organization, DEBUG or not.
+            email, password = demo_user_ensure(org=endpoint.org)
+            self.stdout.write(
+                f"Sign in at {server_url}/accounts/login/ as {email} with password {password}"
+            )
             worker_env = {
                 **env,
                 "INFERBOARD_BROKER_URL": broker,

@@ -1,0 +1,177 @@
+"""Pages for people: their organizations, members and roles, invitations, API tokens, the
+audit trail, and publishing runs. Every check goes through apps.accounts.scoping."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from apps.accounts import services
+from apps.accounts.models import ApiToken, Membership, Organization, Role
+from apps.accounts.scoping import actor_of, choose_org, current_org, orgs_of, require_role
+from apps.runs.models import Run
+from apps.runs.services import run_set_public, runs_version_bump
+
+
+def _org_or_403(request: HttpRequest, needed: str) -> Organization:
+    org = current_org(request)
+    require_role(org, request.user, needed)
+    assert org is not None  # require_role refuses a missing organization
+    return org
+
+
+@login_required
+def org_home(request: HttpRequest) -> HttpResponse:
+    org = current_org(request)
+    membership = Membership.objects.filter(org=org, user=request.user).first()
+    context = {
+        "org": org,
+        "membership": membership,
+        "is_admin": membership is not None and membership.role in (Role.OWNER, Role.ADMIN),
+        "orgs": orgs_of(request.user),
+        "members": org.memberships.select_related("user") if org else [],
+        "tokens": org.tokens.order_by("-created_at") if org else [],
+        "audit": org.audit_events.all()[:100] if org else [],
+        "roles": Role.choices,
+        "new_token": request.session.pop("new_token", None),
+        "new_invite": request.session.pop("new_invite", None),
+    }
+    return render(request, "accounts/org.html", context)
+
+
+@login_required
+@require_POST
+def org_create(request: HttpRequest) -> HttpResponse:
+    try:
+        org = services.organization_create(name=request.POST.get("name", ""), owner=request.user)
+    except services.MembershipError as exc:
+        messages.error(request, f"name: {exc}")
+        return redirect("accounts:org-home")
+    choose_org(request, org)
+    return redirect("accounts:org-home")
+
+
+@login_required
+@require_POST
+def org_switch(request: HttpRequest, org_id: int) -> HttpResponse:
+    choose_org(request, get_object_or_404(orgs_of(request.user), pk=org_id))
+    return redirect("accounts:org-home")
+
+
+@login_required
+@require_POST
+def invite_create(request: HttpRequest) -> HttpResponse:
+    org = _org_or_403(request, Role.ADMIN)
+    role = request.POST.get("role", Role.MEMBER)
+    if role not in Role.values or role == Role.OWNER:
+        messages.error(request, "role: choose admin, member or viewer")
+        return redirect("accounts:org-home")
+    issued = services.invitation_create(
+        org=org, created_by=request.user, role=role, email=request.POST.get("email", "")
+    )
+    link = request.build_absolute_uri(reverse("accounts:invite-accept", args=[issued.plaintext]))
+    # Shown once on the next page, like a token: only the digest is stored.
+    request.session["new_invite"] = link
+    return redirect("accounts:org-home")
+
+
+@login_required
+def invite_accept(request: HttpRequest, key: str) -> HttpResponse:
+    invitation = services.invitation_get(key)
+    if invitation is None:
+        return render(request, "accounts/invite.html", {"invitation": None}, status=404)
+    if request.method == "POST":
+        try:
+            services.invitation_accept(invitation=invitation, user=request.user)
+        except services.MembershipError as exc:
+            messages.error(request, str(exc))
+            return redirect("accounts:org-home")
+        choose_org(request, invitation.org)
+        return redirect("accounts:org-home")
+    return render(request, "accounts/invite.html", {"invitation": invitation})
+
+
+@login_required
+@require_POST
+def member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
+    membership = get_object_or_404(
+        Membership.objects.select_related("org", "user"),
+        pk=membership_id,
+        org__in=orgs_of(request.user),
+    )
+    # Anyone may leave; removing someone else needs admin.
+    if membership.user_id != request.user.pk:
+        require_role(membership.org, request.user, Role.ADMIN)
+    try:
+        services.member_remove(membership=membership, actor=actor_of(request))
+    except services.MembershipError as exc:
+        messages.error(request, str(exc))
+    return redirect("accounts:org-home")
+
+
+@login_required
+@require_POST
+def member_role(request: HttpRequest, membership_id: int) -> HttpResponse:
+    membership = get_object_or_404(
+        Membership.objects.select_related("org", "user"),
+        pk=membership_id,
+        org__in=orgs_of(request.user),
+    )
+    role = request.POST.get("role", "")
+    if role not in Role.values:
+        messages.error(request, "role: choose owner, admin, member or viewer")
+        return redirect("accounts:org-home")
+    # Admins manage members and admins; only an owner makes or unmakes owners.
+    needed = Role.OWNER if Role.OWNER in (role, membership.role) else Role.ADMIN
+    require_role(membership.org, request.user, needed)
+    try:
+        services.member_set_role(membership=membership, role=role, actor=actor_of(request))
+    except services.MembershipError as exc:
+        messages.error(request, str(exc))
+    return redirect("accounts:org-home")
+
+
+@login_required
+@require_POST
+def token_create(request: HttpRequest) -> HttpResponse:
+    org = _org_or_403(request, Role.ADMIN)
+    name = request.POST.get("name", "").strip()[:100]
+    scope = request.POST.get("scope", ApiToken.Scope.WRITE)
+    if scope not in ApiToken.Scope.values:
+        messages.error(request, "scope: choose write or read")
+        return redirect("accounts:org-home")
+    issued = services.token_create(org=org, name=name, actor=actor_of(request), scope=scope)
+    request.session["new_token"] = issued.plaintext
+    return redirect("accounts:org-home")
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
+    token = get_object_or_404(ApiToken, pk=token_id, org__in=orgs_of(request.user))
+    require_role(token.org, request.user, Role.ADMIN)
+    services.token_revoke(token=token, actor=actor_of(request))
+    return redirect("accounts:org-home")
+
+
+def _set_public(request: HttpRequest, run_id: int, public: bool) -> HttpResponse:
+    if not request.user.is_authenticated:
+        raise PermissionDenied("sign in to publish runs")
+    run = get_object_or_404(Run, pk=run_id, org__in=orgs_of(request.user))
+    require_role(run.org, request.user, Role.ADMIN)
+    run_set_public(run=run, public=public, actor=actor_of(request))
+    runs_version_bump()  # cached public pages must show (or stop showing) it now
+    return redirect("run-detail", run_id=run.pk)
+
+
+@require_POST
+def run_publish(request: HttpRequest, run_id: int) -> HttpResponse:
+    return _set_public(request, run_id, True)
+
+
+@require_POST
+def run_unpublish(request: HttpRequest, run_id: int) -> HttpResponse:
+    return _set_public(request, run_id, False)

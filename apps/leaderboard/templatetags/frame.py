@@ -1,0 +1,67 @@
+"""Template helpers for the site's frame: navigation state and vendored chart code."""
+
+from django import template
+from django.templatetags.static import static
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html
+
+register = template.Library()
+
+# One place names the vendored Plotly bundle (static/vendor/plotly-basic/README.md).
+PLOTLY = "vendor/plotly-basic/plotly-basic-4.1.1.min.js"
+
+
+@register.filter
+def label(value):
+    """A slug as people read it: owning_hyperscaler -> owning hyperscaler."""
+    return str(value).replace("_", " ") if value else value
+
+
+@register.simple_tag(takes_context=True)
+def nav_link(context, target: str, text: str) -> str:
+    """A nav link marked aria-current="page" on its section: exact for the home page, by path
+    prefix for the others (so /runs/12/ marks "Runs")."""
+    try:
+        href = reverse(target)
+    except NoReverseMatch:
+        href = target
+    request = context.get("request")
+    path = request.path if request else ""
+    current = path == href if href == "/" else path.startswith(href)
+    if current:
+        return format_html('<a href="{}" aria-current="page">{}</a>', href, text)
+    return format_html('<a href="{}">{}</a>', href, text)
+
+
+@register.simple_tag
+def chart_scripts() -> str:
+    """The chart code, for pages that draw charts only (deferred: it never blocks parsing)."""
+    return format_html(
+        '<script src="{}" defer></script><script src="{}" defer></script>',
+        static(PLOTLY),
+        static("js/charts.js"),
+    )
+
+
+@register.inclusion_tag("includes/chart.html")
+def chart(figure: dict, chart_id: str, figure_id: str, embed: str = "") -> dict:
+    """A chart with its text alternative: the plot (or, when there is nothing to draw, the
+    reason in words) and a keyboard-reachable data table of every plotted point. `embed` is
+    the /embed/ URL of this chart, for the "copy embed code" control."""
+    from apps.leaderboard.charts import figure_table
+
+    title = (figure.get("layout", {}).get("title") or {}).get("text", "")
+    return {
+        "figure": figure,
+        "chart_id": chart_id,
+        "figure_id": figure_id,
+        "title": title,
+        "table": figure_table(figure),
+        "empty": figure.get("empty"),
+        "embed": embed,
+    }
+
+
+@register.filter
+def get_item(mapping, key):
+    return mapping.get(key) if mapping else None

@@ -1,0 +1,52 @@
+// Behaviour every page shares, as a static file (no inline scripts: the CSP forbids them).
+(function () {
+  // <select data-autosubmit> submits its form on change (the no-JS form has an Apply button).
+  document.addEventListener("change", function (event) {
+    var el = event.target;
+    if (el.matches && el.matches("[data-autosubmit]") && el.form) el.form.submit();
+  });
+
+  // "Compare selected" with fewer than two ticked says so here instead of loading an error.
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (!form.matches || !form.matches("[data-compare-form]")) return;
+    var ticked = form.querySelectorAll("input[name=d]:checked").length;
+    var status = form.querySelector(".compare-status");
+    if (ticked < 2) {
+      event.preventDefault();
+      if (status) status.textContent = ticked === 0
+        ? "Tick 2 to 4 deployments in the Compare column first."
+        : "Tick at least one more deployment to compare with.";
+    }
+  });
+
+  // "Copy embed code": an <iframe> for the chart's /embed/ URL, onto the clipboard.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest(".copy-embed");
+    if (!button) return;
+    var url = new URL(button.dataset.embed, window.location.href).href;
+    var code = '<iframe src="' + url + '" width="720" height="460" style="border:0" ' +
+      'title="inferboard chart" loading="lazy"></iframe>';
+    var status = button.parentNode.querySelector(".copy-status");
+    function done(text) { if (status) status.textContent = text; }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(code).then(
+        function () { done("Copied."); },
+        function () { done(code); }
+      );
+    } else {
+      done(code);
+    }
+  });
+
+  // A region that scrolls sideways must be reachable by keyboard (WCAG 2.1.1).
+  function focusableScrollers(root) {
+    root.querySelectorAll(".table-wrap, table.data, pre").forEach(function (el) {
+      if (el.scrollWidth > el.clientWidth + 1 && !el.hasAttribute("tabindex")) {
+        el.setAttribute("tabindex", "0");
+      }
+    });
+  }
+  document.addEventListener("DOMContentLoaded", function () { focusableScrollers(document); });
+  document.addEventListener("htmx:afterSettle", function (e) { focusableScrollers(e.detail.elt || document); });
+})();

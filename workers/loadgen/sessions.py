@@ -1,0 +1,316 @@
+"""Multi-turn sessions: conversations whose turns depend on earlier ones.
+
+Turn t's prompt is the whole conversation so far (every earlier message and the server's
+own answers, as text) plus one new user or tool message; it is sent only once the previous
+answer has arrived, after an optional think time. A server with a prefix cache then finds
+the earlier turns cached, so the hit rate rises with the turn index while the context
+grows. Sessions, not requests, are what a level's concurrency and arrival rate count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from time import perf_counter_ns
+from typing import Any
+
+from workers.loadgen.client import EndpointConfig, RequestSpec, make_http_client, stream_request
+from workers.loadgen.metrics import NS_PER_S, RequestTiming, build_point, distribution
+from workers.loadgen.prompts import PromptBuilder, code_words
+from workers.loadgen.runner import (
+    ClientMonitor,
+    Level,
+    LevelProgress,
+    LoadPlan,
+    ProgressCallback,
+    SweepResult,
+    _Runner,
+    client_bound,
+    saturation_reason,
+)
+from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for callers
+    SESSION_PRESETS,
+    mean_context_tokens,
+    session_dataset,
+)
+from workers.results import Point, SessionScenario, SessionStats, TurnStats
+
+_SESSION_KEY = 10**6  # seeds message text apart from a key's turn index
+
+
+class SessionWorkload:
+    """Message texts of exact token lengths, the same for the same seed and session key."""
+
+    def __init__(self, builder: PromptBuilder, shape: SessionScenario, *, seed: int = 0) -> None:
+        self.builder = builder
+        self.shape = shape
+        self.seed = seed
+        rng = random.Random(f"{seed}:session-system")
+        self.system = (
+            builder.fit(shape.system_tokens, rng, lead=code_words(0)) if shape.system_tokens else ""
+        )
+
+    def message(self, key: int, turn: int) -> str:
+        rng = random.Random(f"{self.seed}:session:{key}:{turn}")
+        n = self.shape.first_tokens if turn == 0 else self.shape.turn_tokens
+        # The session's own code leads its first message, so sessions diverge right after
+        # the shared system prompt.
+        return self.builder.fit(n, rng, lead=code_words(key * _SESSION_KEY + turn + 1))
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One session's history; `spec` is the next turn's request."""
+
+    workload: SessionWorkload
+    cfg: EndpointConfig
+    key: int
+    prompt: str = ""
+    messages: list[dict[str, str]] | None = None
+
+    def spec(self, turn: int) -> RequestSpec:
+        message = self.workload.message(self.key, turn)
+        max_tokens = self.workload.shape.output_tokens
+        if self.cfg.api == "chat":
+            if self.messages is None:
+                system = self.workload.system
+                self.messages = [{"role": "system", "content": system}] if system else []
+            self.messages.append({"role": "user", "content": message})
+            return RequestSpec(prompt=message, max_tokens=max_tokens, messages=list(self.messages))
+        if turn == 0:
+            system = self.workload.system
+            self.prompt = f"{system}\n{message}" if system else message
+        else:
+            self.prompt = f"{self.prompt}\n{message}"
+        return RequestSpec(prompt=self.prompt, max_tokens=max_tokens)
+
+    def answered(self, text: str) -> None:
+        if self.messages is not None:
+            self.messages.append({"role": "assistant", "content": text})
+        else:
+            self.prompt += text
+
+
+class _SessionRunner:
+    def __init__(
+        self,
+        cfg: EndpointConfig,
+        workload: SessionWorkload,
+        plan: LoadPlan,
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.cfg = cfg
+        self.workload = workload
+        self.plan = plan
+        # The request runner's arrival clock and progress reporting, shared.
+        self.base = _Runner(cfg, workload, plan, progress, None)  # type: ignore[arg-type]
+        self.keys = itertools.count()  # unique across levels: no session is ever repeated
+        self.client_load = None
+
+    async def session(
+        self,
+        http: Any,
+        index: int,
+        requests: itertools.count[int],
+        state: LevelProgress,
+        t_sched: int | None = None,
+        warmup: bool = False,
+    ) -> list[RequestTiming]:
+        conversation = Conversation(self.workload, self.cfg, next(self.keys))
+        shape = self.workload.shape
+        timings: list[RequestTiming] = []
+        for turn in range(shape.turns):
+            if turn and shape.think_time_s:
+                await asyncio.sleep(shape.think_time_s)
+            timing = RequestTiming(
+                i=next(requests),
+                t_send_ns=0,
+                # Open loop plans a session's start; later turns wait on their answers.
+                t_sched_ns=t_sched if turn == 0 else None,
+                warmup=warmup,
+                session=index,
+                turn=turn,
+            )
+            await stream_request(http, self.cfg, conversation.spec(turn), timing, keep_text=True)
+            answer, timing.text = timing.text or "", None  # the answer lives in the history
+            timings.append(timing)
+            self.base._report(state, timing)
+            if not timing.ok:
+                break  # the conversation cannot go on without its answer
+            conversation.answered(answer)
+        return timings
+
+    async def run_level(self, level: Level) -> list[RequestTiming]:
+        plan = self.plan
+        pool = (level.concurrency or 1) if level.rate is None else (plan.max_concurrency or 0)
+        requests = itertools.count()
+        async with make_http_client(pool, self.cfg.transport) as http:
+            warm = await self._warmup(http, level)
+            total = plan.requests * self.workload.shape.turns if plan.requests else None
+            state = LevelProgress(level.label, total, plan.duration_s, perf_counter_ns())
+            async with ClientMonitor(plan.client_limits) as monitor:
+                if level.rate is None:
+                    measured = await self._closed(http, level.concurrency or 1, requests, state)
+                else:
+                    measured = await self._open(http, level.rate, requests, state)
+        self.client_load = monitor.result()
+        return warm + sorted(measured, key=lambda t: t.i)
+
+    async def _warmup(self, http: Any, level: Level) -> list[RequestTiming]:
+        """Whole warm-up sessions (the shared system prompt reaches the cache), excluded."""
+        if not self.plan.warmup:
+            return []
+        state = LevelProgress(level.label, None, None, perf_counter_ns(), warmup=True)
+        requests = itertools.count(1_000_000_000)  # after the measured indices
+        width = max(1, min(level.concurrency or self.plan.max_concurrency or 1, self.plan.warmup))
+        queue = iter(range(self.plan.warmup))
+        timings: list[RequestTiming] = []
+
+        async def worker() -> None:
+            for s in queue:
+                timings.extend(await self.session(http, s, requests, state, warmup=True))
+
+        await asyncio.gather(*(worker() for _ in range(width)))
+        return timings
+
+    async def _closed(
+        self, http: Any, concurrency: int, requests: itertools.count[int], state: LevelProgress
+    ) -> list[RequestTiming]:
+        sessions = itertools.count()
+        deadline = self.base._deadline(state.started_ns)
+        timings: list[RequestTiming] = []
+
+        async def worker() -> None:
+            while True:
+                s = next(sessions)
+                if self.plan.requests is not None and s >= self.plan.requests:
+                    return
+                if deadline is not None and perf_counter_ns() >= deadline:
+                    return
+                timings.extend(await self.session(http, s, requests, state))
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return timings
+
+    async def _open(
+        self, http: Any, rate: float, requests: itertools.count[int], state: LevelProgress
+    ) -> list[RequestTiming]:
+        cap = self.plan.max_concurrency
+        slots = asyncio.Semaphore(cap) if cap else None
+        timings: list[RequestTiming] = []
+
+        async def one(s: int, t_sched: int) -> None:
+            if slots is None:
+                timings.extend(await self.session(http, s, requests, state, t_sched))
+            else:
+                async with slots:
+                    timings.extend(await self.session(http, s, requests, state, t_sched))
+
+        tasks: list[asyncio.Task[None]] = []
+        start = perf_counter_ns()
+        deadline = self.base._deadline(start)
+        t_sched = start
+        gaps = self.base._gaps_s(rate)
+        try:
+            for s in itertools.count():
+                if self.plan.requests is not None and s >= self.plan.requests:
+                    break
+                if deadline is not None and t_sched >= deadline:
+                    break
+                delay = (t_sched - perf_counter_ns()) / NS_PER_S
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                tasks.append(asyncio.create_task(one(s, t_sched)))
+                t_sched += int(next(gaps) * NS_PER_S)
+            await asyncio.gather(*tasks)
+        finally:
+            for task in tasks:
+                task.cancel()
+        return timings
+
+
+def session_stats(
+    timings: Sequence[RequestTiming], turns: int
+) -> tuple[list[TurnStats], SessionStats]:
+    """Per turn index: TTFT, mean context and cache hit rate; per session: completion time
+    (first send to last byte of the last answer) of those whose every turn succeeded."""
+    measured = [t for t in timings if not t.warmup and t.turn is not None]
+    by_turn: dict[int, list[RequestTiming]] = defaultdict(list)
+    by_session: dict[int, list[RequestTiming]] = defaultdict(list)
+    for timing in measured:
+        by_turn[timing.turn].append(timing)  # type: ignore[index]
+        by_session[timing.session].append(timing)  # type: ignore[index]
+    stats = []
+    for turn in sorted(by_turn):
+        group = by_turn[turn]
+        oks = [t for t in group if t.ok]
+        contexts = [t.n_in for t in oks if t.n_in is not None]
+        reported = [t for t in oks if t.cached is not None and t.n_in]
+        n_in = sum(t.n_in for t in reported)  # type: ignore[misc]
+        hit = min(1.0, sum(t.cached for t in reported) / n_in) if n_in else None  # type: ignore[misc]
+        stats.append(
+            TurnStats(
+                turn=turn,
+                requests=len(group),
+                succeeded=len(oks),
+                context_tokens_mean=sum(contexts) / len(contexts) if contexts else None,
+                ttft_ms=distribution(
+                    (t.ttft_ns() for t in oks if t.ttft_ns() is not None), 1_000_000
+                ),
+                prefix_cache_hit_rate=hit,
+            )
+        )
+    completions = [
+        (max(t.last_ns() for t in group) - min(t.t_send_ns for t in group)) / NS_PER_S
+        for group in by_session.values()
+        if len(group) == turns and all(t.ok for t in group)
+    ]
+    sessions = SessionStats(
+        total=len(by_session),
+        completed=len(completions),
+        completion_s=distribution(completions),
+    )
+    return stats, sessions
+
+
+async def run_session_sweep(
+    cfg: EndpointConfig,
+    workload: SessionWorkload,
+    plan: LoadPlan,
+    *,
+    result: SweepResult | None = None,
+    progress: ProgressCallback | None = None,
+) -> SweepResult:
+    """Every level in order (a level's `requests` counts sessions), appending each finished
+    one to `result` as it ends, as `run_sweep` does."""
+    if plan.processes > 1:
+        raise ValueError("sessions run in one client process")
+    result = result if result is not None else SweepResult()
+    runner = _SessionRunner(cfg, workload, plan, progress)
+    for level in plan.levels:
+        timings = await runner.run_level(level)
+        point: Point = build_point(
+            timings,
+            concurrency=level.concurrency,
+            request_rate=level.rate,
+            label=level.label,
+            slo=plan.slo,
+        )
+        point.turns, point.sessions = session_stats(timings, workload.shape.turns)
+        if runner.client_load is not None:
+            point.client = runner.client_load
+            point.client_bound = client_bound(runner.client_load)
+        previous = result.points[-1] if result.points else None
+        result.points.append(point)
+        result.timings.append(timings)
+        result.levels.append(level)
+        if plan.early_stop:
+            reason = saturation_reason(point, previous, plan.slo)
+            if reason is not None and level is not plan.levels[-1]:
+                result.stop_reason = f"stopped after {level.label}: {reason}"
+                break
+    return result
