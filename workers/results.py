@@ -668,7 +668,7 @@ def error_message(error: dict[str, Any]) -> str:
         if isinstance(limit, float) and limit.is_integer():
             limit = int(limit)
         return f"must be {bounds[kind]} {limit}"
-    if kind == "extra_forbidden":
+    if kind in ("extra_forbidden", "unexpected_keyword_argument"):  # a model; a dataclass
         return "unknown field"
     if kind == "missing":
         return "required"
@@ -679,12 +679,16 @@ def error_message(error: dict[str, Any]) -> str:
     return error["msg"][0].lower() + error["msg"][1:]
 
 
-def parse_document(data: dict[str, Any] | str | bytes) -> ResultDocument:
-    """Validate a document, raising DocumentError with JSON paths of every problem."""
+def parse_document[D: ResultDocument](
+    data: dict[str, Any] | str | bytes, model: type[D] = ResultDocument
+) -> D:
+    """Validate a document, raising DocumentError with JSON paths of every problem.
+
+    `model` may be a subclass with a leaner form of some field (the server's ingestion)."""
     try:
         if isinstance(data, str | bytes):
-            return ResultDocument.model_validate_json(data)
-        return ResultDocument.model_validate(data)
+            return model.model_validate_json(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise DocumentError(
             [(json_path(tuple(e["loc"])), error_message(e)) for e in exc.errors(include_url=False)]

@@ -24,6 +24,7 @@ from collections.abc import Awaitable
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import httpx
 from celery import signals
 from celery.exceptions import Reject
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
@@ -204,7 +205,7 @@ def execute(spec: JobSpec, *, worker: str, client: ServerClient | None = None) -
     except Exception as exc:  # noqa: BLE001 - any failure of the measurement is the job's failure
         stop.set()
         log.exception("job %s failed", spec.job_id)
-        report("failed", _describe(exc))
+        report("failed", describe_failure(exc))
         return {"job": spec.job_id, "outcome": "failed"}
     finally:
         stop.set()
@@ -252,9 +253,37 @@ def _heartbeats(
             cancel.set()
 
 
-def _describe(exc: BaseException) -> str:
+def describe_failure(exc: BaseException) -> str:
+    """A job's stored error: the failure class for anything that went wrong on the wire.
+
+    The text of an HTTP client error names a redirect's Location and tells a refused port
+    from an open one; a job's owner must learn neither (the endpoint could point anywhere
+    on the worker's loopback), so those failures are named by class only."""
+    for cause in _chain(exc):
+        if isinstance(cause, httpx.HTTPStatusError):
+            status = cause.response.status_code
+            if 300 <= status < 400:
+                return f"redirect refused: the endpoint answered HTTP {status}"
+            return f"the endpoint answered HTTP {status}"
+        if isinstance(cause, (httpx.ConnectError, ConnectionRefusedError)):
+            return "endpoint refused the connection"
+        if isinstance(cause, (httpx.TimeoutException, TimeoutError)):
+            return "the endpoint did not answer in time"
+        if isinstance(cause, (httpx.TransportError, ConnectionError)):
+            return "the connection to the endpoint failed"
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}"[:2000]
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        # Only explicit causes (`raise ... from`): a time limit that fires while an HTTP error
+        # is being handled is the time limit, not the HTTP error.
+        current = current.__cause__
+    return seen
 
 
 async def _until_cancelled[T](work: Awaitable[T], cancel: threading.Event) -> T:

@@ -162,6 +162,36 @@ def _bad_query(problems: list[dict]) -> HttpResponse:
 CACHED_PARAMS = frozenset(FIELD_LABELS) | {"simulated", "all", "format", "private"}
 
 
+CACHED_MAX_INT = 100  # page and days: larger values are rendered, never stored
+CACHED_SINCE = date(2020, 1, 1)
+_FLAGS = frozenset({"", "0", "1", "on", "off", "true", "false"})
+_CHOICES = {"format": {"csv", "json"}, "simulated": _FLAGS, "all": _FLAGS, "private": _FLAGS}
+
+
+def _cacheable(query: QueryDict) -> bool:
+    """Only URLs the page can tell apart get a cache key: known parameters, each once (facets
+    without repeats), with values the page accepts (query_problems finds none, ints and dates
+    bounded), so `/?model=<random>` is rendered but stores nothing: the key count is bounded."""
+    if not set(query) <= CACHED_PARAMS:
+        return False
+    for name in query:
+        values = query.getlist(name)
+        if len(values) != (len(set(values)) if name in FACETS else 1):
+            return False
+    for name, choices in _CHOICES.items():
+        if name in query and query[name] not in choices:
+            return False
+    for name in ("page", "days"):
+        if not query.get(name, "1").isdigit() or int(query.get(name, "1")) > CACHED_MAX_INT:
+            return False
+    for name in ("since", "until"):
+        day = _date(query.get(name))
+        if query.get(name) and (day is None or not CACHED_SINCE <= day <= date.today()):
+            return False
+    models, tiers = selectors.model_names(), selectors.price_tiers()
+    return not query_problems(query, models=models, tiers=tiers, org=None)
+
+
 def _cached(request: HttpRequest, build) -> HttpResponse:
     """Public pages are cached per URL until the next run lands (the version changes).
     Public pages carry nothing of the visitor's (no CSRF token: static/js/csrf.js reads the
@@ -171,7 +201,7 @@ def _cached(request: HttpRequest, build) -> HttpResponse:
         response = build()
         patch_cache_control(response, private=True, no_store=True)
         return response
-    if not set(request.GET) <= CACHED_PARAMS:
+    if not _cacheable(request.GET):
         return build()
     key = f"page:{runs_version()}:{int(bool(request.htmx))}:{request.get_full_path()}"
     response = cache.get(key)

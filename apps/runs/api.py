@@ -14,6 +14,8 @@ from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest
 from workers.results import INT32_MAX, ResultDocument
 
+DOCUMENT_REF = f"#/components/schemas/{ResultDocument.__name__}"
+
 router = Router(tags=["runs"])
 
 
@@ -163,15 +165,24 @@ def _point(point: Point) -> dict[str, Any]:
     auth=BearerToken(),
     response={200: RunCreated, 201: RunCreated, 401: Errors, 409: Errors, 413: Errors, 422: Errors},
     summary="Submit a result document",
+    # The body is the ResultDocument, validated by run_ingest from the raw bytes (records as
+    # compact rows, apps/runs/lean.py), not by ninja (a dict tree, then models: ~7x the
+    # document in memory). Its schema is documented as before (apps/api/api.py adds it).
+    openapi_extra={
+        "requestBody": {
+            "content": {"application/json": {"schema": {"$ref": DOCUMENT_REF}}},
+            "required": True,
+        }
+    },
 )
-def submit_run(request: HttpRequest, document: ResultDocument, private: bool = False):
+def submit_run(request: HttpRequest, private: bool = False):
     """Stores the document in one transaction: 201 with the new run's id, or 200 with the
     first run's id when the idempotency key was seen before (nothing new is stored).
     Invalid documents store nothing; each error names its JSON path."""
     token = request.auth
     write_limit(token)
     outcome = run_ingest(
-        document=document, org=token.org, is_public=not private, submitted_by=token
+        document=request.body, org=token.org, is_public=not private, submitted_by=token
     )
     if outcome.created:
         audit_record(

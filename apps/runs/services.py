@@ -22,6 +22,7 @@ from apps.catalog.services import (
     scenario_resolve,
 )
 from apps.runs import summary
+from apps.runs.lean import LeanDocument
 from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
 from workers import results as doc
 
@@ -57,7 +58,8 @@ def run_ingest(
         parsed = document
     else:
         with _gc_paused():
-            parsed = doc.parse_document(document)
+            # Records as slotted rows, not models: memory near the document's size (lean.py).
+            parsed = doc.parse_document(document, LeanDocument)
     for attempt in range(INGEST_ATTEMPTS):
         replay = _replay(parsed.idempotency_key, org)
         if replay is not None:

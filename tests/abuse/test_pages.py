@@ -60,3 +60,27 @@ def test_a_staff_page_sends_a_visitor_to_a_sign_in_page_that_exists(settings):
     response = client.get("/endpoints/")
     assert response.status_code == 302
     assert client.get(response.headers["Location"]).status_code == 200
+
+
+def _page_keys() -> int:
+    if not django_settings.REDIS_URL:
+        pytest.fail("REDIS_URL is not set: run the suite with scripts/test")
+    return len(redis.Redis.from_url(django_settings.REDIS_URL).keys("*page:*"))
+
+
+def test_query_values_the_page_does_not_accept_never_fill_the_page_cache():
+    from apps.accounts.services import organization_get_or_create
+    from apps.runs.services import run_ingest
+    from tests.factories import document
+
+    run_ingest(document=document(model="GLM 5.2"), org=organization_get_or_create(slug="flood"))
+    before = _page_keys()
+    for n in range(500):
+        assert Client().get(f"/?model=flood-{n}").status_code == 200
+    hostile = ["/?page=99999999999999999999", "/?sort=x", "/?tier=x", "/?model=GLM+5.2&model=y"]
+    for url in hostile + ["/?accelerator=x", "/?scenario=x", "/?y=x", "/?format=x"]:
+        assert Client().get(url).status_code == 200
+    assert _page_keys() == before
+    # The same page under a slug it accepts is stored once: the check above can fail.
+    assert Client().get("/?model=GLM+5.2&accelerator=MI355X").status_code == 200
+    assert _page_keys() == before + 1

@@ -89,3 +89,18 @@ def test_compose_workers_get_no_database_or_server_secrets():
 def test_every_variable_compose_reads_is_in_the_env_template():
     variables = set(re.findall(r"\$\{(\w+)", COMPOSE.read_text()))
     assert variables <= set(env_file()), variables - set(env_file())
+
+
+def test_the_page_cache_is_a_bounded_redis_that_can_never_evict_a_queued_job():
+    services = compose()["services"]
+    server_env = services["web"]["environment"]
+    cache_host = server_env["REDIS_URL"].split("//")[1].split(":")[0]
+    broker_host = server_env["CELERY_BROKER_URL"].split("//")[1].split(":")[0]
+    # maxmemory and its policy are per instance: the cache must not share the broker's.
+    assert cache_host != broker_host and cache_host in services
+    cache = services[cache_host]["command"]
+    assert cache[cache.index("--maxmemory") + 1]
+    # Only keys with a TTL (pages) are evicted; the runs version, which has none, stays.
+    assert cache[cache.index("--maxmemory-policy") + 1] == "volatile-lru"
+    broker = services[broker_host]["command"]
+    assert broker[broker.index("--maxmemory-policy") + 1] == "noeviction"

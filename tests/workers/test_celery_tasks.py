@@ -610,3 +610,50 @@ def test_a_load_job_whose_prompts_cannot_match_the_scenario_fails_before_measuri
         with pytest.raises(ValueError, match="miss their input length"):
             measure_load(spec, progress=progress, cancel=threading.Event())
     assert progress.text == "verifying prompt lengths"
+
+
+def _load_spec(url: str):
+    from workers.results import Deployment, Engine, ModelInfo, Quantization, Scenario
+    from workers.tasks import EndpointSpec, JobSpec, LoadSpec
+
+    return JobSpec(
+        job_id=1,
+        idempotency_key="k",
+        kind="load",
+        server_url="http://127.0.0.1:9",
+        endpoint=EndpointSpec(url=url, served_model="m"),
+        model=ModelInfo(name="m"),
+        deployment=Deployment(
+            accelerator="H200",
+            gpus=1,
+            engine=Engine(name="e"),
+            quantization=Quantization(weights="BF16"),
+        ),
+        scenario=Scenario(input_tokens=64, output_tokens=4, length_spread=0),
+        load=LoadSpec(concurrency=[1], requests=3),
+    )
+
+
+def _job_error(url: str) -> str:
+    import threading
+
+    from workers.tasks import Progress, describe_failure, measure
+
+    with pytest.raises(Exception) as failure:
+        measure(_load_spec(url), progress=Progress(), cancel=threading.Event())
+    return describe_failure(failure.value)
+
+
+def test_a_job_error_names_a_refused_redirect_but_never_its_location(scripted_server):
+    url, script, _ = scripted_server
+    # The scripted server's redirects point at https://elsewhere.example/api.
+    script += [(302, "Redirecting to https://elsewhere.example/api")] * 8
+    error = _job_error(url)
+    assert error.startswith("redirect refused"), error
+    assert "elsewhere" not in error and "Location" not in error
+
+
+def test_a_job_error_says_the_endpoint_refused_without_the_client_s_probe_text():
+    port = free_port()  # nothing listens there
+    error = _job_error(f"http://127.0.0.1:{port}")
+    assert error == "endpoint refused the connection"

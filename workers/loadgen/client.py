@@ -343,6 +343,12 @@ async def stream_request(
                 response = await http.send(request, stream=True)
             try:
                 timing.http_status = response.status_code
+                if 300 <= response.status_code < 400:
+                    # Never followed, and its body (often "Redirecting to <Location>") is
+                    # not kept: a job's owner must not learn where a redirect points.
+                    raise StreamFailure(
+                        "http_error", f"HTTP {response.status_code}: redirect refused"
+                    )
                 if response.status_code >= 300:
                     detail = (await response.aread())[:300].decode("utf-8", "replace")
                     raise StreamFailure("http_error", f"HTTP {response.status_code}: {detail}")

@@ -146,3 +146,25 @@ def test_the_openapi_document_describes_the_result_document(client):
     assert "/api/v1/runs" in spec["paths"]
     assert "ResultDocument" in spec["components"]["schemas"]
     assert client.get("/api/v1/docs").status_code == 200
+
+
+def test_a_submitted_document_is_validated_from_its_bytes_not_as_a_tree_of_models(client, auth):
+    import tracemalloc
+
+    from tests.apps.runs.test_ingest import _records_document
+
+    # A first submission imports what a request needs: one-off allocations, not the body's.
+    small = json.dumps(_records_document(10)).encode()
+    assert client.post("/api/v1/runs", data=small, content_type="application/json", **auth)
+    body = json.dumps(_records_document(20_000)).encode()
+    tracemalloc.start()
+    try:
+        response = client.post("/api/v1/runs", data=body, content_type="application/json", **auth)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert response.status_code == 201, response.content[:500]
+    assert RequestRecord.objects.count() == 20_010
+    # The test client holds two copies of the body: measured 4.5x here, and 13.9x when ninja
+    # parsed the body into a dict tree and then models.
+    assert peak < 6 * len(body), (peak, len(body))

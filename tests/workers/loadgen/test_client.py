@@ -311,3 +311,42 @@ def test_the_document_and_request_jsonl_are_written_and_validate(start_fault_ser
     assert len(parsed.points) == 2 and parsed.points[1].concurrency == 2
     lines = [json.loads(line) for line in jsonl.read_text().splitlines()]
     assert len(lines) == 8 and {line["point"] for line in lines} == {0, 1}
+
+
+def test_a_redirected_request_is_recorded_as_refused_without_its_location_or_body():
+    import asyncio
+    import http.server
+    import threading
+
+    from workers.loadgen.client import make_http_client, stream_request
+
+    class Redirect(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server API
+            self.rfile.read(int(self.headers["Content-Length"]))
+            body = b"Redirecting to http://127.0.0.1:6379/secret"
+            self.send_response(302)
+            self.send_header("Location", "http://127.0.0.1:6379/secret")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    cfg = EndpointConfig(base_url=f"http://127.0.0.1:{server.server_address[1]}", model="m")
+
+    async def one() -> RequestTiming:
+        async with make_http_client(1) as http:
+            return await stream_request(
+                http, cfg, RequestSpec(prompt="hi", max_tokens=2), RequestTiming(i=0, t_send_ns=0)
+            )
+
+    try:
+        timing = asyncio.run(one())
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert timing.status == "http_error" and timing.http_status == 302
+    assert timing.error == "HTTP 302: redirect refused"
