@@ -55,6 +55,7 @@ router = Router(tags=["imports"])
         409: Errors,
         413: Errors,
         422: Errors,
+        429: Errors,
     },
     summary="Import a peer tool's result file",
 )

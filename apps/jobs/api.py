@@ -297,7 +297,7 @@ def list_endpoints(request: HttpRequest):
 
 @router.post(
     "/endpoints/{endpoint_id}/runs",
-    response={202: JobOut, 401: Errors, 404: Errors, 422: Errors, 503: Errors},
+    response={202: JobOut, 401: Errors, 404: Errors, 422: Errors, 429: Errors, 503: Errors},
     summary="Run now: queue a job on the endpoint's pool",
 )
 def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
@@ -354,7 +354,15 @@ def cancel_job(request: HttpRequest, job_id: int):
 
 @router.post(
     "/jobs/{job_id}/retry",
-    response={202: JobOut, 401: Errors, 404: Errors, 409: Errors, 422: Errors, 503: Errors},
+    response={
+        202: JobOut,
+        401: Errors,
+        404: Errors,
+        409: Errors,
+        422: Errors,
+        429: Errors,
+        503: Errors,
+    },
     summary="Retry a failed or cancelled job",
 )
 def retry_job(request: HttpRequest, job_id: int):
@@ -400,7 +408,7 @@ class PoolOut(Schema):
     agent: bool
 
 
-class ClaimOut(Schema):
+class AgentClaimOut(Schema):
     job_id: int
     spec: dict[str, Any]
 
@@ -428,7 +436,7 @@ def create_pool(request: HttpRequest, body: PoolIn):
 
 @router.post(
     "/agent/claim",
-    response={200: ClaimOut, 204: None, 401: Errors, 404: Errors},
+    response={200: AgentClaimOut, 204: None, 401: Errors, 404: Errors},
     summary="Agent long-poll: the next queued job of your organization's pool",
 )
 async def agent_claim(request: HttpRequest, pool: str, wait: float = 20, worker: str = "agent"):

@@ -163,7 +163,15 @@ def _point(point: Point) -> dict[str, Any]:
 @router.post(
     "",
     auth=BearerToken(),
-    response={200: RunCreated, 201: RunCreated, 401: Errors, 409: Errors, 413: Errors, 422: Errors},
+    response={
+        200: RunCreated,
+        201: RunCreated,
+        401: Errors,
+        409: Errors,
+        413: Errors,
+        422: Errors,
+        429: Errors,
+    },
     summary="Submit a result document",
     # The body is the ResultDocument, validated by run_ingest from the raw bytes (records as
     # compact rows, apps/runs/lean.py), not by ninja (a dict tree, then models: ~7x the
