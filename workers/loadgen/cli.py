@@ -621,25 +621,13 @@ def _run_bench(args: argparse.Namespace) -> int:
     started_at = datetime.now(UTC)
     result = SweepResult()
     progress = ProgressBar(enabled=not args.quiet)
-    interrupted = False
-    try:
-        asyncio.run(
-            _scraped(
-                scraper,
-                run_sweep(
-                    cfg,
-                    workload,
-                    plan,
-                    result=result,
-                    progress=progress,
-                    count_tokens=counter.count,
-                ),
-            )
-        )
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        progress.close()
+    interrupted = _drive(
+        run_sweep(
+            cfg, workload, plan, result=result, progress=progress, count_tokens=counter.count
+        ),
+        scraper,
+        progress,
+    )
     if not result.points:
         print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
         return 130 if interrupted else 1
@@ -694,10 +682,7 @@ def _run_bench(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 3
-    if args.submit:
-        token = args.token or os.environ.get("INFERBOARD_TOKEN")
-        run_id = submit(document, args.submit, token)
-        print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
+    _submit_if_asked(args, document)
     return 130 if interrupted else 0
 
 
@@ -794,15 +779,9 @@ def _run_dataset(args: argparse.Namespace, cfg: EndpointConfig, deployment: Depl
     started_at = datetime.now(UTC)
     result = SweepResult()
     progress = ProgressBar(enabled=not args.quiet)
-    interrupted = False
-    try:
-        asyncio.run(
-            _scraped(scraper, run_sweep(cfg, workload, plan, result=result, progress=progress))
-        )
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        progress.close()
+    interrupted = _drive(
+        run_sweep(cfg, workload, plan, result=result, progress=progress), scraper, progress
+    )
     if not result.points:
         print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
         return 130 if interrupted else 1
@@ -828,10 +807,7 @@ def _run_dataset(args: argparse.Namespace, cfg: EndpointConfig, deployment: Depl
     jsonl = write_outputs(document, result, args.out)
     print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
     _summary(document)
-    if args.submit:
-        token = args.token or os.environ.get("INFERBOARD_TOKEN")
-        run_id = submit(document, args.submit, token)
-        print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
+    _submit_if_asked(args, document)
     return 130 if interrupted else 0
 
 
@@ -908,10 +884,7 @@ def _run_trace(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deploy
     jsonl = write_outputs(document, result, args.out)
     print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
     _summary(document)
-    if args.submit:
-        token = args.token or os.environ.get("INFERBOARD_TOKEN")
-        run_id = submit(document, args.submit, token)
-        print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
+    _submit_if_asked(args, document)
     return 0
 
 
@@ -952,17 +925,9 @@ def _run_sessions(
     started_at = datetime.now(UTC)
     result = SweepResult()
     progress = ProgressBar(enabled=not args.quiet)
-    interrupted = False
-    try:
-        asyncio.run(
-            _scraped(
-                scraper, run_session_sweep(cfg, workload, plan, result=result, progress=progress)
-            )
-        )
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        progress.close()
+    interrupted = _drive(
+        run_session_sweep(cfg, workload, plan, result=result, progress=progress), scraper, progress
+    )
     if not result.points:
         print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
         return 130 if interrupted else 1
@@ -999,11 +964,27 @@ def _run_sessions(
                 f"{'not reported' if hit is None else f'{hit:.1%}'}",
                 file=sys.stderr,
             )
+    _submit_if_asked(args, document)
+    return 130 if interrupted else 0
+
+
+def _drive(sweep: Coroutine[Any, Any, Any], scraper: Scraper | None, progress: ProgressBar) -> bool:
+    """Run the sweep with the server scrape beside it; True when Ctrl-C ended it (the levels
+    that finished are kept in the sweep's result)."""
+    try:
+        asyncio.run(_scraped(scraper, sweep))
+    except KeyboardInterrupt:
+        return True
+    finally:
+        progress.close()
+    return False
+
+
+def _submit_if_asked(args: argparse.Namespace, document: ResultDocument) -> None:
     if args.submit:
         token = args.token or os.environ.get("INFERBOARD_TOKEN")
         run_id = submit(document, args.submit, token)
         print(f"submitted as run {run_id} (key {document.idempotency_key})", file=sys.stderr)
-    return 130 if interrupted else 0
 
 
 def _summary(document: ResultDocument) -> None:
