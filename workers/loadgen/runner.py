@@ -16,7 +16,7 @@ import multiprocessing
 import platform
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -387,6 +387,13 @@ class _Runner:
             timings.append(timing)
             self._report(state, timing)
 
+        await self.arrivals(rate, one)
+        return timings
+
+    async def arrivals(self, rate: float, one: Callable[[int, int], Awaitable[None]]) -> None:
+        """Open loop: start `one(i, t_sched)` at each planned arrival, never waiting for
+        earlier ones (no coordinated omission), until the plan's count or duration is spent;
+        then wait for every started one."""
         tasks: list[asyncio.Task[None]] = []
         start = perf_counter_ns()
         deadline = self._deadline(start)
@@ -407,7 +414,6 @@ class _Runner:
         finally:
             for task in tasks:
                 task.cancel()
-        return timings
 
 
 @dataclass

@@ -210,26 +210,7 @@ class _SessionRunner:
                 async with slots:
                     timings.extend(await self.session(http, s, requests, state, t_sched))
 
-        tasks: list[asyncio.Task[None]] = []
-        start = perf_counter_ns()
-        deadline = self.base._deadline(start)
-        t_sched = start
-        gaps = self.base._gaps_s(rate)
-        try:
-            for s in itertools.count():
-                if self.plan.requests is not None and s >= self.plan.requests:
-                    break
-                if deadline is not None and t_sched >= deadline:
-                    break
-                delay = (t_sched - perf_counter_ns()) / NS_PER_S
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                tasks.append(asyncio.create_task(one(s, t_sched)))
-                t_sched += int(next(gaps) * NS_PER_S)
-            await asyncio.gather(*tasks)
-        finally:
-            for task in tasks:
-                task.cancel()
+        await self.base.arrivals(rate, one)
         return timings
 
 
