@@ -105,6 +105,22 @@ def test_the_cache_hit_rate_rises_with_the_turn_index_on_llama_server(server):
     }
 
 
+def test_sessions_arriving_at_a_rate_each_run_every_turn_on_llama_server(server):
+    cfg, workload = _workload(server, SHAPE.model_copy(update={"turns": 2}))
+    plan = LoadPlan(levels=[Level(rate=20.0)], requests=3, early_stop=False)
+    result = asyncio.run(run_session_sweep(cfg, workload, plan))
+    point = result.points[0]
+    assert point.request_rate == 20.0
+    assert point.sessions.total == point.sessions.completed == 3
+    assert {(r.session, r.turn) for r in point.records} == {
+        (s, t) for s in range(3) for t in (0, 1)
+    }
+    # Open loop: a session's first turn has its planned arrival; later turns follow answers.
+    planned = sorted((r.session, r.t_sched_ms is not None) for r in point.records if r.turn == 0)
+    assert planned == [(0, True), (1, True), (2, True)]
+    assert all(r.t_sched_ms is None for r in point.records if r.turn == 1)
+
+
 def test_bench_runs_the_agentic_coding_preset_against_llama_server(server, tmp_path):
     out = tmp_path / "run.json"
     code = main(
