@@ -20,6 +20,9 @@ graceful_timeout = 30
 # Seconds an idle keep-alive connection stays open.
 keepalive = 5
 accesslog = "-"
-# Under ASGI each request runs its sync view in its own thread, so persistent database
-# connections would be left per thread (Django's docs: use CONN_MAX_AGE=0 with ASGI).
-os.environ.setdefault("DB_CONN_MAX_AGE", "0")
+# Under ASGI each request runs its sync view in its own thread, so persistent connections would
+# be left per thread (Django's docs: no CONN_MAX_AGE with ASGI), and a new connection per
+# request costs a PostgreSQL backend start each time. A pool per worker serves both: a request
+# borrows a connection and gives it back when it ends. 3 workers × 10 stays well inside
+# PostgreSQL's default max_connections of 100, beside the scheduler and Celery.
+os.environ.setdefault("DB_POOL_SIZE", "10")

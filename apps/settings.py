@@ -36,6 +36,12 @@ def database_from_url(url: str) -> dict:
         path = unquote(parts.path)[1:]
         return {"ENGINE": "django.db.backends.sqlite3", "NAME": path or ":memory:"}
     if parts.scheme in {"postgres", "postgresql"}:
+        options: dict = dict(parse_qsl(parts.query))
+        pool_size = int(os.environ.get("DB_POOL_SIZE", "0"))
+        if pool_size > 0:
+            # Each request borrows an open connection instead of opening one (a PostgreSQL
+            # backend started per request): the ASGI web process sets this (apps/serving.py).
+            options["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 30}
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": unquote(parts.path.lstrip("/")) or "postgres",
@@ -43,8 +49,9 @@ def database_from_url(url: str) -> dict:
             "PASSWORD": unquote(parts.password or ""),
             "HOST": parts.hostname or "",
             "PORT": str(parts.port or ""),
-            "OPTIONS": dict(parse_qsl(parts.query)),
-            "CONN_MAX_AGE": int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+            "OPTIONS": options,
+            # A pooled connection goes back to the pool when the request ends.
+            "CONN_MAX_AGE": 0 if pool_size else int(os.environ.get("DB_CONN_MAX_AGE", "60")),
         }
     raise ImproperlyConfigured(f"DATABASE_URL: unsupported scheme {parts.scheme!r}")
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from asgiref.sync import sync_to_async
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
@@ -454,6 +454,9 @@ async def agent_claim(request: HttpRequest, pool: str, wait: float = 20, worker:
             return {"job_id": job.pk, "spec": await sync_to_async(services.job_spec)(job)}
         if time.monotonic() >= deadline:
             return Status(204, None)
+        # Give the connection back while waiting (one past its age, as a pooled one always is):
+        # otherwise each idle agent holds one of apps/serving.py's pool for its whole poll.
+        await sync_to_async(close_old_connections)()
         await asyncio.sleep(0.5)
 
 

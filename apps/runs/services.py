@@ -236,15 +236,24 @@ def _record_rows(records: Iterable[doc.RequestRecord]) -> Iterable[tuple]:
         )
 
 
+def _record_column_types() -> list[str]:
+    """The SQL types of the COPY columns, as the table has them (binary COPY needs exact ones)."""
+    fields = [RequestRecord._meta.get_field(name) for name in ("point", *REQUEST_RECORD_FIELDS)]
+    return [field.db_type(connection).split("(")[0] for field in fields]
+
+
 def _records_insert(point_id: int, records: list[doc.RequestRecord]) -> None:
     if connection.vendor == "postgresql":
         # COPY is several times faster than multi-row INSERT for tens of thousands of rows.
         table = RequestRecord._meta.db_table
         columns = ", ".join(("point_id", *REQUEST_RECORD_FIELDS))
+        # Binary COPY: floats travel as 8 bytes instead of being printed by Python and parsed
+        # again by PostgreSQL (about 1.5x faster than text COPY on both sides, bench/ingest.py).
         with (
             connection.cursor() as cursor,
-            cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
+            cursor.copy(f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)") as copy,
         ):
+            copy.set_types(_record_column_types())
             for row in _record_rows(records):
                 copy.write_row((point_id, *row))
         return

@@ -631,40 +631,31 @@ def _run_bench(args: argparse.Namespace) -> int:
     if not result.points:
         print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
         return 130 if interrupted else 1
-    if args.no_records:
-        for point in result.points:
-            point.records = None
     mismatched = _mark_length_mismatch(result, check)
-    extra = {
-        **_attach_server_metrics(args, cfg, scraper, result),
-        "tokenizer": counter.name,
-        "prompt_overhead_tokens": overhead,
-        "api": cfg.api,
-        "seed": args.seed,
-        "transport": cfg.transport,
-        "prompt_check": {
+    document = _write_document(
+        args,
+        cfg,
+        scraper,
+        result,
+        deployment=deployment,
+        scenario=scenario,
+        started_at=started_at,
+        interrupted=interrupted,
+        revision=False,
+        tokenizer=counter.name,
+        prompt_overhead_tokens=overhead,
+        api=cfg.api,
+        seed=args.seed,
+        transport=cfg.transport,
+        prompt_check={
             "counter": check.counter,
             "checked": check.checked,
             "missed": check.missed,
             "tolerance_tokens": check.tolerance,
         },
-    }
-    document = make_document(
-        model=ModelInfo(name=args.model, family=args.model_family),
-        deployment=deployment,
-        scenario=scenario,
-        result=result,
-        started_at=started_at,
-        interrupted=interrupted,
-        extra=extra,
     )
-    if any(point.server is not None for point in document.points):
-        document.schema_revision = SCHEMA_REVISION
-    jsonl = write_outputs(document, result, args.out)
-    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
     if result.stop_reason:
         print(result.stop_reason, file=sys.stderr)
-    _summary(document)
     bound = [p.label or "?" for p in document.points if p.client_bound]
     if bound:
         print(
@@ -785,28 +776,19 @@ def _run_dataset(args: argparse.Namespace, cfg: EndpointConfig, deployment: Depl
     if not result.points:
         print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
         return 130 if interrupted else 1
-    if args.no_records:
-        for point in result.points:
-            point.records = None
-    extra = {
-        **_attach_server_metrics(args, cfg, scraper, result),
-        "tokenizer": counter.name,
-        "api": cfg.api,
-        "seed": args.seed,
-    }
-    document = make_document(
-        model=ModelInfo(name=args.model, family=args.model_family),
+    document = _write_document(
+        args,
+        cfg,
+        scraper,
+        result,
         deployment=deployment,
         scenario=scenario,
-        result=result,
         started_at=started_at,
         interrupted=interrupted,
-        extra=extra,
+        tokenizer=counter.name,
+        api=cfg.api,
+        seed=args.seed,
     )
-    document.schema_revision = SCHEMA_REVISION
-    jsonl = write_outputs(document, result, args.out)
-    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
-    _summary(document)
     _submit_if_asked(args, document)
     return 130 if interrupted else 0
 
@@ -863,27 +845,19 @@ def _run_trace(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deploy
         )
     finally:
         progress.close()
-    if args.no_records:
-        point.records = None
     result = SweepResult(points=[point], timings=[timings], levels=[Level(name=point.label)])
-    extra = {
-        **_attach_server_metrics(args, cfg, scraper, result),
-        "tokenizer": counter.name,
-        "prompt_overhead_tokens": overhead,
-        "seed": args.seed,
-    }
-    document = make_document(
-        model=ModelInfo(name=args.model, family=args.model_family),
+    document = _write_document(
+        args,
+        cfg,
+        scraper,
+        result,
         deployment=deployment,
         scenario=scenario,
-        result=result,
         started_at=started_at,
-        extra=extra,
+        tokenizer=counter.name,
+        prompt_overhead_tokens=overhead,
+        seed=args.seed,
     )
-    document.schema_revision = SCHEMA_REVISION
-    jsonl = write_outputs(document, result, args.out)
-    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
-    _summary(document)
     _submit_if_asked(args, document)
     return 0
 
@@ -931,28 +905,19 @@ def _run_sessions(
     if not result.points:
         print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
         return 130 if interrupted else 1
-    if args.no_records:
-        for point in result.points:
-            point.records = None
-    extra = {
-        **_attach_server_metrics(args, cfg, scraper, result),
-        "tokenizer": counter.name,
-        "api": cfg.api,
-        "seed": args.seed,
-    }
-    document = make_document(
-        model=ModelInfo(name=args.model, family=args.model_family),
+    document = _write_document(
+        args,
+        cfg,
+        scraper,
+        result,
         deployment=deployment,
         scenario=scenario,
-        result=result,
         started_at=started_at,
         interrupted=interrupted,
-        extra=extra,
+        tokenizer=counter.name,
+        api=cfg.api,
+        seed=args.seed,
     )
-    document.schema_revision = SCHEMA_REVISION
-    jsonl = write_outputs(document, result, args.out)
-    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
-    _summary(document)
     for point in document.points:
         for turn in point.turns or []:
             hit = turn.prefix_cache_hit_rate
@@ -966,6 +931,42 @@ def _run_sessions(
             )
     _submit_if_asked(args, document)
     return 130 if interrupted else 0
+
+
+def _write_document(
+    args: argparse.Namespace,
+    cfg: EndpointConfig,
+    scraper: Scraper | None,
+    result: SweepResult,
+    *,
+    deployment: Deployment,
+    scenario: Scenario,
+    started_at: datetime,
+    interrupted: bool = False,
+    revision: bool = True,
+    **extra: Any,
+) -> ResultDocument:
+    """Every run path ends here: the finished levels as a document, written to --out with its
+    request records beside it, and summarized on stderr. `extra` goes to environment.extra.
+    `revision` marks revision-2 content; server metrics make a document revision 2 anyway."""
+    if args.no_records:
+        for point in result.points:
+            point.records = None
+    document = make_document(
+        model=ModelInfo(name=args.model, family=args.model_family),
+        deployment=deployment,
+        scenario=scenario,
+        result=result,
+        started_at=started_at,
+        interrupted=interrupted,
+        extra={**_attach_server_metrics(args, cfg, scraper, result), **extra},
+    )
+    if revision or any(point.server is not None for point in document.points):
+        document.schema_revision = SCHEMA_REVISION
+    jsonl = write_outputs(document, result, args.out)
+    print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
+    _summary(document)
+    return document
 
 
 def _drive(sweep: Coroutine[Any, Any, Any], scraper: Scraper | None, progress: ProgressBar) -> bool:

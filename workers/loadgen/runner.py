@@ -212,6 +212,32 @@ class SweepResult:
     # Several client processes: how late the last of them started, per level.
     start_skew_ms: list[float] = field(default_factory=list)
 
+    def add_level(
+        self, level: Level, point: Point, timings: list[RequestTiming], plan: LoadPlan
+    ) -> bool:
+        """Keeps a finished level; True when the sweep stops early here (the reason kept)."""
+        previous = self.points[-1] if self.points else None
+        self.points.append(point)
+        self.timings.append(timings)
+        self.levels.append(level)
+        if not plan.early_stop or level is plan.levels[-1]:
+            return False
+        reason = saturation_reason(point, previous, plan.slo)
+        if reason is not None:
+            self.stop_reason = f"stopped after {level.label}: {reason}"
+        return reason is not None
+
+
+def level_point(timings: list[RequestTiming], level: Level, plan: LoadPlan) -> Point:
+    """A finished level's measured point."""
+    return build_point(
+        timings,
+        concurrency=level.concurrency,
+        request_rate=level.rate,
+        label=level.label,
+        slo=plan.slo,
+    )
+
 
 def powers_of_two(limit: int) -> list[int]:
     return [2**k for k in range(limit.bit_length()) if 2**k <= limit]
@@ -537,25 +563,12 @@ async def run_sweep(
         return await asyncio.to_thread(_sweep_in_processes, runner, result)
     for level in plan.levels:
         timings = await runner.run_level(level)
-        point = build_point(
-            timings,
-            concurrency=level.concurrency,
-            request_rate=level.rate,
-            label=level.label,
-            slo=plan.slo,
-        )
+        point = level_point(timings, level, plan)
         if runner.client_load is not None:
             point.client = runner.client_load
             point.client_bound = client_bound(runner.client_load)
-        previous = result.points[-1] if result.points else None
-        result.points.append(point)
-        result.timings.append(timings)
-        result.levels.append(level)
-        if plan.early_stop:
-            reason = saturation_reason(point, previous, plan.slo)
-            if reason is not None and level is not plan.levels[-1]:
-                result.stop_reason = f"stopped after {level.label}: {reason}"
-                break
+        if result.add_level(level, point, timings, plan):
+            break
     return result
 
 
@@ -566,13 +579,7 @@ def _sweep_in_processes(runner: _Runner, result: SweepResult) -> SweepResult:
             timings, load, bound, skew_ns = _run_level_in_processes(
                 runner, level, pool, plan.processes
             )
-            point = build_point(
-                timings,
-                concurrency=level.concurrency,
-                request_rate=level.rate,
-                label=level.label,
-                slo=plan.slo,
-            )
+            point = level_point(timings, level, plan)
             point.client, point.client_bound = load, bound
             result.start_skew_ms.append(skew_ns / NS_PER_MS)
             if runner.progress is not None:
@@ -583,15 +590,8 @@ def _sweep_in_processes(runner: _Runner, result: SweepResult) -> SweepResult:
                 state.errors = sum(not t.ok for t in measured)
                 state.output_tokens = sum(t.n_out or 0 for t in measured)
                 runner.progress(state)
-            previous = result.points[-1] if result.points else None
-            result.points.append(point)
-            result.timings.append(timings)
-            result.levels.append(level)
-            if plan.early_stop:
-                reason = saturation_reason(point, previous, plan.slo)
-                if reason is not None and level is not plan.levels[-1]:
-                    result.stop_reason = f"stopped after {level.label}: {reason}"
-                    break
+            if result.add_level(level, point, timings, plan):
+                break
     return result
 
 

@@ -104,8 +104,12 @@ ENGINE_PREFIXES = {"vllm:": "vllm", "sglang:": "sglang", "llamacpp:": "llama.cpp
 
 @dataclass(slots=True)
 class Reading:
-    t_ns: int
+    t_ns: int  # when the answer arrived
     values: dict[str, tuple[str, float]]  # neutral name -> (source name, value)
+    # When the scrape was sent (defaults to the arrival). An answer that arrives after a
+    # window ends may still have been made before its last request was counted; only one
+    # asked for after the end is sure to count everything in the window.
+    sent_ns: int | None = None
 
 
 def parse_metrics(text: str) -> tuple[dict[str, tuple[str, float]], str | None]:
@@ -143,6 +147,7 @@ class Scraper:
     errors: int = 0
 
     async def scrape(self, http: httpx.AsyncClient) -> None:
+        sent_ns = perf_counter_ns()
         try:
             response = await http.get(self.url, headers=self.headers)
             response.raise_for_status()
@@ -152,7 +157,7 @@ class Scraper:
             self.errors += 1
             return
         self.engine = self.engine or engine
-        self.readings.append(Reading(perf_counter_ns(), values))
+        self.readings.append(Reading(perf_counter_ns(), values, sent_ns))
 
     async def run(self, http: httpx.AsyncClient) -> None:
         interval_ns = int(self.interval_s * NS_PER_S)
@@ -163,11 +168,11 @@ class Scraper:
             await self.scrape(http)
 
     def window(self, start_ns: int, end_ns: int) -> ServerMetrics | None:
-        """The readings that cover [start, end]: those inside it and the last one before and
-        the first one after, so counter deltas span the whole window."""
+        """The readings that cover [start, end]: those inside it, the last one answered before
+        it and the first one asked for after it, so counter deltas span the whole window."""
         before = [r for r in self.readings if r.t_ns <= start_ns]
-        after = [r for r in self.readings if r.t_ns >= end_ns]
-        inside = [r for r in self.readings if start_ns < r.t_ns < end_ns]
+        after = [r for r in self.readings if _sent(r) >= end_ns]
+        inside = [r for r in self.readings if r.t_ns > start_ns and _sent(r) < end_ns]
         chosen = before[-1:] + inside + after[:1]
         if not chosen:
             return None
@@ -195,6 +200,10 @@ class Scraper:
             queued_max=max(waiting.values) if waiting else None,
             preemptions=preempted.values[-1] - preempted.values[0] if preempted else None,
         )
+
+
+def _sent(reading: Reading) -> int:
+    return reading.t_ns if reading.sent_ns is None else reading.sent_ns
 
 
 def server_acceptance(server: ServerMetrics) -> SpeculativeAcceptance | None:

@@ -19,7 +19,7 @@ from time import perf_counter_ns
 from typing import Any
 
 from workers.loadgen.client import EndpointConfig, RequestSpec, make_http_client, stream_request
-from workers.loadgen.metrics import NS_PER_S, RequestTiming, build_point, distribution
+from workers.loadgen.metrics import NS_PER_S, RequestTiming, distribution
 from workers.loadgen.prompts import PromptBuilder, code_words
 from workers.loadgen.runner import (
     ClientMonitor,
@@ -30,14 +30,14 @@ from workers.loadgen.runner import (
     SweepResult,
     _Runner,
     client_bound,
-    saturation_reason,
+    level_point,
 )
 from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for callers
     SESSION_PRESETS,
     mean_context_tokens,
     session_dataset,
 )
-from workers.results import Point, SessionScenario, SessionStats, TurnStats
+from workers.results import SessionScenario, SessionStats, TurnStats
 
 _SESSION_KEY = 10**6  # seeds message text apart from a key's turn index
 
@@ -274,24 +274,11 @@ async def run_session_sweep(
     runner = _SessionRunner(cfg, workload, plan, progress)
     for level in plan.levels:
         timings = await runner.run_level(level)
-        point: Point = build_point(
-            timings,
-            concurrency=level.concurrency,
-            request_rate=level.rate,
-            label=level.label,
-            slo=plan.slo,
-        )
+        point = level_point(timings, level, plan)
         point.turns, point.sessions = session_stats(timings, workload.shape.turns)
         if runner.client_load is not None:
             point.client = runner.client_load
             point.client_bound = client_bound(runner.client_load)
-        previous = result.points[-1] if result.points else None
-        result.points.append(point)
-        result.timings.append(timings)
-        result.levels.append(level)
-        if plan.early_stop:
-            reason = saturation_reason(point, previous, plan.slo)
-            if reason is not None and level is not plan.levels[-1]:
-                result.stop_reason = f"stopped after {level.label}: {reason}"
-                break
+        if result.add_level(level, point, timings, plan):
+            break
     return result

@@ -1,6 +1,9 @@
 import json
+import uuid
 
 import pytest
+import redis
+from django.conf import settings as django_settings
 from django.core.management import call_command
 
 from apps.accounts.services import organization_get_or_create, token_create, token_revoke
@@ -118,6 +121,49 @@ def test_runs_can_be_filtered_and_paginated(client, document, auth):
     bad = client.get("/api/v1/runs?provenance=guessed")
     assert bad.status_code == 422
     assert bad.json()["detail"][0]["path"] == "provenance"
+
+
+def test_the_cached_run_list_shows_a_new_run_at_once(
+    client, document, auth, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        post_run(client, document, **auth)
+    assert client.get("/api/v1/runs").json()["count"] == 1  # now cached
+    assert client.get("/api/v1/runs").json()["count"] == 1  # served from the cache
+    with django_capture_on_commit_callbacks(execute=True):
+        post_run(client, {**document, "idempotency_key": str(uuid.uuid4())}, **auth)
+    assert client.get("/api/v1/runs").json()["count"] == 2
+
+
+def test_the_cached_run_list_keeps_private_runs_to_their_organization(
+    client, document, auth, django_capture_on_commit_callbacks
+):
+    rival = {"HTTP_AUTHORIZATION": "Bearer " + token_create(org=organization_get_or_create(
+        slug="rival")).plaintext}  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        post_run(client, document, **auth)
+        private = {**document, "idempotency_key": str(uuid.uuid4())}
+        post_run(client, private, query="?private=true", **auth)
+    for _ in range(2):  # the second round is served from the cache
+        assert client.get("/api/v1/runs", **auth).json()["count"] == 2
+        assert client.get("/api/v1/runs").json()["count"] == 1
+        assert client.get("/api/v1/runs", **rival).json()["count"] == 1
+
+
+def test_made_up_filters_offsets_and_page_sizes_never_fill_the_list_cache(client, document, auth):
+    if not django_settings.REDIS_URL:
+        pytest.fail("REDIS_URL is not set: run the suite with scripts/test")
+    keys = redis.Redis.from_url(django_settings.REDIS_URL)
+    post_run(client, document, **auth)
+    for n in range(50):
+        assert client.get(f"/api/v1/runs?model=made-up-{n}").json()["items"] == []
+        assert client.get(f"/api/v1/runs?offset={n + 1}").json()["items"] == []
+        assert client.get(f"/api/v1/runs?limit={3 + n % 6}").status_code == 200
+        assert client.get(f"/api/v1/runs?model=GLM%205.2\u00e9{n}").status_code == 200
+    assert keys.keys("*api:runs:*") == []
+    # A page that holds runs, in a usual size, is stored: the check above can fail.
+    assert client.get("/api/v1/runs?model=glm%205.2&limit=20").json()["count"] == 1
+    assert len(keys.keys("*api:runs:*")) == 1
 
 
 @pytest.mark.sqlite_smoke

@@ -69,6 +69,18 @@ def test_a_window_takes_the_readings_around_it_and_flags_queueing_and_preemption
     assert (server.queued_max, server.preemptions) == (4, 2)
 
 
+def test_the_reading_after_a_window_is_one_asked_for_after_it_ended():
+    # The scrape sent at 25 is answered at 31, after the window's end at 30, with counts made
+    # before the window's last tokens were counted; the one sent at 32 has them all.
+    scraper = Scraper("http://x/metrics", interval_s=1.0)
+    for sent, answered, generated in [(0, 1, 0), (25, 31, 70), (32, 33, 100)]:
+        tokens = {"generation_tokens": ("llamacpp:tokens_predicted_total", generated)}
+        scraper.readings.append(Reading(answered, tokens, sent))
+    series = next(s for s in scraper.window(5, 30).series if s.name == "generation_tokens")
+    assert series.values[-1] - series.values[0] == 100
+    assert series.t_ms[-1] >= 25e-6
+
+
 def test_a_page_that_is_not_prometheus_text_is_a_missed_scrape(tmp_path):
     with pytest.raises(ValueError):
         parse_metrics("<html>not metrics</html>\n{")

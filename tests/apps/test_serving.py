@@ -1,0 +1,120 @@
+"""The production web process (apps/serving.py) against the test PostgreSQL: its requests
+share a bounded pool of connections, and an idle agent's long poll holds none of them."""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+from cryptography.fernet import Fernet
+from django.db import connection
+
+from workers.testing.processes import REPO_ROOT, free_port, stop
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+APP_NAME = "inferboard-pool-test"
+
+
+@pytest.fixture
+def production_server(org, issued) -> Iterator[tuple[str, dict[str, str]]]:
+    if connection.vendor != "postgresql":
+        pytest.fail("the connection pool is PostgreSQL's: run the suite with scripts/test")
+    db = connection.settings_dict
+    port = free_port()
+    env = {
+        "PATH": str(Path(sys.executable).parent),
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+        f"?application_name={APP_NAME}",
+        "DB_POOL_SIZE": "2",
+        "WEB_CONCURRENCY": "1",
+        "INFERBOARD_BIND": f"127.0.0.1:{port}",
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ENDPOINT_CREDENTIALS_KEY": Fernet.generate_key().decode(),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+    }
+    command = [sys.executable, "-m", "gunicorn", "--config", "python:apps.serving"]
+    server = subprocess.Popen(
+        [*command, "apps.asgi:application"],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(300):
+            assert server.poll() is None, "the production server exited"
+            try:
+                if httpx.get(url + "/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        yield url, {"Authorization": f"Bearer {issued.plaintext}"}
+    finally:
+        stop(server)
+
+
+def _app_connections() -> int:
+    db = connection.settings_dict
+    with psycopg.connect(
+        host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"], autocommit=True
+    ) as admin:
+        query = "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s"
+        return admin.execute(query, (APP_NAME,)).fetchone()[0]
+
+
+def test_concurrent_requests_share_a_bounded_pool_of_connections(production_server):
+    url, auth = production_server
+
+    def list_runs(n: int) -> int:
+        # Unknown filters are never cached, so every request reads the database.
+        return httpx.get(f"{url}/api/v1/runs?model=m{n}", headers=auth, timeout=120).status_code
+
+    seen = 0
+    with ThreadPoolExecutor(16) as clients:
+        futures = [clients.submit(list_runs, n) for n in range(64)]
+        while not all(future.done() for future in futures):
+            seen = max(seen, _app_connections())
+    assert [future.result() for future in futures] == [200] * 64
+    assert seen <= 2  # never more than the pool, though 16 ask at once
+    # The pool keeps its connections open between requests (one opened per request would be
+    # closed again by now).
+    assert 1 <= _app_connections() <= 2
+
+
+def test_an_agent_waiting_for_a_job_holds_no_connection(production_server, org):
+    from apps.jobs.services import pool_create
+
+    url, auth = production_server
+    pool = pool_create(org=org, name="pool.waiting").name
+    # With a pool of two, two idle agents polling for 15 s would hold both connections, and a
+    # read would wait for a poll to end.
+    with ThreadPoolExecutor(2) as agents:
+        polls = [
+            agents.submit(
+                httpx.post,
+                f"{url}/api/v1/agent/claim",
+                params={"pool": pool, "wait": 15},
+                headers=auth,
+                timeout=60,
+            )
+            for _ in range(2)
+        ]
+        # Both polls are waiting by now. Were one not yet, the read would only get a
+        # connection sooner: this pause can make the test pass, never fail.
+        time.sleep(2)
+        answer = httpx.get(f"{url}/api/v1/runs", headers=auth, timeout=60)
+        assert answer.status_code == 200
+        assert not any(poll.done() for poll in polls), "the read waited for a poll to end"
+        assert [poll.result().status_code for poll in polls] == [204, 204]
