@@ -134,7 +134,7 @@ def main() -> None:
 
     from cryptography.fernet import Fernet
 
-    from workers.testing.processes import free_port, stop
+    from workers.testing.processes import free_port, stop, wait_until_healthy
 
     base = os.environ.get("DATABASE_URL", DEFAULT_DB).rsplit("/", 1)[0]
     name = f"inferboard_apiload_{uuid.uuid4().hex[:8]}"
@@ -183,14 +183,7 @@ def main() -> None:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        for _ in range(600):
-            if server.poll() is not None:
-                sys.exit(f"gunicorn exited with code {server.returncode}")
-            try:
-                if httpx.get(url + "/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+        wait_until_healthy(url, server, 120, path="/healthz")
         headers = {"Authorization": f"Bearer {token}"}
         with httpx.Client(timeout=300) as http:
             for _ in range(40):

@@ -17,7 +17,8 @@ import pytest
 from cryptography.fernet import Fernet
 from django.db import connection
 
-from workers.testing.processes import REPO_ROOT, free_port, stop
+from tests.install.test_server_install import PRODUCTION_COMMAND
+from workers.testing.processes import REPO_ROOT, free_port, stop, wait_until_healthy
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,9 +44,8 @@ def production_server(org, issued) -> Iterator[tuple[str, dict[str, str]]]:
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECURE_SSL_REDIRECT": "0",
     }
-    command = [sys.executable, "-m", "gunicorn", "--config", "python:apps.serving"]
     server = subprocess.Popen(
-        [*command, "apps.asgi:application"],
+        [sys.executable, "-m", *PRODUCTION_COMMAND],
         env=env,
         cwd=REPO_ROOT,
         stdout=subprocess.DEVNULL,
@@ -53,13 +53,7 @@ def production_server(org, issued) -> Iterator[tuple[str, dict[str, str]]]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(300):
-            assert server.poll() is None, "the production server exited"
-            try:
-                if httpx.get(url + "/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+        wait_until_healthy(url, server, 120, path="/healthz")
         yield url, {"Authorization": f"Bearer {issued.plaintext}"}
     finally:
         stop(server)

@@ -582,30 +582,15 @@ def test_a_job_measures_a_real_llama_server_and_lands_as_a_run(site, pools, brok
 def test_a_load_job_whose_prompts_cannot_match_the_scenario_fails_before_measuring():
     import threading
 
-    from workers.results import Deployment, Engine, ModelInfo, Quantization, Scenario
-    from workers.tasks import EndpointSpec, JobSpec, LoadSpec, Progress, measure_load
+    from workers.results import Scenario
+    from workers.tasks import Progress, measure_load
 
-    spec = JobSpec(
-        job_id=1,
-        idempotency_key="k",
-        kind="load",
-        server_url="http://127.0.0.1:9",
-        endpoint=EndpointSpec(url="http://127.0.0.1:9", served_model="m"),
-        model=ModelInfo(name="m"),
-        deployment=Deployment(
-            accelerator="H200",
-            gpus=1,
-            engine=Engine(name="e"),
-            quantization=Quantization(weights="BF16"),
-        ),
-        # Two tokens of which half are a shared prefix: no prompt can be that short.
-        scenario=Scenario(
-            input_tokens=2, output_tokens=4, prefix_cache_hit_rate=0.5, length_spread=0
-        ),
-        load=LoadSpec(concurrency=[1], requests=3),
-    )
     with fault_server() as url:
-        spec.endpoint.url = url
+        spec = _load_spec(url)
+        # Two tokens of which half are a shared prefix: no prompt can be that short.
+        spec.scenario = Scenario(
+            input_tokens=2, output_tokens=4, prefix_cache_hit_rate=0.5, length_spread=0
+        )
         progress = Progress()
         with pytest.raises(ValueError, match="miss their input length"):
             measure_load(spec, progress=progress, cancel=threading.Event())

@@ -95,13 +95,16 @@ def fault_server(*args: str, cpu: int | None = None) -> Iterator[str]:
         stop(process)
 
 
-def wait_until_healthy(url: str, process: subprocess.Popen[bytes], timeout_s: float) -> None:
+def wait_until_healthy(
+    url: str, process: subprocess.Popen[bytes], timeout_s: float, path: str = "/health"
+) -> None:
+    """Returns once `url + path` answers 200; raises if the process exits or time runs out."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server exited with code {process.returncode}")
         with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(url + "/health", timeout=2).status_code == 200:
+            if httpx.get(url + path, timeout=2).status_code == 200:
                 return
         time.sleep(0.2)
     raise RuntimeError(f"server at {url} not healthy after {timeout_s:g} s")
