@@ -58,7 +58,9 @@ class InferboardApi(NinjaAPI):
                 errors = dict(_COMMON_ERRORS)
                 if method in ("post", "put", "patch"):
                     errors["413"] = "the body is over API_MAX_BODY_BYTES"
-                responses = operation.setdefault("responses", {})
+                # ninja keys responses by int, OpenAPI by string: both kinds in one dict
+                # serialise as a repeated JSON key, which Swagger refuses to parse.
+                responses = {str(status): r for status, r in operation.get("responses", {}).items()}
                 for status, description in errors.items():
                     responses.setdefault(
                         status,
@@ -67,6 +69,7 @@ class InferboardApi(NinjaAPI):
                             "content": {"application/json": {"schema": _ERROR_BODY}},
                         },
                     )
+                operation["responses"] = responses
         return schema
 
 

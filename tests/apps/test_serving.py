@@ -6,7 +6,6 @@ from __future__ import annotations
 import secrets
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,6 +17,7 @@ from cryptography.fernet import Fernet
 from django.db import connection
 
 from tests.install.test_server_install import PRODUCTION_COMMAND
+from tests.waits import wait_for
 from workers.testing.processes import REPO_ROOT, free_port, stop, wait_until_healthy
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -68,6 +68,23 @@ def _app_connections() -> int:
         return admin.execute(query, (APP_NAME,)).fetchone()[0]
 
 
+def _polls_started() -> int:
+    """Reads of the pools table PostgreSQL has counted (its per-table scan statistics): a long
+    poll reads its pool once, then goes straight into its wait loop, so two more reads than
+    before mean both polls are waiting. A backend flushes these counters within a second."""
+    from apps.jobs.models import Pool
+
+    db = connection.settings_dict
+    with psycopg.connect(
+        host=db["HOST"], port=db["PORT"], user=db["USER"], dbname=db["NAME"], autocommit=True
+    ) as admin:
+        query = (
+            "SELECT coalesce(seq_scan, 0) + coalesce(idx_scan, 0) FROM pg_stat_user_tables"
+            " WHERE relname = %s"
+        )
+        return admin.execute(query, (Pool._meta.db_table,)).fetchone()[0]
+
+
 def test_concurrent_requests_share_a_bounded_pool_of_connections(production_server):
     url, auth = production_server
 
@@ -92,6 +109,7 @@ def test_an_agent_waiting_for_a_job_holds_no_connection(production_server, org):
 
     url, auth = production_server
     pool = pool_create(org=org, name="pool.waiting").name
+    before = _polls_started()
     # With a pool of two, two idle agents polling for 15 s would hold both connections, and a
     # read would wait for a poll to end.
     with ThreadPoolExecutor(2) as agents:
@@ -105,9 +123,9 @@ def test_an_agent_waiting_for_a_job_holds_no_connection(production_server, org):
             )
             for _ in range(2)
         ]
-        # Both polls are waiting by now. Were one not yet, the read would only get a
-        # connection sooner: this pause can make the test pass, never fail.
-        time.sleep(2)
+        # The event waited on: the server has read each poll's pool, so both are in their
+        # wait loop, where a held connection would starve the read below.
+        wait_for(lambda: _polls_started() >= before + 2, 30, "both polls to be waiting")
         answer = httpx.get(f"{url}/api/v1/runs", headers=auth, timeout=60)
         assert answer.status_code == 200
         assert not any(poll.done() for poll in polls), "the read waited for a poll to end"

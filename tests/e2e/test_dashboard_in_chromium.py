@@ -100,14 +100,32 @@ def open_page(browser, viewport):
     return context, context.new_page()
 
 
+def open_settled(page, url: str) -> None:
+    """Opens a page and waits until what scripts draw is drawn: the charts' SVG, and on the
+    API docs Swagger's operations, which it renders only after it has fetched and parsed the
+    OpenAPI document (its error box, if any, appears in that same render)."""
+    page.goto(url, wait_until="load")
+    if page.locator("[data-figure]").count():
+        page.wait_for_selector("[data-figure] .main-svg")
+    if "/api/v1/docs" in url:
+        page.wait_for_selector("#swagger-ui .opblock")
+
+
+def test_the_api_docs_render_every_operation_without_a_parser_error(live_server, browser):
+    context, page = open_page(browser, VIEWPORTS[1])
+    open_settled(page, live_server.url + "/api/v1/docs")
+    errors = page.locator("#swagger-ui .errors-wrapper").all_inner_texts()
+    assert errors == []
+    assert page.locator("#swagger-ui .opblock").count() > 20
+    context.close()
+
+
 def test_no_page_scrolls_sideways_on_a_phone_or_a_laptop(live_server, browser, seeded):
     wide = []
     for viewport in VIEWPORTS:
         context, page = open_page(browser, viewport)
         for path in every_page(seeded):
-            page.goto(live_server.url + path, wait_until="load")
-            if page.locator("[data-figure]").count():
-                page.wait_for_selector("[data-figure] .main-svg")
+            open_settled(page, live_server.url + path)
             width = page.evaluate("document.scrollingElement.scrollWidth")
             name = path.strip("/").split("?")[0].replace("/", "-") or "leaderboard"
             screenshot(page, f"{viewport['width']}-{name}")
@@ -135,9 +153,7 @@ def test_axe_finds_no_serious_or_critical_violation_on_any_page(live_server, bro
     for viewport in VIEWPORTS:
         context, page = open_page(browser, viewport)
         for path in every_page(seeded):
-            page.goto(live_server.url + path, wait_until="load")
-            if page.locator("[data-figure]").count():
-                page.wait_for_selector("[data-figure] .main-svg")
+            open_settled(page, live_server.url + path)
             # Evaluated rather than added as a <script>: the site's CSP refuses inline scripts,
             # and the check must run on the page as visitors get it, CSP included.
             page.evaluate(axe_source)

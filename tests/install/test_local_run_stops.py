@@ -7,16 +7,17 @@ does, and then looks for survivors.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.waits import wait_for
 from workers.testing.processes import REPO_ROOT, free_port, stop
 
 Process = tuple[int, str]  # (pid, start time in clock ticks since boot)
@@ -77,19 +78,23 @@ def start_and_wait(command: list[str], env: dict[str, str], log: Path, port: int
             # Its own process group, as a terminal gives a foreground job.
             start_new_session=True,
         )
-    # Waits for the site and both children; the deadline bounds a failure only.
-    deadline = time.monotonic() + 300
-    while process.poll() is None and time.monotonic() < deadline:
-        started = "Demo endpoint" in log.read_text(errors="replace")
-        if started:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200:
-                    return process
-            except httpx.HTTPError:
-                pass
-        time.sleep(0.5)
-    stop(process, group=True)
-    pytest.fail(f"the site did not start:\n{log.read_text(errors='replace')[-3000:]}")
+
+    def up() -> bool:
+        # The demo prints "Demo endpoint" once both children have been started.
+        if process.poll() is not None:
+            raise AssertionError(f"it exited with code {process.returncode}")
+        if "Demo endpoint" not in log.read_text(errors="replace"):
+            return False
+        with contextlib.suppress(httpx.HTTPError):
+            return httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200
+        return False
+
+    try:
+        wait_for(up, 300, "the site and both children", interval_s=0.5)
+    except AssertionError as exc:
+        stop(process, group=True)
+        pytest.fail(f"the site did not start ({exc}):\n{log.read_text(errors='replace')[-3000:]}")
+    return process
 
 
 def assert_nothing_survives(process: subprocess.Popen, started: set[Process], log: Path) -> None:
@@ -160,10 +165,9 @@ def test_the_demos_children_die_with_it_when_it_is_killed_outright(tmp_path):
     assert len(started) >= 2, children_named(started)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
-    # Waits for the children to act on the signal; the deadline bounds a failure only.
-    deadline = time.monotonic() + 60
-    while any(running(child) for child in started) and time.monotonic() < deadline:
-        time.sleep(0.2)
+    # Waits for the children to act on the parent-death signal.
+    with contextlib.suppress(AssertionError):  # the survivors are named below
+        wait_for(lambda: not any(running(c) for c in started), 60, "the children to exit")
     survivors = [(pid, command_line(pid)) for pid, ticks in started if running((pid, ticks))]
     for pid, _ in survivors:
         os.kill(pid, signal.SIGKILL)

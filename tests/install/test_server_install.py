@@ -8,7 +8,6 @@ import shlex
 import socket
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -16,6 +15,7 @@ import pytest
 import yaml
 
 from tests.install.conftest import Venv, production_env
+from tests.waits import wait_for
 from workers.testing.processes import REPO_ROOT, free_port, stop
 
 # The one production command; the test below holds every deploy file to it.
@@ -37,6 +37,14 @@ def test_every_deploy_file_runs_the_same_production_command():
     assert binary == "/opt/inferboard/venv/bin/gunicorn" and args == PRODUCTION_COMMAND[1:]
 
 
+def _answers(url: str, process: subprocess.Popen[bytes]) -> bool:
+    if process.poll() is not None:
+        raise AssertionError(f"the production server exited with code {process.returncode}")
+    with contextlib.suppress(httpx.HTTPError):
+        return httpx.get(url + "/healthz", headers=PROXIED, timeout=5).status_code == 200
+    return False
+
+
 @contextlib.contextmanager
 def production_server(venv: Venv) -> Iterator[str]:
     port = free_port()
@@ -51,17 +59,12 @@ def production_server(venv: Venv) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        # Waits for the server's first answer; the deadline only bounds a failure.
-        deadline = time.monotonic() + 120
-        while process.poll() is None and time.monotonic() < deadline:
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(url + "/healthz", headers=PROXIED, timeout=5).status_code == 200:
-                    break
-            time.sleep(0.2)
-        else:
+        try:
+            wait_for(lambda: _answers(url, process), 120, "the production server's /healthz")
+        except AssertionError as exc:
             stop(process)
             err = process.stderr.read().decode(errors="replace") if process.stderr else ""
-            pytest.fail(f"the production server did not answer /healthz:\n{err[-3000:]}")
+            pytest.fail(f"{exc}:\n{err[-3000:]}")
         yield url
     finally:
         stop(process)

@@ -194,6 +194,20 @@ def test_the_openapi_document_describes_the_result_document(client):
     assert client.get("/api/v1/docs").status_code == 200
 
 
+def test_the_openapi_document_repeats_no_key_in_any_object(client):
+    # Swagger's YAML parser refuses a repeated key ("duplicated mapping key"), and json.loads
+    # would hide one by keeping the last: read the pairs as they are on the wire.
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict:
+        keys = [key for key, _ in items]
+        repeated.extend(sorted({key for key in keys if keys.count(key) > 1}))
+        return dict(items)
+
+    json.loads(client.get("/api/v1/openapi.json").content, object_pairs_hook=pairs)
+    assert repeated == []
+
+
 def test_a_submitted_document_is_validated_from_its_bytes_not_as_a_tree_of_models(client, auth):
     import tracemalloc
 

@@ -1,16 +1,17 @@
 """`manage.py demo` as a newcomer runs it: no Redis, SQLite, one command, a run lands."""
 
+import contextlib
 import os
 import re
 import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 
+from tests.waits import wait_for
 from workers.testing.processes import free_port, stop
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -38,17 +39,17 @@ def test_the_demo_lands_a_simulated_run_without_redis_and_cleans_up(tmp_path):
         )
     try:
         site = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 180
-        runs: list = []
-        while time.monotonic() < deadline and not runs and demo.poll() is None:
-            time.sleep(1)
-            try:
+
+        def simulated_runs() -> list:
+            if demo.poll() is not None:
+                raise AssertionError(log.read_text(errors="replace")[-3000:])
+            with contextlib.suppress(httpx.HTTPError):
                 answer = httpx.get(f"{site}/api/v1/runs?provenance=simulated", timeout=5)
-            except httpx.HTTPError:
-                continue
-            runs = answer.json()["items"] if answer.status_code == 200 else []
+                return answer.json()["items"] if answer.status_code == 200 else []
+            return []
+
+        runs = wait_for(simulated_runs, 180, "the demo's first run", interval_s=1)
         output = log.read_text(errors="replace")
-        assert runs, output[-3000:]
         assert runs[0]["model"] == "demo-model" and runs[0]["provenance"] == "simulated"
         # The leaderboard link the demo prints shows its run.
         board = re.search(r"watch the runs land on (http://\S+)", output).group(1)
@@ -65,12 +66,14 @@ def test_the_demo_lands_a_simulated_run_without_redis_and_cleans_up(tmp_path):
                 headers={"X-CSRFToken": person.cookies["csrftoken"], "Referer": site},
             )
             assert signed_in.status_code == 302, signed_in.text[-2000:]
+
             # The run lands before the worker reports the job succeeded: wait for both.
-            page = person.get("/endpoints/").text
-            while 'data-status="succeeded"' not in page and time.monotonic() < deadline:
-                time.sleep(1)
+            def succeeded_page() -> str:
                 page = person.get("/endpoints/").text
-        assert "Run now" in page and 'data-status="succeeded"' in page, output[-3000:]
+                return page if 'data-status="succeeded"' in page else ""
+
+            page = wait_for(succeeded_page, 180, "the job reported succeeded", interval_s=1)
+        assert "Run now" in page, output[-3000:]
         endpoint = re.search(r"Demo endpoint (http://\S+)", output).group(1)
     finally:
         demo.send_signal(signal.SIGTERM)
