@@ -192,6 +192,13 @@ if not DEBUG and (
         "print(Fernet.generate_key().decode())')"
     )
 JOB_HEARTBEAT_TIMEOUT_S = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_S", "120"))
+
+# The InferenceX sync (apps.imports.services.inferencex_sync): off unless a source is set. A URL
+# is InferenceX's API base (e.g. https://inferencex.com/api/v1); a path is a folder holding its
+# responses as benchmarks.json, benchmarks-history.json and evaluations.json.
+INFERENCEX_API_URL = os.environ.get("INFERENCEX_API_URL", "")
+INFERENCEX_SYNC_EVERY_S = int(os.environ.get("INFERENCEX_SYNC_EVERY_S", str(6 * 3600)))
+INFERENCEX_MODELS = env_list("INFERENCEX_MODELS", ["DeepSeek-R1-0528"])
 # Bounds on what one job (or schedule) may ask a worker for; past them the API answers 422
 # naming the option. Per load level: requests, seconds, arrivals/s, warm-up requests.
 JOB_MAX_LEVELS = int(os.environ.get("JOB_MAX_LEVELS", "32"))

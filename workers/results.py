@@ -118,11 +118,42 @@ class Speculative(_Strict):
     draft_tokens: Size | None = None
 
 
+class PoolShape(_Strict):
+    """How one pool of a disaggregated deployment is laid out (None: not stated)."""
+
+    tp: Size | None = None
+    ep: Size | None = None
+    dp_attention: bool | None = None
+    workers: Size | None = Field(None, description="engine instances in the pool")
+
+    def label(self) -> str:
+        parts = [f"{k.upper()}{v}" for k, v in (("tp", self.tp), ("ep", self.ep)) if v and v > 1]
+        if self.dp_attention:
+            parts.append("DP-attn")
+        return "×".join(parts) or ("TP1" if self.tp == 1 else "")
+
+
 class Disaggregation(_Strict):
     """Prefill and decode served by separate GPU pools (e.g. InferenceX 'ctx 8 gen 8')."""
 
     prefill_gpus: Size
     decode_gpus: Size
+    prefill: PoolShape | None = None
+    decode: PoolShape | None = None
+
+    def label(self) -> str:
+        """'1P TP8 + 2D TP8×EP8': workers and layout of each pool, as far as stated."""
+
+        def side(letter: str, gpus: int, shape: PoolShape | None) -> str:
+            workers = shape.workers if shape and shape.workers else None
+            layout = shape.label() if shape else ""
+            head = f"{workers}{letter}" if workers else f"{letter}({gpus} GPUs)"
+            return f"{head} {layout}".strip()
+
+        return (
+            f"{side('P', self.prefill_gpus, self.prefill)} + "
+            f"{side('D', self.decode_gpus, self.decode)}"
+        )
 
 
 class Deployment(_Strict):
@@ -134,6 +165,7 @@ class Deployment(_Strict):
     parallelism: Parallelism = Field(default_factory=Parallelism)
     speculative: Speculative | None = None
     disaggregation: Disaggregation | None = None
+    multinode: bool | None = Field(None, description="served across nodes; None: not stated")
     engine_flags: list[str] = Field(default_factory=list, max_length=500)
     notes: str | None = Field(None, max_length=2000)
 
@@ -628,9 +660,14 @@ def percentile_methods_fill(document: ResultDocument) -> None:
 def deployment_fingerprint(model_name: str, deployment: Deployment) -> str:
     """A stable hash over everything that was served (not over notes or free text)."""
     served = deployment.model_dump(mode="json", exclude={"notes"})
-    if served.get("disaggregation") is None:
-        # Added later: leaving it out when unset keeps every earlier fingerprint unchanged.
-        served.pop("disaggregation", None)
+    # Added later: leaving them out when unset keeps every earlier fingerprint unchanged.
+    for later in ("disaggregation", "multinode"):
+        if served.get(later) is None:
+            served.pop(later, None)
+    if served.get("disaggregation"):
+        served["disaggregation"] = {
+            k: v for k, v in served["disaggregation"].items() if v is not None
+        }
     canonical = json.dumps({"model": model_name, **served}, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
 

@@ -92,6 +92,17 @@ class Deployment(models.Model):
     parallelism_label = models.CharField(max_length=100, blank=True)
     spec_method = models.CharField(max_length=100, blank=True)
     spec_draft_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # Prefill and decode on separate pools: `gpus` counts both; each pool keeps its own
+    # GPUs, engine instances and layout ("TP8×EP8"), as far as the source states them.
+    disaggregated = models.BooleanField(default=False, db_index=True)
+    prefill_gpus = models.PositiveIntegerField(null=True, blank=True)
+    decode_gpus = models.PositiveIntegerField(null=True, blank=True)
+    prefill_workers = models.PositiveIntegerField(null=True, blank=True)
+    decode_workers = models.PositiveIntegerField(null=True, blank=True)
+    prefill_layout = models.CharField(max_length=100, blank=True)
+    decode_layout = models.CharField(max_length=100, blank=True)
+    # None: not stated (most sources say nothing about nodes beyond their count).
+    multinode = models.BooleanField(null=True, blank=True)
     engine_flags = models.JSONField(default=list, blank=True)
     notes = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -101,6 +112,13 @@ class Deployment(models.Model):
             f"{self.model} · {self.gpus}×{self.accelerator} · {self.engine} "
             f"{self.engine_version} · {self.quant_weights} · {self.parallelism_label}"
         ).replace("  ", " ")
+
+    @property
+    def serving_label(self) -> str:
+        """'disaggregated 1P TP8 + 2D TP8×EP8' or 'aggregated', as comparisons name it."""
+        if self.disaggregated:
+            return f"disaggregated {self.parallelism_label}"
+        return "aggregated"
 
 
 class Scenario(models.Model):

@@ -53,6 +53,13 @@ PRESETS: list[dict] = [
         "concurrency": [1, 4, 16, 64, 256],
     },
     {
+        "slug": "1k-8k",
+        "name": "1k in / 8k out (InferenceX)",
+        "input_tokens": 1024,
+        "output_tokens": 8192,
+        "concurrency": [1, 4, 16, 64, 256],
+    },
+    {
         "slug": "single-stream",
         "name": "Single stream, 1k in / 1k out",
         "input_tokens": 1024,

@@ -11,6 +11,13 @@ from typing import Any
 from workers import results as doc
 
 REFERENCE_FILE = Path(__file__).parent / "reference" / "published.json"
+# InferenceX's API responses as its dashboard's repository committed them, byte for byte
+# (their source, commit and licence: inferencex/SOURCES.md).
+INFERENCEX_DIR = Path(__file__).parent / "reference" / "inferencex"
+INFERENCEX_SNAPSHOT = (
+    "InferenceX API responses as of 2026-06-14 (the latest row's date), committed on "
+    "2026-08-15 in vngcloud/InferenceX-app 7fe6d62 packages/app/cypress/fixtures/api/"
+)
 
 
 def reference_data() -> dict[str, Any]:

@@ -24,6 +24,8 @@ def deployment_upsert(*, document: doc.ResultDocument) -> Deployment:
         name=document.model.name, defaults={"family": document.model.family or ""}
     )
     engine, _ = Engine.objects.get_or_create(name=d.engine.name.lower())
+    split = d.disaggregation
+    pools = (split.prefill, split.decode) if split else (None, None)
     return Deployment.objects.create(
         fingerprint=fingerprint,
         model=model,
@@ -42,9 +44,17 @@ def deployment_upsert(*, document: doc.ResultDocument) -> Deployment:
         ep=d.parallelism.ep,
         pp=d.parallelism.pp,
         dp_attention=d.parallelism.dp_attention,
-        parallelism_label=d.parallelism.label(),
+        parallelism_label=split.label() if split else d.parallelism.label(),
         spec_method=d.speculative.method if d.speculative else "",
         spec_draft_tokens=d.speculative.draft_tokens if d.speculative else None,
+        disaggregated=split is not None,
+        prefill_gpus=split.prefill_gpus if split else None,
+        decode_gpus=split.decode_gpus if split else None,
+        prefill_workers=pools[0].workers if pools[0] else None,
+        decode_workers=pools[1].workers if pools[1] else None,
+        prefill_layout=pools[0].label() if pools[0] else "",
+        decode_layout=pools[1].label() if pools[1] else "",
+        multinode=d.multinode,
         engine_flags=d.engine_flags,
         notes=d.notes or "",
     )

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from apps.accounts.models import ApiToken, Organization
+from apps.imports.models import SyncRun
+from apps.imports.sources import Responses, SourceError, read_api, read_folder
 from apps.runs.models import Run
 from apps.runs.services import IngestResult, run_ingest, run_records_attach
-from workers.importers import Facts, import_file, sniff
+from workers.importers import Facts, ImportFailure, import_file, inferencex_api, sniff
 from workers.results import ResultDocument
 
 
@@ -85,3 +91,89 @@ def _earlier_import(document: ResultDocument, org: Organization | None) -> Inges
     legacy = document.idempotency_key.removesuffix(suffix)
     earlier = Run.objects.filter(idempotency_key=legacy, org=org).first()
     return IngestResult(run=earlier, created=False) if earlier else None
+
+
+# --- InferenceX: the shipped snapshot and the sync ----------------------------------------
+
+
+@dataclass(frozen=True)
+class InferencexOutcome:
+    rows_read: int
+    rows_new: int
+    runs_created: int
+    accuracy_runs_created: int
+
+
+def _known_inferencex() -> tuple[frozenset[str], frozenset[str]]:
+    """(benchmark row keys, evaluation run keys) already stored, as public runs."""
+    runs = Run.objects.filter(org__isnull=True, source_tool=inferencex_api.TOOL)
+    rows: set[str] = set()
+    for keys in runs.values_list("environment__extra__inferencex__rows", flat=True):
+        rows.update(keys or ())
+    evaluations = runs.filter(idempotency_key__startswith="inferencex-eval:")
+    return frozenset(rows), frozenset(evaluations.values_list("idempotency_key", flat=True))
+
+
+def inferencex_store(*, responses: Responses) -> InferencexOutcome:
+    """Store what is new in InferenceX's responses as public imported runs, or nothing.
+
+    Every row is read and checked before anything is written (ImportFailure names the row
+    that is wrong); rows already stored are skipped, so a second call stores nothing."""
+    source = inferencex_api.Source(description=responses.description)
+    latest = inferencex_api.benchmark_rows(responses.benchmarks, "benchmarks")
+    history = inferencex_api.benchmark_rows(responses.history, "benchmarks/history")
+    rows = inferencex_api.merged(latest, history)
+    known_rows, known_evaluations = _known_inferencex()
+    runs = inferencex_api.document_rows(rows, source=source, known=known_rows)
+    accuracy = inferencex_api.evaluation_documents(
+        responses.evaluations, source=source, where="evaluations", known=known_evaluations
+    )
+    with transaction.atomic():
+        created = sum(run_ingest(document=d, org=None).created for d in runs)
+        scored = sum(run_ingest(document=d, org=None).created for d in accuracy)
+    return InferencexOutcome(
+        rows_read=len(rows),
+        rows_new=sum(len(d.points) for d in runs),
+        runs_created=created,
+        accuracy_runs_created=scored,
+    )
+
+
+def inferencex_sync(*, location: str, trigger: str = "scheduler") -> SyncRun:
+    """Read InferenceX's API (a URL) or a folder of its responses and store what is new.
+
+    The sync's record says what it did; a source that cannot be read, or holds rows that do
+    not check, fails it with the reason and stores no run."""
+    sync = SyncRun.objects.create(source=location[:2000], trigger=trigger)
+    try:
+        if location.startswith(("http://", "https://")):
+            responses = read_api(
+                location,
+                models=settings.INFERENCEX_MODELS,
+                read_on=timezone.now().date().isoformat(),
+            )
+        else:
+            responses = read_folder(Path(location))
+        outcome = inferencex_store(responses=responses)
+    except (SourceError, ImportFailure) as exc:
+        sync.status, sync.error = SyncRun.Status.FAILED, str(exc)[:5000]
+    else:
+        sync.status = SyncRun.Status.SUCCEEDED
+        sync.rows_read, sync.rows_new = outcome.rows_read, outcome.rows_new
+        sync.runs_created = outcome.runs_created
+        sync.accuracy_runs_created = outcome.accuracy_runs_created
+    sync.finished_at = timezone.now()
+    sync.save()
+    return sync
+
+
+def inferencex_sync_due(*, now: datetime | None = None) -> SyncRun | None:
+    """The scheduler's tick: sync when a source is configured and the last sync is older
+    than INFERENCEX_SYNC_EVERY_S; None when nothing was due."""
+    if not settings.INFERENCEX_API_URL:
+        return None
+    now = now or timezone.now()
+    last = SyncRun.objects.filter(source=settings.INFERENCEX_API_URL[:2000]).first()
+    if last and now - last.started_at < timedelta(seconds=settings.INFERENCEX_SYNC_EVERY_S):
+        return None
+    return inferencex_sync(location=settings.INFERENCEX_API_URL)

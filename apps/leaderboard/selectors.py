@@ -10,7 +10,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, Exists, F, OuterRef, QuerySet, Value, When
+from django.db.models import Case, Count, Exists, F, OuterRef, QuerySet, Value, When
 from django.utils import timezone
 
 from apps.accounts.models import Organization
@@ -154,6 +154,27 @@ def model_names(*, org: Organization | None = None) -> list[str]:
         .order_by("name")
         .values_list("name", flat=True)
     )
+
+
+def widest_views(*, org: Organization | None = None) -> list[tuple[str, str]]:
+    """(model, scenario slug) pairs, those whose runs span the most accelerators first: the
+    board opens on the first, the view where most hardware can be set side by side. Simulated
+    runs never count (they do not rank with measurements)."""
+    spans = (
+        runs_visible(org=org)
+        .exclude(provenance=Run.Provenance.SIMULATED)
+        .filter(scenario__isnull=False, best_point__isnull=False)
+        .values("deployment__model__name", "scenario__slug", "scenario__is_preset")
+        .annotate(accelerators=Count("deployment__accelerator", distinct=True), runs=Count("id"))
+        .order_by(
+            "-accelerators",
+            "-scenario__is_preset",
+            "-runs",
+            "deployment__model__name",
+            "scenario__slug",
+        )
+    )
+    return [(row["deployment__model__name"], row["scenario__slug"]) for row in spans]
 
 
 def scenarios_with_runs(*, org: Organization | None = None) -> QuerySet[Scenario]:

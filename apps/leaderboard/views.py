@@ -116,10 +116,16 @@ def board_from_query(
     query: QueryDict, models: list[str], org: Organization | None = None
 ) -> selectors.Board:
     model = query.get("model") if query.get("model") in models else None
-    model = model or (models[0] if models else None)
     scenario = query.get("scenario")
     if scenario and not selectors.scenarios_with_runs(org=org).filter(slug=scenario).exists():
         scenario = None
+    if model is None or not scenario:
+        # The widest view of the model asked for (or of any model): most accelerators.
+        views = [v for v in selectors.widest_views(org=org) if model in (None, v[0])]
+        if views:
+            model = model or views[0][0]
+            scenario = scenario or next((s for m, s in views if m == model), None)
+    model = model or (models[0] if models else None)
     if not scenario:
         candidates = selectors.scenarios_with_runs(org=org).filter(
             runs__deployment__model__name=model

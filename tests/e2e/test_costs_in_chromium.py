@@ -7,7 +7,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_typing_a_new_price_updates_the_cost_table_without_a_reload(live_server, page):
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     page.goto(f"{live_server.url}/costs/")
     page.wait_for_selector("#cost-table td.mtok")
     before = page.locator("#cost-table td.mtok").first.inner_text()

@@ -36,7 +36,7 @@ def gsm8k(pattern: list[bool]) -> dict:
 
 @pytest.fixture
 def seeded(org):
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     levels = [
         point(1, output_tok_s=150, ttft_p99_ms=600, interactivity=150),
         point(16, output_tok_s=1100, ttft_p99_ms=1900, interactivity=70),

@@ -21,7 +21,7 @@ def dollars(text: str) -> list[str]:
 
 
 def test_one_deployment_one_price_on_every_page(live_server, page, org):
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     mi = run_ingest(document=document(accelerator="MI355X", gpus=4, tp=4), org=org).run
     b200 = run_ingest(document=document(accelerator="B200", quantization="FP8"), org=org).run
     tier = "owning_hyperscaler"

@@ -10,7 +10,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def runs(org):
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     gsm = {"protocol": "gsm8k-5shot-v1", "task": "gsm8k", "metric": "exact_match_numeric"}
     mxfp4 = run_ingest(
         document=document(accuracy=[{**gsm, "n": 1319, "score": 0.955}]), org=org

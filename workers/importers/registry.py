@@ -172,6 +172,7 @@ def _load_all() -> None:
         inference_perf,
         inferencex,
         inferencex_agg,
+        inferencex_api,
         lm_eval,
         sglang,
         vllm,

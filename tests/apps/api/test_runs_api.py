@@ -104,7 +104,7 @@ def test_a_run_shows_its_points_deployment_and_accuracy(client, document, auth):
 
 
 def test_runs_can_be_filtered_and_paginated(client, document, auth):
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     post_run(client, document, **auth)
 
     def count(query: str) -> int:
@@ -168,7 +168,7 @@ def test_made_up_filters_offsets_and_page_sizes_never_fill_the_list_cache(client
 
 @pytest.mark.sqlite_smoke
 def test_accelerators_are_listed_with_price_tiers(client):
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     accelerators = {a["sku"]: a for a in client.get("/api/v1/accelerators").json()}
     prices = {p["tier"]: p["usd_per_gpu_hour"] for p in accelerators["B200"]["prices"]}
     assert prices == {"owning_hyperscaler": 1.95, "owning_neocloud": 2.34, "rental_3yr": 2.90}

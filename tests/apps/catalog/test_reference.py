@@ -9,16 +9,16 @@ pytestmark = pytest.mark.django_db
 
 @pytest.mark.sqlite_smoke
 def test_loadreference_loads_accelerators_tiers_and_published_runs_once():
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     first = (Accelerator.objects.count(), PriceTier.objects.count(), Run.objects.count())
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     assert (Accelerator.objects.count(), PriceTier.objects.count(), Run.objects.count()) == first
     assert first == (9, 27, 3)
     assert PublishedFigure.objects.count() == 7
 
 
 def test_reference_prices_carry_the_published_figures_and_source():
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     tier = PriceTier.objects.get(accelerator__sku="MI355X", tier="owning_hyperscaler")
     assert tier.usd_per_gpu_hour == 1.48
     assert "InferenceX" in tier.source
@@ -26,7 +26,7 @@ def test_reference_prices_carry_the_published_figures_and_source():
 
 
 def test_published_runs_keep_their_figures_citation_and_unstated_units():
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     run = Run.objects.get(idempotency_key="published:wafer-glm52-mi355x-tp4dp2-fp4kernel")
     assert run.provenance == "published"
     assert "Wafer" in run.source_citation

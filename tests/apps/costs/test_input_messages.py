@@ -6,7 +6,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def reference():
-    call_command("loadreference", verbosity=0)
+    call_command("loadreference", no_inferencex=True, verbosity=0)
 
 
 def test_an_unknown_tier_is_named_on_the_page_with_the_tiers_there_are(client):

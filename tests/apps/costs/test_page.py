@@ -145,7 +145,7 @@ def test_the_chart_has_one_trace_per_priced_deployment(client, run):
 def test_published_reference_runs_are_priced_and_flagged_as_unlabelled(client, db):
     from django.core.management import call_command
 
-    call_command("loadreference", stdout=io.StringIO())
+    call_command("loadreference", no_inferencex=True, stdout=io.StringIO())
     response = client.get("/costs/?token_kind=total", HTTP_HX_REQUEST="true")
     page = response.content.decode()
     assert response.status_code == 200
@@ -229,7 +229,7 @@ def test_a_published_figure_of_unstated_kind_is_priced_under_both_readings(clien
 
     from django.core.management import call_command
 
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     page = client.get("/costs/?token_kind=output", HTTP_HX_REQUEST="true").content.decode()
     ranges = re.findall(r"\$(\d+\.\d+)–\$(\d+\.\d+) <span class=\"flag\"", page)
     assert ranges

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def two(org):
-    call_command("loadreference", verbosity=0)
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     return [
         run_ingest(document=document(engine=engine), org=org).run for engine in ("sglang", "vllm")
     ]

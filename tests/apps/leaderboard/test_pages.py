@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def board(org):
     """MI355X MXFP4 vs B200 FP8 vs a simulated H200 run, in the seed scenario (SLO 2,220 ms)."""
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     mi = run_ingest(document=document(), org=org).run
     b200 = run_ingest(
         document=document(
@@ -110,7 +110,7 @@ def test_the_compare_page_flags_an_mxfp4_vs_fp8_pair_as_not_like_for_like(client
 
 
 def test_the_compare_page_gives_an_accuracy_delta_with_an_interval(client, org):
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     gsm = {"protocol": "gsm8k-5shot-v1", "task": "gsm8k", "metric": "exact_match_numeric"}
     bf16 = run_ingest(
         document=document(quantization="BF16", accuracy=[{**gsm, "n": 1319, "score": 0.965}]),
@@ -187,7 +187,7 @@ def test_deployment_history_marks_a_regression(client, org):
 
 
 def test_the_story_page_shows_the_timeline_and_the_real_cost_ratio(client):
-    call_command("loadreference")
+    call_command("loadreference", no_inferencex=True, verbosity=0)
     html = client.get("/story/glm-5-2/").content.decode()
     assert "1461" in html and "1944" in html and "2626" in html
     assert "0.95" in html  # (1.48 / 1.95) / 0.80 at the owning-hyperscaler tier

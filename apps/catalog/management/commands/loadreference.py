@@ -1,18 +1,39 @@
 from django.core.management.base import BaseCommand
 
-from apps.catalog.reference import reference_data
+from apps.catalog.reference import INFERENCEX_DIR, INFERENCEX_SNAPSHOT, reference_data
+from apps.imports.services import inferencex_store
+from apps.imports.sources import read_folder
 from apps.runs.services import reference_load
 
 
 class Command(BaseCommand):
     help = (
-        "Load the shipped reference data: accelerators, their price tiers and the published "
-        "results (provenance 'published', with citations). Safe to run again."
+        "Load the shipped reference data: accelerators, their price tiers, the published "
+        "results (provenance 'published', with citations) and InferenceX's published results "
+        "(provenance 'imported', apps/catalog/reference/inferencex/SOURCES.md). Safe to run "
+        "again: nothing already stored is stored twice."
     )
 
-    def handle(self, *args, **options) -> None:
+    def add_arguments(self, parser) -> None:
+        parser.add_argument(
+            "--no-inferencex",
+            action="store_true",
+            help="leave out the InferenceX dataset (about 1,500 runs; a minute on SQLite)",
+        )
+
+    def handle(self, *args, no_inferencex: bool, **options) -> None:
         counts = reference_load(data=reference_data())
         self.stdout.write(
             f"Reference data loaded: {counts['accelerators']} accelerators, "
             f"{counts['figures']} published figures, {counts['runs_created']} new published runs."
+        )
+        if no_inferencex:
+            return
+        self.stdout.write("Loading InferenceX's published results (the shipped snapshot)...")
+        outcome = inferencex_store(
+            responses=read_folder(INFERENCEX_DIR, description=INFERENCEX_SNAPSHOT)
+        )
+        self.stdout.write(
+            f"InferenceX: {outcome.rows_read} benchmark rows, {outcome.rows_new} new in "
+            f"{outcome.runs_created} run(s); {outcome.accuracy_runs_created} new accuracy run(s)."
         )

@@ -1,4 +1,4 @@
-"""The scheduler: queue due scheduled jobs and fail jobs whose heartbeats stopped.
+"""The scheduler: queue due scheduled jobs, fail jobs whose heartbeats stopped, sync InferenceX.
 
 Run exactly one (compose service `scheduler`, or systemd). Schedules are rows in the database,
 so editing one takes effect at the next tick without a restart.
@@ -8,11 +8,15 @@ import time
 
 from django.core.management.base import BaseCommand
 
+from apps.imports.services import inferencex_sync_due
 from apps.jobs.services import jobs_reap_stale, schedules_tick
 
 
 class Command(BaseCommand):
-    help = "Queue due scheduled jobs and mark jobs without heartbeats failed, every --every s."
+    help = (
+        "Queue due scheduled jobs, fail jobs without heartbeats, and sync InferenceX when due "
+        "(INFERENCEX_API_URL), every --every s."
+    )
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--every", type=float, default=15.0, help="seconds between ticks")
@@ -24,6 +28,13 @@ class Command(BaseCommand):
             reaped = jobs_reap_stale()
             if queued or reaped or once:
                 self.stdout.write(f"queued {len(queued)} scheduled job(s), reaped {reaped}")
+            synced = inferencex_sync_due()
+            if synced is not None:
+                self.stdout.write(
+                    f"InferenceX sync {synced.status}: {synced.rows_new} new row(s) in "
+                    f"{synced.runs_created} run(s), {synced.accuracy_runs_created} accuracy "
+                    f"run(s){': ' + synced.error if synced.error else ''}"
+                )
             if once:
                 return
             try:
