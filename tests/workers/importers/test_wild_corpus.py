@@ -309,22 +309,32 @@ def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
 
 
 def check_vllm_bench_serve(docs: list[ResultDocument], raw: Any) -> None:
-    [doc] = docs
-    point = doc.points[0]
-    assert point.concurrency == raw["max_concurrency"]
-    assert point.window_s == raw["duration"]
-    assert point.throughput.requests_per_s == raw["request_throughput"]
-    assert point.throughput.output_tok_s == raw["output_throughput"]
-    assert point.throughput.total_tok_s == raw["total_token_throughput"]
-    assert point.tokens.input == raw["total_input_tokens"]
-    assert point.tokens.output == raw["total_output_tokens"]
-    assert (point.requests.succeeded, point.requests.failed) == (raw["completed"], raw["failed"])
-    assert _check_latencies(point, raw, 1) == 16  # mean/median/std/p99 of ttft/tpot/itl/e2el
-    assert doc.model.name == raw["model_id"]
-    # `vllm bench sweep` merges its run number and serve parameters into the result.
-    sweep = doc.environment.extra["sweep_parameters"]
-    assert (sweep["run_number"], sweep["max_num_seqs"]) == (raw["run_number"], raw["max_num_seqs"])
-    assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
+    # A sweep's summary.json is an array of run results: one document each.
+    rows = raw if isinstance(raw, list) else [raw]
+    assert len(docs) == len(rows)
+    for doc, row in zip(docs, rows, strict=True):
+        point = doc.points[0]
+        assert point.concurrency == row["max_concurrency"]
+        assert point.window_s == row["duration"]
+        assert point.throughput.requests_per_s == row["request_throughput"]
+        assert point.throughput.output_tok_s == row["output_throughput"]
+        assert point.throughput.total_tok_s == row["total_token_throughput"]
+        assert point.tokens.input == row["total_input_tokens"]
+        assert point.tokens.output == row["total_output_tokens"]
+        assert (point.requests.succeeded, point.requests.failed) == (
+            row["completed"],
+            row["failed"],
+        )
+        assert _check_latencies(point, row, 1) == 16  # mean/median/std/p99 of 4 metrics
+        assert doc.model.name == row["model_id"]
+        # `vllm bench sweep` merges its run number and serve parameters into the result.
+        sweep = doc.environment.extra["sweep_parameters"]
+        assert (sweep["run_number"], sweep["max_num_seqs"]) == (
+            row["run_number"],
+            row["max_num_seqs"],
+        )
+        assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
+    assert len({doc.idempotency_key for doc in docs}) == len(docs)
 
 
 def check_sglang(docs: list[ResultDocument], raw: Any) -> None:
