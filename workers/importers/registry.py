@@ -172,6 +172,7 @@ def _load_all() -> None:
         inference_perf,
         inferencex,
         inferencex_agg,
+        llmperf,
         lm_eval,
         sglang,
         vllm,
