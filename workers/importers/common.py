@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import yaml
+
 from workers.importers.errors import ImportFailure
 from workers.importers.facts import Facts
 from workers.results import (
@@ -73,7 +75,57 @@ def load_json(peer: PeerFile, *, allow_nonfinite: bool = False) -> Any:
     text = decode_text(peer)
     if not text.strip():
         raise ImportFailure(f"{peer.name}: the file is empty")
-    return _loads(text, peer.name, allow_nonfinite=allow_nonfinite)
+    try:
+        return _loads(text, peer.name, allow_nonfinite=allow_nonfinite)
+    except ImportFailure:
+        written = yaml_report(text)
+        if written:
+            raise ImportFailure(f"{peer.name}: {written}") from None
+        raise
+
+
+YAML_PREFIX = "this is a YAML file, not JSON"
+
+
+def yaml_report(text: str) -> str | None:
+    """What a YAML report is, when text that is not JSON parses as a YAML mapping or list.
+
+    Tools that write YAML beside JSON (guidellm picks the format from --output-path's
+    extension) write the same report in both; the useful answer is which tool wrote it and
+    how to get the JSON, not the JSON error at line 1.
+    """
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    except RecursionError:
+        return None
+    if isinstance(value, list):
+        return f"{YAML_PREFIX} (a YAML list of {len(value)} item(s)); give the tool's JSON output"
+    if not isinstance(value, dict):
+        return None
+    metadata = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+    benchmarks = value.get("benchmarks") if isinstance(value.get("benchmarks"), list) else []
+    first = benchmarks[0] if benchmarks and isinstance(benchmarks[0], dict) else {}
+    if benchmarks and (
+        metadata.get("guidellm_version")
+        or "args" in value
+        or first.get("type_") == "generative_benchmark"
+    ):
+        version = metadata.get("guidellm_version") or "of unstated version"
+        older = (
+            "; its layout is guidellm 0.2/0.3's (benchmarks[].args.strategy, run_stats), "
+            "which we do not read either"
+            if "config" not in first and ("run_stats" in first or "args" in first)
+            else ""
+        )
+        return (
+            f"{YAML_PREFIX}: a guidellm report written as YAML (guidellm {version}); we read "
+            "guidellm's JSON report: run it again with --output-path ending in .json, or "
+            f"convert this file to JSON{older}"
+        )
+    keys = ", ".join(sorted(str(k) for k in value)[:12])
+    return f"{YAML_PREFIX} (a YAML mapping with keys {keys}); give the tool's JSON output"
 
 
 def _loads(text: str, where: str, *, allow_nonfinite: bool) -> Any:
