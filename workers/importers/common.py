@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,6 +86,12 @@ def load_json(peer: PeerFile, *, allow_nonfinite: bool = False) -> Any:
 
 
 YAML_PREFIX = "this is a YAML file, not JSON"
+# Only the failure path parses YAML, and only text that opens like a YAML mapping or list
+# ('key:' or '- '): a large CSV or log would otherwise be scanned whole as one scalar. Even
+# libyaml builds ~100 kB/s of mappings on a busy host, so a larger file keeps the JSON error.
+YAML_LIMIT = 256 * 1024
+YAML_START = re.compile(r"^(---\s*$|- |[A-Za-z_][\w.-]*:(\s|$))")
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed
 
 
 def yaml_report(text: str) -> str | None:
@@ -94,11 +101,14 @@ def yaml_report(text: str) -> str | None:
     extension) write the same report in both; the useful answer is which tool wrote it and
     how to get the JSON, not the JSON error at line 1.
     """
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
+    opening = next(
+        (line for line in text.splitlines() if line.strip() and not line.startswith("#")), ""
+    )
+    if len(text) > YAML_LIMIT or not YAML_START.match(opening):
         return None
-    except RecursionError:
+    try:
+        value = yaml.load(text, Loader=YAML_LOADER)  # noqa: S506 - a safe loader
+    except (yaml.YAMLError, RecursionError):
         return None
     if isinstance(value, list):
         return f"{YAML_PREFIX} (a YAML list of {len(value)} item(s)); give the tool's JSON output"

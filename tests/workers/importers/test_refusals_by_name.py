@@ -75,3 +75,9 @@ def test_a_guidellm_report_of_a_later_metadata_version_is_refused_naming_it():
     assert "guidellm 0.7.3 report of metadata version 2" in message
     assert "we read report version 1" in message
     assert "unknown field" not in message
+
+
+def test_text_that_does_not_open_like_yaml_keeps_its_json_error():
+    # A CSV is not parsed as YAML (it would be scanned whole as one scalar).
+    message = _refusal(b"model,ttft_ms\nm,12.5\n", "out.csv")
+    assert "cannot tell the format" in message and "YAML" not in message
