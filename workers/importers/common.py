@@ -5,9 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+import yaml
 
 from workers.importers.errors import ImportFailure
 from workers.importers.facts import Facts
@@ -73,7 +76,66 @@ def load_json(peer: PeerFile, *, allow_nonfinite: bool = False) -> Any:
     text = decode_text(peer)
     if not text.strip():
         raise ImportFailure(f"{peer.name}: the file is empty")
-    return _loads(text, peer.name, allow_nonfinite=allow_nonfinite)
+    try:
+        return _loads(text, peer.name, allow_nonfinite=allow_nonfinite)
+    except ImportFailure:
+        written = yaml_report(text)
+        if written:
+            raise ImportFailure(f"{peer.name}: {written}") from None
+        raise
+
+
+YAML_PREFIX = "this is a YAML file, not JSON"
+# Only the failure path parses YAML, and only text that opens like a YAML mapping or list
+# ('key:' or '- '): a large CSV or log would otherwise be scanned whole as one scalar. Even
+# libyaml builds ~100 kB/s of mappings on a busy host, so a larger file keeps the JSON error.
+YAML_LIMIT = 256 * 1024
+YAML_START = re.compile(r"^(---\s*$|- |[A-Za-z_][\w.-]*:(\s|$))")
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when installed
+
+
+def yaml_report(text: str) -> str | None:
+    """What a YAML report is, when text that is not JSON parses as a YAML mapping or list.
+
+    Tools that write YAML beside JSON (guidellm picks the format from --output-path's
+    extension) write the same report in both; the useful answer is which tool wrote it and
+    how to get the JSON, not the JSON error at line 1.
+    """
+    opening = next(
+        (line for line in text.splitlines() if line.strip() and not line.startswith("#")), ""
+    )
+    if len(text) > YAML_LIMIT or not YAML_START.match(opening):
+        return None
+    try:
+        value = yaml.load(text, Loader=YAML_LOADER)  # noqa: S506 - a safe loader
+    except (yaml.YAMLError, RecursionError):
+        return None
+    if isinstance(value, list):
+        return f"{YAML_PREFIX} (a YAML list of {len(value)} item(s)); give the tool's JSON output"
+    if not isinstance(value, dict):
+        return None
+    metadata = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+    benchmarks = value.get("benchmarks") if isinstance(value.get("benchmarks"), list) else []
+    first = benchmarks[0] if benchmarks and isinstance(benchmarks[0], dict) else {}
+    if benchmarks and (
+        metadata.get("guidellm_version")
+        or "args" in value
+        or first.get("type_") == "generative_benchmark"
+    ):
+        version = metadata.get("guidellm_version") or "of unstated version"
+        older = (
+            "; its layout is guidellm 0.2/0.3's (benchmarks[].args.strategy, run_stats), "
+            "which we do not read either"
+            if "config" not in first and ("run_stats" in first or "args" in first)
+            else ""
+        )
+        return (
+            f"{YAML_PREFIX}: a guidellm report written as YAML (guidellm {version}); we read "
+            "guidellm's JSON report: run it again with --output-path ending in .json, or "
+            f"convert this file to JSON{older}"
+        )
+    keys = ", ".join(sorted(str(k) for k in value)[:12])
+    return f"{YAML_PREFIX} (a YAML mapping with keys {keys}); give the tool's JSON output"
 
 
 def _loads(text: str, where: str, *, allow_nonfinite: bool) -> Any:

@@ -37,6 +37,8 @@ from workers.results import ResultDocument
 TOOL = "guidellm 0.5.x (benchmarks.json)"
 
 TOP_LEVEL = {"args", "benchmarks", "metadata"}
+# metadata.version of the GenerativeBenchmarksReport layout read here (guidellm 0.5 writes 1).
+REPORT_VERSION = 1
 LATENCY = {
     "time_to_first_token_ms": ("ttft", 1.0),
     "time_to_first_output_token_ms": ("ttfo", 1.0),
@@ -68,10 +70,19 @@ KNOWN_ASIDE = {
 
 def _sniff(seen: Preview) -> bool:
     row = seen.value
-    if not (isinstance(row, dict) and isinstance(row.get("benchmarks"), list) and "args" in row):
+    if not (isinstance(row, dict) and isinstance(row.get("benchmarks"), list)):
         return False
     first = row["benchmarks"][0] if row["benchmarks"] else {}
-    return isinstance(first, dict) and "metrics" in first
+    if not (isinstance(first, dict) and "metrics" in first):
+        return False
+    # 0.2/0.3 reports hold only `benchmarks`, 0.7 and later move `args` into `config`: they
+    # are sniffed too, so that parse names the version it does not read.
+    metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+    return (
+        "args" in row
+        or "guidellm_version" in metadata
+        or first.get("type_") == "generative_benchmark"
+    )
 
 
 def _successful(metric: Any, name: str, where: str) -> dict[str, Any]:
@@ -122,6 +133,15 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         raise ImportFailure(
             f"{where}: this looks like {older}, which we read as of guidellm 0.5 "
             "(benchmarks[].config.strategy); re-export it with guidellm 0.5 or later"
+        )
+    metadata = report.get("metadata") if isinstance(report.get("metadata"), dict) else {}
+    if metadata.get("version", REPORT_VERSION) != REPORT_VERSION:
+        keys = ", ".join(sorted(report))
+        raise ImportFailure(
+            f"{where}: this looks like a guidellm {metadata.get('guidellm_version', '')} "
+            f"report of metadata version {metadata['version']!r} (top-level {keys}), which "
+            f"we do not read; we read report version {REPORT_VERSION} (guidellm 0.5: "
+            "args, benchmarks[].config.strategy)"
         )
     unknown = sorted(k for k in report if k not in TOP_LEVEL)
     if unknown:

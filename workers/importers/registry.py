@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from workers.importers.common import PeerFile, load_json
+from workers.importers.common import YAML_PREFIX, PeerFile, load_json
 from workers.importers.errors import ImportFailure
 from workers.results import ResultDocument
 
@@ -29,6 +29,10 @@ class Preview:
     @property
     def truncated(self) -> bool:
         return "truncated" in self.problem
+
+    @property
+    def yaml(self) -> bool:
+        return self.problem.startswith(YAML_PREFIX)
 
     def describe(self) -> str:
         shown = self.value if self.value is not None else self.first_line
@@ -126,8 +130,9 @@ def sniff(data: bytes, filename: str) -> str:
     matches = [fmt.name for fmt in formats().values() if _safe(fmt, seen)]
     if len(matches) == 1:
         return matches[0]
-    if not matches and seen.truncated:
-        # Say the file is cut short before anything about its format: that is the fault.
+    if not matches and (seen.truncated or seen.yaml):
+        # Say the file is cut short, or YAML, before anything about its format: that is the
+        # fault, and 'not valid JSON at line 1' would hide it.
         raise ImportFailure(f"{filename}: {seen.problem}")
     if not matches:
         raise ImportFailure(
@@ -143,7 +148,7 @@ def check_requested(data: bytes, filename: str, requested: str) -> None:
     """Refuse a --format the bytes contradict, before that format's reader says something
     misleading about them (a vLLM file read as sglang JSON Lines 'looks truncated')."""
     seen = preview(data, filename)
-    if seen.value is None and seen.first_line is None and seen.truncated:
+    if seen.value is None and seen.first_line is None and (seen.truncated or seen.yaml):
         raise ImportFailure(f"{filename}: {seen.problem}")
     known = formats()
     matches = [name for name, fmt in known.items() if _safe(fmt, seen)]
@@ -173,6 +178,7 @@ def _load_all() -> None:
         inferencex,
         inferencex_agg,
         inferencex_api,
+        llmperf,
         lm_eval,
         sglang,
         vllm,

@@ -2,7 +2,9 @@
 
 Also reads `vllm bench sweep` run files: the same result with the run's serve and bench
 parameters merged in as scalar keys (max_num_seqs, max_num_batched_tokens ...) and a
-`run_number`; they are kept as environment.extra.sweep_parameters, not refused.
+`run_number`; they are kept as environment.extra.sweep_parameters, not refused. A sweep's
+`summary.json` is a JSON array of those run results (one per `run=N.json` of a parameter
+combination); each becomes one document, as each line of an --append-result file does.
 
 Reads the result format of `vllm/benchmarks/serve.py` in vLLM 0.11 to 0.13 (read from the
 vllm-project/vllm source): setup keys (date, endpoint_type, backend, label, model_id,
@@ -128,7 +130,9 @@ EXTRA_KEYS = (
 
 def _first_row(seen: Preview) -> Any:
     # benchmark_serving.py --append-result adds each run as one more line: JSON lines.
-    return seen.value if seen.value is not None else seen.first_line
+    row = seen.value if seen.value is not None else seen.first_line
+    # `vllm bench sweep` writes its summary.json as an array of run results.
+    return row[0] if isinstance(row, list) and row else row
 
 
 def _serve_shaped(seen: Preview) -> bool:
@@ -163,13 +167,21 @@ def parse_client(job: ImportInput) -> list[ResultDocument]:
 def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
     where = job.main.name
     try:
-        rows = [(where, load_json(job.main))]
+        loaded = load_json(job.main)
     except ImportFailure:
         # --append-result files hold one result per line; anything else keeps its JSON error.
         lines = _appended(job)
         if lines is None:
             raise
         rows = [(f"{where} line {n}", row) for n, row in enumerate(lines, start=1)]
+    else:
+        rows = (
+            [(f"{where} [{n}]", row) for n, row in enumerate(loaded)]
+            if isinstance(loaded, list)
+            else [(where, loaded)]
+        )
+    if not rows:
+        raise ImportFailure(f"{where}: the sweep summary holds no runs")
     return [
         _parse_row(
             job, expect_object(row, at), at, client=client, index=n if len(rows) > 1 else None

@@ -136,6 +136,16 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "genai-perf/wellflat-k8s-dev_e17e8f5b": _facts(
         "A100", 1, "vllm", "MXFP4", "openai/gpt-oss-20b", input_tokens=150, output_tokens=300
     ),
+    # ray-project/llmperf-leaderboard: hosted endpoints (Anyscale, Bedrock, Lepton) whose
+    # hardware is not stated anywhere, so these facts are arbitrary; the responses files
+    # name no model (the paired summary's is given). Checks are on measurements.
+    "llmperf/": _facts("H100", 1, "vllm", "BF16"),
+    "llmperf-responses/llmperf-leaderboard_anyscale_13b": _facts(
+        "H100", 1, "vllm", "BF16", model="meta-llama/Llama-2-13b-chat-hf"
+    ),
+    "llmperf-responses/llmperf-leaderboard_bedrock_70b": _facts(
+        "H100", 1, "vllm", "BF16", model="meta.llama2-70b-chat-v1"
+    ),
     # lm-eval results: hardware and engine from each file's pretty_env_info and config.model.
     "lm-eval/african_nlp": _facts("L4", 1, "vllm", "BF16"),
     "lm-eval/nl2foam": _facts("H100", 8, "vllm", "BF16", model="nl2foam_sft_0"),
@@ -309,22 +319,32 @@ def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
 
 
 def check_vllm_bench_serve(docs: list[ResultDocument], raw: Any) -> None:
-    [doc] = docs
-    point = doc.points[0]
-    assert point.concurrency == raw["max_concurrency"]
-    assert point.window_s == raw["duration"]
-    assert point.throughput.requests_per_s == raw["request_throughput"]
-    assert point.throughput.output_tok_s == raw["output_throughput"]
-    assert point.throughput.total_tok_s == raw["total_token_throughput"]
-    assert point.tokens.input == raw["total_input_tokens"]
-    assert point.tokens.output == raw["total_output_tokens"]
-    assert (point.requests.succeeded, point.requests.failed) == (raw["completed"], raw["failed"])
-    assert _check_latencies(point, raw, 1) == 16  # mean/median/std/p99 of ttft/tpot/itl/e2el
-    assert doc.model.name == raw["model_id"]
-    # `vllm bench sweep` merges its run number and serve parameters into the result.
-    sweep = doc.environment.extra["sweep_parameters"]
-    assert (sweep["run_number"], sweep["max_num_seqs"]) == (raw["run_number"], raw["max_num_seqs"])
-    assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
+    # A sweep's summary.json is an array of run results: one document each.
+    rows = raw if isinstance(raw, list) else [raw]
+    assert len(docs) == len(rows)
+    for doc, row in zip(docs, rows, strict=True):
+        point = doc.points[0]
+        assert point.concurrency == row["max_concurrency"]
+        assert point.window_s == row["duration"]
+        assert point.throughput.requests_per_s == row["request_throughput"]
+        assert point.throughput.output_tok_s == row["output_throughput"]
+        assert point.throughput.total_tok_s == row["total_token_throughput"]
+        assert point.tokens.input == row["total_input_tokens"]
+        assert point.tokens.output == row["total_output_tokens"]
+        assert (point.requests.succeeded, point.requests.failed) == (
+            row["completed"],
+            row["failed"],
+        )
+        assert _check_latencies(point, row, 1) == 16  # mean/median/std/p99 of 4 metrics
+        assert doc.model.name == row["model_id"]
+        # `vllm bench sweep` merges its run number and serve parameters into the result.
+        sweep = doc.environment.extra["sweep_parameters"]
+        assert (sweep["run_number"], sweep["max_num_seqs"]) == (
+            row["run_number"],
+            row["max_num_seqs"],
+        )
+        assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
+    assert len({doc.idempotency_key for doc in docs}) == len(docs)
 
 
 def check_sglang(docs: list[ResultDocument], raw: Any) -> None:
@@ -482,7 +502,84 @@ def check_genai_perf(docs: list[ResultDocument], raw: Any) -> None:
     assert doc.scenario.dataset == "random"  # genai-perf's "synthetic"
 
 
+LLMPERF_SLOTS = {"mean": "mean", "stddev": "std", "min": "min", "max": "max",
+                 "quantiles_p50": "p50", "quantiles_p90": "p90", "quantiles_p95": "p95",
+                 "quantiles_p99": "p99"}  # fmt: skip
+LLMPERF_LATENCY = {"ttft_s": "ttft", "end_to_end_latency_s": "e2el"}
+
+
+def check_llmperf(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    assert doc.model.name == raw["model"]
+    assert point.concurrency == raw["num_concurrent_requests"]
+    assert (point.requests.total, point.requests.succeeded, point.requests.failed) == (
+        raw["results_num_requests_started"],
+        raw["results_num_completed_requests"],
+        raw["results_number_errors"],
+    )
+    assert sum(point.errors.values()) == raw["results_number_errors"]
+    assert point.throughput.output_tok_s == raw["results_mean_output_throughput_token_per_s"]
+    # Completed requests per MINUTE in the file; per second in ours.
+    assert point.throughput.requests_per_s == raw["results_num_completed_requests_per_min"] / 60
+    checked = 0
+    for name, slot in LLMPERF_LATENCY.items():
+        dist = getattr(point.latency_ms, slot)
+        for stat, ours in LLMPERF_SLOTS.items():
+            assert getattr(dist, ours) == raw[f"results_{name}_{stat}"] * 1000, (name, stat)
+            checked += 1
+        unslotted = doc.environment.extra["latency_stats_without_slot_s"][name]
+        assert unslotted["quantiles_p25"] == raw[f"results_{name}_quantiles_p25"]
+    assert checked == 16
+    # llmperf's inter-token latency is end-to-end time per chunk (TTFT included): not TPOT.
+    assert point.latency_ms.tpot is None and point.latency_ms.itl is None
+    assert point.tokens is None  # the summary states means only, no totals
+    assert (doc.scenario.input_tokens, doc.scenario.output_tokens) == (
+        raw["mean_input_tokens"],
+        raw["mean_output_tokens"],
+    )
+    spread = 0.0 if raw["stddev_input_tokens"] == raw["stddev_output_tokens"] == 0 else None
+    assert doc.scenario.length_spread == spread
+
+
+def check_llmperf_responses(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    point = doc.points[0]
+    ok = [r for r in raw if r["error_code"] is None]
+    assert (point.requests.total, point.requests.succeeded) == (len(raw), len(ok))
+    assert point.requests.failed == len(raw) - len(ok) == sum(point.errors.values())
+    assert point.tokens.input == sum(r["number_input_tokens"] for r in ok)
+    assert point.tokens.output == sum(r["number_output_tokens"] for r in ok)
+    assert point.tokens.source == "tokenizer"
+    assert point.window_s is None and point.concurrency is None and point.records is None
+    # The same run's summary (llmperf's own statistics, pandas linear quantiles) agrees
+    # with the distributions computed from the responses.
+    summary = json.loads((WILD / "llmperf" / raw_summary_name(doc.source.file_name)).read_text())
+    for name, slot in LLMPERF_LATENCY.items():
+        dist = getattr(point.latency_ms, slot)
+        assert dist.method.startswith("linear, computed by inferboard")
+        values = [r[name] * 1000 for r in ok]
+        assert (dist.min, dist.max) == (min(values), max(values))
+        for stat, ours in LLMPERF_SLOTS.items():
+            if stat != "stddev":  # llmperf's is the sample std, ours the population's
+                expected = summary[f"results_{name}_{stat}"] * 1000
+                assert math.isclose(getattr(dist, ours), expected, rel_tol=1e-9), (name, stat)
+    assert summary["results_num_completed_requests"] == len(ok)
+    # No target lengths in the file: derived from the measured counts, and labelled so.
+    derived = doc.environment.extra["scenario_lengths"]
+    assert derived["derived"] and derived["requests"] == len(ok)
+    assert doc.scenario.input_tokens == round(sum(r["number_input_tokens"] for r in ok) / len(ok))
+    assert doc.scenario.output_tokens == round(sum(r["number_output_tokens"] for r in ok) / len(ok))
+    assert doc.scenario.length_spread is None
+
+
+def raw_summary_name(responses_name: str) -> str:
+    return responses_name.replace("_individual_responses.json", "_summary.json")
+
+
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
+    "llmperf": check_llmperf,
+    "llmperf-responses": check_llmperf_responses,
     "genai-perf": check_genai_perf,
     "guidellm": check_guidellm,
     "vllm-bench-serve": check_vllm_bench_serve,

@@ -1,0 +1,83 @@
+"""Files we do not read are refused naming the format and version seen, not a JSON error.
+
+The samples hold only the keys the sniffers and refusals look at (guidellm 0.2/0.3's
+`benchmarks[].args` and `run_stats`, a later report's `metadata.version`), as JSON or YAML;
+none is a measurement, and none is a real file.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workers.importers import ImportFailure, import_file
+
+GUIDELLM_03 = {
+    "benchmarks": [
+        {
+            "type_": "generative_benchmark",
+            "args": {"strategy": {"type_": "concurrent", "streams": 4}},
+            "run_stats": {"start_time": 1.0, "end_time": 2.0},
+            "metrics": {},
+        }
+    ]
+}
+GUIDELLM_07 = {
+    "metadata": {"version": 2, "guidellm_version": "0.7.3"},
+    "config": {"spec": {"profile": {"kind": "constant"}}},
+    "benchmarks": [{"config": {"strategy": {"kind": "constant"}}, "metrics": {}}],
+}
+GUIDELLM_YAML = b"""metadata:
+  version: 1
+  guidellm_version: 0.3.1
+benchmarks:
+- type_: generative_benchmark
+  run_stats:
+    start_time: 1.0
+  args:
+    strategy:
+      type_: synchronous
+  metrics: {}
+"""
+
+
+def _refusal(data: bytes, name: str, **kwargs: str) -> str:
+    with pytest.raises(ImportFailure) as refused:
+        import_file(data, name, **kwargs)
+    return str(refused.value)
+
+
+@pytest.mark.parametrize("format_name", [None, "guidellm", "vllm-bench-serve"])
+def test_a_guidellm_yaml_report_is_named_as_yaml_not_invalid_json(format_name):
+    message = _refusal(GUIDELLM_YAML, "benchmarks.yaml", format_name=format_name)
+    assert "YAML file, not JSON" in message
+    assert "guidellm report written as YAML (guidellm 0.3.1)" in message
+    assert "--output-path ending in .json" in message
+    assert "guidellm 0.2/0.3" in message  # and its layout is one we do not read either
+    assert "line 1" not in message
+
+
+def test_a_yaml_file_of_another_tool_is_named_as_yaml():
+    message = _refusal(b"results:\n  ttft: 0.5\nmodel: m\n", "out.yaml")
+    assert "YAML file, not JSON" in message and "keys model, results" in message
+
+
+def test_a_guidellm_0_3_report_is_sniffed_and_refused_naming_its_layout():
+    # 0.2/0.3 reports hold only `benchmarks`: without --format they were 'cannot tell'.
+    message = _refusal(json.dumps(GUIDELLM_03).encode(), "benchmarks.json")
+    assert "guidellm 0.2/0.3" in message and "benchmarks[].args.strategy" in message
+    assert "cannot tell the format" not in message
+
+
+def test_a_guidellm_report_of_a_later_metadata_version_is_refused_naming_it():
+    message = _refusal(json.dumps(GUIDELLM_07).encode(), "benchmarks.json")
+    assert "guidellm 0.7.3 report of metadata version 2" in message
+    assert "we read report version 1" in message
+    assert "unknown field" not in message
+
+
+def test_text_that_does_not_open_like_yaml_keeps_its_json_error():
+    # A CSV is not parsed as YAML (it would be scanned whole as one scalar).
+    message = _refusal(b"model,ttft_ms\nm,12.5\n", "out.csv")
+    assert "cannot tell the format" in message and "YAML" not in message

@@ -1,0 +1,381 @@
+"""Ray's llmperf: `<model>_<in>_<out>_summary.json` and `..._individual_responses.json`.
+
+Reads results version "2023-08-31" (the only one `token_benchmark_ray.py` in
+ray-project/llmperf writes; checked on the raw data of ray-project/llmperf-leaderboard).
+
+The summary is one flat object (`LLMPerfResults.to_dict` flattens nested dicts): the
+requested load (model, mean/stddev of input and output tokens, num_concurrent_requests,
+additional_sampling_params_*), `results_<metric>_<stat>` for each per-request metric
+(quantiles p25..p99, mean, min, max, stddev; times in SECONDS, `_s` in the name), the
+counts (num_requests_started, num_completed_requests, number_errors) and two rates,
+output tokens per second and completed requests per MINUTE, over the run's wall time.
+`--metadata key=value` pairs land beside them as strings. Statistics cover successful
+requests only (error_code is null).
+
+The individual-responses file is a JSON array, one object per request with the same
+per-request metrics and error_code / error_msg; it holds no send times, so it gives no
+records and no throughput. Its latency distributions are computed here from those values
+(linear percentiles, as our own worker computes them) and say so in `method`.
+
+Not mapped, kept in environment.extra: `inter_token_latency_s`, which llmperf computes as
+the sum of every gap including TTFT divided by the streamed chunks (end-to-end time per
+chunk, not our TPOT), and `request_output_throughput_token_per_s` (tokens over end-to-end
+time, not 1/TPOT). Token counts are llmperf's own Llama-tokenizer counts, not usage.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from workers.importers.common import (
+    ImportInput,
+    build_document,
+    expect_object,
+    integer,
+    load_json,
+    number,
+    to_ms,
+)
+from workers.importers.errors import ImportFailure
+from workers.importers.registry import Format, Preview, register
+from workers.loadgen.metrics import distribution
+from workers.results import ResultDocument
+
+VERSIONS = ("2023-08-31",)
+TOOL = "llmperf (results version 2023-08-31)"
+# token_benchmark_ray.py always samples its prompts from Shakespeare's sonnets (sonnet.txt).
+DATASET = "sonnet"
+
+SETUP = {
+    "version",
+    "name",
+    "model",
+    "mean_input_tokens",
+    "stddev_input_tokens",
+    "mean_output_tokens",
+    "stddev_output_tokens",
+    "num_concurrent_requests",
+    "timestamp",
+}
+PER_REQUEST = (
+    "inter_token_latency_s",
+    "ttft_s",
+    "end_to_end_latency_s",
+    "request_output_throughput_token_per_s",
+    "number_input_tokens",
+    "number_output_tokens",
+)
+LATENCY = {"ttft_s": "ttft", "end_to_end_latency_s": "e2el"}
+STAT_KEY = re.compile(
+    r"^results_(?P<metric>" + "|".join(PER_REQUEST) + r")_"
+    r"(?P<stat>quantiles_p\d+|mean|min|max|stddev)$"
+)
+STAT_SLOTS = {
+    "mean": "mean",
+    "stddev": "std",
+    "min": "min",
+    "max": "max",
+    "quantiles_p50": "p50",
+    "quantiles_p90": "p90",
+    "quantiles_p95": "p95",
+    "quantiles_p99": "p99",
+}
+COUNTS = {
+    "results_num_requests_started",
+    "results_error_rate",
+    "results_number_errors",
+    "results_error_code_frequency",
+    "results_mean_output_throughput_token_per_s",
+    "results_num_completed_requests",
+    "results_num_completed_requests_per_min",
+}
+# str() of a pandas value_counts dict: '{429.0: 130}', '{-100.0: 49}', '{}'.
+FREQUENCY = re.compile(r"(-?\d+(?:\.\d+)?)\s*:\s*(\d+)")
+RESPONSE_KEYS = {
+    "error_code",
+    "error_msg",
+    "number_total_tokens",
+    *PER_REQUEST,
+}
+# The leaderboard's Bedrock runs keep each response's text; it is not a measurement.
+RESPONSE_TEXT = "GEN_TEXT"
+COMPUTED = "linear, computed by inferboard from the file's per-request values"
+
+
+def _sniff_summary(seen: Preview) -> bool:
+    row = seen.value
+    return (
+        isinstance(row, dict)
+        and "num_concurrent_requests" in row
+        and any(str(k).startswith("results_") for k in row)
+    )
+
+
+def _sniff_responses(seen: Preview) -> bool:
+    rows = seen.value
+    return (
+        isinstance(rows, list)
+        and bool(rows)
+        and isinstance(rows[0], dict)
+        and {"error_code", "ttft_s", "end_to_end_latency_s"} <= set(rows[0])
+    )
+
+
+def _version(row: dict[str, Any], where: str) -> None:
+    version = row.get("version")
+    if version not in VERSIONS:
+        raise ImportFailure(
+            f"{where}: this looks like an llmperf summary of results version {version!r}, "
+            f"which we do not read (we read {', '.join(VERSIONS)})"
+        )
+
+
+def _stat(row: dict[str, Any], key: str, where: str) -> float | None:
+    value = row.get(key)
+    if isinstance(value, float) and math.isnan(value):
+        # pandas writes NaN for a statistic over no successful request: not stated.
+        return None
+    return number(row, key, where)
+
+
+def parse_summary(job: ImportInput) -> list[ResultDocument]:
+    where = job.main.name
+    row = expect_object(load_json(job.main, allow_nonfinite=True), where)
+    _version(row, where)
+
+    latency: dict[str, dict[str, float]] = {}
+    unslotted: dict[str, dict[str, Any]] = {}
+    aside: dict[str, dict[str, Any]] = {}
+    metadata: dict[str, Any] = {}
+    sampling: dict[str, Any] = {}
+    for key, value in row.items():
+        match = STAT_KEY.match(key)
+        if match:
+            metric, stat = match["metric"], match["stat"]
+            if metric not in LATENCY:
+                # Kept as written: number_*_tokens min/max are strings ("550") in real files.
+                aside.setdefault(metric, {})[stat] = value
+                continue
+            seconds = _stat(row, key, where)
+            if seconds is None:
+                continue
+            if stat in STAT_SLOTS:
+                latency.setdefault(LATENCY[metric], {})[STAT_SLOTS[stat]] = to_ms(seconds, "s")
+            else:
+                unslotted.setdefault(metric, {"unit": "s"})[stat] = seconds
+        elif key.startswith("additional_sampling_params"):
+            sampling[key] = value
+        elif key in SETUP or key in COUNTS:
+            continue
+        elif key.startswith("results_"):
+            raise ImportFailure(f"{where}: unknown field {key}")
+        elif isinstance(value, str):
+            metadata[key] = value  # --metadata key=value pairs are strings
+        else:
+            raise ImportFailure(f"{where}: unknown field {key}")
+
+    started = integer(row, "results_num_requests_started", where)
+    completed = integer(row, "results_num_completed_requests", where)
+    errors = integer(row, "results_number_errors", where)
+    if started is None or completed is None or errors is None:
+        raise ImportFailure(
+            f"{where}: missing results_num_requests_started, results_num_completed_requests "
+            "or results_number_errors"
+        )
+    if completed + errors != started:
+        raise ImportFailure(
+            f"{where}: {completed} completed and {errors} errored requests do not make the "
+            f"{started} started"
+        )
+    per_min = number(row, "results_num_completed_requests_per_min", where)
+    point: dict[str, Any] = {
+        "concurrency": integer(row, "num_concurrent_requests", where),
+        "requests": {"total": started, "succeeded": completed, "failed": errors},
+        "throughput": _drop_none(
+            {
+                "output_tok_s": number(row, "results_mean_output_throughput_token_per_s", where),
+                "requests_per_s": None if per_min is None else per_min / 60.0,
+            }
+        ),
+        "latency_ms": latency if completed else {},
+        "errors": _error_codes(row.get("results_error_code_frequency"), where),
+    }
+
+    scenario: dict[str, Any] = {"arrival": "closed", "dataset": DATASET}
+    lengths = {
+        "input_tokens": integer(row, "mean_input_tokens", where),
+        "output_tokens": integer(row, "mean_output_tokens", where),
+    }
+    scenario.update({k: v for k, v in lengths.items() if v})
+    spreads = (
+        number(row, "stddev_input_tokens", where),
+        number(row, "stddev_output_tokens", where),
+    )
+    if spreads == (0, 0):
+        scenario["length_spread"] = 0.0  # stated; a normal spread has no place in ours
+
+    extra: dict[str, Any] = {
+        "name": row.get("name"),
+        "timestamp_unix": row.get("timestamp"),
+        "requested_lengths": {
+            "stddev_input_tokens": spreads[0],
+            "stddev_output_tokens": spreads[1],
+        },
+        "per_request_stats_without_slot": aside,
+        "token_source": "llmperf's Llama tokenizer (hf-internal-testing/llama-tokenizer)",
+    }
+    if unslotted:
+        extra["latency_stats_without_slot_s"] = unslotted
+    if sampling:
+        extra["additional_sampling_params"] = sampling
+    if metadata:
+        extra["metadata"] = metadata
+    return [
+        build_document(
+            job,
+            tool=TOOL,
+            model_stated=row.get("model"),
+            deployment_stated={},
+            scenario_stated=scenario,
+            points=[_drop_none(point)],
+            environment={"extra": _drop_none(extra)},
+            status=_status(completed, errors),
+        )
+    ]
+
+
+def parse_responses(job: ImportInput) -> list[ResultDocument]:
+    where = job.main.name
+    rows = load_json(job.main)
+    if not isinstance(rows, list) or not rows:
+        raise ImportFailure(f"{where}: expected a JSON array of llmperf responses")
+    ok: list[dict[str, Any]] = []
+    errors: dict[str, int] = {}
+    texts = 0
+    for index, item in enumerate(rows):
+        at = f"{where} [{index}]"
+        response = expect_object(item, at)
+        unknown = sorted(k for k in response if k not in RESPONSE_KEYS and k != RESPONSE_TEXT)
+        if unknown:
+            raise ImportFailure(f"{at}: unknown field(s) {', '.join(unknown)}")
+        texts += RESPONSE_TEXT in response
+        code = response.get("error_code")
+        if code is None:
+            for key in ("ttft_s", "end_to_end_latency_s"):
+                if number(response, key, at) is None:
+                    raise ImportFailure(f"{at}: a successful response without {key}")
+            for key in ("number_input_tokens", "number_output_tokens"):
+                if integer(response, key, at) is None:
+                    raise ImportFailure(f"{at}: a successful response without {key}")
+            ok.append(response)
+        else:
+            name = _code_name(code)
+            errors[name] = errors.get(name, 0) + 1
+    failed = len(rows) - len(ok)
+
+    latency = {}
+    for key, slot in LATENCY.items():
+        dist = distribution(to_ms(r[key], "s") for r in ok)
+        if dist is not None:
+            latency[slot] = dist.model_copy(update={"method": COMPUTED}).model_dump(
+                exclude_none=True
+            )
+    tokens: dict[str, Any] = {"source": "tokenizer"}
+    if ok:
+        tokens["input"] = sum(int(r["number_input_tokens"]) for r in ok)
+        tokens["output"] = sum(int(r["number_output_tokens"]) for r in ok)
+    point: dict[str, Any] = {
+        "requests": {"total": len(rows), "succeeded": len(ok), "failed": failed},
+        "tokens": tokens,
+        "throughput": {},
+        "latency_ms": latency,
+        "errors": errors,
+    }
+
+    extra: dict[str, Any] = {
+        "records_omitted": "llmperf's individual responses have no send times",
+        "token_source": "llmperf's Llama tokenizer (hf-internal-testing/llama-tokenizer)",
+    }
+    if texts:
+        extra["responses_with_text"] = texts  # GEN_TEXT, not stored
+    scenario: dict[str, Any] = {"arrival": "closed", "dataset": DATASET}
+    given = job.facts.as_tree().get("scenario", {})
+    if ok and not {"input_tokens", "output_tokens"} & set(given):
+        # The file states what each request measured, not the lengths asked for: the
+        # scenario's lengths are the successful requests' means, and labelled as derived.
+        means = {
+            slot: sum(r[key] for r in ok) / len(ok)
+            for key, slot in (
+                ("number_input_tokens", "input_tokens"),
+                ("number_output_tokens", "output_tokens"),
+            )
+        }
+        scenario.update({slot: max(1, round(mean)) for slot, mean in means.items()})
+        extra["scenario_lengths"] = {
+            "derived": "rounded means of the successful requests' measured token counts",
+            "means": means,
+            "requests": len(ok),
+        }
+    return [
+        build_document(
+            job,
+            tool=f"{TOOL}, individual responses",
+            model_stated=None,
+            deployment_stated={},
+            scenario_stated=scenario,
+            points=[point],
+            environment={"extra": extra},
+            status=_status(len(ok), failed),
+        )
+    ]
+
+
+def _code_name(code: Any) -> str:
+    # Codes are HTTP statuses (429) or llmperf's own negatives; pandas may write 429.0.
+    if isinstance(code, float) and code.is_integer():
+        code = int(code)
+    return str(code)[:100]
+
+
+def _error_codes(frequency: Any, where: str) -> dict[str, int] | None:
+    if frequency is None:
+        return None
+    text = str(frequency).strip()
+    pairs = FREQUENCY.findall(text)
+    if text != "{}" and not pairs:
+        raise ImportFailure(
+            f"{where}: results_error_code_frequency {text!r} is not a code: count mapping"
+        )
+    return {_code_name(float(code)): int(count) for code, count in pairs}
+
+
+def _status(succeeded: int, failed: int) -> str:
+    if succeeded == 0:
+        return "failed"
+    return "partial" if failed else "succeeded"
+
+
+def _drop_none(tree: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in tree.items() if v is not None}
+
+
+register(
+    Format(
+        name="llmperf",
+        tool=TOOL,
+        summary="llmperf *_summary.json (one closed-loop point; seconds become ms)",
+        sniff=_sniff_summary,
+        parse=parse_summary,
+    )
+)
+register(
+    Format(
+        name="llmperf-responses",
+        tool=f"{TOOL}, individual responses",
+        summary="llmperf *_individual_responses.json (counts, tokens, computed latencies)",
+        sniff=_sniff_responses,
+        parse=parse_responses,
+    )
+)
