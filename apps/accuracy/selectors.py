@@ -132,13 +132,17 @@ def quantization_trade(
         return []
     runs = runs_visible(org=org).filter(deployment_id__in=latest, best_tput_per_gpu__isnull=False)
     scenario = Counter(runs.values_list("scenario_id", flat=True)).most_common(1)
-    if not scenario:
-        return []
-    tput = dict(
-        runs.filter(scenario_id=scenario[0][0])
-        .values("deployment_id")
-        .annotate(best=Max("best_tput_per_gpu"))
-        .values_list("deployment_id", "best")
+    # Without a throughput run the accuracy side still stands (published evaluations often
+    # score a deployment that was never load-tested): its throughput column says so.
+    tput = (
+        dict(
+            runs.filter(scenario_id=scenario[0][0])
+            .values("deployment_id")
+            .annotate(best=Max("best_tput_per_gpu"))
+            .values_list("deployment_id", "best")
+        )
+        if scenario
+        else {}
     )
 
     def precision_rank(result: AccuracyResult) -> int:
@@ -172,6 +176,11 @@ def quantization_trade(
                 if deployment_tput and base_tput
                 else None,
                 "baseline": base.run.deployment.quant_weights,
+                # Paired needs per-item outcomes on both sides; sources that publish only a
+                # score and n (InferenceX's evaluations) compare unpaired.
+                "paired": result.items.exists() and base.items.exists()
+                if result is not base
+                else None,
             }
         )
     return trade

@@ -14,6 +14,8 @@ FACTS = [
     ("engine_version", "Engine version"),
     ("hardware", "Hardware"),
     ("parallelism", "Parallelism"),
+    ("serving", "Prefill and decode"),
+    ("nodes", "Nodes"),
     ("speculative", "Speculative decoding"),
     ("provenance", "Provenance"),
     ("scenario", "Scenario"),

@@ -5,12 +5,14 @@ deployment is chosen in SQL (DISTINCT ON) on PostgreSQL; SQLite reduces in Pytho
 """
 
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, Count, Exists, F, OuterRef, QuerySet, Value, When
+from django.db.models import Case, Count, Exists, F, Max, OuterRef, QuerySet, Value, When
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.accounts.models import Organization
@@ -52,7 +54,7 @@ BEST_ROW_COLUMNS = (
     "best_point__ttft_p50_ms",
     "best_point__ttft_p99_ms",
     "best_point__success_rate",
-    "created_at",
+    "measured_at",
 )
 # Which run a row shows. "latest" keeps regressions visible; "best" is an option.
 RUN_RULES = ("latest", "best")
@@ -78,6 +80,7 @@ class Board:
     accelerators: tuple[str, ...] = ()
     engines: tuple[str, ...] = ()
     quantizations: tuple[str, ...] = ()
+    servings: tuple[str, ...] = ()
     since: date | None = None
     until: date | None = None
 
@@ -145,6 +148,7 @@ class BoardPage:
     rule_text: str = ""
     tiers: list[str] = field(default_factory=list)
     run_ids: list[int] = field(default_factory=list)  # every row's run, not just this page
+    ranked: list[Row] = field(default_factory=list)  # every row, in the board's order
 
 
 def model_names(*, org: Organization | None = None) -> list[str]:
@@ -177,6 +181,91 @@ def widest_views(*, org: Organization | None = None) -> list[tuple[str, str]]:
     return [(row["deployment__model__name"], row["scenario__slug"]) for row in spans]
 
 
+@dataclass(frozen=True)
+class Pair:
+    """Two leaderboard rows set side by side like for like, and what still differs."""
+
+    a: Row
+    b: Row
+    differs: list[str]
+
+
+def like_for_like_pairs(
+    *, org: Organization | None, model: str, scenario: str, skus: tuple[str, str]
+) -> list[Pair]:
+    """Per weight precision both accelerators have, the fastest row of each with that model
+    and scenario, preferring pairs that also share serving (aggregated or not) and engine:
+    the comparison that leaves the fewest differences to explain. Most rows first."""
+    page = leaderboard_rows(board=Board(model=model, scenario=scenario, accelerators=skus), org=org)
+    serving = dict(
+        Deployment.objects.filter(pk__in=[r.deployment_id for r in page.ranked]).values_list(
+            "pk", "disaggregated"
+        )
+    )
+    firsts, seconds = (
+        [r for r in page.ranked if r.accelerator == sku and r.tput_per_gpu] for sku in skus
+    )
+    best: dict[str, tuple[tuple, Pair]] = {}
+    for a in firsts:
+        for b in seconds:
+            if a.quantization != b.quantization:
+                continue
+            differs = [
+                name
+                for name, same in (
+                    ("serving", serving[a.deployment_id] == serving[b.deployment_id]),
+                    ("engine", a.engine == b.engine),
+                    ("parallelism", a.parallelism == b.parallelism),
+                    ("speculative decoding", a.speculative == b.speculative),
+                )
+                if not same
+            ]
+            score = (
+                "serving" not in differs,
+                "engine" not in differs,
+                -len(differs),
+                min(a.tput_per_gpu, b.tput_per_gpu),
+            )
+            held = best.get(a.quantization)
+            if held is None or score > held[0]:
+                best[a.quantization] = (score, Pair(a=a, b=b, differs=differs))
+    rows = Counter(r.quantization for r in firsts + seconds)
+    return [pair for quant, (_, pair) in sorted(best.items(), key=lambda kv: -rows[kv[0]])]
+
+
+def published_runs(*, model: str, org: Organization | None) -> list[Run]:
+    """The published-figure runs of a model, for a story to link."""
+    return list(
+        runs_visible(org=org)
+        .filter(deployment__model__name=model, provenance=Run.Provenance.PUBLISHED)
+        .select_related("deployment__accelerator")
+        .order_by("id")
+    )
+
+
+def measured_runs_count(*, model: str, sku: str, org: Organization | None) -> int:
+    """Runs of a model on an accelerator that someone measured or imported (not a cited
+    figure, not simulated)."""
+    return (
+        runs_visible(org=org)
+        .filter(deployment__model__name__iexact=model, deployment__accelerator__sku__iexact=sku)
+        .filter(provenance__in=(Run.Provenance.MEASURED, Run.Provenance.IMPORTED))
+        .count()
+    )
+
+
+def imported_sources(*, run_ids: list[int]) -> list[dict[str, Any]]:
+    """Which tools' files or APIs the given runs were imported from, how many, and the date
+    of the latest measurement: the board says "imported from X, as of <date>"."""
+    return list(
+        Run.objects.filter(pk__in=run_ids, provenance=Run.Provenance.IMPORTED)
+        .exclude(source_tool="")
+        .values("source_tool")
+        .annotate(runs=Count("id"), as_of=Max(Coalesce("started_at", "created_at")))
+        .order_by("-runs")
+    )
+
+
 def scenarios_with_runs(*, org: Organization | None = None) -> QuerySet[Scenario]:
     ids = runs_visible(org=org).values("scenario_id")
     return Scenario.objects.filter(pk__in=ids)
@@ -202,6 +291,7 @@ def _runs_for(board: Board, org: Organization | None):
         accelerators=board.accelerators,
         engines=board.engines,
         quantizations=board.quantizations,
+        servings=board.servings,
         since=board.since,
         until=board.until,
     )
@@ -218,10 +308,13 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
     "latest" picks among every run with points, so a latest run without a rankable point
     (every level client-bound or off its prompt length) hides the row rather than letting
     an older run stand in for it."""
+    # A run is dated by when it was measured where its document says, else when it landed
+    # (an imported history lands all at once, measured over months).
+    runs = runs.annotate(measured_at=Coalesce("started_at", "created_at"))
     if board.rule == "best":
         runs = runs.filter(best_point__isnull=False)
         since = timezone.now() - timedelta(days=max(board.days, 1))
-        ordered = runs.filter(created_at__gte=since).annotate(
+        ordered = runs.filter(measured_at__gte=since).annotate(
             slo_rank=Case(
                 When(best_meets_slo=MISSES, then=Value(0)),
                 When(best_meets_slo=UNVERIFIED, then=Value(1)),
@@ -229,11 +322,11 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
             )
         )
         ordered = ordered.order_by(
-            "deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-created_at", "-id"
+            "deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-measured_at", "-id"
         )
     else:
         has_points = Exists(Point.objects.filter(run=OuterRef("pk")))
-        ordered = runs.filter(has_points).order_by("deployment_id", "-created_at", "-id")
+        ordered = runs.filter(has_points).order_by("deployment_id", "-measured_at", "-id")
     columns = (
         "id",
         "deployment_id",
@@ -342,7 +435,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 usd_per_gpu_hour=price,
                 usd_per_mtok=priced.usd_per_mtok,
                 accuracy=accuracy.get(b["deployment_id"]),
-                run_date=b["created_at"],
+                run_date=b["measured_at"],
                 basis=board.basis,
                 tput_range=(priced.tok_low, priced.tok_high) if not priced.stated else None,
                 usd_range=(priced.usd_low, priced.usd_high)
@@ -370,6 +463,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         slo_text=_slo_text(scenario),
         rule_text=board.rule_text(),
         run_ids=[r.run_id for r in rows],
+        ranked=rows,
         tiers=price_tiers(),
     )
 
@@ -466,7 +560,8 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
         runs_visible(org=org)
         .filter(deployment=deployment)
         .select_related("scenario")
-        .order_by("created_at", "id")
+        .annotate(measured_at=Coalesce("started_at", "created_at"))
+        .order_by("measured_at", "id")
     )
     history, by_scenario = [], {}
     for run in runs:
@@ -483,7 +578,7 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
         history.append(
             {
                 "run_id": run.pk,
-                "when": run.created_at.isoformat(),
+                "when": run.measured_at.isoformat(),
                 "scenario": run.scenario.name if run.scenario else "—",
                 "provenance": run.provenance,
                 "engine_version": deployment.engine_version or "—",
@@ -655,6 +750,9 @@ def deployment_facts(deployment: Deployment) -> dict[str, str]:
         "engine_version": deployment.engine_version or "unstated",
         "hardware": f"{deployment.gpus}×{deployment.accelerator.sku}",
         "parallelism": deployment.parallelism_label,
+        # Named apart from parallelism: one pool serving both, or a pool for each.
+        "serving": deployment.serving_label,
+        "nodes": {True: "multi-node", False: "one node", None: "unstated"}[deployment.multinode],
         "speculative": deployment.spec_method or "none",
     }
 

@@ -52,6 +52,7 @@ def glm_story(
                 ),
             }
         )
+    ratios = [t["cost_ratio"] for t in tiers]
     semi = figures.get("semianalysis-glm5-interactive", {}).get("usd_per_mtok", {})
     accuracy = figures.get("wafer-glm52-accuracy", {})
     return {
@@ -61,6 +62,10 @@ def glm_story(
         "overall_gain": values[-1] / values[0] - 1,
         "final": final,
         "tiers": tiers,
+        # The range the verdict and the text quote, from the table itself (rounded as shown).
+        "cost_ratio_low": min(ratios) if ratios else None,
+        "cost_ratio_high": max(ratios) if ratios else None,
+        "claim_holds_anywhere": any(t["holds"] for t in tiers),
         "throughput_ratio": PUBLISHED_THROUGHPUT_RATIO,
         "claimed_cost_ratio": CLAIMED_COST_RATIO,
         "semianalysis": semi,

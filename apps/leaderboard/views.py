@@ -3,6 +3,7 @@ import json
 from collections import Counter
 from datetime import date
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.cache import cache
@@ -21,6 +22,7 @@ from apps.costs.formulas import CostInputError, TokenKind
 from apps.csv_safe import safe_rows
 from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
+from apps.leaderboard.story import CLAIMED_COST_RATIO, PUBLISHED_THROUGHPUT_RATIO
 from apps.leaderboard.templatetags.frame import label
 from apps.runs.models import Run
 from apps.runs.selectors import (
@@ -58,10 +60,11 @@ FIELD_LABELS = {
     "accelerator": "Accelerators",
     "engine": "Engines",
     "quantization": "Quantizations",
+    "serving": "Serving",
     "since": "Runs from",
     "until": "Runs until",
 }
-FACETS = ("accelerator", "engine", "quantization")
+FACETS = ("accelerator", "engine", "quantization", "serving")
 
 
 def _date(value: str | None) -> date | None:
@@ -139,6 +142,7 @@ def board_from_query(
         accelerators=tuple(v for v in query.getlist("accelerator") if v),
         engines=tuple(v for v in query.getlist("engine") if v),
         quantizations=tuple(v for v in query.getlist("quantization") if v),
+        servings=tuple(v for v in query.getlist("serving") if v),
         since=_date(query.get("since")),
         until=_date(query.get("until")),
         include_simulated=query.get("simulated") in {"1", "on", "true"},
@@ -283,10 +287,28 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         "facets": run_facets(org=org),
         "problems": problems,
         "embed_query": _without(request.GET, "page", "format"),
+        "imported": selectors.imported_sources(run_ids=page.run_ids),
         **_board_charts(board, page, request.GET),
     }
+    if not request.htmx:
+        context["headline"] = _headline(org)
     template = "leaderboard/leaderboard.html"
     return render(request, f"{template}#board" if request.htmx else template, context)
+
+
+HEADLINE_SKUS = ("MI355X", "B200")
+
+
+def _headline(org: Organization | None) -> dict[str, Any] | None:
+    """The question the site was started for, answered where the data allows: the two
+    accelerators side by side, like for like, in the widest view that has both."""
+    for model, scenario in selectors.widest_views(org=org)[:5]:
+        pairs = selectors.like_for_like_pairs(
+            org=org, model=model, scenario=scenario, skus=HEADLINE_SKUS
+        )
+        if pairs:
+            return {"pair": pairs[0], "model": model, "scenario": scenario}
+    return None
 
 
 def _without(query: QueryDict, *fields: str) -> str:
@@ -633,6 +655,16 @@ def story_glm(request: HttpRequest) -> HttpResponse:
     except (KeyError, CostInputError) as exc:
         raise Http404(f"reference data incomplete: {exc}") from exc
     context["citations"] = sorted({f.citation for f in figures.values()})
+    org = viewer_org(request)
+    context["published_runs"] = selectors.published_runs(model="GLM 5.2", org=org)
+    context["measured_b200"] = selectors.measured_runs_count(model="GLM 5.2", sku="B200", org=org)
+    context["evidence"] = _like_for_like_evidence(org)
+    context["claim_query"] = urlencode(
+        {"throughput_ratio": PUBLISHED_THROUGHPUT_RATIO, "claimed_cost_ratio": CLAIMED_COST_RATIO}
+    )
+    context["calculator_query"] = urlencode(
+        {"model": "GLM 5.2", "input_tokens": 20000, "output_tokens": 1000, "cache_hit_rate": 0.6}
+    )
     context["timeline_chart"] = charts.bar_figure(
         context["timeline_labels"],
         context["timeline_values"],
@@ -640,6 +672,29 @@ def story_glm(request: HttpRequest) -> HttpResponse:
         y_title="tok/s per node (kind unstated)",
     )
     return render(request, "leaderboard/story.html", context)
+
+
+def _like_for_like_evidence(org: Organization | None) -> list[dict[str, Any]]:
+    """MI355X against B200 where the data has both on one model, precision and scenario:
+    per precision, the fastest pair in the widest views, with what still differs."""
+    found = []
+    for model, scenario in selectors.widest_views(org=org)[:4]:
+        pairs = selectors.like_for_like_pairs(
+            org=org, model=model, scenario=scenario, skus=HEADLINE_SKUS
+        )
+        for pair in pairs:
+            found.append(
+                {
+                    "model": model,
+                    "scenario": scenario,
+                    "pair": pair,
+                    "ratio": pair.b.tput_per_gpu / pair.a.tput_per_gpu,
+                    "cost_ratio": pair.a.usd_per_mtok / pair.b.usd_per_mtok
+                    if pair.a.usd_per_mtok and pair.b.usd_per_mtok
+                    else None,
+                }
+            )
+    return found
 
 
 def methodology(request: HttpRequest) -> HttpResponse:

@@ -139,22 +139,30 @@ def runs_narrowed(
     accelerators: Sequence[str] = (),
     engines: Sequence[str] = (),
     quantizations: Sequence[str] = (),
+    servings: Sequence[str] = (),
     since: date | None = None,
     until: date | None = None,
 ) -> QuerySet[Run]:
-    """Runs whose deployment is any of the picked accelerators, engines and quantizations
-    (each list empty: no filter), added within [since, until] (dates, inclusive)."""
+    """Runs whose deployment is any of the picked accelerators, engines, quantizations and
+    servings ("aggregated", "disaggregated"; each list empty: no filter), added within
+    [since, until] (dates, inclusive)."""
     if accelerators:
         runs = runs.filter(deployment__accelerator__sku__in=accelerators)
     if engines:
         runs = runs.filter(deployment__engine__name__in=engines)
     if quantizations:
         runs = runs.filter(deployment__quant_weights__in=quantizations)
+    if servings and set(servings) != set(SERVINGS):
+        runs = runs.filter(deployment__disaggregated="disaggregated" in servings)
     if since:
         runs = runs.filter(created_at__date__gte=since)
     if until:
         runs = runs.filter(created_at__date__lte=until)
     return runs
+
+
+# How a deployment serves prefill and decode: one pool, or a pool for each.
+SERVINGS = {"aggregated": False, "disaggregated": True}
 
 
 def run_facets(*, org: Organization | None) -> dict[str, list[str]]:
@@ -164,10 +172,12 @@ def run_facets(*, org: Organization | None) -> dict[str, list[str]]:
     def distinct(field: str) -> list[str]:
         return sorted(v for v in runs.values_list(field, flat=True).distinct() if v)
 
+    split = set(runs.values_list("deployment__disaggregated", flat=True).distinct())
     return {
         "accelerator": distinct("deployment__accelerator__sku"),
         "engine": distinct("deployment__engine__name"),
         "quantization": distinct("deployment__quant_weights"),
+        "serving": [name for name, flag in SERVINGS.items() if flag in split],
     }
 
 
