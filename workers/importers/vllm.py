@@ -18,6 +18,21 @@ differences), generated_texts and errors; they give the request counts. They giv
 per-request records only where the file also has start_times, since a record needs its
 send time.
 
+Also reads a 2024 result of `benchmarks/benchmark_serving.py` (format
+`vllm-benchmark-serving`), as LambdaLabsML/vllm-benchmark saved it in September 2024 with
+the vllm/vllm-openai v0.5.4 image: setup keys with best_of and use_beam_search, no
+`failed` (completed counts the successes of num_prompts), `input_throughput` (prompt
+tokens per second) beside request and output throughput, no `total_token_throughput`,
+and request latency named `<mean|median|std|p99>_latency_ms` (milliseconds, like every
+`*_ms` key: the end-to-end time of each request, our e2el) beside ttft, tpot and itl.
+It always carries the per-request arrays (input_lens, output_lens, ttfts and itls in
+seconds, generated_texts, errors) but no start_times, so no records. It states no target
+lengths (the prompts are ShareGPT conversations): the scenario's lengths are the means of
+the successful requests' input_lens and output_lens, rounded, and labelled as derived in
+environment.extra.scenario_lengths, unless the facts give them. The repository does not
+hold the benchmark_serving.py copy it ran, so how output tokens were counted is not
+stated (a success may have 0 of them); the token source stays "unknown".
+
 The file names no serving engine (`backend: openai` is the client protocol) and no
 hardware; those come from the facts.
 """
@@ -95,6 +110,10 @@ CLIENT_KEYS = {"best_of", "request_goodput:", "use_beam_search"}
 # Later vendored copies add the window's wall-clock bounds (unix seconds, so UTC).
 CLIENT_TIMES = ("benchmark_start_time_unix", "benchmark_end_time_unix")
 CLIENT_TOOL = "vLLM benchmark_serving.py 0.6-0.10, as vendored by InferenceX (24b02df5)"
+# The 2024 benchmark_serving.py result: input_throughput and <stat>_latency_ms.
+LEGACY_TOOL = "vLLM benchmarks/benchmark_serving.py, 2024 (input_throughput, *_latency_ms)"
+LEGACY_KEYS = {"input_throughput"}
+LEGACY_LATENCY = re.compile(r"^(mean|median|std|p\d+(?:\.\d+)?)_latency_ms$")
 # InferenceX multi-node result names: concurrency, rate, GPUs and the prefill/decode pools.
 CLIENT_NAME = re.compile(
     r"concurrency_(?P<conc>\d+)_req_rate_(?P<rate>inf|[\d.]+)_gpus_(?P<gpus>\d+)"
@@ -111,6 +130,8 @@ SPEC_KEYS = (
     "spec_decode_per_position_acceptance_rates",
 )
 METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el"}
+LEGACY_METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "latency": "e2el"}
+DERIVED = "rounded means of the successful requests' input_lens and output_lens"
 EXTRA_KEYS = (
     "best_of",
     "use_beam_search",
@@ -152,8 +173,19 @@ def _sniff(seen: Preview) -> bool:
     return _serve_shaped(seen) and not _is_client(_first_row(seen))
 
 
+def _is_legacy(row: dict[str, Any]) -> bool:
+    return _is_client(row) and (
+        any(key in row for key in LEGACY_KEYS) or any(LEGACY_LATENCY.match(k) for k in row)
+    )
+
+
 def _sniff_client(seen: Preview) -> bool:
-    return _serve_shaped(seen) and _is_client(_first_row(seen))
+    row = _first_row(seen)
+    return _serve_shaped(seen) and _is_client(row) and not _is_legacy(row)
+
+
+def _sniff_legacy(seen: Preview) -> bool:
+    return _serve_shaped(seen) and _is_legacy(_first_row(seen))
 
 
 def parse(job: ImportInput) -> list[ResultDocument]:
@@ -164,7 +196,11 @@ def parse_client(job: ImportInput) -> list[ResultDocument]:
     return _parse(job, client=True)
 
 
-def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
+def parse_legacy(job: ImportInput) -> list[ResultDocument]:
+    return _parse(job, client=True, legacy=True)
+
+
+def _parse(job: ImportInput, *, client: bool, legacy: bool = False) -> list[ResultDocument]:
     where = job.main.name
     try:
         loaded = load_json(job.main)
@@ -184,7 +220,12 @@ def _parse(job: ImportInput, *, client: bool) -> list[ResultDocument]:
         raise ImportFailure(f"{where}: the sweep summary holds no runs")
     return [
         _parse_row(
-            job, expect_object(row, at), at, client=client, index=n if len(rows) > 1 else None
+            job,
+            expect_object(row, at),
+            at,
+            client=client,
+            legacy=legacy,
+            index=n if len(rows) > 1 else None,
         )
         for n, (at, row) in enumerate(rows)
     ]
@@ -199,7 +240,13 @@ def _appended(job: ImportInput) -> list[Any] | None:
 
 
 def _parse_row(
-    job: ImportInput, row: dict[str, Any], where: str, *, client: bool, index: int | None
+    job: ImportInput,
+    row: dict[str, Any],
+    where: str,
+    *,
+    client: bool,
+    index: int | None,
+    legacy: bool = False,
 ) -> ResultDocument:
     if client:
         # The vendored client writes 'request_goodput:' (a stray colon) for request_goodput.
@@ -209,9 +256,11 @@ def _parse_row(
     if client and "input_lens" in row and "ttfts" not in row and "errors" not in row:
         # Some runs keep only the per-request lengths: no timings, so no records.
         lengths_only = {k: row.pop(k) for k in ("input_lens", "output_lens") if k in row}
-    latency, unslotted, consumed = latency_stats(row, METRICS, where)
+    latency, unslotted, consumed = latency_stats(row, LEGACY_METRICS if legacy else METRICS, where)
     rest = {k: v for k, v in row.items() if k not in consumed}
     known = KNOWN | CLIENT_KEYS if client else KNOWN
+    if legacy:
+        known = known | LEGACY_KEYS
     metadata = {k: v for k, v in rest.items() if k not in known}
     sweep = {}
     if not client and isinstance(row.get("run_number"), int):
@@ -281,6 +330,7 @@ def _parse_row(
         "throughput": _drop_none(
             {
                 "requests_per_s": number(row, "request_throughput", where),
+                "input_tok_s": number(row, "input_throughput", where) if legacy else None,
                 "output_tok_s": number(row, "output_throughput", where),
                 "total_tok_s": number(row, "total_token_throughput", where),
             }
@@ -293,7 +343,9 @@ def _parse_row(
     extra: dict[str, Any] = {k: row[k] for k in EXTRA_KEYS if row.get(k) is not None}
     if requested is not None:
         extra["requested_rate"] = requested  # beside the achieved request_throughput
-    extra["token_sources"] = {"input": "tokenizer", "output": "usage"}
+    # vLLM counts prompts with the local tokenizer and outputs from usage; the 2024 client
+    # that wrote a legacy file is not published, so its output count is not stated.
+    extra["token_sources"] = {"input": "tokenizer", "output": "not stated" if legacy else "usage"}
     if metadata:
         extra["metadata"] = metadata
     if sweep:
@@ -310,6 +362,11 @@ def _parse_row(
     scenario: dict[str, Any] = {"arrival": "open" if open_loop else "closed"}
     if prompts:
         scenario["request_count"] = prompts
+    if legacy and lists:
+        derived = _derived_lengths(lists, job)
+        if derived:
+            lengths, extra["scenario_lengths"] = derived
+            scenario.update(lengths)
     status = "succeeded"
     if counts and counts["failed"]:
         status = "failed" if counts["succeeded"] == 0 else "partial"
@@ -319,7 +376,7 @@ def _parse_row(
     model = row.get("model_id")
     if point["speculative_acceptance"] is not None:
         deployment["speculative"] = _speculative(point["speculative_acceptance"], job, where)
-    if client:
+    if client and not legacy:
         deployment.update(_client_name_facts(job.main.name, point["concurrency"], where))
         cached = HF_CACHE.search(str(model or ""))
         if cached:
@@ -327,7 +384,7 @@ def _parse_row(
             model = f"{cached['org']}/{cached['name']}"
     return build_document(
         job,
-        tool=CLIENT_TOOL if client else TOOL,
+        tool=LEGACY_TOOL if legacy else CLIENT_TOOL if client else TOOL,
         model_stated=model,
         deployment_stated=deployment,
         scenario_stated=scenario,
@@ -336,6 +393,29 @@ def _parse_row(
         status=status,
         index=index,
     )
+
+
+def _derived_lengths(
+    lists: dict[str, list[Any]], job: ImportInput
+) -> tuple[dict[str, int], dict[str, Any]] | None:
+    """Scenario lengths from the successful requests' measured token counts, when the facts
+    give none: the file states what each request measured, not the lengths asked for."""
+    given = job.facts.as_tree().get("scenario", {})
+    ok = [
+        (n_in, n_out)
+        for n_in, n_out, error in zip(
+            lists["input_lens"], lists["output_lens"], lists["errors"], strict=True
+        )
+        if not error
+    ]
+    if not ok or {"input_tokens", "output_tokens"} & set(given):
+        return None
+    means = {
+        "input_tokens": sum(n_in for n_in, _ in ok) / len(ok),
+        "output_tokens": sum(n_out for _, n_out in ok) / len(ok),
+    }
+    lengths = {slot: max(1, round(mean)) for slot, mean in means.items()}
+    return lengths, {"derived": DERIVED, "means": means, "requests": len(ok)}
 
 
 def _window(times: dict[str, Any], where: str) -> dict[str, str]:
@@ -413,6 +493,15 @@ register(
         summary="InferenceX's vendored benchmark_serving.py JSON (best_of, 'request_goodput:')",
         sniff=_sniff_client,
         parse=parse_client,
+    )
+)
+register(
+    Format(
+        name="vllm-benchmark-serving",
+        tool=LEGACY_TOOL,
+        summary="vLLM benchmark_serving.py 2024 JSON (input_throughput, *_latency_ms)",
+        sniff=_sniff_legacy,
+        parse=parse_legacy,
     )
 )
 register(

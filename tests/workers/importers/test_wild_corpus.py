@@ -121,6 +121,10 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "inferencex-benchmark-serving/vllm-bench-automation": _facts(
         "L40S", 4, "vllm", "BF16", input_tokens=1000, output_tokens=500
     ),
+    # LambdaLabsML/vllm-benchmark: one A100-80GB SXM, vLLM v0.5.4 image, TP1, ShareGPT
+    # prompts. The weights' precision is not stated (BF16 is arbitrary); the lengths are
+    # derived from the file's per-request counts, so none are given here.
+    "vllm-benchmark-serving/lambdalabs_1xA100": _facts("A100", 1, "vllm", "BF16"),
     # danielkorat/guidellm-bench: vLLM 0.14.1 on Intel XPU (intel/vllm:0.14.1-xpu), TP4, FP8,
     # AIME prompts. The XPU model and the workload's lengths are not stated (lengths: the
     # file's rounded prompt/output means); checks are on measurements.
@@ -345,6 +349,48 @@ def check_vllm_bench_serve(docs: list[ResultDocument], raw: Any) -> None:
         )
         assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
     assert len({doc.idempotency_key for doc in docs}) == len(docs)
+
+
+def check_vllm_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
+    # benchmark_serving.py of 2024: <stat>_latency_ms is each request's end-to-end time.
+    [doc] = docs
+    point = doc.points[0]
+    assert doc.model.name == raw["model_id"]
+    assert point.window_s == raw["duration"]
+    assert point.concurrency is None and point.request_rate is None  # rate "inf", no cap
+    assert doc.scenario.arrival == "closed" and doc.scenario.request_count == raw["num_prompts"]
+    ok = [i for i, error in enumerate(raw["errors"]) if not error]
+    assert (point.requests.total, point.requests.succeeded, point.requests.failed) == (
+        raw["num_prompts"],
+        raw["completed"],
+        raw["num_prompts"] - raw["completed"],
+    )
+    assert len(ok) == raw["completed"]
+    assert point.throughput.requests_per_s == raw["request_throughput"]
+    assert point.throughput.input_tok_s == raw["input_throughput"]
+    assert point.throughput.output_tok_s == raw["output_throughput"]
+    assert point.throughput.total_tok_s is None  # not stated
+    assert (point.tokens.input, point.tokens.output) == (
+        raw["total_input_tokens"],
+        raw["total_output_tokens"],
+    )
+    assert _check_latencies(point, raw, 1) == 12  # mean/median/std/p99 of ttft, tpot, itl
+    for stat, slot in (("mean", "mean"), ("median", "p50"), ("std", "std"), ("p99", "p99")):
+        assert getattr(point.latency_ms.e2el, slot) == raw[f"{stat}_latency_ms"], stat
+    assert point.records is None  # the arrays have no start_times
+    assert doc.environment.extra["records_omitted"]
+    assert doc.environment.extra["best_of"] == raw["best_of"]
+    # No target lengths in the file: derived from the measured counts, and labelled so.
+    derived = doc.environment.extra["scenario_lengths"]
+    mean_in = sum(raw["input_lens"][i] for i in ok) / len(ok)
+    mean_out = sum(raw["output_lens"][i] for i in ok) / len(ok)
+    assert derived["derived"] and derived["requests"] == len(ok)
+    assert derived["means"] == {"input_tokens": mean_in, "output_tokens": mean_out}
+    assert (doc.scenario.input_tokens, doc.scenario.output_tokens) == (
+        round(mean_in),
+        round(mean_out),
+    )
+    assert doc.scenario.length_spread is None and doc.scenario.dataset == "unstated"
 
 
 def check_sglang(docs: list[ResultDocument], raw: Any) -> None:
@@ -583,6 +629,7 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "genai-perf": check_genai_perf,
     "guidellm": check_guidellm,
     "vllm-bench-serve": check_vllm_bench_serve,
+    "vllm-benchmark-serving": check_vllm_benchmark_serving,
     "lm-eval": check_lm_eval,
     "inference-perf": check_inference_perf,
     "inferencex-agg": check_inferencex_agg,
