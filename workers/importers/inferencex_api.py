@@ -20,8 +20,14 @@ How rows become runs:
 Units, as InferenceX's process_result.py writes them: latencies in seconds without a suffix
 (converted to ms), throughputs in tokens per second PER GPU of the deployment (we store totals,
 per-GPU figure x GPUs, and keep the per-GPU figures as written). For a disaggregated row the
-deployment's GPUs are both pools (`num_prefill_gpu + num_decode_gpu`); for an aggregated row the
-two pools are one (InferenceX repeats the same numbers) and its GPUs are `num_decode_gpu`.
+deployment's GPUs are both pools (`num_prefill_gpu + num_decode_gpu`). For an aggregated row
+the two pools are one (InferenceX repeats the same numbers) and its GPUs are its TP: the
+per-GPU figures are per TP GPU, as InferenceX's process_result.py divides them, while
+`num_decode_gpu` is TP x EP (64 for sglang's TP8 EP8, which runs on 8 GPUs). Checked on the
+shipped snapshot: concurrency x median interactivity / output tok/s per GPU, the GPUs the
+figures imply, is 1.02-1.11x TP for 90% of the 1,225 aggregated rows, including the 382
+whose `num_decode_gpu` is not their TP (there it is 1/EP of it). `num_decode_gpu` is kept as
+written beside the run.
 
 `*_intvty` are 1/TPOT transforms of the TPOT statistics (their p90 is below their median).
 The median alone is also the median of per-request 1/TPOT (1/x is monotonic, so it keeps the
@@ -285,7 +291,7 @@ def deployment_of(row: dict[str, Any]) -> dict[str, Any]:
             "decode": pool("decode", workers=True),
         }
     else:
-        deployment["gpus"] = int(row["num_decode_gpu"])
+        deployment["gpus"] = int(row["decode_tp"])
         deployment["parallelism"] = pool("decode")
     return deployment
 
@@ -358,6 +364,10 @@ def _run_document(members: list[BenchmarkRow], source: Source) -> ResultDocument
             "date": first["date"],
             "run_url": first["run_url"],
             "model_key": first["model"],
+            "num_gpus_as_written": {
+                "prefill": first["num_prefill_gpu"],
+                "decode": first["num_decode_gpu"],
+            },
             "image": images[0] if len(images) == 1 else images or None,
             "workers": [m.row["workers"] for m in members if m.row.get("workers")] or None,
             "figures_as_written": kept,

@@ -68,7 +68,9 @@ def test_loadreference_stores_every_inferencex_row_with_its_own_figures_once():
         run, point = stored[key]
         r, metrics, deployment = row.row, row.row["metrics"], run.deployment
         where = f"{r['hardware']} {r['framework']} conc {r['conc']} {r['date']}"
-        gpus = r["num_prefill_gpu"] + r["num_decode_gpu"] if r["disagg"] else r["num_decode_gpu"]
+        # Both pools when disaggregated; TP when not (InferenceX's per-GPU figures are per TP
+        # GPU; its num_decode_gpu is TP x EP: workers/importers/inferencex_api.py).
+        gpus = r["num_prefill_gpu"] + r["num_decode_gpu"] if r["disagg"] else r["decode_tp"]
         assert deployment.gpus == gpus, where
         assert deployment.accelerator.sku == r["hardware"].upper(), where
         assert deployment.engine.name == r["framework"], where

@@ -1,0 +1,137 @@
+"""InferenceX's API responses read as runs: what a row is, how rows group, what is refused."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workers.importers import ImportFailure, import_file, inferencex_api, sniff
+
+SNAPSHOT = Path(__file__).parents[3] / "apps" / "catalog" / "reference" / "inferencex"
+SOURCE = inferencex_api.Source(description="test")
+
+
+def rows(name: str) -> list[dict[str, Any]]:
+    return json.loads((SNAPSHOT / name).read_bytes())
+
+
+def test_a_sweep_of_one_ci_run_is_one_run_with_a_point_per_concurrency():
+    latest = inferencex_api.benchmark_rows(rows("benchmarks.json"), "latest")
+    documents = inferencex_api.document_rows(latest, source=SOURCE)
+    # 435 rows of 301 (configuration, lengths, date, CI run) groups.
+    assert len(documents) == 301
+    assert sum(len(d.points) for d in documents) == 435
+    for document in documents:
+        concurrencies = [p.concurrency for p in document.points]
+        assert concurrencies == sorted(set(concurrencies))
+    # Oldest first: stored in the order they were measured.
+    dates = [d.environment.started_at for d in documents]
+    assert dates == sorted(dates)
+
+
+def test_a_row_in_both_responses_is_one_row_kept_with_the_more_figures():
+    latest = inferencex_api.benchmark_rows(rows("benchmarks.json"), "latest")
+    history = inferencex_api.benchmark_rows(rows("benchmarks-history.json"), "history")
+    merged = {row.key: row for row in inferencex_api.merged(history, latest)}
+    shared = {row.key for row in latest} & {row.key for row in history}
+    assert len(shared) == 230 and len(merged) == 435 + 1_462 - 230
+    by_key = {row.key: row for row in latest}
+    for key in shared:
+        # The latest response's row, which states what history's does and more.
+        assert merged[key].row["metrics"] == by_key[key].row["metrics"]
+
+
+def test_known_rows_are_skipped_and_a_restated_figure_is_a_new_row():
+    latest = rows("benchmarks.json")
+    known = frozenset(r.key for r in inferencex_api.benchmark_rows(latest, "latest"))
+    restated = copy.deepcopy(latest)
+    restated[7]["metrics"]["median_ttft"] += 0.001
+    again = inferencex_api.benchmark_rows(restated, "latest")
+    documents = inferencex_api.document_rows(again, source=SOURCE, known=known)
+    assert len(documents) == 1 and len(documents[0].points) == 1
+    assert documents[0].points[0].concurrency == restated[7]["conc"]
+    # A figure outside the identity (power, p90) changing is the same row.
+    restated = copy.deepcopy(latest)
+    restated[7]["metrics"]["avg_power_w"] = 1.0
+    again = inferencex_api.benchmark_rows(restated, "latest")
+    assert inferencex_api.document_rows(again, source=SOURCE, known=known) == []
+
+
+def test_a_disaggregated_row_counts_both_pools_and_keeps_their_layout():
+    row = next(r for r in rows("benchmarks.json") if r["disagg"] and r["prefill_num_workers"])
+    [document] = inferencex_api.document_rows(
+        inferencex_api.benchmark_rows([row], "one"), source=SOURCE
+    )
+    split = document.deployment.disaggregation
+    assert document.deployment.gpus == row["num_prefill_gpu"] + row["num_decode_gpu"]
+    assert (split.prefill_gpus, split.decode_gpus) == (
+        row["num_prefill_gpu"],
+        row["num_decode_gpu"],
+    )
+    assert (split.prefill.tp, split.decode.tp) == (row["prefill_tp"], row["decode_tp"])
+    assert split.label().startswith(f"{row['prefill_num_workers']}P ")
+    assert f" + {row['decode_num_workers']}D " in split.label()
+    point = document.points[0]
+    assert point.throughput.total_tok_s == pytest.approx(
+        row["metrics"]["tput_per_gpu"] * document.deployment.gpus, rel=1e-12
+    )
+    assert document.deployment.parallelism.tp is None  # stated per pool, not overall
+
+
+def test_the_file_formats_are_sniffed_and_imported_without_facts():
+    data = (SNAPSHOT / "evaluations.json").read_bytes()
+    assert sniff(data, "evaluations.json") == "inferencex-api-evaluations"
+    first = import_file(data, "evaluations.json")[0]
+    assert first.accuracy[0].n == 1319 and first.deployment.accelerator == "MI300X"
+    assert first.model.name == "MiniMax-M3"
+    bench = (SNAPSHOT / "benchmarks.json").read_bytes()
+    assert sniff(bench, "benchmarks.json") == "inferencex-api-benchmarks"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda r: r.update(extra_field=1), "row 0: unknown field(s) extra_field"),
+        (lambda r: r.pop("run_url"), "row 0: missing field(s) run_url"),
+        (lambda r: r.update(run_url=""), "row 0: no run_url: not a published measurement"),
+        (lambda r: r.update(date="11/06/2026"), "row 0: date '11/06/2026' is not YYYY-MM-DD"),
+        (lambda r: r["metrics"].update(p99_ttft="x"), "metrics.p99_ttft should be a number"),
+        (lambda r: r["metrics"].update(p75_ttft=1.0), "unknown figure(s) metrics.p75_ttft"),
+    ],
+)
+def test_a_row_that_breaks_the_rules_is_refused_naming_it(change, message):
+    row = copy.deepcopy(rows("benchmarks.json")[0])
+    change(row)
+    with pytest.raises(ImportFailure, match=message.replace("(", r"\(").replace(")", r"\)")):
+        inferencex_api.benchmark_rows([row], "benchmarks")
+
+
+def test_an_aggregated_row_serves_on_its_tp_gpus_as_its_per_gpu_figures_imply():
+    # The figures themselves say how many GPUs they were divided by: concurrency x median
+    # interactivity is about the output tok/s of the whole deployment.
+    every = rows("benchmarks.json") + rows("benchmarks-history.json")
+    aggregated = [
+        r
+        for r in every
+        if not r["disagg"] and {"median_intvty", "output_tput_per_gpu"} <= set(r["metrics"])
+    ]
+    ratios = []
+    for row in aggregated:
+        [document] = inferencex_api.document_rows(
+            inferencex_api.benchmark_rows([row], "one"), source=SOURCE
+        )
+        m = row["metrics"]
+        implied = row["conc"] * m["median_intvty"] / m["output_tput_per_gpu"]
+        ratios.append(implied / document.deployment.gpus)
+    close = [r for r in ratios if 0.95 <= r <= 1.2]
+    assert len(close) >= 0.9 * len(ratios), sorted(ratios)[:: len(ratios) // 20]
+    ep8 = next(r for r in aggregated if r["decode_ep"] == 8 and r["decode_tp"] == 8)
+    assert ep8["num_decode_gpu"] == 64
+    [document] = inferencex_api.document_rows(
+        inferencex_api.benchmark_rows([ep8], "one"), source=SOURCE
+    )
+    assert document.deployment.gpus == 8
