@@ -7,7 +7,6 @@ import io
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import render
 
 from apps.accounts.scoping import viewer_org
 from apps.costs import selectors
@@ -28,6 +27,7 @@ from apps.costs.procurement import (
 )
 from apps.costs.reference import TIER_LABELS
 from apps.csv_safe import safe_rows
+from apps.htmx import page_or_partial
 from workers import slo as slo_rule
 
 CAPEX_FIELDS = (
@@ -148,10 +148,7 @@ def procurement(request: HttpRequest) -> HttpResponse:
             (name, label, size, values.get(name, "")) for name, label, size in CAPEX_FIELDS
         ],
     }
-    template = "costs/procurement.html"
-    if request.htmx:
-        template += "#results"
-    return render(request, template, context)
+    return page_or_partial(request, "costs/procurement.html", "results", context)
 
 
 def _export(request: HttpRequest) -> tuple[list[dict[str, object]], list[FieldError]]:
@@ -220,7 +217,4 @@ def claim(request: HttpRequest) -> HttpResponse:
         "accelerators": sorted(book),
         "comparisons": [c.value for c in Comparison],
     }
-    template = "costs/claim.html"
-    if request.htmx:
-        template += "#claim-result"
-    return render(request, template, context)
+    return page_or_partial(request, "costs/claim.html", "claim-result", context)

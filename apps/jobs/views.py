@@ -15,6 +15,7 @@ from apps.accounts.models import Role
 from apps.accounts.ratelimit import RateLimited, org_write_limit
 from apps.accounts.scoping import actor_of, current_org, orgs_of, require_role
 from apps.catalog.selectors import scenario_list
+from apps.htmx import vary_on_htmx, wants_partial
 from apps.jobs import services
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
@@ -112,9 +113,9 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(
         _own_jobs(request).select_related("endpoint", "scenario", "run"), pk=job_id
     )
-    if request.htmx:
-        return _job_partial(request, job)
-    return render(request, "jobs/job.html", {"job": job})
+    if wants_partial(request):
+        return vary_on_htmx(_job_partial(request, job))
+    return vary_on_htmx(render(request, "jobs/job.html", {"job": job}))
 
 
 @require_POST

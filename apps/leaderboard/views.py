@@ -20,6 +20,7 @@ from apps.catalog.models import PublishedFigure, Scenario
 from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import CostInputError, TokenKind
 from apps.csv_safe import safe_rows
+from apps.htmx import page_or_partial, wants_partial
 from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
 from apps.leaderboard.story import CLAIMED_COST_RATIO, PUBLISHED_THROUGHPUT_RATIO
@@ -213,7 +214,7 @@ def _cached(request: HttpRequest, build) -> HttpResponse:
         return response
     if not _cacheable(request.GET):
         return build()
-    key = f"page:{runs_version()}:{int(bool(request.htmx))}:{request.get_full_path()}"
+    key = f"page:{runs_version()}:{int(wants_partial(request))}:{request.get_full_path()}"
     response = cache.get(key)
     if response is None:
         response = build()
@@ -290,10 +291,9 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         "imported": selectors.imported_sources(run_ids=page.run_ids),
         **_board_charts(board, page, request.GET),
     }
-    if not request.htmx:
+    if not wants_partial(request):
         context["headline"] = _headline(org)
-    template = "leaderboard/leaderboard.html"
-    return render(request, f"{template}#board" if request.htmx else template, context)
+    return page_or_partial(request, "leaderboard/leaderboard.html", "board", context)
 
 
 HEADLINE_SKUS = ("MI355X", "B200")

@@ -2,9 +2,9 @@ from datetime import date
 
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 
 from apps.accounts.scoping import viewer_org
+from apps.htmx import page_or_partial
 from apps.runs import selectors
 from apps.runs.models import Run
 
@@ -65,7 +65,6 @@ def run_index(request: HttpRequest) -> HttpResponse:
     page = paginator.get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
-    template = "runs/run_index.html#run-table" if request.htmx else "runs/run_index.html"
     context = {
         "runs": page.object_list,
         "page": page,
@@ -79,4 +78,4 @@ def run_index(request: HttpRequest) -> HttpResponse:
         "until": until.isoformat() if until else "",
         "problems": problems,
     }
-    return render(request, template, context)
+    return page_or_partial(request, "runs/run_index.html", "run-table", context)

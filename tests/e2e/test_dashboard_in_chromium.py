@@ -211,6 +211,26 @@ def test_series_filters_and_sorting_work_from_the_controls(live_server, browser,
     context.close()
 
 
+def test_back_from_compare_to_a_filtered_board_shows_the_whole_page(live_server, browser, seeded):
+    context, page = open_page(browser, VIEWPORTS[1])
+    page.goto(f"{live_server.url}/?scenario=seed-20k-1k-60")
+    # A filter swaps the board in place and pushes its address (the partial's URL).
+    with page.expect_request(lambda r: r.headers.get("hx-request") == "true"):
+        page.select_option("select[name=series]", "engine")
+    page.wait_for_url("**series=engine**")
+    page.locator("input[name=d]").nth(0).check()
+    page.locator("input[name=d]").nth(1).check()
+    page.click("button:has-text('Compare selected')")
+    page.wait_for_url("**/compare/**")
+    page.go_back(wait_until="load")
+    assert "series=engine" in page.url
+    # The whole page, styled, with its filters: not the board fragment alone.
+    assert page.locator("h1").inner_text() == "Leaderboard"
+    assert page.locator("link[rel=stylesheet]").count() > 0
+    assert page.locator("#board-filters select[name=series]").input_value() == "engine"
+    context.close()
+
+
 def test_compare_is_picked_added_to_and_trimmed_without_editing_the_address(
     live_server, browser, seeded
 ):

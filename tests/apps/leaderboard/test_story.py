@@ -1,0 +1,51 @@
+"""The GLM 5.2 story: its verdict first, the arithmetic the table shows, and the MI355X vs B200
+evidence that exists where no B200 GLM 5.2 run does."""
+
+import json
+import re
+
+import pytest
+from django.core.management import call_command
+
+from apps.catalog.reference import INFERENCEX_DIR
+from apps.imports.services import inferencex_store
+from apps.imports.sources import Responses
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_verdict_comes_first_and_quotes_the_range_its_table_shows(client):
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    html = client.get("/story/glm-5-2/").content.decode()
+    verdict = html.index('id="verdict"')
+    assert verdict < html.index("<h2>")
+    assert "does not follow from what was published" in html[verdict:]
+    table = re.findall(r"<td class=\"num\"><strong>([0-9.]+)</strong></td>", html)
+    low, high = min(table, key=float), max(table, key=float)
+    assert (low, high) == ("0.91", "1.01")
+    assert f"between {low} and {high}, not under 0.5" in html
+    assert f"costs {low}–{high}×" in html
+    assert "No measured or imported GLM 5.2 run on B200 exists here" in html
+    assert 'href="/costs/claim/?throughput_ratio=0.8&amp;claimed_cost_ratio=0.5"' in html
+    assert html.count('href="/runs/') >= 3  # the published runs
+    assert "No model has runs of both MI355X and B200" in html
+
+
+def test_like_for_like_evidence_sets_mi355x_beside_b200_of_one_precision(client):
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    rows = json.loads((INFERENCEX_DIR / "benchmarks.json").read_bytes())
+    picked = [
+        r
+        for r in rows
+        if r["hardware"] in ("mi355x", "b200")
+        and r["framework"] == "sglang"
+        and not r["disagg"]
+        and (r["isl"], r["osl"]) == (1024, 1024)
+    ]
+    assert {r["hardware"] for r in picked} == {"mi355x", "b200"}
+    inferencex_store(responses=Responses("test", picked, [], []))
+    html = client.get("/story/glm-5-2/").content.decode()
+    evidence = html[html.index('id="evidence"') :]
+    assert "DeepSeek-R1-0528 · 1k-1k" in evidence
+    assert "MI355X" in evidence and "B200" in evidence
+    assert re.search(r'href="/compare/\?d=\d+&amp;d=\d+&amp;scenario=1k-1k"', evidence)
