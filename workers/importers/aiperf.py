@@ -13,10 +13,11 @@ Also reads aiperf 0.10.0 (export schema_version 1.3, real files from a user's vL
 from a file states its format (e.g. multi_turn) and no lengths, and GPU telemetry sits in a
 top-level `telemetry_data`.
 
-Also reads aiperf 0.8 (export schema_version 1.1 and 1.2, real files from InferenceX's
-agentic runs): the same metric objects, but `input_config` has another shape (endpoint.model_names,
-input.public_dataset or synthetic prompts, loadgen.concurrency / request_rate /
-request_count) and a few more top-level blocks (telemetry_data, branch_stats, metadata).
+Also reads aiperf 0.8 (export schema_version 1.0, 1.1 and 1.2, real files from InferenceX's
+agentic runs and a user's lab runs of GGUF models): the same metric objects, but
+`input_config` has another shape (endpoint.model_names, input.public_dataset or synthetic
+prompts, loadgen.concurrency / request_rate / request_count) and a few more top-level
+blocks (telemetry_data, branch_stats, metadata).
 Each schema has its own small `Shape` (how to read the config), not special cases in one.
 A trace dataset (public_dataset) has no fixed lengths: the scenario carries the mean
 input and output lengths the run sent (input_sequence_length, output_sequence_length).
@@ -532,6 +533,13 @@ SHAPES = {
     ),
     # Later 0.8.0 builds write 1.2 with the same config layout (checked on real files).
     "1.2": replace(V11, tool="aiperf 0.8.0 (export schema 1.2)"),
+    # Earlier 0.8.0 builds write 1.0, also that layout (checked on real files); their errored
+    # requests' prompt lengths are metrics of their own.
+    "1.0": replace(
+        V11,
+        tool="aiperf 0.8.0 (export schema 1.0)",
+        kept_aside=V11.kept_aside | {"error_isl", "total_error_isl"},
+    ),
 }
 # Exports from before schema_version (aiperf's own plot fixtures, 2025) share the 0.8 config
 # layout and add a few metrics of their own.

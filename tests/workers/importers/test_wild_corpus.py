@@ -55,6 +55,11 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     # anud18/qwen36-vllm-aiperf-benchmark: its RESULTS_nvfp4.md runs nvidia/Qwen3.6-35B-A3B-NVFP4
     # on vLLM v0.24.0 on one RTX 5090 (the run folder's meta.json says node "5090").
     "aiperf/qwen36-vllm-aiperf-benchmark_nvfp4_5090": _facts("RTX 5090", 1, "vllm", "NVFP4"),
+    # databloom/aiperf-lab-tests: GGUF models behind lab endpoints on port 8080; the hardware
+    # and server are not stated anywhere (these are arbitrary but for the weights, which
+    # the model names give). Checks are on measurements, which facts do not touch.
+    "aiperf/aiperf-lab-tests_llama": _facts("L4", 1, "llama.cpp", "Q4_K_M"),
+    "aiperf/aiperf-lab-tests_qwen3": _facts("L4", 1, "llama.cpp", "Q4_1"),
     # wellflat/k8s-dev's aiperf run against its gpt-oss-20b vLLM pod (GPU model not stated).
     "aiperf/wellflat-k8s-dev": _facts(
         "A100", 1, "vllm", "MXFP4", input_tokens=150, output_tokens=100
@@ -297,14 +302,44 @@ def check_aiperf(docs: list[ResultDocument], raw: Any) -> None:
         assert point.tokens.source == "tokenizer"
         assert point.tokens.input == raw["total_isl"]["avg"]
         assert point.tokens.output == raw["total_osl"]["avg"]
+    errored = (raw.get("error_request_count") or {}).get("avg", 0)
+    assert point.requests.failed == errored
+    assert point.requests.total == raw["request_count"]["avg"] + errored
+    for item in raw.get("error_summary") or []:
+        assert point.errors[item["error_details"]["type"]] == item["count"]
     config = raw["input_config"]
     if "loadgen" in config:
         assert point.concurrency == config["loadgen"]["concurrency"]
         assert doc.model.name == config["endpoint"]["model_names"][0]
+        if raw.get("schema_version") == "1.0":
+            check_aiperf_v10(doc, raw)
     else:  # schema 1.3: phases known by name, models.items, a file dataset
         check_aiperf_phases(doc, raw)
     version = raw.get("aiperf_version")
     assert doc.environment.loadgen_version == (f"aiperf {version}" if version else None)
+
+
+def check_aiperf_v10(doc: ResultDocument, raw: Any) -> None:
+    point, config = doc.points[0], raw["input_config"]
+    assert doc.scenario.arrival == "closed"
+    assert doc.scenario.request_count == config["loadgen"]["request_count"]
+    assert doc.scenario.dataset == config["input"]["custom_dataset_type"]
+    # A file of prompts states no lengths: the scenario carries the means the run sent.
+    assert doc.scenario.input_tokens == round(raw["input_sequence_length"]["avg"])
+    assert doc.scenario.output_tokens == round(raw["output_sequence_length"]["avg"])
+    for name, slot in (("output_token_throughput", "output_tok_s"),
+                       ("total_token_throughput", "total_tok_s")):  # fmt: skip
+        assert raw[name]["unit"] == "tokens/sec"
+        assert getattr(point.throughput, slot) == raw[name]["avg"]
+    assert point.throughput.input_tok_s is None  # not stated by the file
+    per_user = raw["output_token_throughput_per_user"]
+    for stat, slot in AIPERF_SLOTS.items():
+        assert getattr(point.interactivity_tok_s_user, slot) == per_user[stat], stat
+    aside = doc.environment.extra["metrics_without_slot"]
+    for name in ("error_isl", "total_error_isl", "time_to_second_token"):
+        assert aside[name] == {"avg": raw[name]["avg"], "unit": raw[name]["unit"]}
+    assert doc.environment.extra["cli_command"] == config["cli_command"]
+    assert doc.environment.loadgen_version == "aiperf 0.8.0"
 
 
 def check_aiperf_phases(doc: ResultDocument, raw: Any) -> None:
