@@ -8,10 +8,16 @@ states the endpoint, the dataset's ISL/OSL (mean, stddev) and the phases (warm-u
 profiling, with concurrency and rate). Warm-up statistics sit apart in `warmup_metrics`
 and are not imported.
 
-Also reads aiperf 0.8 (export schema_version 1.1 and 1.2, real files from InferenceX's
-agentic runs): the same metric objects, but `input_config` has another shape (endpoint.model_names,
-input.public_dataset or synthetic prompts, loadgen.concurrency / request_rate /
-request_count) and a few more top-level blocks (telemetry_data, branch_stats, metadata).
+Also reads aiperf 0.10.0 (export schema_version 1.3, real files from a user's vLLM runs):
+1.4's config layout, except that phases are known by their name (no `kind`), a dataset read
+from a file states its format (e.g. multi_turn) and no lengths, and GPU telemetry sits in a
+top-level `telemetry_data`.
+
+Also reads aiperf 0.8 (export schema_version 1.0, 1.1 and 1.2, real files from InferenceX's
+agentic runs and a user's lab runs of GGUF models): the same metric objects, but
+`input_config` has another shape (endpoint.model_names, input.public_dataset or synthetic
+prompts, loadgen.concurrency / request_rate / request_count) and a few more top-level
+blocks (telemetry_data, branch_stats, metadata).
 Each schema has its own small `Shape` (how to read the config), not special cases in one.
 A trace dataset (public_dataset) has no fixed lengths: the scenario carries the mean
 input and output lengths the run sent (input_sequence_length, output_sequence_length).
@@ -426,6 +432,28 @@ def _model_v14(doc: dict[str, Any]) -> str | None:
     return models[0].get("name") if len(models) == 1 and isinstance(models[0], dict) else None
 
 
+def _scenario_v13(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """aiperf 0.10 (schema 1.3): the 1.4 layout, but a phase is known by its name (no
+    `kind`), and a dataset read from a file (`type` "file") states its `format`, not lengths."""
+    config = doc.get("input_config") or {}
+    phases = [{"kind": p.get("name"), **p} for p in config.get("phases") or []]
+    scenario, phase = _scenario_v14({**doc, "input_config": {**config, "phases": phases}}, where)
+    datasets = config.get("datasets") or []
+    if len(datasets) == 1 and datasets[0].get("type") == "file" and datasets[0].get("format"):
+        scenario["dataset"] = dataset_name(str(datasets[0]["format"]))
+        _sent_lengths(doc, scenario)
+    return scenario, phase
+
+
+def _sent_lengths(doc: dict[str, Any], scenario: dict[str, Any]) -> None:
+    """A trace or file has no fixed lengths: the scenario carries the means the run sent."""
+    isl_mean = (doc.get("input_sequence_length") or {}).get("avg")
+    osl_mean = (doc.get("output_sequence_length") or {}).get("avg")
+    if isl_mean and osl_mean:
+        scenario["input_tokens"] = max(1, round(isl_mean))
+        scenario["output_tokens"] = max(1, round(osl_mean))
+
+
 def _scenario_v11(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """aiperf 0.8: input_config.loadgen holds concurrency / request_rate / request_count."""
     config = doc.get("input_config") or {}
@@ -450,12 +478,7 @@ def _scenario_v11(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict
     osl = (prompts.get("output_tokens") or {}) if isinstance(prompts, dict) else {}
     if trace:
         scenario["dataset"] = dataset_name(str(trace))
-        # A trace has no fixed lengths: the scenario carries the means the run sent.
-        isl_mean = (doc.get("input_sequence_length") or {}).get("avg")
-        osl_mean = (doc.get("output_sequence_length") or {}).get("avg")
-        if isl_mean and osl_mean:
-            scenario["input_tokens"] = max(1, round(isl_mean))
-            scenario["output_tokens"] = max(1, round(osl_mean))
+        _sent_lengths(doc, scenario)
     elif isl.get("mean") and osl.get("mean") and not isl.get("stddev") and not osl.get("stddev"):
         scenario["dataset"] = dataset_name("synthetic")
         scenario["input_tokens"] = int(isl["mean"])
@@ -471,13 +494,22 @@ def _model_v11(doc: dict[str, Any]) -> str | None:
 
 
 SHAPES = {
-    "1.4": Shape(
-        tool=TOOL,
-        top_level=frozenset(TOP_LEVEL),
-        kept_aside=frozenset(KEPT_ASIDE),
-        scenario=_scenario_v14,
-        model=_model_v14,
-        cli_command=lambda doc: (doc.get("run_info") or {}).get("cli_command"),
+    "1.4": (
+        V14 := Shape(
+            tool=TOOL,
+            top_level=frozenset(TOP_LEVEL),
+            kept_aside=frozenset(KEPT_ASIDE),
+            scenario=_scenario_v14,
+            model=_model_v14,
+            cli_command=lambda doc: (doc.get("run_info") or {}).get("cli_command"),
+        )
+    ),
+    # aiperf 0.10.0 (checked on real files): 1.4's config layout, telemetry at the top.
+    "1.3": replace(
+        V14,
+        tool="aiperf 0.10.0 (export schema 1.3)",
+        top_level=frozenset(TOP_LEVEL | {"telemetry_data"}),
+        scenario=_scenario_v13,
     ),
     "1.1": (
         V11 := Shape(
@@ -501,6 +533,13 @@ SHAPES = {
     ),
     # Later 0.8.0 builds write 1.2 with the same config layout (checked on real files).
     "1.2": replace(V11, tool="aiperf 0.8.0 (export schema 1.2)"),
+    # Earlier 0.8.0 builds write 1.0, also that layout (checked on real files); their errored
+    # requests' prompt lengths are metrics of their own.
+    "1.0": replace(
+        V11,
+        tool="aiperf 0.8.0 (export schema 1.0)",
+        kept_aside=V11.kept_aside | {"error_isl", "total_error_isl"},
+    ),
 }
 # Exports from before schema_version (aiperf's own plot fixtures, 2025) share the 0.8 config
 # layout and add a few metrics of their own.

@@ -52,6 +52,14 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "aiperf/agentic_kimik2.7": _facts("MI355X", 4, "vllm", "FP4"),
     # aiperf's own plot fixtures (Qwen3-0.6B runs); the hardware is not stated anywhere.
     "aiperf/aiperf-plot-fixture": _facts("H100", 1, "vllm", "BF16"),
+    # anud18/qwen36-vllm-aiperf-benchmark: its RESULTS_nvfp4.md runs nvidia/Qwen3.6-35B-A3B-NVFP4
+    # on vLLM v0.24.0 on one RTX 5090 (the run folder's meta.json says node "5090").
+    "aiperf/qwen36-vllm-aiperf-benchmark_nvfp4_5090": _facts("RTX 5090", 1, "vllm", "NVFP4"),
+    # databloom/aiperf-lab-tests: GGUF models behind lab endpoints on port 8080; the hardware
+    # and server are not stated anywhere (these are arbitrary but for the weights, which
+    # the model names give). Checks are on measurements, which facts do not touch.
+    "aiperf/aiperf-lab-tests_llama": _facts("L4", 1, "llama.cpp", "Q4_K_M"),
+    "aiperf/aiperf-lab-tests_qwen3": _facts("L4", 1, "llama.cpp", "Q4_1"),
     # wellflat/k8s-dev's aiperf run against its gpt-oss-20b vLLM pod (GPU model not stated).
     "aiperf/wellflat-k8s-dev": _facts(
         "A100", 1, "vllm", "MXFP4", input_tokens=150, output_tokens=100
@@ -294,10 +302,85 @@ def check_aiperf(docs: list[ResultDocument], raw: Any) -> None:
         assert point.tokens.source == "tokenizer"
         assert point.tokens.input == raw["total_isl"]["avg"]
         assert point.tokens.output == raw["total_osl"]["avg"]
-    assert point.concurrency == raw["input_config"]["loadgen"]["concurrency"]
-    assert doc.model.name == raw["input_config"]["endpoint"]["model_names"][0]
+    errored = (raw.get("error_request_count") or {}).get("avg", 0)
+    assert point.requests.failed == errored
+    assert point.requests.total == raw["request_count"]["avg"] + errored
+    for item in raw.get("error_summary") or []:
+        assert point.errors[item["error_details"]["type"]] == item["count"]
+    config = raw["input_config"]
+    if "loadgen" in config:
+        assert point.concurrency == config["loadgen"]["concurrency"]
+        assert doc.model.name == config["endpoint"]["model_names"][0]
+        if raw.get("schema_version") == "1.0":
+            check_aiperf_v10(doc, raw)
+    else:  # schema 1.3: phases known by name, models.items, a file dataset
+        check_aiperf_phases(doc, raw)
     version = raw.get("aiperf_version")
     assert doc.environment.loadgen_version == (f"aiperf {version}" if version else None)
+
+
+def check_aiperf_v10(doc: ResultDocument, raw: Any) -> None:
+    point, config = doc.points[0], raw["input_config"]
+    assert doc.scenario.arrival == "closed"
+    assert doc.scenario.request_count == config["loadgen"]["request_count"]
+    assert doc.scenario.dataset == config["input"]["custom_dataset_type"]
+    # A file of prompts states no lengths: the scenario carries the means the run sent.
+    assert doc.scenario.input_tokens == round(raw["input_sequence_length"]["avg"])
+    assert doc.scenario.output_tokens == round(raw["output_sequence_length"]["avg"])
+    for name, slot in (("output_token_throughput", "output_tok_s"),
+                       ("total_token_throughput", "total_tok_s")):  # fmt: skip
+        assert raw[name]["unit"] == "tokens/sec"
+        assert getattr(point.throughput, slot) == raw[name]["avg"]
+    assert point.throughput.input_tok_s is None  # not stated by the file
+    per_user = raw["output_token_throughput_per_user"]
+    for stat, slot in AIPERF_SLOTS.items():
+        assert getattr(point.interactivity_tok_s_user, slot) == per_user[stat], stat
+    aside = doc.environment.extra["metrics_without_slot"]
+    for name in ("error_isl", "total_error_isl", "time_to_second_token"):
+        assert aside[name] == {"avg": raw[name]["avg"], "unit": raw[name]["unit"]}
+    assert doc.environment.extra["cli_command"] == config["cli_command"]
+    assert doc.environment.loadgen_version == "aiperf 0.8.0"
+
+
+def check_aiperf_phases(doc: ResultDocument, raw: Any) -> None:
+    point, config = doc.points[0], raw["input_config"]
+    [profiling] = [p for p in config["phases"] if p["name"] == "profiling"]
+    warmups = [p for p in config["phases"] if p["name"] == "warmup"]
+    assert doc.model.name == config["models"]["items"][0]["name"]
+    assert doc.scenario.request_count == profiling["requests"]
+    assert doc.scenario.warmup_requests == sum(p["requests"] for p in warmups)
+    if profiling["type"] == "concurrency":
+        assert doc.scenario.arrival == "closed"
+        assert point.concurrency == profiling["concurrency"]
+        assert point.request_rate is None
+    else:  # poisson at a rate the run kept up with
+        assert doc.scenario.arrival == "open"
+        assert point.request_rate == profiling["rate"] == doc.environment.extra["requested_rate"]
+        assert point.concurrency is None
+    [dataset] = config["datasets"]
+    assert doc.scenario.dataset == dataset["format"]
+    # A file dataset states no lengths: the scenario carries the means the run sent.
+    assert doc.scenario.input_tokens == round(raw["input_sequence_length"]["avg"])
+    assert doc.scenario.output_tokens == round(raw["output_sequence_length"]["avg"])
+    assert doc.scenario.length_spread is None
+    for name, slot in (("output_token_throughput", "output_tok_s"),
+                       ("total_token_throughput", "total_tok_s")):  # fmt: skip
+        assert raw[name]["unit"] == "tokens/sec"
+        assert getattr(point.throughput, slot) == raw[name]["avg"]
+    per_user = raw["output_token_throughput_per_user"]
+    for stat, slot in AIPERF_SLOTS.items():
+        assert getattr(point.interactivity_tok_s_user, slot) == per_user[stat], stat
+    assert point.requests.failed == 0 and not raw["error_summary"]
+    aside = doc.environment.extra["metrics_without_slot"]
+    assert aside["time_to_second_token"] == {
+        "avg": raw["time_to_second_token"]["avg"],
+        "unit": raw["time_to_second_token"]["unit"],
+    }
+    assert doc.environment.extra["cli_command"] == raw["run_info"]["cli_command"]
+    assert doc.environment.extra["endpoint_type"] == config["endpoint"]["type"]
+    assert doc.environment.extra["start_time"] == raw["start_time"]
+    assert doc.environment.started_at is None  # the file's times state no offset
+    assert point.prefix_cache_hit_rate is None  # the file does not state one
 
 
 def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
