@@ -247,9 +247,7 @@ if os.environ.get("EMAIL_HOST"):
     EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
     EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 else:
-    EMAIL_BACKEND = os.environ.get(
-        "EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend"
-    )
+    EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "apps.accounts.mail.ConsoleEmailBackend")
 
 # Optional, off unless configured (needs `pip install 'inferboard[sso]'`): TOTP second factor
 # (ACCOUNT_MFA=1) and one OpenID Connect provider for company single sign-on (OIDC_*).
