@@ -559,7 +559,7 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
     runs = (
         runs_visible(org=org)
         .filter(deployment=deployment)
-        .select_related("scenario")
+        .select_related("scenario", "best_point")
         .annotate(measured_at=Coalesce("started_at", "created_at"))
         .order_by("measured_at", "id")
     )
@@ -575,6 +575,23 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
         )
         if per_gpu is not None:
             previous.append(per_gpu)
+        point, scenario = run.best_point, run.scenario
+        # A figure of unstated kind reads as the board reads it: both readings, flagged.
+        unstated = (
+            priced_throughput(
+                TokenKind.OUTPUT,
+                gpus=deployment.gpus,
+                usd_per_gpu_hour=None,
+                unlabelled_tok_s=point.unlabelled_tok_s,
+                input_tokens=scenario.input_tokens if scenario else None,
+                output_tokens=scenario.output_tokens if scenario else None,
+            )
+            if point is not None
+            and point.unlabelled_tok_s is not None
+            and point.output_tok_s is None
+            and point.total_tok_s is None
+            else None
+        )
         history.append(
             {
                 "run_id": run.pk,
@@ -583,6 +600,10 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
                 "provenance": run.provenance,
                 "engine_version": deployment.engine_version or "—",
                 "tput_per_gpu": per_gpu,
+                "tput_range": (unstated.tok_low, unstated.tok_high)
+                if unstated and unstated.tok_low is not None
+                else None,
+                "tput_kind": "unstated" if unstated else "output",
                 "baseline": baseline,
                 "regression": regression,
             }

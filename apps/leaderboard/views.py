@@ -503,15 +503,20 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         fact["provenance"] = row.provenance if row else "no run in this scenario"
         fact["scenario"] = scenario_slug if row else "—"
     baseline = ordered[0]
+
+    def stated(row: selectors.Row | None) -> bool:
+        # A ratio to or from a figure of unstated kind would pick one of its two readings.
+        return row is not None and row.tput_range is None
+
     ratios = [
         (r.tput_per_gpu / baseline.tput_per_gpu)
-        if r and baseline and r.tput_per_gpu and baseline.tput_per_gpu
+        if stated(r) and stated(baseline) and r.tput_per_gpu and baseline.tput_per_gpu
         else None
         for r in ordered
     ]
     cost_ratios = [
         (r.usd_per_mtok / baseline.usd_per_mtok)
-        if r and baseline and r.usd_per_mtok and baseline.usd_per_mtok
+        if stated(r) and stated(baseline) and r.usd_per_mtok and baseline.usd_per_mtok
         else None
         for r in ordered
     ]
