@@ -14,7 +14,7 @@ from apps.accounts.auth import BearerToken, optional_org
 from apps.accounts.models import Organization
 from apps.accounts.ratelimit import write_limit
 from apps.accounts.services import audit_record
-from apps.runs import selectors, summary
+from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest, runs_version
 from workers.results import INT32_MAX, ResultDocument
@@ -132,28 +132,7 @@ class RunQuery(Schema):
 
 
 def _summary(run: Run) -> dict[str, Any]:
-    d = run.deployment
-    return {
-        "id": run.pk,
-        "url": f"/api/v1/runs/{run.pk}",
-        "provenance": run.provenance,
-        "status": run.status,
-        "is_public": run.is_public,
-        "model": d.model.name,
-        "accelerator": d.accelerator.sku,
-        "gpus": d.gpus,
-        "nodes": d.nodes,
-        "engine": d.engine.name,
-        "engine_version": d.engine_version,
-        "quantization": d.quant_weights,
-        "parallelism": d.parallelism_label,
-        "speculative": d.spec_method,
-        "scenario": run.scenario.slug if run.scenario else None,
-        "deployment_fingerprint": d.fingerprint,
-        "source_citation": run.source_citation,
-        "created_at": run.created_at,
-        "slo_verdict": summary.STATUS_NAMES.get(run.best_meets_slo),
-    }
+    return selectors.run_summary(run=run)
 
 
 def _point(point: Point) -> dict[str, Any]:
@@ -248,8 +227,6 @@ def list_runs(request: HttpRequest, query: Query[RunQuery]):
     body = cache.get(key) if key else None
     if body is None:
         count, rows = selectors.run_summaries(org=org, filters=filters, offset=offset, limit=limit)
-        for row in rows:
-            row["url"] = f"/api/v1/runs/{row['id']}"
         page = RunPage.model_validate(
             {"count": count, "limit": limit, "offset": offset, "items": rows}
         )

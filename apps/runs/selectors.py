@@ -7,6 +7,7 @@ from datetime import date
 from django.db.models import Q, QuerySet
 
 from apps.accounts.models import Organization
+from apps.runs import summary
 from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
 
 
@@ -79,9 +80,23 @@ def run_summaries(
 ) -> tuple[int, list[dict]]:
     """(how many runs match, one page of them as summary rows)."""
     runs = runs_filtered(org=org, filters=filters)
-    page = runs.values(*SUMMARY_COLUMNS.values())[offset : offset + limit]
-    rows = [{name: row[column] for name, column in SUMMARY_COLUMNS.items()} for row in page]
-    return runs.count(), rows
+    return runs.count(), _summary_rows(runs[offset : offset + limit])
+
+
+def run_summary(*, run: Run) -> dict:
+    """One run's summary row: the list's row for it, field for field."""
+    return _summary_rows(Run.objects.filter(pk=run.pk))[0]
+
+
+def _summary_rows(runs: QuerySet[Run]) -> list[dict]:
+    # The one serializer of a run's summary, for the list and the detail alike.
+    rows = []
+    for row in runs.values(*SUMMARY_COLUMNS.values(), "best_meets_slo"):
+        out = {name: row[column] for name, column in SUMMARY_COLUMNS.items()}
+        out["url"] = f"/api/v1/runs/{row['id']}"
+        out["slo_verdict"] = summary.STATUS_NAMES.get(row["best_meets_slo"])
+        rows.append(out)
+    return rows
 
 
 def run_get(*, org: Organization | None, run_id: int) -> Run | None:
