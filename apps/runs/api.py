@@ -7,6 +7,7 @@ from typing import Any
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 from ninja import Field, Query, Router, Schema, Status
 from ninja.renderers import JSONRenderer
 
@@ -27,7 +28,8 @@ router = Router(tags=["runs"])
 class RunCreated(Schema):
     id: int
     created: bool
-    url: str
+    url: str = Field(description="the run in this API")
+    page: str = Field(description="the run's page, as a person opens it")
 
 
 class ErrorItem(Schema):
@@ -188,6 +190,7 @@ def submit_run(request: HttpRequest, private: bool = False):
         "id": outcome.run.pk,
         "created": outcome.created,
         "url": f"/api/v1/runs/{outcome.run.pk}",
+        "page": reverse("run-detail", args=[outcome.run.pk]),
     }
     return Status(201 if outcome.created else 200, body)
 

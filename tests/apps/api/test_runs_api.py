@@ -25,6 +25,7 @@ def post_run(client, document, *, query: str = "", **headers):
 def test_a_new_document_gets_201_and_a_replay_gets_200_with_the_same_id(client, document, auth):
     first = post_run(client, document, **auth)
     assert first.status_code == 201, first.content
+    assert first.json()["page"] == f"/runs/{first.json()['id']}/"
     replay = post_run(client, document, **auth)
     assert replay.status_code == 200
     assert replay.json()["id"] == first.json()["id"]
