@@ -213,7 +213,7 @@ def test_series_filters_and_sorting_work_from_the_controls(live_server, browser,
 
 def test_back_from_compare_to_a_filtered_board_shows_the_whole_page(live_server, browser, seeded):
     context, page = open_page(browser, VIEWPORTS[1])
-    page.goto(f"{live_server.url}/?scenario=seed-20k-1k-60")
+    page.goto(f"{live_server.url}/?scenario=seed-20k-1k-60&tier=rental_3yr")
     # A filter swaps the board in place and pushes its address (the partial's URL).
     with page.expect_request(lambda r: r.headers.get("hx-request") == "true"):
         page.select_option("select[name=series]", "engine")
@@ -222,6 +222,9 @@ def test_back_from_compare_to_a_filtered_board_shows_the_whole_page(live_server,
     page.locator("input[name=d]").nth(1).check()
     page.click("button:has-text('Compare selected')")
     page.wait_for_url("**/compare/**")
+    # The comparison keeps the board's price tier and scenario.
+    assert "tier=rental_3yr" in page.url and "scenario=seed-20k-1k-60" in page.url
+    assert page.locator("select[name=tier]").input_value() == "rental_3yr"
     page.go_back(wait_until="load")
     assert "series=engine" in page.url
     # The whole page, styled, with its filters: not the board fragment alone.
