@@ -1,7 +1,8 @@
 """REST API for endpoints, jobs and schedules. Mounted at the API root: /api/v1/endpoints ...
 
 Everything here belongs to an organization: a Bearer token sees and acts on its own
-organization's endpoints and jobs only (others are 404). Endpoint keys are write-only.
+organization's endpoints and jobs only (others are 404). Endpoint keys are write-only: only a
+worker starting a job gets one, in the answer to its `started` report.
 """
 
 import asyncio
@@ -119,6 +120,11 @@ class EventOut(Schema):
     proceed: bool
     cancel: bool
     detail: str
+    api_key: str | None = Field(
+        None,
+        description="only in the answer to `started` that lets this worker run the job: the "
+        "endpoint's key (job messages never carry it)",
+    )
 
 
 class ScheduleIn(Schema):
@@ -385,7 +391,8 @@ def retry_job(request: HttpRequest, job_id: int):
 )
 def job_event(request: HttpRequest, job_id: int, body: EventIn):
     """For workers. `proceed` false on `started` means: do not run (finished, cancelled or
-    running elsewhere); `cancel` true on a heartbeat means: stop now."""
+    running elsewhere); `cancel` true on a heartbeat means: stop now. The answer that lets a
+    worker start carries the endpoint's key (`api_key`): the job's message does not."""
     job = _job(request, job_id)
     answer = services.job_event(
         job=job, event=body.event, attempt=body.attempt, worker=body.worker, message=body.message
@@ -396,6 +403,7 @@ def job_event(request: HttpRequest, job_id: int, body: EventIn):
         "proceed": answer.proceed,
         "cancel": answer.cancel,
         "detail": answer.detail,
+        "api_key": answer.api_key,
     }
 
 

@@ -5,7 +5,7 @@ import itertools
 import logging
 import math
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,7 +21,7 @@ from apps.catalog.models import Deployment, Scenario
 from apps.catalog.services import deployment_upsert
 from apps.jobs import cron
 from apps.jobs.allowlist import endpoint_check
-from apps.jobs.crypto import decrypt, encrypt
+from apps.jobs.crypto import CredentialError, decrypt, encrypt
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from apps.runs.models import Run
 from workers import results as doc
@@ -271,12 +271,17 @@ def heartbeat_interval_s() -> float:
     return float(configured or max(1.0, settings.JOB_HEARTBEAT_TIMEOUT_S / 4))
 
 
+# Version 2: the endpoint's key is not in the message. A worker gets it in the server's
+# answer to its `started` report (job_event), over the API with its organization's token,
+# so nothing a broker holds (queues, unacked messages, RDB/AOF files) carries a secret.
+JOB_SPEC_VERSION = 2
+
+
 def job_spec(job: Job) -> dict[str, Any]:
-    """The self-contained message a worker receives. It holds the endpoint's key in clear:
-    it is built when sent, never stored, and never logged (see `_send`)."""
+    """The message a worker receives: everything but the endpoint's key (see job_credentials)."""
     endpoint = job.endpoint
     spec: dict[str, Any] = {
-        "version": 1,
+        "version": JOB_SPEC_VERSION,
         "job_id": job.pk or 0,
         "attempt": job.attempt,
         "idempotency_key": job.idempotency_key,
@@ -289,7 +294,6 @@ def job_spec(job: Job) -> dict[str, Any]:
             "url": endpoint.url,
             "served_model": endpoint.served_model,
             "api": endpoint.api,
-            "api_key": decrypt(endpoint.api_key_encrypted) or None,
         },
         **endpoint.facts,
     }
@@ -305,6 +309,12 @@ def job_spec(job: Job) -> dict[str, Any]:
     return spec
 
 
+def job_credentials(job: Job) -> str | None:
+    """The endpoint's key in clear, for the worker that has just started the job; None when
+    the endpoint has none. Raises CredentialError when it cannot be decrypted."""
+    return decrypt(job.endpoint.api_key_encrypted) or None
+
+
 # Jobs --------------------------------------------------------------------------------------
 
 
@@ -318,8 +328,8 @@ def celery_app() -> Celery:
 
 
 def publish(name: str, spec: dict[str, Any], *, queue: str, task_id: str, label: str) -> None:
-    """Put a task on the broker. The spec holds the endpoint's key in clear, so what Celery
-    shows of the arguments (logs, monitoring) is `label` instead."""
+    """Put a task on the broker. What Celery shows of the arguments (logs, monitoring) is
+    `label`: the spec names the endpoint's URL, which is the organization's business."""
     app = celery_app()
     # An explicit connection: Celery would let env CELERY_BROKER_URL override settings.
     with app.connection_for_write(settings.CELERY_BROKER_URL) as connection:
@@ -441,6 +451,7 @@ def job_enqueue(
         requested_by=requested_by[:200],
     )
     job_spec(job)  # validates the options before anything is stored
+    job_credentials(job)  # a key that cannot be decrypted is refused now, not at start
     job.save()
     audit_record(
         org=endpoint.org,
@@ -513,6 +524,8 @@ class EventAnswer:
     proceed: bool = False
     cancel: bool = False
     detail: str = ""
+    # Only in the answer that lets a worker start: the endpoint's key (job_credentials).
+    api_key: str | None = field(default=None, repr=False)
 
 
 def _stale(job: Job, now: datetime) -> bool:
@@ -572,9 +585,15 @@ def _started(job: Job, worker: str, now: datetime) -> EventAnswer:
     job.worker = worker[:300]
     job.started_at = job.started_at if takeover else now
     job.heartbeat_at = now
+    try:
+        api_key = job_credentials(job)
+    except CredentialError as exc:
+        job.status, job.error, job.finished_at = Job.Status.FAILED, str(exc), now
+        job.save(update_fields=["status", "error", "finished_at"])
+        return EventAnswer(job.status, detail=str(exc))
     job.progress = "redelivered after the worker was lost" if takeover else "started"
     job.save(update_fields=["status", "worker", "started_at", "heartbeat_at", "progress"])
-    return EventAnswer(job.status, proceed=True)
+    return EventAnswer(job.status, proceed=True, api_key=api_key)
 
 
 def _succeeded(job: Job, now: datetime) -> EventAnswer:

@@ -261,7 +261,7 @@ def test_a_job_spec_the_worker_cannot_read_fails_the_job_without_logging_the_key
     job = Job.objects.create(
         endpoint=endpoint, scenario=site.scenario, idempotency_key=Job.new_key(), pool=pool
     )
-    spec = {**job_spec(job), "version": 2, "feature_from_the_future": True}
+    spec = {**job_spec(job), "version": 3, "feature_from_the_future": True}
     with celery_worker(pool, broker_url=broker_url, server_url=site.url, token=site.token) as w:
         publish("inferboard.run_load", spec, queue=pool, task_id=job.task_id, label="(v2)")
         wait_for(lambda: finished(job), 60, "the job to fail")
