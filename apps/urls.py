@@ -1,9 +1,14 @@
+import sys
+
 from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
+from django.views import defaults
 
 from apps.accuracy import views as accuracy
 from apps.api.api import api
+from apps.api.middleware import as_unavailable, unavailable_response
+from apps.health import readyz
 from apps.leaderboard import views as board
 from apps.runs import views as runs
 
@@ -13,8 +18,20 @@ def healthz(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok", content_type="text/plain")
 
 
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: a failure outside a view (a middleware's session read, say) because the
+    database is down is still a 503 with Retry-After; anything else is Django's 500 page."""
+    unavailable = as_unavailable(sys.exc_info()[1]) if sys.exc_info()[1] else None
+    if unavailable is not None:
+        return unavailable_response(request, unavailable)
+    return defaults.server_error(request)
+
+
+handler500 = server_error
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("", board.leaderboard, name="home"),
     path("runs/", runs.run_index, name="run-index"),
     path("runs/<int:run_id>/", board.run_detail, name="run-detail"),

@@ -3,16 +3,16 @@
 import logging
 
 from django.core.exceptions import RequestDataTooBig
-from django.db import DataError
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, ValidationError
+from ninja.errors import AuthenticationError, Throttled, ValidationError
 
-from apps.accounts.ratelimit import RateLimited
+from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accuracy.api import router as accuracy_router
-from apps.api.errors import error_items
-from apps.api.middleware import body_too_large
+from apps.api.errors import ServiceUnavailable, database_unavailable, error_items
+from apps.api.middleware import body_too_large, unavailable_response
 from apps.catalog.api import router as catalog_router
 from apps.costs.api import router as costs_router
 from apps.imports.api import router as imports_router
@@ -58,6 +58,9 @@ class InferboardApi(NinjaAPI):
                 errors = dict(_COMMON_ERRORS)
                 if method in ("post", "put", "patch"):
                     errors["413"] = "the body is over API_MAX_BODY_BYTES"
+                if method in ("post", "put", "patch", "delete"):
+                    # Every write operation passes WriteThrottle (apps/accounts/ratelimit.py).
+                    errors["429"] = "past a write limit (RATE_LIMIT_*); see Retry-After"
                 # ninja keys responses by int, OpenAPI by string: both kinds in one dict
                 # serialise as a repeated JSON key, which Swagger refuses to parse.
                 responses = {str(status): r for status, r in operation.get("responses", {}).items()}
@@ -82,6 +85,8 @@ api = InferboardApi(
         "API_MAX_BODY_BYTES (64 MiB by default); larger ones get 413."
     ),
     urls_namespace="api",
+    # Every write operation is rate-limited; a route may name its own kind, never none.
+    throttle=[WriteThrottle()],
 )
 api.add_router("/runs", runs_router)
 api.add_router("/imports", imports_router)
@@ -123,6 +128,13 @@ def rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
     return response
 
 
+@api.exception_handler(Throttled)
+def throttled(request: HttpRequest, exc: Throttled) -> HttpResponse:
+    # WriteThrottle keeps the refusal on the request: its scope and its Retry-After.
+    limited = getattr(request, "rate_limited", None) or RateLimited("client", 60)
+    return rate_limited(request, limited)
+
+
 @api.exception_handler(RequestDataTooBig)
 def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return body_too_large()
@@ -138,6 +150,17 @@ def out_of_range(request: HttpRequest, exc: DataError) -> HttpResponse:
     # A value the database cannot hold (an id beyond 64 bits) names nothing that exists.
     detail = [{"path": "(request)", "message": "a value is out of range"}]
     return api.create_response(request, {"detail": detail}, status=422)
+
+
+@api.exception_handler(ServiceUnavailable)
+def unavailable(request: HttpRequest, exc: ServiceUnavailable) -> HttpResponse:
+    return unavailable_response(request, exc)
+
+
+@api.exception_handler(OperationalError)
+@api.exception_handler(InterfaceError)
+def database_down(request: HttpRequest, exc: Exception) -> HttpResponse:
+    return unavailable_response(request, database_unavailable())
 
 
 @api.exception_handler(Exception)

@@ -18,9 +18,10 @@ from ninja import Field, Router, Schema, Status
 from pydantic import ValidationError
 
 from apps.accounts.auth import BearerToken
-from apps.accounts.ratelimit import write_limit
+from apps.accounts.ratelimit import WriteThrottle
 from apps.accounts.scoping import actor_of
 from apps.accounts.services import audit_record
+from apps.api.errors import ServiceUnavailable
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.jobs import services
@@ -158,6 +159,11 @@ class ScheduleOut(Schema):
     enabled: bool
     next_run_at: datetime | None
     last_run_at: datetime | None
+
+
+def _broker_down(exc: services.BrokerUnavailable) -> ServiceUnavailable:
+    # 503 with Retry-After (apps.api.api); the job is stored as failed and can be retried.
+    return ServiceUnavailable("broker", f"job {exc} failed: the broker is unreachable")
 
 
 def _errors(path: str, message: str) -> dict[str, Any]:
@@ -308,10 +314,10 @@ def list_endpoints(request: HttpRequest):
 )
 def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
     """202 with the job (poll `GET /jobs/{id}`). 422 names the wrong field, or `url` when the
-    endpoint is now outside the allowlist; 503 when the broker is down (the job is failed).
+    endpoint is now outside the allowlist; 503 with Retry-After when the broker is down (the
+    job is stored as failed; retry it).
     429 with Retry-After past the write limits (RATE_LIMIT_TOKEN_WRITES, _ORG_WRITES)."""
     endpoint = _endpoint(request, endpoint_id)
-    write_limit(request.auth)
     scenario = _scenario(request, body.scenario)
     if body.scenario and scenario is None:
         return Status(422, _errors("scenario", f"unknown scenario {body.scenario!r}"))
@@ -334,7 +340,7 @@ def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
     except CredentialError as exc:
         return Status(422, _errors("api_key", str(exc)))
     except services.BrokerUnavailable as exc:
-        return Status(503, _errors("broker", f"job {exc} failed: the broker is unreachable"))
+        raise _broker_down(exc) from None
     return Status(202, job_out(job))
 
 
@@ -372,7 +378,6 @@ def cancel_job(request: HttpRequest, job_id: int):
     summary="Retry a failed or cancelled job",
 )
 def retry_job(request: HttpRequest, job_id: int):
-    write_limit(request.auth)
     try:
         job = services.job_retry(job=_job(request, job_id))
     except services.JobError as exc:
@@ -380,7 +385,7 @@ def retry_job(request: HttpRequest, job_id: int):
     except EndpointRefused as exc:
         return Status(422, _errors("url", str(exc)))
     except services.BrokerUnavailable as exc:
-        return Status(503, _errors("broker", f"job {exc} failed: the broker is unreachable"))
+        raise _broker_down(exc) from None
     return Status(202, job_out(job))
 
 
@@ -388,6 +393,7 @@ def retry_job(request: HttpRequest, job_id: int):
     "/jobs/{job_id}/events",
     response={200: EventOut, 401: Errors, 404: Errors, 422: Errors},
     summary="Worker report: started, heartbeat, succeeded, failed, cancelled",
+    throttle=[WriteThrottle(kind="reports")],
 )
 def job_event(request: HttpRequest, job_id: int, body: EventIn):
     """For workers. `proceed` false on `started` means: do not run (finished, cancelled or
@@ -446,6 +452,7 @@ def create_pool(request: HttpRequest, body: PoolIn):
     "/agent/claim",
     response={200: AgentClaimOut, 204: None, 401: Errors, 404: Errors},
     summary="Agent long-poll: the next queued job of your organization's pool",
+    throttle=[WriteThrottle(kind="reports")],
 )
 async def agent_claim(request: HttpRequest, pool: str, wait: float = 20, worker: str = "agent"):
     """Waits up to `wait` seconds (at most 30) for a job; 204 when none came. The job is
