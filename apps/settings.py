@@ -246,6 +246,8 @@ ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = os.environ.get("ACCOUNT_EMAIL_VERIFICATION", "mandatory")
 ACCOUNT_CONFIRM_EMAIL_ON_GET = True
 ACCOUNT_LOGOUT_ON_GET = False
+# An invitation link works for this many days, for the address it was sent to.
+INVITATION_MAX_AGE_DAYS = float(os.environ.get("INVITATION_MAX_AGE_DAYS", "7"))
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/org/"
 # Mail: printed to the console locally; SMTP when EMAIL_HOST is set (production).

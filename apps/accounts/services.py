@@ -3,6 +3,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -169,28 +170,65 @@ class IssuedInvitation:
 
 
 def invitation_create(
-    *, org: Organization, created_by, role: str = Role.MEMBER, email: str = ""
+    *,
+    org: Organization,
+    created_by,
+    role: str = Role.MEMBER,
+    email: str = "",
+    any_address: bool = False,
 ) -> IssuedInvitation:
+    """A link for `email` (only a person with that verified address may accept it), or for
+    anyone signed in when `any_address` says so explicitly. Raises MembershipError with
+    neither."""
+    email = email.strip()
+    if not email and not any_address:
+        raise MembershipError("email: give the invited address, or allow any address")
     plaintext = secrets.token_urlsafe(24)
     invitation = Invitation.objects.create(
-        org=org, role=Role(role), email=email, digest=token_digest(plaintext), created_by=created_by
+        org=org,
+        role=Role(role),
+        email=email,
+        any_address=any_address,
+        digest=token_digest(plaintext),
+        created_by=created_by,
     )
     audit_record(
         org=org,
         actor=_actor(created_by),
         action="invitation.created",
-        target=email or f"invitation {invitation.pk}",
+        target=email or f"invitation {invitation.pk} (any address)",
         role=role,
     )
     return IssuedInvitation(invitation=invitation, plaintext=plaintext)
 
 
+def _open_invitations():
+    oldest = timezone.now() - timedelta(days=settings.INVITATION_MAX_AGE_DAYS)
+    return Invitation.objects.filter(
+        accepted_at__isnull=True, revoked_at__isnull=True, created_at__gte=oldest
+    )
+
+
+def invitations_open(*, org: Organization):
+    """The organization's invitations that can still be accepted, newest first."""
+    return _open_invitations().filter(org=org).select_related("created_by")
+
+
 def invitation_get(plaintext: str) -> Invitation | None:
-    """The open invitation for this link; None when unknown, used or revoked."""
-    return (
-        Invitation.objects.select_related("org")
-        .filter(digest=token_digest(plaintext), accepted_at__isnull=True, revoked_at__isnull=True)
-        .first()
+    """The open invitation for this link; None when unknown, used, revoked or expired."""
+    return _open_invitations().select_related("org").filter(digest=token_digest(plaintext)).first()
+
+
+def _verified_addresses(user) -> set[str]:
+    from allauth.account.models import EmailAddress
+
+    rows = EmailAddress.objects.filter(user=user, verified=True).values_list("email", flat=True)
+    return {address.lower() for address in rows}
+
+
+def invitation_may_accept(invitation: Invitation, user) -> bool:
+    return invitation.any_address or (
+        bool(invitation.email) and invitation.email.lower() in _verified_addresses(user)
     )
 
 
@@ -200,10 +238,34 @@ def invitation_accept(*, invitation: Invitation, user) -> Membership:
     invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
     if invitation.accepted_at is not None or invitation.revoked_at is not None:
         raise MembershipError("this invitation was already used or revoked")
+    if timezone.now() >= invitation.expires_at:
+        raise MembershipError("this invitation has expired; ask for a new one")
+    if not invitation_may_accept(invitation, user):
+        raise MembershipError(
+            "this invitation is for another address: sign in with the address it was sent to"
+        )
     invitation.accepted_at = timezone.now()
     invitation.accepted_by = user
     invitation.save(update_fields=["accepted_at", "accepted_by"])
+    audit_record(
+        org=invitation.org,
+        actor=_actor(user),
+        action="invitation.accepted",
+        target=invitation.email or f"invitation {invitation.pk}",
+    )
     return member_add(org=invitation.org, user=user, role=invitation.role)
+
+
+def invitation_revoke(*, invitation: Invitation, actor: str) -> None:
+    if invitation.revoked_at is None and invitation.accepted_at is None:
+        invitation.revoked_at = timezone.now()
+        invitation.save(update_fields=["revoked_at"])
+        audit_record(
+            org=invitation.org,
+            actor=actor,
+            action="invitation.revoked",
+            target=invitation.email or f"invitation {invitation.pk}",
+        )
 
 
 def _actor(user) -> str:
