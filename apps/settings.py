@@ -199,6 +199,14 @@ if not DEBUG and (
         problem + " (python -c 'from cryptography.fernet import Fernet; "
         "print(Fernet.generate_key().decode())')"
     )
+# Loopback is the default only with DEBUG on (a local setup): in production the operator names
+# the networks, so a tenant cannot point a first-party worker at the host's own services.
+if not DEBUG and not os.environ.get("ENDPOINT_ALLOWLIST", "").strip():
+    raise ImproperlyConfigured(
+        "ENDPOINT_ALLOWLIST must be set when DEBUG is off: the networks and host names "
+        "endpoints may point to (e.g. 10.40.0.0/16,*.gpu.example.com); loopback is not a "
+        "production default"
+    )
 # Retry-After on a 503: the database or the broker is down.
 UNAVAILABLE_RETRY_AFTER_S = int(os.environ.get("UNAVAILABLE_RETRY_AFTER_S", "15"))
 JOB_HEARTBEAT_TIMEOUT_S = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_S", "120"))

@@ -11,7 +11,7 @@ ROOT = Path(__file__).parents[1]
 
 
 def django_check(env: dict[str, str]) -> subprocess.CompletedProcess:
-    secrets = {"SECRET_KEY", "DEBUG", "ENDPOINT_CREDENTIALS_KEY"}
+    secrets = {"SECRET_KEY", "DEBUG", "ENDPOINT_CREDENTIALS_KEY", "ENDPOINT_ALLOWLIST"}
     clean = {k: v for k, v in os.environ.items() if k not in secrets}
     return subprocess.run(
         [sys.executable, "manage.py", "check"],
@@ -31,6 +31,7 @@ def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off():
 REAL_SECRETS = {
     "SECRET_KEY": "kR3v9-Qz_p1LmN8sT4wXy7Bc2Df6Gh0Jk5Lz9Qw3Er8Ty1Ui4Op7As2Dg6Hj0Kl",
     "ENDPOINT_CREDENTIALS_KEY": "Zm9yLXRlc3RzLW9ubHktYS0zMi1ieXRlLWZlcm5ldGs=",
+    "ENDPOINT_ALLOWLIST": "10.40.0.0/16",
 }
 
 
