@@ -1,13 +1,16 @@
 """The REST API v1: one NinjaAPI, with a router per domain."""
 
+import json
 import logging
 
-from django.core.exceptions import RequestDataTooBig
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, Throttled, ValidationError
+from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
+from ninja.parser import Parser
 
 from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accuracy.api import router as accuracy_router
@@ -19,7 +22,7 @@ from apps.imports.api import router as imports_router
 from apps.jobs.api import router as jobs_router
 from apps.runs.api import router as runs_router
 from apps.runs.services import IdempotencyConflict
-from workers.results import DocumentError
+from workers.results import DocumentError, DuplicateKey, unique_keys
 
 # Answers any operation can give, whatever its own code declares: a body that is not JSON
 # (400), a missing, malformed or revoked token where one is given or needed (401), input that
@@ -76,6 +79,14 @@ class InferboardApi(NinjaAPI):
         return schema
 
 
+class StrictJsonParser(Parser):
+    """JSON bodies where a key given twice in one object is an error (422 naming the key),
+    not a silent last-one-wins."""
+
+    def parse_body(self, request: HttpRequest):
+        return json.loads(request.body, object_pairs_hook=unique_keys)
+
+
 api = InferboardApi(
     title="inferboard API",
     version="1",
@@ -85,6 +96,7 @@ api = InferboardApi(
         "API_MAX_BODY_BYTES (64 MiB by default); larger ones get 413."
     ),
     urls_namespace="api",
+    parser=StrictJsonParser(),
     # Every write operation is rate-limited; a route may name its own kind, never none.
     throttle=[WriteThrottle()],
 )
@@ -138,6 +150,31 @@ def throttled(request: HttpRequest, exc: Throttled) -> HttpResponse:
 @api.exception_handler(RequestDataTooBig)
 def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return body_too_large()
+
+
+@api.exception_handler(HttpError)
+def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if isinstance(exc.__cause__, DuplicateKey):
+        # ninja turns any failure to parse a body into a 400; a repeated key is a 422 naming it.
+        key = exc.__cause__.key
+        detail = [{"path": key, "message": "appears more than once in one object (duplicate key)"}]
+        return api.create_response(request, {"detail": detail}, status=422)
+    return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
+
+
+@api.exception_handler(TooManyFieldsSent)
+@api.exception_handler(TooManyFilesSent)
+def too_many_parts(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # Django's own limits (DATA_UPLOAD_MAX_NUMBER_FIELDS, _FILES) on a query string or a
+    # multipart body: the client's mistake, said as such, with no traceback in the log.
+    what = "files" if isinstance(exc, TooManyFilesSent) else "parameters or fields"
+    limit = (
+        settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        if isinstance(exc, TooManyFilesSent)
+        else settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+    )
+    detail = f"too many {what} in the request (at most {limit})"
+    return api.create_response(request, {"detail": detail}, status=400)
 
 
 @api.exception_handler(MultiPartParserError)

@@ -22,6 +22,7 @@ from apps.accounts.ratelimit import WriteThrottle
 from apps.accounts.scoping import actor_of
 from apps.accounts.services import audit_record
 from apps.api.errors import ServiceUnavailable
+from apps.api.params import Finite
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.jobs import services
@@ -454,7 +455,12 @@ def create_pool(request: HttpRequest, body: PoolIn):
     summary="Agent long-poll: the next queued job of your organization's pool",
     throttle=[WriteThrottle(kind="reports")],
 )
-async def agent_claim(request: HttpRequest, pool: str, wait: float = 20, worker: str = "agent"):
+async def agent_claim(
+    request: HttpRequest,
+    pool: str,
+    wait: Finite = 20,  # "nan" would pass min() and max() and never reach the deadline
+    worker: str = "agent",
+):
     """Waits up to `wait` seconds (at most 30) for a job; 204 when none came. The job is
     offered, not started: run it by reporting `started` as any worker does. 404 for a pool
     that is not your organization's (another's looks the same as none)."""
