@@ -122,7 +122,7 @@ def endpoint_create(
     is_public: bool = True,
 ) -> Endpoint:
     """Register an endpoint. Raises EndpointRefused when the URL is outside the allowlist,
-    JobError when the pool is another organization's."""
+    JobError when the pool is neither the organization's own nor a first-party pool."""
     clean_url = endpoint_check(url)
     pool = pool_queue(pool or deployment.accelerator.sku)
     pool_check(org=org, pool=pool)
@@ -346,27 +346,40 @@ def publish(name: str, spec: dict[str, Any], *, queue: str, task_id: str, label:
         )
 
 
-def pool_check(*, org: Organization, pool: str) -> Pool | None:
-    """The pool's row when it has one. Raises JobError when another organization owns it: its
-    agent could never take the job, and queueing it there would hand it to that organization."""
-    row = Pool.objects.filter(name=pool).first()
-    if row is not None and row.org_id is not None and row.org_id != org.pk:
-        raise JobError("pool", f"pool {pool!r} belongs to another organization")
-    return row
+def pool_check(*, org: Organization, pool: str) -> Pool:
+    """The pool an endpoint of `org` may use: the organization's own (its agents take the
+    jobs), else a first-party pool (a Pool row without an organization: the service's Celery
+    workers). Raises JobError for any other name: a made-up name would create a broker queue
+    nobody serves, and another organization's pool is none of this one's business (its
+    names are scoped to it, so they neither clash with nor reveal anyone else's)."""
+    own = Pool.objects.filter(name=pool, org=org).first()
+    if own is not None:
+        return own
+    first_party = Pool.objects.filter(name=pool, org__isnull=True).first()
+    if first_party is not None:
+        return first_party
+    raise JobError(
+        "pool",
+        f"no pool {pool!r}: use one of your organization's pools (POST /api/v1/pools) or one "
+        "the service runs workers for",
+    )
+
+
+def pools_first_party_ensure(names: list[str]) -> list[Pool]:
+    """Register first-party pools (the service's own Celery workers), idempotently."""
+    return [Pool.objects.get_or_create(name=pool_queue(n), org=None)[0] for n in names]
 
 
 def pool_create(*, org: Organization, name: str) -> Pool:
-    """Claim a pool name for the organization's own hosts (their agents take its jobs).
-    Raises JobError when the name is taken: by another organization, or by a first-party
-    Celery pool that endpoints already use."""
+    """Claim a pool name for the organization's own hosts (their agents take its jobs). Names
+    are the organization's own: another organization may use the same one. Raises JobError
+    for the name of a first-party pool (whose endpoints go to the service's workers)."""
     queue = pool_queue(name)
-    existing = Pool.objects.filter(name=queue).first()
+    existing = Pool.objects.filter(name=queue, org=org).first()
     if existing is not None:
-        if existing.org_id == org.pk:
-            return existing
-        raise JobError("name", f"pool {queue!r} is taken")
-    if Endpoint.objects.filter(pool=queue).exclude(org=org).exists():
-        raise JobError("name", f"pool {queue!r} is taken")
+        return existing
+    if Pool.objects.filter(name=queue, org__isnull=True).exists():
+        raise JobError("name", f"pool {queue!r} is one of the service's own pools")
     return Pool.objects.create(name=queue, org=org)
 
 
@@ -394,7 +407,7 @@ def job_claim(*, pool: Pool, worker: str, now: datetime | None = None) -> Job | 
 
 
 def _send(job: Job) -> None:
-    if Pool.objects.filter(name=job.pool, org__isnull=False).exists():
+    if pool_check(org=job.endpoint.org, pool=job.pool).is_agent:
         # An organization's own pool: its agent takes the job over HTTP (apps.jobs.agent);
         # nothing goes to the broker, which such hosts never reach.
         return

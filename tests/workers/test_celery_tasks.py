@@ -102,7 +102,10 @@ def pools(broker_url) -> Iterator[Callable[[], str]]:
     names: list[str] = []
 
     def new() -> str:
+        from apps.jobs.services import pools_first_party_ensure
+
         names.append(f"pool.e2e{uuid.uuid4().hex[:8]}")
+        pools_first_party_ensure(names[-1:])  # the service's own pool, served by celery_worker
         return names[-1]
 
     yield new
@@ -445,8 +448,11 @@ def _pings(client: redis.Redis) -> bool:
 
 
 def test_a_redis_restart_loses_no_queued_job(site, own_redis, settings):
+    from apps.jobs.services import pools_first_party_ensure
+
     url = own_redis()
     settings.CELERY_BROKER_URL = url
+    pools_first_party_ensure(["pool.restart"])
     with fault_server("--itl-ms", "1") as endpoint_url:
         job = enqueue(site, make_endpoint(site, endpoint_url, "pool.restart"))
         url = own_redis.restart()

@@ -59,6 +59,9 @@ def test_it_registers_an_endpoint_and_never_returns_its_key(new_endpoint, caplog
 
 
 def test_the_pool_defaults_to_the_accelerator(new_endpoint):
+    from apps.jobs.services import pools_first_party_ensure
+
+    pools_first_party_ensure(["pool.h200"])
     response = new_endpoint(pool="")
     assert response.json()["pool"] == "pool.h200"
 
