@@ -29,6 +29,16 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.WRITE)
+    # Who made it on /org/ (or had it reassigned to them): when they leave the organization,
+    # their tokens are revoked or reassigned (apps.accounts.services.member_remove). Tokens
+    # made on the command line (createtoken) have no maker and stay until revoked.
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
 
     def __str__(self) -> str:
         return f"{self.org.slug}:{self.prefix}…"

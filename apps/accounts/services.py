@@ -33,7 +33,12 @@ def organization_get_or_create(*, slug: str, name: str = "") -> Organization:
 
 
 def token_create(
-    *, org: Organization, name: str = "", actor: str = "", scope: str = ApiToken.Scope.WRITE
+    *,
+    org: Organization,
+    name: str = "",
+    actor: str = "",
+    scope: str = ApiToken.Scope.WRITE,
+    created_by=None,
 ) -> IssuedToken:
     plaintext = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
@@ -42,19 +47,24 @@ def token_create(
         prefix=plaintext[:10],
         digest=token_digest(plaintext),
         scope=ApiToken.Scope(scope),
+        created_by=created_by,
     )
     if actor:
         audit_record(org=org, actor=actor, action="token.created", target=f"token {token.prefix}")
     return IssuedToken(token=token, plaintext=plaintext)
 
 
-def token_revoke(*, token: ApiToken, actor: str = "") -> None:
+def token_revoke(*, token: ApiToken, actor: str = "", **detail: object) -> None:
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
         if actor:
             audit_record(
-                org=token.org, actor=actor, action="token.revoked", target=f"token {token.prefix}"
+                org=token.org,
+                actor=actor,
+                action="token.revoked",
+                target=f"token {token.prefix}",
+                **detail,
             )
 
 
@@ -134,14 +144,53 @@ def _owners_left(org: Organization, without: Membership) -> bool:
     return org.memberships.filter(role=Role.OWNER).exclude(pk=without.pk).exists()
 
 
+class TokensOf:
+    """What becomes of the API tokens a leaving member made."""
+
+    REVOKE = "revoke"
+    REASSIGN = "reassign"
+
+
 @transaction.atomic
-def member_remove(*, membership: Membership, actor: str) -> None:
-    """Removal or leaving; the last owner cannot go (the organization would be orphaned)."""
+def member_remove(
+    *, membership: Membership, actor: str, tokens: str = TokensOf.REVOKE, reassign_to=None
+) -> None:
+    """Removal or leaving; the last owner cannot go (the organization would be orphaned).
+
+    The tokens the person made stop working with their membership (`tokens="revoke"`), or
+    keep working as `reassign_to`'s (`tokens="reassign"`, the admin's choice): either way no
+    token outlives its maker's access. Each is audit-logged."""
     if membership.role == Role.OWNER and not _owners_left(membership.org, membership):
         raise MembershipError("the last owner cannot leave; make someone else owner first")
+    if tokens == TokensOf.REASSIGN and (reassign_to is None or reassign_to == membership.user):
+        raise MembershipError("tokens: reassign them to someone who stays")
     org, who = membership.org, _actor(membership.user)
+    made = ApiToken.objects.filter(org=org, created_by=membership.user, revoked_at__isnull=True)
+    for token in made:
+        if tokens == TokensOf.REASSIGN:
+            token.created_by = reassign_to
+            token.save(update_fields=["created_by"])
+            audit_record(
+                org=org,
+                actor=actor,
+                action="token.reassigned",
+                target=f"token {token.prefix}",
+                made_by=who,
+                now_of=_actor(reassign_to),
+            )
+        else:
+            token_revoke(token=token, actor=actor, reason=f"{who} left the organization")
     membership.delete()
     audit_record(org=org, actor=actor, action="member.removed", target=who)
+
+
+def tokens_of_departed(*, membership: Membership) -> None:
+    """A membership deleted another way (its person's account deleted, say): the tokens
+    they made are revoked as member_remove would (pre_delete of Membership, apps.py)."""
+    org, who = membership.org, _actor(membership.user)
+    made = ApiToken.objects.filter(org=org, created_by=membership.user, revoked_at__isnull=True)
+    for token in made:
+        token_revoke(token=token, actor="inferboard", reason=f"{who} is no longer a member")
 
 
 def member_set_role(*, membership: Membership, role: str, actor: str) -> Membership:

@@ -33,7 +33,7 @@ def org_home(request: HttpRequest) -> HttpResponse:
         "is_admin": membership is not None and membership.role in (Role.OWNER, Role.ADMIN),
         "orgs": orgs_of(request.user),
         "members": org.memberships.select_related("user") if org else [],
-        "tokens": org.tokens.order_by("-created_at") if org else [],
+        "tokens": org.tokens.select_related("created_by").order_by("-created_at") if org else [],
         "invitations": services.invitations_open(org=org) if org else [],
         "audit": org.audit_events.all()[:100] if org else [],
         "roles": Role.choices,
@@ -128,11 +128,20 @@ def member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
         pk=membership_id,
         org__in=orgs_of(request.user),
     )
-    # Anyone may leave; removing someone else needs admin.
+    # Anyone may leave; removing someone else needs admin, who chooses what becomes of the
+    # tokens they made: revoked (the default) or reassigned to the admin.
+    tokens = services.TokensOf.REVOKE
     if membership.user_id != request.user.pk:
         require_role(membership.org, request.user, Role.ADMIN)
+        if request.POST.get("tokens") == services.TokensOf.REASSIGN:
+            tokens = services.TokensOf.REASSIGN
     try:
-        services.member_remove(membership=membership, actor=actor_of(request))
+        services.member_remove(
+            membership=membership,
+            actor=actor_of(request),
+            tokens=tokens,
+            reassign_to=request.user,
+        )
     except services.MembershipError as exc:
         messages.error(request, str(exc))
     return redirect("accounts:org-home")
@@ -169,7 +178,9 @@ def token_create(request: HttpRequest) -> HttpResponse:
     if scope not in ApiToken.Scope.values:
         messages.error(request, "scope: choose write or read")
         return redirect("accounts:org-home")
-    issued = services.token_create(org=org, name=name, actor=actor_of(request), scope=scope)
+    issued = services.token_create(
+        org=org, name=name, actor=actor_of(request), scope=scope, created_by=request.user
+    )
     request.session["new_token"] = issued.plaintext
     return redirect("accounts:org-home")
 
