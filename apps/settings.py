@@ -209,6 +209,8 @@ if not DEBUG and not os.environ.get("ENDPOINT_ALLOWLIST", "").strip():
     )
 # Retry-After on a 503: the database or the broker is down.
 UNAVAILABLE_RETRY_AFTER_S = int(os.environ.get("UNAVAILABLE_RETRY_AFTER_S", "15"))
+# Long polls an agent's token may hold open at once (POST /api/v1/agent/claim); past it, 429.
+AGENT_MAX_POLLS_PER_TOKEN = int(os.environ.get("AGENT_MAX_POLLS_PER_TOKEN", "4"))
 JOB_HEARTBEAT_TIMEOUT_S = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_S", "120"))
 # Bounds on what one job (or schedule) may ask a worker for; past them the API answers 422
 # naming the option. Per load level: requests, seconds, arrivals/s, warm-up requests.

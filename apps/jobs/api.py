@@ -18,7 +18,7 @@ from ninja import Field, Router, Schema, Status
 from pydantic import ValidationError
 
 from apps.accounts.auth import BearerToken
-from apps.accounts.ratelimit import WriteThrottle
+from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accounts.scoping import actor_of
 from apps.accounts.services import audit_record
 from apps.api.errors import ServiceUnavailable
@@ -463,22 +463,50 @@ async def agent_claim(
 ):
     """Waits up to `wait` seconds (at most 30) for a job; 204 when none came. The job is
     offered, not started: run it by reporting `started` as any worker does. 404 for a pool
-    that is not your organization's (another's looks the same as none)."""
+    that is not your organization's (another's looks the same as none). 429 with Retry-After
+    past AGENT_MAX_POLLS_PER_TOKEN polls open at once for one token."""
     # Async, so an idle agent's long poll waits on the event loop, not on a server thread.
     row = await Pool.objects.filter(name=pool, org=request.auth.org).afirst()
     if row is None:
         return Status(404, _errors("pool", f"your organization has no pool {pool!r}"))
-    deadline = time.monotonic() + min(max(wait, 0.0), AGENT_WAIT_MAX_S)
+    if not await _no_cache_io(services.agent_poll_open, request.auth):
+        raise RateLimited("token's open long polls", AGENT_WAIT_MAX_S)
+    try:
+        return await _agent_wait(row, min(max(wait, 0.0), AGENT_WAIT_MAX_S), worker)
+    finally:
+        await _no_cache_io(services.agent_poll_close, request.auth)
+
+
+# While a poll waits it reads the pool's wake-up counter in the cache every half second (a
+# job queued on the pool bumps it) and asks the database only when it moved, or every
+# AGENT_RECHECK_S in any case (an offer whose agent died is made again; the cache may be down).
+AGENT_RECHECK_S = 10.0
+
+
+def _no_cache_io(function, *args):
+    # The cache client is blocking: off the event loop, in any thread.
+    return sync_to_async(function, thread_sensitive=False)(*args)
+
+
+async def _agent_wait(row: Pool, wait: float, worker: str):
+    deadline = time.monotonic() + wait
     while True:
+        seen = await _no_cache_io(services.agent_pool_version, row)
         job = await sync_to_async(services.job_claim)(pool=row, worker=worker)
         if job is not None:
             return {"job_id": job.pk, "spec": await sync_to_async(services.job_spec)(job)}
-        if time.monotonic() >= deadline:
-            return Status(204, None)
         # Give the connection back while waiting (one past its age, as a pooled one always is):
         # otherwise each idle agent holds one of apps/serving.py's pool for its whole poll.
         await sync_to_async(close_old_connections)()
-        await asyncio.sleep(0.5)
+        recheck = time.monotonic() + AGENT_RECHECK_S
+        while True:
+            if time.monotonic() >= deadline:
+                return Status(204, None)
+            await asyncio.sleep(min(0.5, max(deadline - time.monotonic(), 0)))
+            if time.monotonic() >= recheck:
+                break
+            if await _no_cache_io(services.agent_pool_version, row) != seen:
+                break
 
 
 @router.get("/endpoints/{endpoint_id}/schedules", response={200: list[ScheduleOut], 404: Errors})

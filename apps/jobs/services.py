@@ -11,11 +11,12 @@ from typing import Any
 
 from celery import Celery
 from django.conf import settings
+from django.core.cache import cache
 from django.db import models, transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
-from apps.accounts.models import Organization
+from apps.accounts.models import ApiToken, Organization
 from apps.accounts.services import audit_record
 from apps.catalog.models import Deployment, Scenario
 from apps.catalog.services import deployment_upsert
@@ -383,6 +384,59 @@ def pool_create(*, org: Organization, name: str) -> Pool:
     return Pool.objects.create(name=queue, org=org)
 
 
+# Agents' long polls (apps.jobs.api.agent_claim) ---------------------------------------------
+
+
+def _wake_key(pool: Pool) -> str:
+    return f"agent:pool:{pool.pk}:queued"
+
+
+def agent_pool_version(pool: Pool) -> int | None:
+    """A counter that moves whenever a job is queued on the pool: a waiting poll reads it
+    (a cache read) instead of asking the database every half second."""
+    return cache.get(_wake_key(pool))
+
+
+def agent_pool_wake(pool: Pool) -> None:
+    key = _wake_key(pool)
+    cache.add(key, 0, timeout=None)
+    try:
+        cache.incr(key)
+    except ValueError:  # evicted, or the cache is down: polls find the job at their recheck
+        cache.set(key, 1, timeout=None)
+
+
+def _polls_key(token: ApiToken) -> str:
+    # A counter (apps.cache.COUNTER_PREFIXES): still counted while the cache is down.
+    return f"ratelimit:agent-polls:token:{token.pk}"
+
+
+def agent_poll_open(token: ApiToken) -> bool:
+    """Counts one more open long poll for the token; False (and not counted) past
+    AGENT_MAX_POLLS_PER_TOKEN. Each poll lasts at most 30 s: the count expires after a
+    minute, so a process killed mid-poll cannot leave it stuck."""
+    key = _polls_key(token)
+    cache.add(key, 0, timeout=60)
+    cache.touch(key, timeout=60)
+    try:
+        open_now = cache.incr(key)
+    except ValueError:
+        cache.set(key, 1, timeout=60)
+        open_now = 1
+    if open_now > settings.AGENT_MAX_POLLS_PER_TOKEN:
+        agent_poll_close(token)
+        return False
+    return True
+
+
+def agent_poll_close(token: ApiToken) -> None:
+    try:
+        if cache.decr(_polls_key(token)) < 0:
+            cache.set(_polls_key(token), 0, timeout=60)
+    except ValueError:
+        pass
+
+
 def job_claim(*, pool: Pool, worker: str, now: datetime | None = None) -> Job | None:
     """The oldest queued job of this organization's pool, marked as offered to `worker`.
 
@@ -407,9 +461,11 @@ def job_claim(*, pool: Pool, worker: str, now: datetime | None = None) -> Job | 
 
 
 def _send(job: Job) -> None:
-    if pool_check(org=job.endpoint.org, pool=job.pool).is_agent:
+    pool = pool_check(org=job.endpoint.org, pool=job.pool)
+    if pool.is_agent:
         # An organization's own pool: its agent takes the job over HTTP (apps.jobs.agent);
-        # nothing goes to the broker, which such hosts never reach.
+        # nothing goes to the broker, which such hosts never reach. Waiting polls wake up.
+        transaction.on_commit(lambda: agent_pool_wake(pool))
         return
     spec = job_spec(job)
     name = TASK_LOAD if job.kind == Job.Kind.LOAD else TASK_ACCURACY
