@@ -37,11 +37,17 @@ def database_from_url(url: str) -> dict:
         return {"ENGINE": "django.db.backends.sqlite3", "NAME": path or ":memory:"}
     if parts.scheme in {"postgres", "postgresql"}:
         options: dict = dict(parse_qsl(parts.query))
+        # A database that does not answer fails a request in seconds (a 503 with Retry-After,
+        # apps/api/middleware.py), not after libpq's default of waiting forever.
+        options.setdefault("connect_timeout", os.environ.get("DB_CONNECT_TIMEOUT_S", "3"))
         pool_size = int(os.environ.get("DB_POOL_SIZE", "0"))
         if pool_size > 0:
             # Each request borrows an open connection instead of opening one (a PostgreSQL
             # backend started per request): the ASGI web process sets this (apps/serving.py).
-            options["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": 30}
+            # A request waits at most DB_POOL_TIMEOUT_S for one: the database is down, or
+            # every connection is busy for that long; either way a 503 now beats a 500 later.
+            timeout = float(os.environ.get("DB_POOL_TIMEOUT_S", "3"))
+            options["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": timeout}
         return {
             "ENGINE": "django.db.backends.postgresql",
             "NAME": unquote(parts.path.lstrip("/")) or "postgres",
@@ -119,6 +125,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "apps.api.middleware.BodySizeLimitMiddleware",
+    # A view failing for a part that is down (the database) answers 503 with Retry-After.
+    "apps.api.middleware.ServiceUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Serves static files compressed (gzip/brotli) and, once hashed by collectstatic, cached
     # for a year; before the session and CSRF layers so a static file touches neither.
@@ -191,6 +199,18 @@ if not DEBUG and (
         problem + " (python -c 'from cryptography.fernet import Fernet; "
         "print(Fernet.generate_key().decode())')"
     )
+# Loopback is the default only with DEBUG on (a local setup): in production the operator names
+# the networks, so a tenant cannot point a first-party worker at the host's own services.
+if not DEBUG and not os.environ.get("ENDPOINT_ALLOWLIST", "").strip():
+    raise ImproperlyConfigured(
+        "ENDPOINT_ALLOWLIST must be set when DEBUG is off: the networks and host names "
+        "endpoints may point to (e.g. 10.40.0.0/16,*.gpu.example.com); loopback is not a "
+        "production default"
+    )
+# Retry-After on a 503: the database or the broker is down.
+UNAVAILABLE_RETRY_AFTER_S = int(os.environ.get("UNAVAILABLE_RETRY_AFTER_S", "15"))
+# Long polls an agent's token may hold open at once (POST /api/v1/agent/claim); past it, 429.
+AGENT_MAX_POLLS_PER_TOKEN = int(os.environ.get("AGENT_MAX_POLLS_PER_TOKEN", "4"))
 JOB_HEARTBEAT_TIMEOUT_S = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_S", "120"))
 
 # The InferenceX sync (apps.imports.services.inferencex_sync): off unless a source is set. A URL
@@ -214,9 +234,17 @@ SCHEDULE_MIN_INTERVAL_MINUTES = int(os.environ.get("SCHEDULE_MIN_INTERVAL_MINUTE
 _DENIED_PORTS = ["22", "25", "3306", "5432", "6379", "11211", "27017"]
 ENDPOINT_DENIED_PORTS = [int(p) for p in env_list("ENDPOINT_DENIED_PORTS", _DENIED_PORTS)]
 
+# The cache degrades instead of failing while Redis is unreachable (apps/cache.py): reads miss,
+# counters fall back to process memory, and Redis is tried again after CACHE_RETRY_S.
+CACHE_TIMEOUT_S = float(os.environ.get("CACHE_TIMEOUT_S", "1"))
+CACHE_RETRY_S = float(os.environ.get("CACHE_RETRY_S", "5"))
 if REDIS_URL:
     CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}
+        "default": {
+            "BACKEND": "apps.cache.FailSoftRedisCache",
+            "LOCATION": REDIS_URL,
+            "OPTIONS": {"TIMEOUT_S": CACHE_TIMEOUT_S, "RETRY_S": CACHE_RETRY_S},
+        }
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
@@ -235,6 +263,8 @@ ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = os.environ.get("ACCOUNT_EMAIL_VERIFICATION", "mandatory")
 ACCOUNT_CONFIRM_EMAIL_ON_GET = True
 ACCOUNT_LOGOUT_ON_GET = False
+# An invitation link works for this many days, for the address it was sent to.
+INVITATION_MAX_AGE_DAYS = float(os.environ.get("INVITATION_MAX_AGE_DAYS", "7"))
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/org/"
 # Mail: printed to the console locally; SMTP when EMAIL_HOST is set (production).
@@ -270,10 +300,18 @@ if os.environ.get("OIDC_SERVER_URL"):
         }
     }
 
-# Writes per token and per organization (runs, imports, jobs): "count/seconds". Past the
-# limit the API answers 429 with Retry-After. Counters live in the cache (Redis in production).
+# Every API write is limited (apps/accounts/ratelimit.py), "count/seconds" in a sliding
+# window: writes per token and per organization, worker reports (job events, agent claims)
+# apart, and anonymous writes per client address. Past a limit the API answers 429 with
+# Retry-After. Counters live in the cache (Redis in production; process memory while it is down).
 RATE_LIMIT_TOKEN_WRITES = os.environ.get("RATE_LIMIT_TOKEN_WRITES", "120/60")
 RATE_LIMIT_ORG_WRITES = os.environ.get("RATE_LIMIT_ORG_WRITES", "600/60")
+RATE_LIMIT_TOKEN_REPORTS = os.environ.get("RATE_LIMIT_TOKEN_REPORTS", "600/60")
+RATE_LIMIT_ORG_REPORTS = os.environ.get("RATE_LIMIT_ORG_REPORTS", "3000/60")
+RATE_LIMIT_ANON_WRITES = os.environ.get("RATE_LIMIT_ANON_WRITES", "60/60")
+# Proxies in front of the web process that append to X-Forwarded-For (Caddy or nginx in
+# deploy/: 1). Client addresses for sign-in and anonymous limits are read past them.
+ALLAUTH_TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

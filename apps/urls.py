@@ -1,9 +1,18 @@
+import sys
+from urllib.parse import urlencode
+
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.urls import include, path
+from django.shortcuts import redirect
+from django.urls import include, path, reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views import defaults
 
 from apps.accuracy import views as accuracy
 from apps.api.api import api
+from apps.api.middleware import as_unavailable, unavailable_response
+from apps.health import readyz
 from apps.leaderboard import views as board
 from apps.runs import views as runs
 
@@ -13,8 +22,36 @@ def healthz(request: HttpRequest) -> HttpResponse:
     return HttpResponse("ok", content_type="text/plain")
 
 
+def server_error(request: HttpRequest) -> HttpResponse:
+    """handler500: a failure outside a view (a middleware's session read, say) because the
+    database is down is still a 503 with Retry-After; anything else is Django's 500 page."""
+    unavailable = as_unavailable(sys.exc_info()[1]) if sys.exc_info()[1] else None
+    if unavailable is not None:
+        return unavailable_response(request, unavailable)
+    return defaults.server_error(request)
+
+
+handler500 = server_error
+
+
+def admin_login(request: HttpRequest) -> HttpResponse:
+    """The admin's sign-in is allauth's, like everyone's: Django's own admin form would skip
+    allauth's lockout after failed attempts (and its second factor). Staff sign in at
+    /accounts/login/ and come back; a signed-in person who is not staff is refused."""
+    target = request.GET.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = ""
+    target = target or reverse("admin:index")
+    if request.user.is_authenticated:
+        if request.user.is_active and request.user.is_staff:
+            return redirect(target)
+        raise PermissionDenied("this account has no access to the admin")
+    return redirect(f"{reverse('account_login')}?{urlencode({'next': target})}")
+
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("readyz", readyz, name="readyz"),
     path("", board.leaderboard, name="home"),
     path("runs/", runs.run_index, name="run-index"),
     path("runs/<int:run_id>/", board.run_detail, name="run-detail"),
@@ -31,5 +68,6 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("org/", include("apps.accounts.urls")),
     path("api/v1/", api.urls),
+    path("admin/login/", admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
 ]

@@ -148,6 +148,7 @@ def main() -> None:
         # Production refuses placeholder or weak secrets (apps/settings.py): make real ones.
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ENDPOINT_CREDENTIALS_KEY": Fernet.generate_key().decode(),
+        "ENDPOINT_ALLOWLIST": "127.0.0.0/8",
         "ALLOWED_HOSTS": "127.0.0.1,localhost",
         "SECURE_SSL_REDIRECT": "0",
         "INFERBOARD_VAR_DIR": var_dir,

@@ -177,6 +177,7 @@ def main() -> None:
     from cryptography.fernet import Fernet
 
     os.environ.setdefault("ENDPOINT_CREDENTIALS_KEY", Fernet.generate_key().decode())
+    os.environ.setdefault("ENDPOINT_ALLOWLIST", "127.0.0.0/8")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "apps.settings")
     import django
 

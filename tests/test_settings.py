@@ -11,7 +11,7 @@ ROOT = Path(__file__).parents[1]
 
 
 def django_check(env: dict[str, str]) -> subprocess.CompletedProcess:
-    secrets = {"SECRET_KEY", "DEBUG", "ENDPOINT_CREDENTIALS_KEY"}
+    secrets = {"SECRET_KEY", "DEBUG", "ENDPOINT_CREDENTIALS_KEY", "ENDPOINT_ALLOWLIST"}
     clean = {k: v for k, v in os.environ.items() if k not in secrets}
     return subprocess.run(
         [sys.executable, "manage.py", "check"],
@@ -31,6 +31,7 @@ def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off():
 REAL_SECRETS = {
     "SECRET_KEY": "kR3v9-Qz_p1LmN8sT4wXy7Bc2Df6Gh0Jk5Lz9Qw3Er8Ty1Ui4Op7As2Dg6Hj0Kl",
     "ENDPOINT_CREDENTIALS_KEY": "Zm9yLXRlc3RzLW9ubHktYS0zMi1ieXRlLWZlcm5ldGs=",
+    "ENDPOINT_ALLOWLIST": "10.40.0.0/16",
 }
 
 
@@ -68,7 +69,8 @@ def test_database_urls_are_parsed():
         "db.example",
         "6543",
     )
-    assert pg["OPTIONS"] == {"sslmode": "require"}
+    # A database that does not answer fails a request in seconds (libpq would wait forever).
+    assert pg["OPTIONS"] == {"sslmode": "require", "connect_timeout": "3"}
     assert database_from_url("sqlite:////tmp/x.sqlite3")["NAME"] == "/tmp/x.sqlite3"
     with pytest.raises(Exception, match="unsupported scheme"):
         database_from_url("mysql://localhost/x")

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             spec = JobSpec.model_validate(body["spec"])
         except (KeyError, ValidationError) as exc:
-            # Report nothing that would echo the spec (it holds the endpoint's key).
+            # Report nothing that would echo the spec (an older server put the key in it).
             print(f"agent: unreadable job {body.get('job_id')}: {type(exc).__name__}")
             if args.once:
                 return 1

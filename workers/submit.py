@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -52,6 +52,8 @@ class EventAnswer:
     proceed: bool
     cancel: bool
     detail: str = ""
+    # The endpoint's key, in the answer that lets this worker start the job (never logged).
+    api_key: str | None = field(default=None, repr=False)
 
 
 class ServerClient:
@@ -128,6 +130,7 @@ class ServerClient:
             proceed=bool(data.get("proceed", False)),
             cancel=bool(data.get("cancel", False)),
             detail=str(data.get("detail", "")),
+            api_key=data.get("api_key") or None,
         )
 
     def submit(self, document: ResultDocument, *, private: bool = False) -> int:

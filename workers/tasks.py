@@ -1,10 +1,11 @@
 """Celery tasks a GPU-host worker runs: a load scenario or an accuracy protocol on an endpoint.
 
-A task receives a self-contained job spec (see `JobSpec`): the endpoint's URL and key, the
-deployment facts, the scenario or protocol, the job id and its idempotency key. It tells the
-server it started (the server may say no: the job was cancelled, finished, or is running
-elsewhere), sends heartbeats while it measures, submits the result document over the REST
-API with the job's idempotency key, and reports the outcome. A redelivered message therefore
+A task receives a job spec (see `JobSpec`): the endpoint's URL, the deployment facts, the
+scenario or protocol, the job id and its idempotency key. It tells the server it started (the
+server may say no: the job was cancelled, finished, or is running elsewhere); the answer that
+lets it start carries the endpoint's key, which no broker message holds. It sends heartbeats
+while it measures, submits the result document over the REST API with the job's idempotency
+key, and reports the outcome. A redelivered message therefore
 never makes a second run: the server refuses to start a finished job, and a re-submitted
 document returns the first run.
 
@@ -44,6 +45,8 @@ class EndpointSpec(BaseModel):
     url: str
     served_model: str = Field(description="the model name sent in requests")
     api: Literal["completions", "chat"] = "completions"
+    # Only in version 1 messages (queued by an older server); version 2 leaves the key to
+    # the server's answer to `started`.
     api_key: SecretStr | None = None
     timeout_s: float = Field(600.0, gt=0)
 
@@ -64,7 +67,8 @@ class JobSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    version: Literal[1] = 1
+    # 2: the endpoint's key comes in the answer to `started`, never in the message.
+    version: Literal[1, 2] = 2
     job_id: int
     attempt: int = 1
     idempotency_key: str
@@ -185,6 +189,10 @@ def execute(spec: JobSpec, *, worker: str, client: ServerClient | None = None) -
     if not answer.proceed:
         log.info("job %s not started: %s", spec.job_id, answer.detail or answer.status)
         return {"job": spec.job_id, "outcome": "skipped", "detail": answer.detail}
+    if answer.api_key:
+        # The key travels over the API to the worker that runs the job, never in the message.
+        endpoint = spec.endpoint.model_copy(update={"api_key": SecretStr(answer.api_key)})
+        spec = spec.model_copy(update={"endpoint": endpoint})
 
     cancel = threading.Event()
     progress = Progress()

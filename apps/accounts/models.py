@@ -29,6 +29,16 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     scope = models.CharField(max_length=10, choices=Scope.choices, default=Scope.WRITE)
+    # Who made it on /org/ (or had it reassigned to them): when they leave the organization,
+    # their tokens are revoked or reassigned (apps.accounts.services.member_remove). Tokens
+    # made on the command line (createtoken) have no maker and stay until revoked.
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
 
     def __str__(self) -> str:
         return f"{self.org.slug}:{self.prefix}…"
@@ -64,11 +74,16 @@ class Membership(models.Model):
 
 
 class Invitation(models.Model):
-    """A link that makes whoever opens it (signed in) a member. Only its digest is stored."""
+    """A link that makes the invited person (signed in with that verified address) a member,
+    for INVITATION_MAX_AGE_DAYS; or anyone signed in, when the admin said so (`any_address`).
+    Only its digest is stored."""
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="invitations")
     role = models.CharField(max_length=10, choices=Role.choices, default=Role.MEMBER)
-    email = models.EmailField(blank=True, help_text="informational: who it was meant for")
+    email = models.EmailField(blank=True, help_text="the only address that may accept it")
+    any_address = models.BooleanField(
+        default=False, help_text="anyone signed in may accept it (the admin chose so)"
+    )
     digest = models.CharField(max_length=64, unique=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
@@ -85,6 +100,14 @@ class Invitation(models.Model):
 
     def __str__(self) -> str:
         return f"invitation to {self.org} ({self.role})"
+
+    @property
+    def expires_at(self):
+        from datetime import timedelta
+
+        from django.conf import settings
+
+        return self.created_at + timedelta(days=settings.INVITATION_MAX_AGE_DAYS)
 
 
 class AuditEvent(models.Model):

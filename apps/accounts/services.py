@@ -3,6 +3,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -32,7 +33,12 @@ def organization_get_or_create(*, slug: str, name: str = "") -> Organization:
 
 
 def token_create(
-    *, org: Organization, name: str = "", actor: str = "", scope: str = ApiToken.Scope.WRITE
+    *,
+    org: Organization,
+    name: str = "",
+    actor: str = "",
+    scope: str = ApiToken.Scope.WRITE,
+    created_by=None,
 ) -> IssuedToken:
     plaintext = TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
@@ -41,19 +47,24 @@ def token_create(
         prefix=plaintext[:10],
         digest=token_digest(plaintext),
         scope=ApiToken.Scope(scope),
+        created_by=created_by,
     )
     if actor:
         audit_record(org=org, actor=actor, action="token.created", target=f"token {token.prefix}")
     return IssuedToken(token=token, plaintext=plaintext)
 
 
-def token_revoke(*, token: ApiToken, actor: str = "") -> None:
+def token_revoke(*, token: ApiToken, actor: str = "", **detail: object) -> None:
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
         if actor:
             audit_record(
-                org=token.org, actor=actor, action="token.revoked", target=f"token {token.prefix}"
+                org=token.org,
+                actor=actor,
+                action="token.revoked",
+                target=f"token {token.prefix}",
+                **detail,
             )
 
 
@@ -133,14 +144,53 @@ def _owners_left(org: Organization, without: Membership) -> bool:
     return org.memberships.filter(role=Role.OWNER).exclude(pk=without.pk).exists()
 
 
+class TokensOf:
+    """What becomes of the API tokens a leaving member made."""
+
+    REVOKE = "revoke"
+    REASSIGN = "reassign"
+
+
 @transaction.atomic
-def member_remove(*, membership: Membership, actor: str) -> None:
-    """Removal or leaving; the last owner cannot go (the organization would be orphaned)."""
+def member_remove(
+    *, membership: Membership, actor: str, tokens: str = TokensOf.REVOKE, reassign_to=None
+) -> None:
+    """Removal or leaving; the last owner cannot go (the organization would be orphaned).
+
+    The tokens the person made stop working with their membership (`tokens="revoke"`), or
+    keep working as `reassign_to`'s (`tokens="reassign"`, the admin's choice): either way no
+    token outlives its maker's access. Each is audit-logged."""
     if membership.role == Role.OWNER and not _owners_left(membership.org, membership):
         raise MembershipError("the last owner cannot leave; make someone else owner first")
+    if tokens == TokensOf.REASSIGN and (reassign_to is None or reassign_to == membership.user):
+        raise MembershipError("tokens: reassign them to someone who stays")
     org, who = membership.org, _actor(membership.user)
+    made = ApiToken.objects.filter(org=org, created_by=membership.user, revoked_at__isnull=True)
+    for token in made:
+        if tokens == TokensOf.REASSIGN:
+            token.created_by = reassign_to
+            token.save(update_fields=["created_by"])
+            audit_record(
+                org=org,
+                actor=actor,
+                action="token.reassigned",
+                target=f"token {token.prefix}",
+                made_by=who,
+                now_of=_actor(reassign_to),
+            )
+        else:
+            token_revoke(token=token, actor=actor, reason=f"{who} left the organization")
     membership.delete()
     audit_record(org=org, actor=actor, action="member.removed", target=who)
+
+
+def tokens_of_departed(*, membership: Membership) -> None:
+    """A membership deleted another way (its person's account deleted, say): the tokens
+    they made are revoked as member_remove would (pre_delete of Membership, apps.py)."""
+    org, who = membership.org, _actor(membership.user)
+    made = ApiToken.objects.filter(org=org, created_by=membership.user, revoked_at__isnull=True)
+    for token in made:
+        token_revoke(token=token, actor="inferboard", reason=f"{who} is no longer a member")
 
 
 def member_set_role(*, membership: Membership, role: str, actor: str) -> Membership:
@@ -169,28 +219,65 @@ class IssuedInvitation:
 
 
 def invitation_create(
-    *, org: Organization, created_by, role: str = Role.MEMBER, email: str = ""
+    *,
+    org: Organization,
+    created_by,
+    role: str = Role.MEMBER,
+    email: str = "",
+    any_address: bool = False,
 ) -> IssuedInvitation:
+    """A link for `email` (only a person with that verified address may accept it), or for
+    anyone signed in when `any_address` says so explicitly. Raises MembershipError with
+    neither."""
+    email = email.strip()
+    if not email and not any_address:
+        raise MembershipError("email: give the invited address, or allow any address")
     plaintext = secrets.token_urlsafe(24)
     invitation = Invitation.objects.create(
-        org=org, role=Role(role), email=email, digest=token_digest(plaintext), created_by=created_by
+        org=org,
+        role=Role(role),
+        email=email,
+        any_address=any_address,
+        digest=token_digest(plaintext),
+        created_by=created_by,
     )
     audit_record(
         org=org,
         actor=_actor(created_by),
         action="invitation.created",
-        target=email or f"invitation {invitation.pk}",
+        target=email or f"invitation {invitation.pk} (any address)",
         role=role,
     )
     return IssuedInvitation(invitation=invitation, plaintext=plaintext)
 
 
+def _open_invitations():
+    oldest = timezone.now() - timedelta(days=settings.INVITATION_MAX_AGE_DAYS)
+    return Invitation.objects.filter(
+        accepted_at__isnull=True, revoked_at__isnull=True, created_at__gte=oldest
+    )
+
+
+def invitations_open(*, org: Organization):
+    """The organization's invitations that can still be accepted, newest first."""
+    return _open_invitations().filter(org=org).select_related("created_by")
+
+
 def invitation_get(plaintext: str) -> Invitation | None:
-    """The open invitation for this link; None when unknown, used or revoked."""
-    return (
-        Invitation.objects.select_related("org")
-        .filter(digest=token_digest(plaintext), accepted_at__isnull=True, revoked_at__isnull=True)
-        .first()
+    """The open invitation for this link; None when unknown, used, revoked or expired."""
+    return _open_invitations().select_related("org").filter(digest=token_digest(plaintext)).first()
+
+
+def _verified_addresses(user) -> set[str]:
+    from allauth.account.models import EmailAddress
+
+    rows = EmailAddress.objects.filter(user=user, verified=True).values_list("email", flat=True)
+    return {address.lower() for address in rows}
+
+
+def invitation_may_accept(invitation: Invitation, user) -> bool:
+    return invitation.any_address or (
+        bool(invitation.email) and invitation.email.lower() in _verified_addresses(user)
     )
 
 
@@ -200,10 +287,34 @@ def invitation_accept(*, invitation: Invitation, user) -> Membership:
     invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
     if invitation.accepted_at is not None or invitation.revoked_at is not None:
         raise MembershipError("this invitation was already used or revoked")
+    if timezone.now() >= invitation.expires_at:
+        raise MembershipError("this invitation has expired; ask for a new one")
+    if not invitation_may_accept(invitation, user):
+        raise MembershipError(
+            "this invitation is for another address: sign in with the address it was sent to"
+        )
     invitation.accepted_at = timezone.now()
     invitation.accepted_by = user
     invitation.save(update_fields=["accepted_at", "accepted_by"])
+    audit_record(
+        org=invitation.org,
+        actor=_actor(user),
+        action="invitation.accepted",
+        target=invitation.email or f"invitation {invitation.pk}",
+    )
     return member_add(org=invitation.org, user=user, role=invitation.role)
+
+
+def invitation_revoke(*, invitation: Invitation, actor: str) -> None:
+    if invitation.revoked_at is None and invitation.accepted_at is None:
+        invitation.revoked_at = timezone.now()
+        invitation.save(update_fields=["revoked_at"])
+        audit_record(
+            org=invitation.org,
+            actor=actor,
+            action="invitation.revoked",
+            target=invitation.email or f"invitation {invitation.pk}",
+        )
 
 
 def _actor(user) -> str:

@@ -9,6 +9,7 @@ urlpatterns = [
     path("<int:org_id>/switch/", views.org_switch, name="org-switch"),
     path("invite/", views.invite_create, name="invite-create"),
     path("join/<str:key>/", views.invite_accept, name="invite-accept"),
+    path("invitations/<int:invitation_id>/revoke/", views.invite_revoke, name="invite-revoke"),
     path("members/<int:membership_id>/remove/", views.member_remove, name="member-remove"),
     path("members/<int:membership_id>/role/", views.member_role, name="member-role"),
     path("tokens/", views.token_create, name="token-create"),

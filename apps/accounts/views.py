@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from apps.accounts import services
-from apps.accounts.models import ApiToken, Membership, Organization, Role
+from apps.accounts.models import ApiToken, Invitation, Membership, Organization, Role
 from apps.accounts.scoping import actor_of, choose_org, current_org, orgs_of, require_role
 from apps.runs.models import Run
 from apps.runs.services import run_set_public, runs_version_bump
@@ -33,7 +33,8 @@ def org_home(request: HttpRequest) -> HttpResponse:
         "is_admin": membership is not None and membership.role in (Role.OWNER, Role.ADMIN),
         "orgs": orgs_of(request.user),
         "members": org.memberships.select_related("user") if org else [],
-        "tokens": org.tokens.order_by("-created_at") if org else [],
+        "tokens": org.tokens.select_related("created_by").order_by("-created_at") if org else [],
+        "invitations": services.invitations_open(org=org) if org else [],
         "audit": org.audit_events.all()[:100] if org else [],
         "roles": Role.choices,
         "new_token": request.session.pop("new_token", None),
@@ -69,9 +70,17 @@ def invite_create(request: HttpRequest) -> HttpResponse:
     if role not in Role.values or role == Role.OWNER:
         messages.error(request, "role: choose admin, member or viewer")
         return redirect("accounts:org-home")
-    issued = services.invitation_create(
-        org=org, created_by=request.user, role=role, email=request.POST.get("email", "")
-    )
+    try:
+        issued = services.invitation_create(
+            org=org,
+            created_by=request.user,
+            role=role,
+            email=request.POST.get("email", ""),
+            any_address=request.POST.get("any_address") == "on",
+        )
+    except services.MembershipError as exc:
+        messages.error(request, str(exc))
+        return redirect("accounts:org-home")
     link = request.build_absolute_uri(reverse("accounts:invite-accept", args=[issued.plaintext]))
     # Shown once on the next page, like a token: only the digest is stored.
     request.session["new_invite"] = link
@@ -83,6 +92,10 @@ def invite_accept(request: HttpRequest, key: str) -> HttpResponse:
     invitation = services.invitation_get(key)
     if invitation is None:
         return render(request, "accounts/invite.html", {"invitation": None}, status=404)
+    if not services.invitation_may_accept(invitation, request.user):
+        # The link reached someone else: it stays open for the person it was sent to.
+        context = {"invitation": invitation, "wrong_address": True}
+        return render(request, "accounts/invite.html", context, status=403)
     if request.method == "POST":
         try:
             services.invitation_accept(invitation=invitation, user=request.user)
@@ -96,17 +109,39 @@ def invite_accept(request: HttpRequest, key: str) -> HttpResponse:
 
 @login_required
 @require_POST
+def invite_revoke(request: HttpRequest, invitation_id: int) -> HttpResponse:
+    invitation = get_object_or_404(
+        Invitation.objects.select_related("org"),
+        pk=invitation_id,
+        org__in=orgs_of(request.user),
+    )
+    require_role(invitation.org, request.user, Role.ADMIN)
+    services.invitation_revoke(invitation=invitation, actor=actor_of(request))
+    return redirect("accounts:org-home")
+
+
+@login_required
+@require_POST
 def member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
     membership = get_object_or_404(
         Membership.objects.select_related("org", "user"),
         pk=membership_id,
         org__in=orgs_of(request.user),
     )
-    # Anyone may leave; removing someone else needs admin.
+    # Anyone may leave; removing someone else needs admin, who chooses what becomes of the
+    # tokens they made: revoked (the default) or reassigned to the admin.
+    tokens = services.TokensOf.REVOKE
     if membership.user_id != request.user.pk:
         require_role(membership.org, request.user, Role.ADMIN)
+        if request.POST.get("tokens") == services.TokensOf.REASSIGN:
+            tokens = services.TokensOf.REASSIGN
     try:
-        services.member_remove(membership=membership, actor=actor_of(request))
+        services.member_remove(
+            membership=membership,
+            actor=actor_of(request),
+            tokens=tokens,
+            reassign_to=request.user,
+        )
     except services.MembershipError as exc:
         messages.error(request, str(exc))
     return redirect("accounts:org-home")
@@ -143,7 +178,9 @@ def token_create(request: HttpRequest) -> HttpResponse:
     if scope not in ApiToken.Scope.values:
         messages.error(request, "scope: choose write or read")
         return redirect("accounts:org-home")
-    issued = services.token_create(org=org, name=name, actor=actor_of(request), scope=scope)
+    issued = services.token_create(
+        org=org, name=name, actor=actor_of(request), scope=scope, created_by=request.user
+    )
     request.session["new_token"] = issued.plaintext
     return redirect("accounts:org-home")
 

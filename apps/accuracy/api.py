@@ -3,6 +3,7 @@ from ninja import Router, Schema, Status
 
 from apps.accounts.auth import optional_org
 from apps.accuracy import selectors
+from apps.api.params import Finite
 
 router = Router(tags=["accuracy"])
 
@@ -40,7 +41,7 @@ class PairedOut(Schema):
     response={200: PairedOut, 404: Errors, 422: Errors},
     summary="Paired comparison of two accuracy results",
 )
-def compare(request: HttpRequest, a: int, b: int, margin: float = 1.5):
+def compare(request: HttpRequest, a: int, b: int, margin: Finite = 1.5):
     """Candidate `b` against baseline `a` on the items both scored: exact McNemar, a paired
     95% interval of the difference, the flipped items, and a verdict against `margin`."""
     org = optional_org(request)

@@ -1,25 +1,28 @@
 """The REST API v1: one NinjaAPI, with a router per domain."""
 
+import json
 import logging
 
-from django.core.exceptions import RequestDataTooBig
-from django.db import DataError
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
+from django.db import DataError, InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
 from ninja import NinjaAPI
-from ninja.errors import AuthenticationError, ValidationError
+from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationError
+from ninja.parser import Parser
 
-from apps.accounts.ratelimit import RateLimited
+from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accuracy.api import router as accuracy_router
-from apps.api.errors import error_items
-from apps.api.middleware import body_too_large
+from apps.api.errors import ServiceUnavailable, database_unavailable, error_items
+from apps.api.middleware import body_too_large, unavailable_response
 from apps.catalog.api import router as catalog_router
 from apps.costs.api import router as costs_router
 from apps.imports.api import router as imports_router
 from apps.jobs.api import router as jobs_router
 from apps.runs.api import router as runs_router
 from apps.runs.services import IdempotencyConflict
-from workers.results import DocumentError
+from workers.results import DocumentError, DuplicateKey, unique_keys
 
 # Answers any operation can give, whatever its own code declares: a body that is not JSON
 # (400), a missing, malformed or revoked token where one is given or needed (401), input that
@@ -58,6 +61,9 @@ class InferboardApi(NinjaAPI):
                 errors = dict(_COMMON_ERRORS)
                 if method in ("post", "put", "patch"):
                     errors["413"] = "the body is over API_MAX_BODY_BYTES"
+                if method in ("post", "put", "patch", "delete"):
+                    # Every write operation passes WriteThrottle (apps/accounts/ratelimit.py).
+                    errors["429"] = "past a write limit (RATE_LIMIT_*); see Retry-After"
                 # ninja keys responses by int, OpenAPI by string: both kinds in one dict
                 # serialise as a repeated JSON key, which Swagger refuses to parse.
                 responses = {str(status): r for status, r in operation.get("responses", {}).items()}
@@ -73,6 +79,14 @@ class InferboardApi(NinjaAPI):
         return schema
 
 
+class StrictJsonParser(Parser):
+    """JSON bodies where a key given twice in one object is an error (422 naming the key),
+    not a silent last-one-wins."""
+
+    def parse_body(self, request: HttpRequest):
+        return json.loads(request.body, object_pairs_hook=unique_keys)
+
+
 api = InferboardApi(
     title="inferboard API",
     version="1",
@@ -82,6 +96,9 @@ api = InferboardApi(
         "API_MAX_BODY_BYTES (64 MiB by default); larger ones get 413."
     ),
     urls_namespace="api",
+    parser=StrictJsonParser(),
+    # Every write operation is rate-limited; a route may name its own kind, never none.
+    throttle=[WriteThrottle()],
 )
 api.add_router("/runs", runs_router)
 api.add_router("/imports", imports_router)
@@ -123,9 +140,41 @@ def rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
     return response
 
 
+@api.exception_handler(Throttled)
+def throttled(request: HttpRequest, exc: Throttled) -> HttpResponse:
+    # WriteThrottle keeps the refusal on the request: its scope and its Retry-After.
+    limited = getattr(request, "rate_limited", None) or RateLimited("client", 60)
+    return rate_limited(request, limited)
+
+
 @api.exception_handler(RequestDataTooBig)
 def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
     return body_too_large()
+
+
+@api.exception_handler(HttpError)
+def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if isinstance(exc.__cause__, DuplicateKey):
+        # ninja turns any failure to parse a body into a 400; a repeated key is a 422 naming it.
+        key = exc.__cause__.key
+        detail = [{"path": key, "message": "appears more than once in one object (duplicate key)"}]
+        return api.create_response(request, {"detail": detail}, status=422)
+    return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
+
+
+@api.exception_handler(TooManyFieldsSent)
+@api.exception_handler(TooManyFilesSent)
+def too_many_parts(request: HttpRequest, exc: Exception) -> HttpResponse:
+    # Django's own limits (DATA_UPLOAD_MAX_NUMBER_FIELDS, _FILES) on a query string or a
+    # multipart body: the client's mistake, said as such, with no traceback in the log.
+    what = "files" if isinstance(exc, TooManyFilesSent) else "parameters or fields"
+    limit = (
+        settings.DATA_UPLOAD_MAX_NUMBER_FILES
+        if isinstance(exc, TooManyFilesSent)
+        else settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+    )
+    detail = f"too many {what} in the request (at most {limit})"
+    return api.create_response(request, {"detail": detail}, status=400)
 
 
 @api.exception_handler(MultiPartParserError)
@@ -138,6 +187,17 @@ def out_of_range(request: HttpRequest, exc: DataError) -> HttpResponse:
     # A value the database cannot hold (an id beyond 64 bits) names nothing that exists.
     detail = [{"path": "(request)", "message": "a value is out of range"}]
     return api.create_response(request, {"detail": detail}, status=422)
+
+
+@api.exception_handler(ServiceUnavailable)
+def unavailable(request: HttpRequest, exc: ServiceUnavailable) -> HttpResponse:
+    return unavailable_response(request, exc)
+
+
+@api.exception_handler(OperationalError)
+@api.exception_handler(InterfaceError)
+def database_down(request: HttpRequest, exc: Exception) -> HttpResponse:
+    return unavailable_response(request, database_unavailable())
 
 
 @api.exception_handler(Exception)

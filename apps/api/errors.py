@@ -1,6 +1,28 @@
 from typing import Any
 
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+
 from workers.results import error_message, json_path
+
+# The database could not be reached (refused, timed out, no pooled connection in time) or
+# dropped the connection: the request can succeed later, so it is a 503, not a 500.
+DATABASE_DOWN = (OperationalError, InterfaceError)
+
+
+class ServiceUnavailable(Exception):
+    """A part the request needs (database, broker) is down: 503 with Retry-After."""
+
+    def __init__(self, part: str, message: str, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.part = part
+        self.message = message
+        self.retry_after = retry_after or settings.UNAVAILABLE_RETRY_AFTER_S
+
+
+def database_unavailable() -> ServiceUnavailable:
+    return ServiceUnavailable("database", "the database is unreachable or busy; retry later")
+
 
 # Where a parameter came from is noise in a path the user must fix: drop it.
 _LOCATIONS = {"body", "query", "path", "form", "file", "header", "cookie"}

@@ -1,7 +1,13 @@
+import logging
 from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+
+from apps.api.errors import DATABASE_DOWN, ServiceUnavailable, database_unavailable
+
+log = logging.getLogger(__name__)
 
 
 def body_too_large(size: int | None = None) -> JsonResponse:
@@ -34,3 +40,44 @@ class BodySizeLimitMiddleware:
                 status=411,
             )
         return self.get_response(request)
+
+
+def unavailable_response(request: HttpRequest, exc: ServiceUnavailable) -> HttpResponse:
+    """503 with Retry-After: JSON naming the part for the API, a plain page for people (built
+    without the request, so it needs no session and no database)."""
+    log.warning("%s %s: 503, %s unavailable: %s", request.method, request.path, exc.part, exc)
+    if request.path.startswith("/api/"):
+        detail = [{"path": exc.part, "message": exc.message}]
+        response: HttpResponse = JsonResponse({"detail": detail}, status=503)
+    else:
+        context = {
+            "message": exc.message[:1].upper() + exc.message[1:] + ".",
+            "retry_after": exc.retry_after,
+        }
+        response = HttpResponse(render_to_string("503.html", context), status=503)
+    response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+def as_unavailable(exc: BaseException) -> ServiceUnavailable | None:
+    if isinstance(exc, ServiceUnavailable):
+        return exc
+    if isinstance(exc, DATABASE_DOWN):
+        return database_unavailable()
+    return None
+
+
+class ServiceUnavailableMiddleware:
+    """A view that fails because the database (or another part) is down answers 503 with
+    Retry-After, quickly (the connect and pool timeouts are seconds, apps/settings.py), in
+    place of a 500 and a traceback. Failures outside views reach apps.urls.server_error."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        unavailable = as_unavailable(exception)
+        return unavailable_response(request, unavailable) if unavailable else None

@@ -10,6 +10,7 @@ from typing import Literal
 
 from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema, Status
+from pydantic import ConfigDict
 
 from apps.accounts.auth import optional_org
 from apps.costs import selectors
@@ -112,6 +113,8 @@ def _kw_per_gpu(request: HttpRequest, accelerator: str | None, kw: float | None)
 
 
 class PriceQuery(Schema):
+    model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
+
     usd_per_gpu_hour: float | None = Field(None, description="your own $/GPU-hr")
     accelerator: str | None = Field(None, description="SKU, to price from a tier instead")
     tier: str | None = Field(
@@ -238,6 +241,8 @@ def mtok_kinds(request: HttpRequest, query: Query[KindsQuery]):
 
 
 class GpuHourQuery(Schema):
+    model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
+
     gpu_purchase_usd: float
     server_share_usd: float = Field(0.0, description="this GPU's share of the server")
     depreciation_years: float = 4.0
@@ -463,6 +468,8 @@ def capacity(request: HttpRequest, payload: CapacityIn):
 
 
 class ClaimQuery(Schema):
+    model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
+
     throughput_ratio: float = Field(description="A's throughput / B's, e.g. 0.8")
     claimed_cost_ratio: float = Field(description="e.g. 0.5 for 'half the cost'")
     comparison: Literal["<", "<=", "~"] = "<"
@@ -567,6 +574,8 @@ def _suffixed(resolve, request, price, accelerator, tier, suffix: str) -> TierPr
 class SloQuery(Schema):
     """An SLO in a query string: bounds in s (tok/s/user for interactivity), percentiles
     spelled p50, p90, p95, p99 or p99.9, and a minimum success rate."""
+
+    model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
 
     ttft_s_max: float | None = None
     ttft_percentile: str = "p99"

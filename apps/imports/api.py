@@ -13,7 +13,6 @@ from django.http import HttpRequest
 from ninja import File, Form, Router, Schema, Status, UploadedFile
 
 from apps.accounts.auth import BearerToken
-from apps.accounts.ratelimit import write_limit
 from apps.accounts.services import audit_record
 from apps.imports.services import import_ingest
 from workers.importers import ImportFailure, load_facts_yaml
@@ -70,7 +69,6 @@ def import_results(
     """Multipart fields: `file` (required), `format`, `deployment` (YAML facts),
     `records` (repeatable). Query `private=true` keeps the runs to your organization."""
     token = request.auth
-    write_limit(token)
     try:
         facts = load_facts_yaml(deployment.read(), "deployment") if deployment else None
         outcome = import_ingest(

@@ -1,7 +1,7 @@
 from django import forms
 from django.contrib import admin
 
-from apps.jobs.models import Endpoint, Job, Schedule
+from apps.jobs.models import Endpoint, Job, Pool, Schedule
 
 
 @admin.register(Endpoint)
@@ -11,6 +11,13 @@ class EndpointAdmin(admin.ModelAdmin):
     list_filter = ["pool", "simulated"]
     exclude = ["api_key_encrypted"]
     readonly_fields = ["has_api_key"]
+
+
+@admin.register(Pool)
+class PoolAdmin(admin.ModelAdmin):
+    # No organization: a first-party pool (the service's Celery workers); else an agent pool.
+    list_display = ["name", "org", "created_at"]
+    list_filter = [("org", admin.EmptyFieldListFilter)]
 
 
 class ScheduleForm(forms.ModelForm):

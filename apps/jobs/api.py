@@ -1,7 +1,8 @@
 """REST API for endpoints, jobs and schedules. Mounted at the API root: /api/v1/endpoints ...
 
 Everything here belongs to an organization: a Bearer token sees and acts on its own
-organization's endpoints and jobs only (others are 404). Endpoint keys are write-only.
+organization's endpoints and jobs only (others are 404). Endpoint keys are write-only: only a
+worker starting a job gets one, in the answer to its `started` report.
 """
 
 import asyncio
@@ -17,9 +18,11 @@ from ninja import Field, Router, Schema, Status
 from pydantic import ValidationError
 
 from apps.accounts.auth import BearerToken
-from apps.accounts.ratelimit import write_limit
+from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accounts.scoping import actor_of
 from apps.accounts.services import audit_record
+from apps.api.errors import ServiceUnavailable
+from apps.api.params import Finite
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.jobs import services
@@ -119,6 +122,11 @@ class EventOut(Schema):
     proceed: bool
     cancel: bool
     detail: str
+    api_key: str | None = Field(
+        None,
+        description="only in the answer to `started` that lets this worker run the job: the "
+        "endpoint's key (job messages never carry it)",
+    )
 
 
 class ScheduleIn(Schema):
@@ -152,6 +160,11 @@ class ScheduleOut(Schema):
     enabled: bool
     next_run_at: datetime | None
     last_run_at: datetime | None
+
+
+def _broker_down(exc: services.BrokerUnavailable) -> ServiceUnavailable:
+    # 503 with Retry-After (apps.api.api); the job is stored as failed and can be retried.
+    return ServiceUnavailable("broker", f"job {exc} failed: the broker is unreachable")
 
 
 def _errors(path: str, message: str) -> dict[str, Any]:
@@ -302,10 +315,10 @@ def list_endpoints(request: HttpRequest):
 )
 def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
     """202 with the job (poll `GET /jobs/{id}`). 422 names the wrong field, or `url` when the
-    endpoint is now outside the allowlist; 503 when the broker is down (the job is failed).
+    endpoint is now outside the allowlist; 503 with Retry-After when the broker is down (the
+    job is stored as failed; retry it).
     429 with Retry-After past the write limits (RATE_LIMIT_TOKEN_WRITES, _ORG_WRITES)."""
     endpoint = _endpoint(request, endpoint_id)
-    write_limit(request.auth)
     scenario = _scenario(request, body.scenario)
     if body.scenario and scenario is None:
         return Status(422, _errors("scenario", f"unknown scenario {body.scenario!r}"))
@@ -328,7 +341,7 @@ def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
     except CredentialError as exc:
         return Status(422, _errors("api_key", str(exc)))
     except services.BrokerUnavailable as exc:
-        return Status(503, _errors("broker", f"job {exc} failed: the broker is unreachable"))
+        raise _broker_down(exc) from None
     return Status(202, job_out(job))
 
 
@@ -366,7 +379,6 @@ def cancel_job(request: HttpRequest, job_id: int):
     summary="Retry a failed or cancelled job",
 )
 def retry_job(request: HttpRequest, job_id: int):
-    write_limit(request.auth)
     try:
         job = services.job_retry(job=_job(request, job_id))
     except services.JobError as exc:
@@ -374,7 +386,7 @@ def retry_job(request: HttpRequest, job_id: int):
     except EndpointRefused as exc:
         return Status(422, _errors("url", str(exc)))
     except services.BrokerUnavailable as exc:
-        return Status(503, _errors("broker", f"job {exc} failed: the broker is unreachable"))
+        raise _broker_down(exc) from None
     return Status(202, job_out(job))
 
 
@@ -382,10 +394,12 @@ def retry_job(request: HttpRequest, job_id: int):
     "/jobs/{job_id}/events",
     response={200: EventOut, 401: Errors, 404: Errors, 422: Errors},
     summary="Worker report: started, heartbeat, succeeded, failed, cancelled",
+    throttle=[WriteThrottle(kind="reports")],
 )
 def job_event(request: HttpRequest, job_id: int, body: EventIn):
     """For workers. `proceed` false on `started` means: do not run (finished, cancelled or
-    running elsewhere); `cancel` true on a heartbeat means: stop now."""
+    running elsewhere); `cancel` true on a heartbeat means: stop now. The answer that lets a
+    worker start carries the endpoint's key (`api_key`): the job's message does not."""
     job = _job(request, job_id)
     answer = services.job_event(
         job=job, event=body.event, attempt=body.attempt, worker=body.worker, message=body.message
@@ -396,6 +410,7 @@ def job_event(request: HttpRequest, job_id: int, body: EventIn):
         "proceed": answer.proceed,
         "cancel": answer.cancel,
         "detail": answer.detail,
+        "api_key": answer.api_key,
     }
 
 
@@ -438,26 +453,60 @@ def create_pool(request: HttpRequest, body: PoolIn):
     "/agent/claim",
     response={200: AgentClaimOut, 204: None, 401: Errors, 404: Errors},
     summary="Agent long-poll: the next queued job of your organization's pool",
+    throttle=[WriteThrottle(kind="reports")],
 )
-async def agent_claim(request: HttpRequest, pool: str, wait: float = 20, worker: str = "agent"):
+async def agent_claim(
+    request: HttpRequest,
+    pool: str,
+    wait: Finite = 20,  # "nan" would pass min() and max() and never reach the deadline
+    worker: str = "agent",
+):
     """Waits up to `wait` seconds (at most 30) for a job; 204 when none came. The job is
     offered, not started: run it by reporting `started` as any worker does. 404 for a pool
-    that is not your organization's (another's looks the same as none)."""
+    that is not your organization's (another's looks the same as none). 429 with Retry-After
+    past AGENT_MAX_POLLS_PER_TOKEN polls open at once for one token."""
     # Async, so an idle agent's long poll waits on the event loop, not on a server thread.
     row = await Pool.objects.filter(name=pool, org=request.auth.org).afirst()
     if row is None:
         return Status(404, _errors("pool", f"your organization has no pool {pool!r}"))
-    deadline = time.monotonic() + min(max(wait, 0.0), AGENT_WAIT_MAX_S)
+    if not await _no_cache_io(services.agent_poll_open, request.auth):
+        raise RateLimited("token's open long polls", AGENT_WAIT_MAX_S)
+    try:
+        return await _agent_wait(row, min(max(wait, 0.0), AGENT_WAIT_MAX_S), worker)
+    finally:
+        await _no_cache_io(services.agent_poll_close, request.auth)
+
+
+# While a poll waits it reads the pool's wake-up counter in the cache every half second (a
+# job queued on the pool bumps it) and asks the database only when it moved, or every
+# AGENT_RECHECK_S in any case (an offer whose agent died is made again; the cache may be down).
+AGENT_RECHECK_S = 10.0
+
+
+def _no_cache_io(function, *args):
+    # The cache client is blocking: off the event loop, in any thread.
+    return sync_to_async(function, thread_sensitive=False)(*args)
+
+
+async def _agent_wait(row: Pool, wait: float, worker: str):
+    deadline = time.monotonic() + wait
     while True:
+        seen = await _no_cache_io(services.agent_pool_version, row)
         job = await sync_to_async(services.job_claim)(pool=row, worker=worker)
         if job is not None:
             return {"job_id": job.pk, "spec": await sync_to_async(services.job_spec)(job)}
-        if time.monotonic() >= deadline:
-            return Status(204, None)
         # Give the connection back while waiting (one past its age, as a pooled one always is):
         # otherwise each idle agent holds one of apps/serving.py's pool for its whole poll.
         await sync_to_async(close_old_connections)()
-        await asyncio.sleep(0.5)
+        recheck = time.monotonic() + AGENT_RECHECK_S
+        while True:
+            if time.monotonic() >= deadline:
+                return Status(204, None)
+            await asyncio.sleep(min(0.5, max(deadline - time.monotonic(), 0)))
+            if time.monotonic() >= recheck:
+                break
+            if await _no_cache_io(services.agent_pool_version, row) != seen:
+                break
 
 
 @router.get("/endpoints/{endpoint_id}/schedules", response={200: list[ScheduleOut], 404: Errors})

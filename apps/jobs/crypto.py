@@ -3,7 +3,8 @@
 The key is settings.ENDPOINT_CREDENTIALS_KEY (one or more comma-separated Fernet keys: the
 first encrypts, all decrypt, so keys can be rotated). Production settings refuse to start
 without it; only a DEBUG (local) setup, where it is empty, uses one derived from SECRET_KEY.
-Plaintext leaves the database only inside a job spec sent to a worker.
+Plaintext leaves the database only in the server's answer to the `started` report of the
+worker that runs a job (apps.jobs.services.job_event), never in a broker message.
 """
 
 import base64

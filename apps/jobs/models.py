@@ -150,7 +150,7 @@ class Pool(models.Model):
     fleet, on Celery); with one, only that organization's endpoints may queue jobs on it, and
     its hosts take jobs through the agent API with that organization's token."""
 
-    name = models.CharField(max_length=100, unique=True, help_text="e.g. pool.acme-h100")
+    name = models.CharField(max_length=100, help_text="e.g. pool.acme-h100")
     org = models.ForeignKey(
         "accounts.Organization",
         null=True,
@@ -162,6 +162,16 @@ class Pool(models.Model):
 
     class Meta:
         ordering = ["name"]
+        # Names are scoped to their organization; first-party names are unique among
+        # themselves (NULLs are distinct in a plain unique constraint).
+        constraints = [
+            models.UniqueConstraint(fields=["org", "name"], name="unique_pool_name_per_org"),
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=models.Q(org__isnull=True),
+                name="unique_first_party_pool_name",
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -5,23 +5,24 @@ import itertools
 import logging
 import math
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from celery import Celery
 from django.conf import settings
+from django.core.cache import cache
 from django.db import models, transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
-from apps.accounts.models import Organization
+from apps.accounts.models import ApiToken, Organization
 from apps.accounts.services import audit_record
 from apps.catalog.models import Deployment, Scenario
 from apps.catalog.services import deployment_upsert
 from apps.jobs import cron
 from apps.jobs.allowlist import endpoint_check
-from apps.jobs.crypto import decrypt, encrypt
+from apps.jobs.crypto import CredentialError, decrypt, encrypt
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from apps.runs.models import Run
 from workers import results as doc
@@ -122,7 +123,7 @@ def endpoint_create(
     is_public: bool = True,
 ) -> Endpoint:
     """Register an endpoint. Raises EndpointRefused when the URL is outside the allowlist,
-    JobError when the pool is another organization's."""
+    JobError when the pool is neither the organization's own nor a first-party pool."""
     clean_url = endpoint_check(url)
     pool = pool_queue(pool or deployment.accelerator.sku)
     pool_check(org=org, pool=pool)
@@ -271,12 +272,17 @@ def heartbeat_interval_s() -> float:
     return float(configured or max(1.0, settings.JOB_HEARTBEAT_TIMEOUT_S / 4))
 
 
+# Version 2: the endpoint's key is not in the message. A worker gets it in the server's
+# answer to its `started` report (job_event), over the API with its organization's token,
+# so nothing a broker holds (queues, unacked messages, RDB/AOF files) carries a secret.
+JOB_SPEC_VERSION = 2
+
+
 def job_spec(job: Job) -> dict[str, Any]:
-    """The self-contained message a worker receives. It holds the endpoint's key in clear:
-    it is built when sent, never stored, and never logged (see `_send`)."""
+    """The message a worker receives: everything but the endpoint's key (see job_credentials)."""
     endpoint = job.endpoint
     spec: dict[str, Any] = {
-        "version": 1,
+        "version": JOB_SPEC_VERSION,
         "job_id": job.pk or 0,
         "attempt": job.attempt,
         "idempotency_key": job.idempotency_key,
@@ -289,7 +295,6 @@ def job_spec(job: Job) -> dict[str, Any]:
             "url": endpoint.url,
             "served_model": endpoint.served_model,
             "api": endpoint.api,
-            "api_key": decrypt(endpoint.api_key_encrypted) or None,
         },
         **endpoint.facts,
     }
@@ -305,6 +310,12 @@ def job_spec(job: Job) -> dict[str, Any]:
     return spec
 
 
+def job_credentials(job: Job) -> str | None:
+    """The endpoint's key in clear, for the worker that has just started the job; None when
+    the endpoint has none. Raises CredentialError when it cannot be decrypted."""
+    return decrypt(job.endpoint.api_key_encrypted) or None
+
+
 # Jobs --------------------------------------------------------------------------------------
 
 
@@ -318,8 +329,8 @@ def celery_app() -> Celery:
 
 
 def publish(name: str, spec: dict[str, Any], *, queue: str, task_id: str, label: str) -> None:
-    """Put a task on the broker. The spec holds the endpoint's key in clear, so what Celery
-    shows of the arguments (logs, monitoring) is `label` instead."""
+    """Put a task on the broker. What Celery shows of the arguments (logs, monitoring) is
+    `label`: the spec names the endpoint's URL, which is the organization's business."""
     app = celery_app()
     # An explicit connection: Celery would let env CELERY_BROKER_URL override settings.
     with app.connection_for_write(settings.CELERY_BROKER_URL) as connection:
@@ -336,28 +347,94 @@ def publish(name: str, spec: dict[str, Any], *, queue: str, task_id: str, label:
         )
 
 
-def pool_check(*, org: Organization, pool: str) -> Pool | None:
-    """The pool's row when it has one. Raises JobError when another organization owns it: its
-    agent could never take the job, and queueing it there would hand it to that organization."""
-    row = Pool.objects.filter(name=pool).first()
-    if row is not None and row.org_id is not None and row.org_id != org.pk:
-        raise JobError("pool", f"pool {pool!r} belongs to another organization")
-    return row
+def pool_check(*, org: Organization, pool: str) -> Pool:
+    """The pool an endpoint of `org` may use: the organization's own (its agents take the
+    jobs), else a first-party pool (a Pool row without an organization: the service's Celery
+    workers). Raises JobError for any other name: a made-up name would create a broker queue
+    nobody serves, and another organization's pool is none of this one's business (its
+    names are scoped to it, so they neither clash with nor reveal anyone else's)."""
+    own = Pool.objects.filter(name=pool, org=org).first()
+    if own is not None:
+        return own
+    first_party = Pool.objects.filter(name=pool, org__isnull=True).first()
+    if first_party is not None:
+        return first_party
+    raise JobError(
+        "pool",
+        f"no pool {pool!r}: use one of your organization's pools (POST /api/v1/pools) or one "
+        "the service runs workers for",
+    )
+
+
+def pools_first_party_ensure(names: list[str]) -> list[Pool]:
+    """Register first-party pools (the service's own Celery workers), idempotently."""
+    return [Pool.objects.get_or_create(name=pool_queue(n), org=None)[0] for n in names]
 
 
 def pool_create(*, org: Organization, name: str) -> Pool:
-    """Claim a pool name for the organization's own hosts (their agents take its jobs).
-    Raises JobError when the name is taken: by another organization, or by a first-party
-    Celery pool that endpoints already use."""
+    """Claim a pool name for the organization's own hosts (their agents take its jobs). Names
+    are the organization's own: another organization may use the same one. Raises JobError
+    for the name of a first-party pool (whose endpoints go to the service's workers)."""
     queue = pool_queue(name)
-    existing = Pool.objects.filter(name=queue).first()
+    existing = Pool.objects.filter(name=queue, org=org).first()
     if existing is not None:
-        if existing.org_id == org.pk:
-            return existing
-        raise JobError("name", f"pool {queue!r} is taken")
-    if Endpoint.objects.filter(pool=queue).exclude(org=org).exists():
-        raise JobError("name", f"pool {queue!r} is taken")
+        return existing
+    if Pool.objects.filter(name=queue, org__isnull=True).exists():
+        raise JobError("name", f"pool {queue!r} is one of the service's own pools")
     return Pool.objects.create(name=queue, org=org)
+
+
+# Agents' long polls (apps.jobs.api.agent_claim) ---------------------------------------------
+
+
+def _wake_key(pool: Pool) -> str:
+    return f"agent:pool:{pool.pk}:queued"
+
+
+def agent_pool_version(pool: Pool) -> int | None:
+    """A counter that moves whenever a job is queued on the pool: a waiting poll reads it
+    (a cache read) instead of asking the database every half second."""
+    return cache.get(_wake_key(pool))
+
+
+def agent_pool_wake(pool: Pool) -> None:
+    key = _wake_key(pool)
+    cache.add(key, 0, timeout=None)
+    try:
+        cache.incr(key)
+    except ValueError:  # evicted, or the cache is down: polls find the job at their recheck
+        cache.set(key, 1, timeout=None)
+
+
+def _polls_key(token: ApiToken) -> str:
+    # A counter (apps.cache.COUNTER_PREFIXES): still counted while the cache is down.
+    return f"ratelimit:agent-polls:token:{token.pk}"
+
+
+def agent_poll_open(token: ApiToken) -> bool:
+    """Counts one more open long poll for the token; False (and not counted) past
+    AGENT_MAX_POLLS_PER_TOKEN. Each poll lasts at most 30 s: the count expires after a
+    minute, so a process killed mid-poll cannot leave it stuck."""
+    key = _polls_key(token)
+    cache.add(key, 0, timeout=60)
+    cache.touch(key, timeout=60)
+    try:
+        open_now = cache.incr(key)
+    except ValueError:
+        cache.set(key, 1, timeout=60)
+        open_now = 1
+    if open_now > settings.AGENT_MAX_POLLS_PER_TOKEN:
+        agent_poll_close(token)
+        return False
+    return True
+
+
+def agent_poll_close(token: ApiToken) -> None:
+    try:
+        if cache.decr(_polls_key(token)) < 0:
+            cache.set(_polls_key(token), 0, timeout=60)
+    except ValueError:
+        pass
 
 
 def job_claim(*, pool: Pool, worker: str, now: datetime | None = None) -> Job | None:
@@ -384,9 +461,11 @@ def job_claim(*, pool: Pool, worker: str, now: datetime | None = None) -> Job | 
 
 
 def _send(job: Job) -> None:
-    if Pool.objects.filter(name=job.pool, org__isnull=False).exists():
+    pool = pool_check(org=job.endpoint.org, pool=job.pool)
+    if pool.is_agent:
         # An organization's own pool: its agent takes the job over HTTP (apps.jobs.agent);
-        # nothing goes to the broker, which such hosts never reach.
+        # nothing goes to the broker, which such hosts never reach. Waiting polls wake up.
+        transaction.on_commit(lambda: agent_pool_wake(pool))
         return
     spec = job_spec(job)
     name = TASK_LOAD if job.kind == Job.Kind.LOAD else TASK_ACCURACY
@@ -441,6 +520,7 @@ def job_enqueue(
         requested_by=requested_by[:200],
     )
     job_spec(job)  # validates the options before anything is stored
+    job_credentials(job)  # a key that cannot be decrypted is refused now, not at start
     job.save()
     audit_record(
         org=endpoint.org,
@@ -513,6 +593,8 @@ class EventAnswer:
     proceed: bool = False
     cancel: bool = False
     detail: str = ""
+    # Only in the answer that lets a worker start: the endpoint's key (job_credentials).
+    api_key: str | None = field(default=None, repr=False)
 
 
 def _stale(job: Job, now: datetime) -> bool:
@@ -572,9 +654,15 @@ def _started(job: Job, worker: str, now: datetime) -> EventAnswer:
     job.worker = worker[:300]
     job.started_at = job.started_at if takeover else now
     job.heartbeat_at = now
+    try:
+        api_key = job_credentials(job)
+    except CredentialError as exc:
+        job.status, job.error, job.finished_at = Job.Status.FAILED, str(exc), now
+        job.save(update_fields=["status", "error", "finished_at"])
+        return EventAnswer(job.status, detail=str(exc))
     job.progress = "redelivered after the worker was lost" if takeover else "started"
     job.save(update_fields=["status", "worker", "started_at", "heartbeat_at", "progress"])
-    return EventAnswer(job.status, proceed=True)
+    return EventAnswer(job.status, proceed=True, api_key=api_key)
 
 
 def _succeeded(job: Job, now: datetime) -> EventAnswer:

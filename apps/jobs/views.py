@@ -4,6 +4,7 @@ Every page here belongs to an organization: apps.accounts.scoping decides who se
 and who acts (member: run, cancel, retry). DEBUG changes nothing here.
 """
 
+from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -45,8 +46,18 @@ def _own_jobs(request: HttpRequest):
     return Job.objects.filter(endpoint__org__in=orgs_of(request.user))
 
 
-def _job_partial(request: HttpRequest, job: Job | None, error: str = "") -> HttpResponse:
-    return render(request, "jobs/job.html#job-status", {"job": job, "error": error})
+def _job_partial(
+    request: HttpRequest, job: Job | None, error: str = "", status: int = 200
+) -> HttpResponse:
+    return render(request, "jobs/job.html#job-status", {"job": job, "error": error}, status=status)
+
+
+def _broker_down(request: HttpRequest, job: Job | None) -> HttpResponse:
+    """503 with Retry-After, showing the job the broker did not take (stored failed, with a
+    Retry button); base.html has htmx swap 503s in."""
+    response = _job_partial(request, job, "The broker is unreachable; retry later.", status=503)
+    response["Retry-After"] = str(settings.UNAVAILABLE_RETRY_AFTER_S)
+    return response
 
 
 @require_GET
@@ -101,7 +112,7 @@ def endpoint_run(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     except services.JobError as exc:
         return _job_partial(request, None, exc.message)
     except services.BrokerUnavailable:
-        job = Job.objects.filter(endpoint=endpoint).first()
+        return _broker_down(request, Job.objects.filter(endpoint=endpoint).first())
     return _job_partial(request, job)
 
 
@@ -142,4 +153,5 @@ def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
         return _job_partial(request, job, str(exc))
     except services.BrokerUnavailable:
         job.refresh_from_db()
+        return _broker_down(request, job)
     return _job_partial(request, job)

@@ -13,7 +13,6 @@ from ninja.renderers import JSONRenderer
 
 from apps.accounts.auth import BearerToken, optional_org
 from apps.accounts.models import Organization
-from apps.accounts.ratelimit import write_limit
 from apps.accounts.services import audit_record
 from apps.runs import selectors
 from apps.runs.models import Point, Run
@@ -174,7 +173,6 @@ def submit_run(request: HttpRequest, private: bool = False):
     first run's id when the idempotency key was seen before (nothing new is stored).
     Invalid documents store nothing; each error names its JSON path."""
     token = request.auth
-    write_limit(token)
     outcome = run_ingest(
         document=request.body, org=token.org, is_public=not private, submitted_by=token
     )

@@ -41,6 +41,7 @@ def production_server(org, issued) -> Iterator[tuple[str, dict[str, str]]]:
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),
         "ENDPOINT_CREDENTIALS_KEY": Fernet.generate_key().decode(),
+        "ENDPOINT_ALLOWLIST": "127.0.0.0/8",
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECURE_SSL_REDIRECT": "0",
     }

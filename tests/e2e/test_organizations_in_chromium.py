@@ -51,6 +51,7 @@ def test_an_organization_submits_privately_and_publishes(live_server, browser, m
     page.click("#create-org")
     assert page.locator("#my-role").inner_text() == "owner"
 
+    page.fill("#invite-email", "member@example.com")
     page.select_option("#invite-role", "member")
     page.click("#create-invite")
     invite_link = page.locator("#invite-link").inner_text()

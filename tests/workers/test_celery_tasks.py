@@ -102,7 +102,10 @@ def pools(broker_url) -> Iterator[Callable[[], str]]:
     names: list[str] = []
 
     def new() -> str:
+        from apps.jobs.services import pools_first_party_ensure
+
         names.append(f"pool.e2e{uuid.uuid4().hex[:8]}")
+        pools_first_party_ensure(names[-1:])  # the service's own pool, served by celery_worker
         return names[-1]
 
     yield new
@@ -261,7 +264,7 @@ def test_a_job_spec_the_worker_cannot_read_fails_the_job_without_logging_the_key
     job = Job.objects.create(
         endpoint=endpoint, scenario=site.scenario, idempotency_key=Job.new_key(), pool=pool
     )
-    spec = {**job_spec(job), "version": 2, "feature_from_the_future": True}
+    spec = {**job_spec(job), "version": 3, "feature_from_the_future": True}
     with celery_worker(pool, broker_url=broker_url, server_url=site.url, token=site.token) as w:
         publish("inferboard.run_load", spec, queue=pool, task_id=job.task_id, label="(v2)")
         wait_for(lambda: finished(job), 60, "the job to fail")
@@ -445,8 +448,11 @@ def _pings(client: redis.Redis) -> bool:
 
 
 def test_a_redis_restart_loses_no_queued_job(site, own_redis, settings):
+    from apps.jobs.services import pools_first_party_ensure
+
     url = own_redis()
     settings.CELERY_BROKER_URL = url
+    pools_first_party_ensure(["pool.restart"])
     with fault_server("--itl-ms", "1") as endpoint_url:
         job = enqueue(site, make_endpoint(site, endpoint_url, "pool.restart"))
         url = own_redis.restart()

@@ -22,6 +22,7 @@ Modes (server default with --mode, or per request with a "fault" body field):
   multiline     every event's JSON split over two `data:` lines (the SSE spec joins them)
   cycle         request n uses the n-th mode of --cycle (comma separated), round robin
 Every first text event carries "server_ns": time.monotonic_ns() when it was written.
+With --api-key KEY every request but /control/ needs `Authorization: Bearer KEY` (else 401).
 
 Holding, for tests that must act while a request is in flight (never by sleeping):
   --hold             every stream stops after its first text event until released
@@ -77,6 +78,7 @@ class Options:
     word: str = "tok"
     close_after_stream: bool = False  # like llama.cpp: keep-alive announced, then closed
     hold_from: int = 0  # >0: the n-th stream and later ones hold until released
+    api_key: str = ""  # set: requests without `Authorization: Bearer <it>` get 401
 
 
 class PrefixCache:
@@ -146,6 +148,12 @@ class FaultServer:
                 }
                 length = int(headers.get("content-length", "0"))
                 body = await reader.readexactly(length) if length else b""
+                if self.o.api_key and not path.startswith("/control/"):
+                    given = headers.get("authorization", "")
+                    if given != f"Bearer {self.o.api_key}":
+                        error = {"error": {"message": "missing or wrong API key"}}
+                        keep_open = await self.respond_json(writer, 401, error)
+                        continue
                 keep_open = await self.route(method, path, body, writer)
                 if self.o.close_after_stream and path.endswith("completions"):
                     keep_open = False
@@ -181,7 +189,13 @@ class FaultServer:
 
     async def respond_json(self, writer: asyncio.StreamWriter, status: int, data: Any) -> bool:
         payload = json.dumps(data).encode()
-        reason = {200: "OK", 400: "Bad Request", 404: "Not Found", 500: "Internal Server Error"}
+        reason = {
+            200: "OK",
+            400: "Bad Request",
+            401: "Unauthorized",
+            404: "Not Found",
+            500: "Internal Server Error",
+        }
         writer.write(
             f"HTTP/1.1 {status} {reason.get(status, 'Error')}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(payload)}\r\n\r\n".encode()
@@ -419,6 +433,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[str, int, Options]:
         action="store_true",
         help="close the connection after every completion, as llama.cpp's server does",
     )
+    parser.add_argument("--api-key", default="", help="answer 401 without this Bearer key")
     args = parser.parse_args(argv)
     cycle = [m.strip() for m in args.cycle.split(",") if m.strip()]
     bad = [m for m in cycle if m not in MODES or m == "cycle"]
@@ -436,6 +451,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[str, int, Options]:
         prefix_block=args.prefix_block,
         close_after_stream=args.close_after_stream,
         hold_from=1 if args.hold else args.hold_from,
+        api_key=args.api_key,
     )
     return args.host, args.port, options
 

@@ -35,7 +35,7 @@ def test_an_invitation_link_makes_one_member_with_its_role_and_then_is_spent(cli
     link = invite_link(client, "viewer")
     assert link.startswith("http://testserver/org/join/")
     assert link not in client.get("/org/").content.decode()  # shown once
-    newcomer = person(email="newcomer@example.com")
+    newcomer = person(email="new@example.com")  # the address it was sent to
     client.force_login(newcomer)
     path = link.removeprefix("http://testserver")
     assert "Join Acme Procurement" in client.get(path).content.decode()

@@ -21,7 +21,8 @@ def test_writes_past_the_token_limit_get_429_with_retry_after(client, auth, docu
     assert post_run(client, document, auth, "b").status_code == 201
     refused = post_run(client, document, auth, "c")
     assert refused.status_code == 429
-    assert 1 <= int(refused["Retry-After"]) <= 3600
+    # A sliding window: the writes counted in this window weigh on the next one as it slides.
+    assert 1 <= int(refused["Retry-After"]) <= 2 * 3600
     assert "token" in refused.json()["detail"]
     assert not Run.objects.filter(idempotency_key="ratelimit-test-c-0000").exists()
     submitted = AuditEvent.objects.filter(action="run.submitted").values_list("target", flat=True)

@@ -6,7 +6,7 @@ import pytest
 
 from apps.accounts.services import organization_get_or_create, token_create
 from apps.jobs import services as jobs
-from apps.jobs.models import Job, Pool
+from apps.jobs.models import Pool
 from apps.runs.models import Run
 from tests.apps.imports.files import H200_FACTS
 from tests.apps.imports.test_imports_api import SUMMARY, upload
@@ -41,6 +41,7 @@ def submit(client, document, auth, private: bool):
 def test_a_foreign_private_deployment_id_is_404_when_registering_an_endpoint(
     client, auth, rival, document
 ):
+    jobs.pools_first_party_ensure(["pool.mi355x"])  # the document's accelerator's pool
     private = submit(client, document, auth, private=True)
     body = {"name": "probe", "url": "http://127.0.0.1:9/", "deployment_id": private.deployment_id}
     probe = client.post("/api/v1/endpoints", body, content_type="application/json", **rival)
@@ -97,7 +98,7 @@ def test_two_organizations_import_the_same_file_independently(client, auth, riva
     assert Run.objects.count() == 2
 
 
-def test_a_job_for_another_organizations_pool_is_refused_at_enqueue(org, broker):
+def test_another_organizations_pool_is_not_a_pool_to_this_one(org, broker):
     rival = organization_get_or_create(slug="rival")
     Pool.objects.create(name="pool.rival-h100", org=rival)
     deployment = jobs.deployment_from_facts(**DEPLOYMENT_FACTS)
@@ -107,19 +108,22 @@ def test_a_job_for_another_organizations_pool_is_refused_at_enqueue(org, broker)
             pool="pool.rival-h100",
         )  # fmt: skip
     assert refused.value.field == "pool"
-    # An endpoint registered before the pool was claimed cannot queue there either.
+    assert "rival" not in refused.value.message.replace("pool.rival-h100", "")
+    # Pool names are each organization's own: the same name is this one's to claim, and its
+    # jobs go to its own agents, never to the rival's.
+    mine = jobs.pool_create(org=org, name="rival-h100")
+    assert mine.org == org and Pool.objects.filter(name="pool.rival-h100").count() == 2
     endpoint = jobs.endpoint_create(
-        org=org, name="e", url="http://127.0.0.1:9/", deployment=deployment, pool="pool.later"
+        org=org, name="e", url="http://127.0.0.1:9/", deployment=deployment, pool=mine.name
     )
-    Pool.objects.create(name="pool.later", org=rival)
+    from apps.catalog.models import Scenario
     from apps.catalog.services import presets_ensure
 
     presets_ensure()
-    from apps.catalog.models import Scenario
-
-    with pytest.raises(jobs.JobError):
-        jobs.job_enqueue(endpoint=endpoint, scenario=Scenario.objects.filter(is_preset=True)[0])
-    assert not Job.objects.exists()
+    jobs.job_enqueue(endpoint=endpoint, scenario=Scenario.objects.filter(is_preset=True)[0])
+    theirs = Pool.objects.get(name="pool.rival-h100", org=rival)
+    assert jobs.job_claim(pool=theirs, worker="rival-agent") is None
+    assert jobs.job_claim(pool=mine, worker="my-agent") is not None
 
 
 def test_a_private_scenario_name_stays_off_the_pages_even_for_a_guessed_slug(

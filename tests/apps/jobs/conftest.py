@@ -37,7 +37,11 @@ def broker(settings):
         url = settings.CELERY_BROKER_URL
 
         def pool(self) -> str:
+            """A first-party pool of its own (a queue no other test uses)."""
+            from apps.jobs.services import pools_first_party_ensure
+
             name = f"pool.t{uuid.uuid4().hex[:10]}"
+            pools_first_party_ensure([name])
             created.append(name)
             return name
 

@@ -38,6 +38,7 @@ from apps.jobs.services import (
     endpoint_create,
     job_enqueue,
     jobs_reap_stale,
+    pools_first_party_ensure,
     schedules_tick,
 )
 from workers.testing.processes import dies_with_parent, stop
@@ -221,6 +222,7 @@ class Command(BaseCommand):
             endpoint.url = endpoint_check(url)
             endpoint.save(update_fields=["url"])
             return endpoint
+        pools_first_party_ensure([DEMO_POOL])  # the demo's own worker serves it
         return endpoint_create(
             org=org,
             name=DEMO_NAME,

@@ -1,0 +1,40 @@
+"""Finding 3: with PostgreSQL unreachable the production command answers 503 with
+Retry-After within seconds (connect and pool timeouts), never a 30 s wait and a 500;
+/readyz names the database and /healthz stays up."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+import pytest
+
+from tests.faults.conftest import dead_url
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.mark.parametrize("pool", ["10", "0"], ids=["pooled", "a-connection-per-request"])
+def test_requests_answer_503_within_5_s_while_the_database_is_down(production_server, pool):
+    url = production_server(DATABASE_URL=dead_url("postgres", "/inferboard"), DB_POOL_SIZE=pool)
+    token = {"Authorization": "Bearer ib_whatever"}
+    with httpx.Client(base_url=url, timeout=30) as http:
+        for method, path, headers in (
+            ("GET", "/api/v1/runs", {}),
+            ("POST", "/api/v1/runs", token),
+            ("GET", "/", {}),
+            ("GET", "/runs/", {}),
+        ):
+            started = time.monotonic()
+            response = http.request(method, path, headers=headers, content=b"{}")
+            took = time.monotonic() - started
+            assert response.status_code == 503, (method, path, response.text[:500])
+            assert took < 5, (method, path, took)
+            assert int(response.headers["Retry-After"]) > 0
+            if path.startswith("/api/"):
+                assert response.json()["detail"][0]["path"] == "database"
+            else:
+                assert "Temporarily unavailable" in response.text
+        ready = http.get("/readyz")
+        assert ready.status_code == 503 and ready.json()["unavailable"] == ["database"]
+        assert http.get("/healthz").status_code == 200
