@@ -13,7 +13,10 @@ from apps.accounts.services import organization_get_or_create, token_create
 from apps.jobs.models import Endpoint
 from tests.apps.jobs.conftest import DEPLOYMENT_FACTS
 
-pytestmark = pytest.mark.django_db
+# Committed rows, as the agent's tests have: its long poll gives its connection back between
+# checks (close_old_connections), which inside a test's wrapping transaction closes the very
+# connection the next request of the test needs ("the connection is closed": a 503).
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def post(client, path: str, body: dict, token: str):
