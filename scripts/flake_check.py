@@ -56,9 +56,14 @@ def failed_tests(junit: Path) -> list[str]:
 
 
 def last_summary(log: Path) -> str:
+    """Every pytest closing line of the run (the suite's, then the SQLite smoke pass's)."""
     lines = [ln.strip() for ln in log.read_text(errors="replace").splitlines() if ln.strip()]
-    closing = [ln for ln in lines if " passed" in ln or " failed" in ln]
-    return closing[-1].strip("= ") if closing else (lines[-1] if lines else "(no output)")
+    closing = [
+        ln.strip("= ")
+        for ln in lines
+        if (" passed" in ln or " failed" in ln) and " in " in ln and "warning" in ln
+    ]
+    return " | ".join(closing) if closing else (lines[-1] if lines else "(no output)")
 
 
 def one_run(number: int, *, revision: str, work: Path, pytest_args: list[str]) -> Outcome:
