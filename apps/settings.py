@@ -16,11 +16,21 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("INFERBOARD_VAR_DIR", BASE_DIR / "var"))
 
 
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
 def env_bool(name: str, default: bool) -> bool:
+    """Strict, as healthchecks' envbool: `DEBUG=flase` must not quietly mean anything."""
     value = os.environ.get(name)
-    if value is None or value == "":
+    if value is None or value.strip() == "":
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    word = value.strip().lower()
+    if word not in _TRUE | _FALSE:
+        raise ImproperlyConfigured(
+            f"{name}={value!r} is not a boolean: use one of {', '.join(sorted(_TRUE | _FALSE))}"
+        )
+    return word in _TRUE
 
 
 def env_list(name: str, default: list[str]) -> list[str]:

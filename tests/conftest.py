@@ -12,6 +12,27 @@ def example(name: str = "measured-run.json") -> dict[str, Any]:
     return json.loads((EXAMPLES / name).read_text())
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse to run the PostgreSQL suite on the embedded SQLite default by accident.
+
+    Two code paths are PostgreSQL's own (COPY ingestion, the board's window queries): a plain
+    `pytest` without DATABASE_URL would test only their SQLite branch and still pass.
+    """
+    import os
+
+    if os.environ.get("DATABASE_URL") or os.environ.get("INFERBOARD_TESTS_ON_SQLITE") == "1":
+        return
+    if config.getoption("markexpr", "") == "sqlite_smoke":
+        return
+    raise pytest.UsageError(
+        "DATABASE_URL is not set, so these tests would run on SQLite and skip the "
+        "PostgreSQL code paths. Run scripts/test (it sets it), "
+        "or set DATABASE_URL=postgres://postgres@127.0.0.1:5432/inferboard and REDIS_URL; "
+        "the SQLite smoke pass is `pytest -m sqlite_smoke`; INFERBOARD_TESTS_ON_SQLITE=1 "
+        "runs anything on SQLite on purpose."
+    )
+
+
 @pytest.fixture
 def document() -> dict[str, Any]:
     """A fresh, valid measured-run document (tests may mutate it)."""

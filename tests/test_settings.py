@@ -74,3 +74,17 @@ def test_database_urls_are_parsed():
     assert database_from_url("sqlite:////tmp/x.sqlite3")["NAME"] == "/tmp/x.sqlite3"
     with pytest.raises(Exception, match="unsupported scheme"):
         database_from_url("mysql://localhost/x")
+
+
+def test_it_refuses_a_boolean_setting_it_cannot_read():
+    # The lenient reader took anything unknown as false: `DEBUG=flase` would have turned
+    # DEBUG off without a word, and `SECURE_SSL_REDIRECT=ture` turned it off.
+    result = django_check({"DEBUG": "flase"})
+    assert result.returncode != 0
+    assert "DEBUG='flase' is not a boolean" in result.stderr
+
+
+@pytest.mark.parametrize("word", ["0", "false", "No", " off "])
+def test_it_reads_the_usual_words_for_false(word):
+    result = django_check({"DEBUG": word, **REAL_SECRETS})
+    assert result.returncode == 0, result.stderr
