@@ -7,6 +7,9 @@ import pytest
 
 EXAMPLES = Path(__file__).parent / "examples"
 
+# production_server: the documented production command on the test database.
+pytest_plugins = ["tests.production"]
+
 
 def example(name: str = "measured-run.json") -> dict[str, Any]:
     return json.loads((EXAMPLES / name).read_text())

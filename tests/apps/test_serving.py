@@ -3,22 +3,15 @@ share a bounded pool of connections, and an idle agent's long poll holds none of
 
 from __future__ import annotations
 
-import secrets
-import subprocess
-import sys
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import httpx
 import psycopg
 import pytest
-from cryptography.fernet import Fernet
 from django.db import connection
 
-from tests.install.test_server_install import PRODUCTION_COMMAND
+from tests.production import suite_database_url
 from tests.waits import wait_for
-from workers.testing.processes import REPO_ROOT, free_port, stop, wait_until_healthy
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -26,38 +19,14 @@ APP_NAME = "inferboard-pool-test"
 
 
 @pytest.fixture
-def production_server(org, issued) -> Iterator[tuple[str, dict[str, str]]]:
-    if connection.vendor != "postgresql":
-        pytest.fail("the connection pool is PostgreSQL's: run the suite with scripts/test")
-    db = connection.settings_dict
-    port = free_port()
-    env = {
-        "PATH": str(Path(sys.executable).parent),
-        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-        f"?application_name={APP_NAME}",
-        "DB_POOL_SIZE": "2",
-        "WEB_CONCURRENCY": "1",
-        "INFERBOARD_BIND": f"127.0.0.1:{port}",
-        "DEBUG": "0",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "ENDPOINT_CREDENTIALS_KEY": Fernet.generate_key().decode(),
-        "ENDPOINT_ALLOWLIST": "127.0.0.0/8",
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "0",
-    }
-    server = subprocess.Popen(
-        [sys.executable, "-m", *PRODUCTION_COMMAND],
-        env=env,
-        cwd=REPO_ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+def pooled_server(production_server, org, issued) -> tuple[str, dict[str, str]]:
+    # Without Redis, as the pool's own deployment runs it: every poll check reads the database.
+    url = production_server(
+        DATABASE_URL=f"{suite_database_url()}?application_name={APP_NAME}",
+        REDIS_URL=None,
+        CELERY_BROKER_URL=None,
     )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(url, server, 120, path="/healthz")
-        yield url, {"Authorization": f"Bearer {issued.plaintext}"}
-    finally:
-        stop(server)
+    return url, {"Authorization": f"Bearer {issued.plaintext}"}
 
 
 def _app_connections() -> int:
@@ -86,8 +55,8 @@ def _polls_started() -> int:
         return admin.execute(query, (Pool._meta.db_table,)).fetchone()[0]
 
 
-def test_concurrent_requests_share_a_bounded_pool_of_connections(production_server):
-    url, auth = production_server
+def test_concurrent_requests_share_a_bounded_pool_of_connections(pooled_server):
+    url, auth = pooled_server
 
     def list_runs(n: int) -> int:
         # Unknown filters are never cached, so every request reads the database.
@@ -105,10 +74,10 @@ def test_concurrent_requests_share_a_bounded_pool_of_connections(production_serv
     assert 1 <= _app_connections() <= 2
 
 
-def test_an_agent_waiting_for_a_job_holds_no_connection(production_server, org):
+def test_an_agent_waiting_for_a_job_holds_no_connection(pooled_server, org):
     from apps.jobs.services import pool_create
 
-    url, auth = production_server
+    url, auth = pooled_server
     pool = pool_create(org=org, name="pool.waiting").name
     before = _polls_started()
     # With a pool of two, two idle agents polling for 15 s would hold both connections, and a

@@ -1,95 +1,13 @@
 from __future__ import annotations
 
-import secrets
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
-from pathlib import Path
-
-import pytest
-from cryptography.fernet import Fernet
-from django.db import connection
-
-# The jobs fixtures (an endpoint on a broker pool), and the live-server and broker fixtures of
-# the Celery tests, for the faults that need a worker.
+# The jobs fixtures (an endpoint on a broker pool), the live-server and broker fixtures of
+# the Celery tests, for the faults that need a worker. The production command's fixture is
+# tests/production.py's (a plugin of tests/conftest.py).
 from tests.apps.jobs.conftest import broker, deployment, endpoint, scenario  # noqa: F401
-from tests.install.test_server_install import PRODUCTION_COMMAND
 from tests.workers.test_celery_tasks import broker_url, pools, site  # noqa: F401
-from workers.testing.processes import REPO_ROOT, free_port, stop, wait_until_healthy
+from workers.testing.processes import free_port
 
 
 def dead_url(scheme: str, path: str = "") -> str:
     """A URL on a loopback port where nothing listens: the part is "down"."""
     return f"{scheme}://127.0.0.1:{free_port()}{path}"
-
-
-def suite_database_url() -> str:
-    db = connection.settings_dict
-    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-
-
-def _secrets() -> dict[str, str]:
-    return {
-        "DEBUG": "0",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "ENDPOINT_CREDENTIALS_KEY": Fernet.generate_key().decode(),
-        "ENDPOINT_ALLOWLIST": "127.0.0.0/8",
-    }
-
-
-@pytest.fixture(scope="session")
-def static_root(tmp_path_factory) -> Path:
-    """collectstatic's output (DEBUG off serves hashed names from its manifest), once."""
-    var = tmp_path_factory.mktemp("var")
-    env = {"PATH": str(Path(sys.executable).parent), "INFERBOARD_VAR_DIR": str(var), **_secrets()}
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
-        env=env,
-        cwd=REPO_ROOT,
-        check=True,
-        timeout=600,
-    )
-    return var
-
-
-@pytest.fixture
-def production_server(static_root) -> Iterator[Callable[..., str]]:
-    """Starts the documented production command (gunicorn + uvicorn, DEBUG off) on the test
-    database and Redis, with any variable overridden: production_server(REDIS_URL=dead)."""
-    if connection.vendor != "postgresql":
-        pytest.fail("the production command runs on PostgreSQL: run the suite with scripts/test")
-    from django.conf import settings
-
-    started: list[subprocess.Popen[bytes]] = []
-
-    def start(**overrides: str) -> str:
-        port = free_port()
-        env = {
-            "PATH": str(Path(sys.executable).parent),
-            "DATABASE_URL": suite_database_url(),
-            "REDIS_URL": settings.REDIS_URL or "redis://127.0.0.1:6379/15",
-            "CELERY_BROKER_URL": settings.REDIS_URL or "redis://127.0.0.1:6379/15",
-            "DB_POOL_SIZE": "2",
-            "WEB_CONCURRENCY": "1",
-            "INFERBOARD_BIND": f"127.0.0.1:{port}",
-            "INFERBOARD_VAR_DIR": str(static_root),
-            **_secrets(),
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "SECURE_SSL_REDIRECT": "0",
-            **overrides,
-        }
-        server = subprocess.Popen(
-            [sys.executable, "-m", *PRODUCTION_COMMAND],
-            env=env,
-            cwd=REPO_ROOT,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        started.append(server)
-        url = f"http://127.0.0.1:{port}"
-        wait_until_healthy(url, server, 120, path="/healthz")
-        return url
-
-    yield start
-    for server in started:
-        stop(server)
