@@ -25,6 +25,7 @@ from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
 from apps.leaderboard.story import CLAIMED_COST_RATIO, PUBLISHED_THROUGHPUT_RATIO
 from apps.leaderboard.templatetags.frame import label
+from apps.projections import selectors as projection_selectors
 from apps.runs.models import Run
 from apps.runs.selectors import (
     run_facets,
@@ -676,6 +677,8 @@ def story_glm(request: HttpRequest) -> HttpResponse:
         title="GLM 5.2 on 8×MI355X: per-node tok/s as published",
         y_title="tok/s per node (kind unstated)",
     )
+    # B200 projected, never measured: drawn dashed with its held-out error band.
+    context["projection"] = projection_selectors.glm_story_context(context["final"])
     return render(request, "leaderboard/story.html", context)
 
 

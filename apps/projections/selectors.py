@@ -1,0 +1,216 @@
+"""Reads for projections: calibrations on the shipped data, and the projected curves pages show.
+
+Projections are computed when read, never stored as runs: a projection is not a
+measurement, and there is nothing to rank or claim-check. Everything a page gets carries
+provenance "projected" and the band from the leave-one-accelerator-out validation.
+"""
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from apps.projections import reference, validation
+from apps.projections.model import (
+    Layout,
+    Observation,
+    Precision,
+    Setup,
+    Shape,
+    anchor_factor,
+    calibrate,
+    curve,
+    max_concurrency,
+    project,
+)
+
+PROVENANCE = "projected"
+
+
+@cache
+def inferencex_observations() -> tuple[Observation, ...]:
+    found, _ = validation.observations_from_inferencex(
+        reference.inferencex_rows(),
+        architectures=reference.architectures(),
+        accelerators=reference.accelerators(),
+    )
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class Validation:
+    points: int
+    median_ape: float
+    p90_ape: float
+    covered: float
+    band: tuple[float, float]
+    by_sku: list[validation.ErrorRow]
+    by_scenario: list[validation.ErrorRow]
+
+
+@cache
+def held_out_validation() -> Validation:
+    """The leave-one-accelerator-out errors on the shipped data (computed once a process)."""
+    points = validation.leave_one_accelerator_out(inferencex_observations())
+    by_sku = validation.error_table(points, by="sku")
+    overall = by_sku[-1]
+    band = validation.band_from(points)
+    assert band is not None and overall.median_ape is not None
+    return Validation(
+        points=overall.points,
+        median_ape=overall.median_ape,
+        p90_ape=overall.p90_ape or 0.0,
+        covered=overall.covered or 0.0,
+        band=band,
+        by_sku=by_sku,
+        by_scenario=validation.error_table(points, by="scenario"),
+    )
+
+
+# GLM 5.2 as published on MI355X (apps/catalog/reference/published.json): sglang, MXFP4,
+# TP4 x DP2 on 8 GPUs, 20k in / 1k out / 60% prefix cache, 213 tok/s single stream.
+GLM_ENGINE = "sglang"
+GLM_PRECISION = "fp4"
+GLM_LAYOUT = Layout(gpus=4, tp=4)
+GLM_REPLICAS = 2
+GLM_CONCURRENCIES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128]
+
+
+def glm_b200_projection(*, single_stream_tok_s: float, shape: Shape) -> dict[str, Any]:
+    """GLM 5.2 on 8xB200 projected from the measured MI355X single stream and the B200
+    datasheet: the model's TPOT on MI355X is scaled to the measured one (the anchor), and
+    the same factor is carried to B200, whose efficiency comes from InferenceX's B200-family
+    sglang runs."""
+    arch = reference.architectures()["glm 5.2"]
+    accels = reference.accelerators()
+    observations = inferencex_observations()
+    precision = Precision.named(GLM_PRECISION)
+    setups = {}
+    for sku in ("MI355X", "B200"):
+        accel = accels[sku]
+        setups[sku] = Setup(
+            arch=arch,
+            accel=accel,
+            precision=precision,
+            layout=GLM_LAYOUT,
+            shape=shape,
+            efficiency=calibrate(observations, engine=GLM_ENGINE, accel=accel),
+        )
+    anchor = anchor_factor(1 / single_stream_tok_s, project(setups["MI355X"], 1))
+    checked = held_out_validation()
+    low, high = checked.band
+    series = {}
+    for sku, setup in setups.items():
+        anchored = Setup(**{**setup.__dict__, "anchor": anchor})
+        limit = max_concurrency(arch, setup.accel, precision, GLM_LAYOUT, shape)
+        points = [p for p in curve(anchored, GLM_CONCURRENCIES) if p.within_capacity]
+        series[sku] = {
+            "sku": sku,
+            "efficiency_key": " on ".join(setup.efficiency.key),
+            "efficiency_points": setup.efficiency.points,
+            "max_concurrency": limit,
+            "points": [
+                {
+                    "concurrency": p.concurrency * GLM_REPLICAS,
+                    "interactivity": p.interactivity,
+                    "output_tput_per_gpu": p.output_tput_per_gpu,
+                    "low": p.output_tput_per_gpu * low,
+                    "high": p.output_tput_per_gpu * high,
+                    "ttft_s": p.ttft_s,
+                }
+                for p in points
+            ],
+        }
+    return {
+        "provenance": PROVENANCE,
+        "anchor": anchor,
+        "series": series,
+        "band": checked.band,
+        "validation": checked,
+        "gpus": GLM_LAYOUT.gpus * GLM_REPLICAS,
+    }
+
+
+def projection_figure(projection: dict[str, Any], *, measured: list[dict[str, float]]) -> dict:
+    """B200 dashed with its band, MI355X's anchored model thin, the measured point as a dot."""
+    from apps.leaderboard.charts import LAYOUT
+
+    traces: list[dict[str, Any]] = []
+    b200 = projection["series"]["B200"]["points"]
+    x = [p["interactivity"] for p in b200]
+    traces.append(
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "B200 projected: band (held-out error, 5th-95th pct)",
+            "x": x + x[::-1],
+            "y": [p["high"] for p in b200] + [p["low"] for p in b200][::-1],
+            "fill": "toself",
+            "fillcolor": "rgba(213,94,0,0.15)",
+            "line": {"width": 0},
+            "hoverinfo": "skip",
+            "meta": {"provenance": PROVENANCE, "role": "band"},
+        }
+    )
+    traces.append(
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": "8×B200 sglang FP4 — projected",
+            "x": x,
+            "y": [p["output_tput_per_gpu"] for p in b200],
+            "line": {"dash": "dash", "color": "#D55E00"},
+            "marker": {"symbol": "circle-open", "color": "#D55E00"},
+            "hovertemplate": "projected<br>%{x:.0f} tok/s/user<br>%{y:.0f} output tok/s/GPU"
+            "<extra>B200 projected</extra>",
+            "meta": {"provenance": PROVENANCE, "role": "curve"},
+        }
+    )
+    mi = projection["series"]["MI355X"]["points"]
+    traces.append(
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "8×MI355X — model fitted to the published point",
+            "x": [p["interactivity"] for p in mi],
+            "y": [p["output_tput_per_gpu"] for p in mi],
+            "line": {"dash": "dot", "color": "#0072B2", "width": 1},
+            "meta": {"provenance": PROVENANCE, "role": "model"},
+        }
+    )
+    traces.append(
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "8×MI355X — published",
+            "x": [m["interactivity"] for m in measured],
+            "y": [m["output_tput_per_gpu"] for m in measured],
+            "marker": {"size": 10, "color": "#0072B2"},
+            "meta": {"provenance": "published", "role": "measured"},
+        }
+    )
+    return {
+        "data": traces,
+        "layout": {
+            **LAYOUT,
+            "title": {"text": "GLM 5.2, 20k/1k/60%: B200 projected (dashed, with its band)"},
+            "xaxis": {"title": {"text": "interactivity (tok/s/user)"}},
+            "yaxis": {"title": {"text": "output tok/s per GPU"}, "rangemode": "tozero"},
+        },
+    }
+
+
+def glm_story_context(final: dict[str, Any]) -> dict[str, Any]:
+    """The story page's projection section, from the last published MI355X configuration."""
+    scenario = final["scenario"]
+    shape = Shape(
+        input_tokens=scenario["input_tokens"],
+        output_tokens=scenario["output_tokens"],
+        prefix_cache_hit_rate=scenario.get("prefix_cache_hit_rate") or 0.0,
+    )
+    single = float(final["single_stream_tok_s"])
+    projection = glm_b200_projection(single_stream_tok_s=single, shape=shape)
+    measured = [{"interactivity": single, "output_tput_per_gpu": single / final["gpus"]}]
+    projection["figure"] = projection_figure(projection, measured=measured)
+    projection["b200_points"] = projection["series"]["B200"]["points"]
+    projection["sources"] = reference.sources()
+    return projection
