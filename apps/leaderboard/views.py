@@ -171,13 +171,19 @@ def _bad_query(problems: list[dict]) -> HttpResponse:
 
 # Query parameters the leaderboard reads. A URL with any other is rendered but never stored,
 # so `/?x=<unique>` cannot fill the cache (which shares Redis with the job broker).
-CACHED_PARAMS = frozenset(FIELD_LABELS) | {"simulated", "all", "format", "private"}
+CACHED_PARAMS = frozenset(FIELD_LABELS) | {"simulated", "all", "format", "private", "projected"}
 
 
 CACHED_MAX_INT = 100  # page and days: larger values are rendered, never stored
 CACHED_SINCE = date(2020, 1, 1)
 _FLAGS = frozenset({"", "0", "1", "on", "off", "true", "false"})
-_CHOICES = {"format": {"csv", "json"}, "simulated": _FLAGS, "all": _FLAGS, "private": _FLAGS}
+_CHOICES = {
+    "format": {"csv", "json"},
+    "simulated": _FLAGS,
+    "all": _FLAGS,
+    "private": _FLAGS,
+    "projected": _FLAGS,
+}
 
 
 def _cacheable(query: QueryDict) -> bool:
@@ -265,6 +271,30 @@ def _board_charts(
     }
 
 
+def _add_projection(
+    context: dict[str, Any], board: selectors.Board, page: selectors.BoardPage, query: QueryDict
+) -> None:
+    """Opt-in (?projected=1): the projected curves of this view, dashed with their band on
+    the interactivity chart. Never a row, so never ranked."""
+    context["show_projected"] = query.get("projected") in {"1", "on", "true"}
+    if not context["show_projected"]:
+        return
+    projection = projection_selectors.board_projection(model=board.model, scenario=page.scenario)
+    context["projection"] = projection
+    if projection is None or context["y"] != "tput_per_gpu":
+        return
+    figure = context["pareto_interactivity"]
+    if figure.pop("empty", None):  # nothing measured to draw: the projection alone, with axes
+        layout = figure.setdefault("layout", {})
+        layout["xaxis"] = {"title": {"text": charts.X_AXES["interactivity"][0]}}
+        y_title = charts.Y_AXES["tput_per_gpu"][0].format(basis=board.basis)
+        layout["yaxis"] = {"title": {"text": y_title}, "rangemode": "tozero"}
+    figure["data"] = [
+        *figure["data"],
+        *projection_selectors.projected_traces(projection, basis=board.basis),
+    ]
+
+
 def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse:
     models = selectors.model_names(org=org)
     problems = query_problems(request.GET, models=models, tiers=selectors.price_tiers(), org=org)
@@ -292,6 +322,7 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         "imported": selectors.imported_sources(run_ids=page.run_ids),
         **_board_charts(board, page, request.GET),
     }
+    _add_projection(context, board, page, request.GET)
     if not wants_partial(request):
         context["headline"] = _headline(org)
     return page_or_partial(request, "leaderboard/leaderboard.html", "board", context)

@@ -343,16 +343,18 @@ def fit_efficiency(observations: Sequence[Observation], key: tuple[str, str]) ->
 
 
 def fallback_keys(engine: str, accel: Accelerator) -> list[tuple[str, str]]:
-    """Where a projection borrows its efficiency, narrowest first."""
-    return [(engine, accel.family), (engine, accel.vendor), (engine, "*"), ("*", "*")]
+    """Where a projection borrows its efficiency, narrowest first: the accelerator family
+    before the engine (leave-one-accelerator-out chose this order: a sibling chip run by
+    another engine predicted better than the same engine on another family, and far better
+    than the same vendor's previous generation)."""
+    return [(engine, accel.family), ("*", accel.family), (engine, "*"), ("*", "*")]
 
 
 def calibrate(
     observations: Iterable[Observation], *, engine: str, accel: Accelerator
 ) -> Efficiency:
     """The efficiency for `engine` on `accel`'s family from the narrowest group of
-    observations with enough points: same engine and family, same engine and vendor, same
-    engine, or all."""
+    observations with enough points (fallback_keys)."""
     pool = list(observations)
     for i, key in enumerate(fallback_keys(engine, accel)):
         chosen = [

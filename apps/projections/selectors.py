@@ -113,6 +113,7 @@ def glm_b200_projection(*, single_stream_tok_s: float, shape: Shape) -> dict[str
                     "concurrency": p.concurrency * GLM_REPLICAS,
                     "interactivity": p.interactivity,
                     "output_tput_per_gpu": p.output_tput_per_gpu,
+                    "tput_per_gpu": p.tput_per_gpu,
                     "low": p.output_tput_per_gpu * low,
                     "high": p.output_tput_per_gpu * high,
                     "ttft_s": p.ttft_s,
@@ -130,42 +131,55 @@ def glm_b200_projection(*, single_stream_tok_s: float, shape: Shape) -> dict[str
     }
 
 
-def projection_figure(projection: dict[str, Any], *, measured: list[dict[str, float]]) -> dict:
-    """B200 dashed with its band, MI355X's anchored model thin, the measured point as a dot."""
-    from apps.leaderboard.charts import LAYOUT
+BASIS_KEYS = {"output": "output_tput_per_gpu", "total": "tput_per_gpu"}
 
-    traces: list[dict[str, Any]] = []
-    b200 = projection["series"]["B200"]["points"]
-    x = [p["interactivity"] for p in b200]
-    traces.append(
+
+def _basis_value(point: dict[str, float], basis: str) -> float:
+    if basis == "input":
+        return point["tput_per_gpu"] - point["output_tput_per_gpu"]
+    return point[BASIS_KEYS[basis]]
+
+
+def projected_traces(projection: dict[str, Any], *, basis: str = "output") -> list[dict]:
+    """The B200 projection as two traces: its band (filled) and its curve (dashed)."""
+    low, high = projection["band"]
+    points = projection["series"]["B200"]["points"]
+    x = [p["interactivity"] for p in points]
+    y = [_basis_value(p, basis) for p in points]
+    return [
         {
             "type": "scatter",
             "mode": "lines",
             "name": "B200 projected: band (held-out error, 5th-95th pct)",
             "x": x + x[::-1],
-            "y": [p["high"] for p in b200] + [p["low"] for p in b200][::-1],
+            "y": [v * high for v in y] + [v * low for v in y][::-1],
             "fill": "toself",
             "fillcolor": "rgba(213,94,0,0.15)",
-            "line": {"width": 0},
+            "line": {"width": 0, "color": "#D55E00"},
             "hoverinfo": "skip",
             "meta": {"provenance": PROVENANCE, "role": "band"},
-        }
-    )
-    traces.append(
+        },
         {
             "type": "scatter",
             "mode": "lines+markers",
             "name": "8×B200 sglang FP4 — projected",
             "x": x,
-            "y": [p["output_tput_per_gpu"] for p in b200],
+            "y": y,
             "line": {"dash": "dash", "color": "#D55E00"},
             "marker": {"symbol": "circle-open", "color": "#D55E00"},
-            "hovertemplate": "projected<br>%{x:.0f} tok/s/user<br>%{y:.0f} output tok/s/GPU"
+            "hovertemplate": f"projected<br>%{{x:.0f}} tok/s/user<br>%{{y:.0f}} {basis} tok/s/GPU"
             "<extra>B200 projected</extra>",
             "meta": {"provenance": PROVENANCE, "role": "curve"},
-        }
-    )
+        },
+    ]
+
+
+def projection_figure(projection: dict[str, Any], *, measured: list[dict[str, float]]) -> dict:
+    """B200 dashed with its band, MI355X's anchored model dotted, the published point."""
+    from apps.leaderboard.charts import LAYOUT
+
     mi = projection["series"]["MI355X"]["points"]
+    traces = projected_traces(projection)
     traces.append(
         {
             "type": "scatter",
@@ -214,3 +228,25 @@ def glm_story_context(final: dict[str, Any]) -> dict[str, Any]:
     projection["b200_points"] = projection["series"]["B200"]["points"]
     projection["sources"] = reference.sources()
     return projection
+
+
+def board_projection(*, model: str | None, scenario: Any) -> dict[str, Any] | None:
+    """What the board can add, opt-in, for its model and scenario: a projection needs the
+    model's architecture in the reference data and a published single-stream figure of it
+    on MI355X in the same shape (today: GLM 5.2 at 20k/1k/60%). None otherwise."""
+    from apps.catalog.models import PublishedFigure
+
+    if not model or scenario is None or model.lower() not in reference.architectures():
+        return None
+    shape = (scenario.input_tokens, scenario.output_tokens, scenario.prefix_cache_hit_rate or 0)
+    for figure in PublishedFigure.objects.filter(payload__model=model).order_by("key"):
+        payload = figure.payload
+        published = payload.get("scenario") or {}
+        same = (
+            published.get("input_tokens"),
+            published.get("output_tokens"),
+            published.get("prefix_cache_hit_rate") or 0,
+        ) == shape
+        if same and payload.get("accelerator") == "MI355X" and payload.get("single_stream_tok_s"):
+            return glm_story_context(payload)
+    return None
