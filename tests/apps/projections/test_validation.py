@@ -43,3 +43,14 @@ def test_the_glm_projection_is_labelled_and_banded():
     assert b200 and all(p["low"] < p["output_tput_per_gpu"] < p["high"] for p in b200)
     # anchored: the MI355X model passes through the published single stream
     assert projection["series"]["MI355X"]["points"][0]["interactivity"] == 213
+
+
+def test_the_methodology_page_quotes_the_validation_the_code_computes():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[3] / "docs" / "methodology.md").read_text()
+    checked = selectors.held_out_validation()
+    assert f"**{checked.median_ape:.1f}%**" in text
+    assert f"×{checked.band[0]:.2f} to ×{checked.band[1]:.2f}" in text
+    for row in checked.by_sku[:-1]:
+        assert f"| {row.group} | {row.points} | {row.unreached} | {row.median_ape:.1f}% |" in text
