@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Any
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -28,6 +29,8 @@ from apps.costs.procurement import (
 from apps.costs.reference import TIER_LABELS
 from apps.csv_safe import safe_rows
 from apps.htmx import page_or_partial
+from apps.projections import selectors as projection_selectors
+from apps.projections.procurement import projected_plan
 from workers import slo as slo_rule
 
 CAPEX_FIELDS = (
@@ -148,7 +151,28 @@ def procurement(request: HttpRequest) -> HttpResponse:
             (name, label, size, values.get(name, "")) for name, label, size in CAPEX_FIELDS
         ],
     }
+    _add_projected(context, request, inputs)
     return page_or_partial(request, "costs/procurement.html", "results", context)
+
+
+def _add_projected(
+    context: dict[str, Any], request: HttpRequest, inputs: ProcurementInputs | None
+) -> None:
+    """Opt-in (?projected=1): accelerators nobody measured for this workload, priced with
+    the projection's band (low/high GPUs and $/month), apart from the ranked rows."""
+    context["show_projected"] = request.GET.get("projected") in {"1", "on", "true"}
+    if not context["show_projected"] or inputs is None:
+        return
+    workload = inputs.workload
+    projection = projection_selectors.projection_for_shape(
+        input_tokens=workload.input_tokens,
+        output_tokens=workload.output_tokens,
+        cache_hit_rate=workload.cache_hit_rate,
+    )
+    context["projection"] = projection
+    if projection is not None:
+        book = selectors.price_book(org=viewer_org(request))
+        context["projected_plan"] = projected_plan(projection, inputs, book)
 
 
 def _export(request: HttpRequest) -> tuple[list[dict[str, object]], list[FieldError]]:

@@ -230,23 +230,40 @@ def glm_story_context(final: dict[str, Any]) -> dict[str, Any]:
     return projection
 
 
-def board_projection(*, model: str | None, scenario: Any) -> dict[str, Any] | None:
-    """What the board can add, opt-in, for its model and scenario: a projection needs the
-    model's architecture in the reference data and a published single-stream figure of it
-    on MI355X in the same shape (today: GLM 5.2 at 20k/1k/60%). None otherwise."""
+def projection_for_shape(
+    *, input_tokens: float, output_tokens: float, cache_hit_rate: float, model: str | None = None
+) -> dict[str, Any] | None:
+    """The projection, if any, for a workload's shape (and model): one needs the model's
+    architecture in the reference data and a published single-stream figure of it on MI355X
+    in the same shape (today: GLM 5.2 at 20k/1k/60%)."""
     from apps.catalog.models import PublishedFigure
 
-    if not model or scenario is None or model.lower() not in reference.architectures():
-        return None
-    shape = (scenario.input_tokens, scenario.output_tokens, scenario.prefix_cache_hit_rate or 0)
-    for figure in PublishedFigure.objects.filter(payload__model=model).order_by("key"):
+    wanted = (input_tokens, output_tokens, cache_hit_rate or 0)
+    figures = PublishedFigure.objects.filter(payload__accelerator="MI355X").order_by("key")
+    for figure in figures:
         payload = figure.payload
         published = payload.get("scenario") or {}
-        same = (
+        shape = (
             published.get("input_tokens"),
             published.get("output_tokens"),
             published.get("prefix_cache_hit_rate") or 0,
-        ) == shape
-        if same and payload.get("accelerator") == "MI355X" and payload.get("single_stream_tok_s"):
+        )
+        name = payload.get("model") or ""
+        if model is not None and name != model:
+            continue
+        known = name.lower() in reference.architectures()
+        if shape == wanted and known and payload.get("single_stream_tok_s"):
             return glm_story_context(payload)
     return None
+
+
+def board_projection(*, model: str | None, scenario: Any) -> dict[str, Any] | None:
+    """What the board can add, opt-in, for its model and scenario (None: nothing)."""
+    if not model or scenario is None:
+        return None
+    return projection_for_shape(
+        input_tokens=scenario.input_tokens,
+        output_tokens=scenario.output_tokens,
+        cache_hit_rate=scenario.prefix_cache_hit_rate or 0,
+        model=model,
+    )
