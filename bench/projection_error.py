@@ -6,7 +6,8 @@ For each accelerator: calibrate the efficiencies on all the others, project its
 configurations from its specifications, and compare with its measurements at matched
 interactivity. Prints the median and 90th-percentile absolute % error of total tok/s per
 GPU per accelerator, per precision and per scenario, and how many held-out points fall in
-the error band (5th-95th percentile of measured/projected on the *other* accelerators).
+the error band (5th-95th percentile of measured/projected on the *other* accelerators), and,
+for comparison, the median error at the measured concurrency instead of the interactivity.
 The baseline, measured in the same run: the bare roofline (efficiency 1, no calibration).
 """
 
@@ -42,12 +43,13 @@ def main() -> None:
         print(f"\nleave-one-accelerator-out, by {by}: total tok/s/GPU at matched interactivity")
         print(
             f"{'group':<10}{'points':>7}{'unreached':>10}{'median APE%':>13}"
-            f"{'p90 APE%':>10}{'in band':>9}"
+            f"{'p90 APE%':>10}{'in band':>9}{'median APE% at same conc.':>27}"
         )
         for row in validation.error_table(points, by=by):
             print(
                 f"{row.group:<10}{row.points:>7}{row.unreached:>10}{_fmt(row.median_ape):>13}"
                 f"{_fmt(row.p90_ape):>10}{_fmt(row.covered and row.covered * 100, '.0f'):>8}%"
+                f"{_fmt(row.median_ape_at_concurrency):>27}"
             )
     band = validation.band_from(points)
     print(f"\nband (all held-out points): measured/projected in [{band[0]:.2f}, {band[1]:.2f}]")

@@ -21,6 +21,7 @@ from apps.projections.model import (
     Shape,
     at_interactivity,
     calibrate,
+    project,
 )
 
 # The band's quantiles of measured / projected: a 90% interval of the held-out ratios.
@@ -87,6 +88,8 @@ class HeldOutPoint:
     measured: float
     projected: float | None  # None: the projection never reaches this interactivity
     fallback: bool
+    # at the measured concurrency instead: how much of the error is the matching's
+    projected_at_concurrency: float | None = None
 
     @property
     def ratio(self) -> float | None:
@@ -95,6 +98,11 @@ class HeldOutPoint:
     @property
     def abs_pct_error(self) -> float | None:
         return abs(self.projected / self.measured - 1) * 100 if self.projected else None
+
+    @property
+    def abs_pct_error_at_concurrency(self) -> float | None:
+        value = self.projected_at_concurrency
+        return abs(value / self.measured - 1) * 100 if value else None
 
 
 def scenario_label(shape: Shape) -> str:
@@ -131,6 +139,7 @@ def leave_one_accelerator_out(observations: Sequence[Observation]) -> list[HeldO
                     measured=obs.tput_per_gpu,
                     projected=point.tput_per_gpu if point else None,
                     fallback=eff.fallback,
+                    projected_at_concurrency=project(setup, obs.concurrency).tput_per_gpu,
                 )
             )
     return out
@@ -143,6 +152,7 @@ class ErrorRow:
     unreached: int
     median_ape: float | None
     p90_ape: float | None
+    median_ape_at_concurrency: float | None
     covered: float | None  # share of the points inside the band (out of sample)
 
 
@@ -156,12 +166,15 @@ def band_from(points: Iterable[HeldOutPoint]) -> tuple[float, float] | None:
 
 def _row(group: str, points: list[HeldOutPoint], covered: list[bool]) -> ErrorRow:
     errors = [p.abs_pct_error for p in points if p.abs_pct_error is not None]
+    at_c = [p.abs_pct_error_at_concurrency for p in points]
+    at_c = [e for e in at_c if e is not None]
     return ErrorRow(
         group=group,
         points=len(points),
         unreached=len(points) - len(errors),
         median_ape=float(np.median(errors)) if errors else None,
         p90_ape=float(np.quantile(errors, 0.9)) if errors else None,
+        median_ape_at_concurrency=float(np.median(at_c)) if at_c else None,
         covered=sum(covered) / len(covered) if covered else None,
     )
 

@@ -54,3 +54,4 @@ def test_the_methodology_page_quotes_the_validation_the_code_computes():
     assert f"×{checked.band[0]:.2f} to ×{checked.band[1]:.2f}" in text
     for row in checked.by_sku[:-1]:
         assert f"| {row.group} | {row.points} | {row.unreached} | {row.median_ape:.1f}% |" in text
+        assert f"| {row.median_ape_at_concurrency:.1f}% |\n" in text
