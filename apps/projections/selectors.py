@@ -103,6 +103,10 @@ def glm_b200_projection(*, single_stream_tok_s: float, shape: Shape) -> dict[str
         anchored = Setup(**{**setup.__dict__, "anchor": anchor})
         limit = max_concurrency(arch, setup.accel, precision, GLM_LAYOUT, shape)
         points = [p for p in curve(anchored, GLM_CONCURRENCIES) if p.within_capacity]
+        # (node concurrency, busy replicas, point): one stream keeps one replica busy and
+        # the other idle, as the published single stream did; from two up, both serve.
+        levels = [(1, 1, points[0])] if points else []
+        levels += [(p.concurrency * GLM_REPLICAS, GLM_REPLICAS, p) for p in points]
         series[sku] = {
             "sku": sku,
             "efficiency_key": " on ".join(setup.efficiency.key),
@@ -110,15 +114,15 @@ def glm_b200_projection(*, single_stream_tok_s: float, shape: Shape) -> dict[str
             "max_concurrency": limit,
             "points": [
                 {
-                    "concurrency": p.concurrency * GLM_REPLICAS,
+                    "concurrency": node,
                     "interactivity": p.interactivity,
-                    "output_tput_per_gpu": p.output_tput_per_gpu,
-                    "tput_per_gpu": p.tput_per_gpu,
-                    "low": p.output_tput_per_gpu * low,
-                    "high": p.output_tput_per_gpu * high,
+                    "output_tput_per_gpu": p.output_tput_per_gpu * busy / GLM_REPLICAS,
+                    "tput_per_gpu": p.tput_per_gpu * busy / GLM_REPLICAS,
+                    "low": p.output_tput_per_gpu * busy / GLM_REPLICAS * low,
+                    "high": p.output_tput_per_gpu * busy / GLM_REPLICAS * high,
                     "ttft_s": p.ttft_s,
                 }
-                for p in points
+                for node, busy, p in levels
             ],
         }
     return {
