@@ -30,6 +30,7 @@ from apps.costs.reference import TIER_LABELS
 from apps.csv_safe import safe_rows
 from apps.htmx import page_or_partial
 from apps.projections import selectors as projection_selectors
+from apps.projections.claims import projected_cost_ratios, projected_throughput_ratio
 from apps.projections.procurement import projected_plan
 from workers import slo as slo_rule
 
@@ -241,4 +242,29 @@ def claim(request: HttpRequest) -> HttpResponse:
         "accelerators": sorted(book),
         "comparisons": [c.value for c in Comparison],
     }
+    _add_projected_claim(context, request, page)
     return page_or_partial(request, "costs/claim.html", "claim-result", context)
+
+
+def _add_projected_claim(context: dict[str, Any], request: HttpRequest, page: ClaimPage) -> None:
+    """Only when asked (?projected=1): the throughput ratio a projection gives, beside the
+    claim's own check and never in it, labelled projected."""
+    context["show_projected"] = request.GET.get("projected") in {"1", "on", "true"}
+    sides = (page.values.get("accelerator_a", "").upper(), page.values.get("accelerator_b", ""))
+    if not context["show_projected"] or page.errors or sides != ("MI355X", "B200"):
+        return
+    projection = projection_selectors.projection_for_shape(
+        input_tokens=None, output_tokens=None, cache_hit_rate=None
+    )
+    ratio = projected_throughput_ratio(projection) if projection else None
+    if ratio is None or page.price_a is None or page.price_b is None:
+        return
+    context["projected_claim"] = {
+        **ratio,
+        **projected_cost_ratios(
+            ratio,
+            usd_per_gpu_hour_a=page.price_a.usd_per_gpu_hour,
+            usd_per_gpu_hour_b=page.price_b.usd_per_gpu_hour,
+        ),
+        "median_ape": projection["validation"].median_ape,
+    }

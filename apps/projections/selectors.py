@@ -235,11 +235,15 @@ def glm_story_context(final: dict[str, Any]) -> dict[str, Any]:
 
 
 def projection_for_shape(
-    *, input_tokens: float, output_tokens: float, cache_hit_rate: float, model: str | None = None
+    *,
+    input_tokens: float | None,
+    output_tokens: float | None,
+    cache_hit_rate: float | None,
+    model: str | None = None,
 ) -> dict[str, Any] | None:
     """The projection, if any, for a workload's shape (and model): one needs the model's
     architecture in the reference data and a published single-stream figure of it on MI355X
-    in the same shape (today: GLM 5.2 at 20k/1k/60%)."""
+    in the same shape (today: GLM 5.2 at 20k/1k/60%); input_tokens None: any shape."""
     from apps.catalog.models import PublishedFigure
 
     wanted = (input_tokens, output_tokens, cache_hit_rate or 0)
@@ -256,7 +260,8 @@ def projection_for_shape(
         if model is not None and name != model:
             continue
         known = name.lower() in reference.architectures()
-        if shape == wanted and known and payload.get("single_stream_tok_s"):
+        any_shape = input_tokens is None
+        if (any_shape or shape == wanted) and known and payload.get("single_stream_tok_s"):
             return glm_story_context(payload)
     return None
 
