@@ -171,19 +171,16 @@ def _bad_query(problems: list[dict]) -> HttpResponse:
 
 # Query parameters the leaderboard reads. A URL with any other is rendered but never stored,
 # so `/?x=<unique>` cannot fill the cache (which shares Redis with the job broker).
-CACHED_PARAMS = frozenset(FIELD_LABELS) | {"simulated", "all", "format", "private", "projected"}
+CACHED_PARAMS = frozenset(FIELD_LABELS) | {"simulated", "all", "format", "private"}
 
 
 CACHED_MAX_INT = 100  # page and days: larger values are rendered, never stored
 CACHED_SINCE = date(2020, 1, 1)
 _FLAGS = frozenset({"", "0", "1", "on", "off", "true", "false"})
-_CHOICES = {
-    "format": {"csv", "json"},
-    "simulated": _FLAGS,
-    "all": _FLAGS,
-    "private": _FLAGS,
-    "projected": _FLAGS,
-}
+_CHOICES = {"format": {"csv", "json"}, "simulated": _FLAGS, "all": _FLAGS, "private": _FLAGS}
+# The board's opt-in projections (apps/projections): a flag like "simulated".
+CACHED_PARAMS |= {"projected"}
+_CHOICES["projected"] = _FLAGS
 
 
 def _cacheable(query: QueryDict) -> bool:
