@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Any
 from urllib.parse import urlencode
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -28,6 +29,9 @@ from apps.costs.procurement import (
 from apps.costs.reference import TIER_LABELS
 from apps.csv_safe import safe_rows
 from apps.htmx import page_or_partial
+from apps.projections import selectors as projection_selectors
+from apps.projections.claims import projected_cost_ratios, projected_throughput_ratio
+from apps.projections.procurement import projected_plan
 from workers import slo as slo_rule
 
 CAPEX_FIELDS = (
@@ -148,7 +152,28 @@ def procurement(request: HttpRequest) -> HttpResponse:
             (name, label, size, values.get(name, "")) for name, label, size in CAPEX_FIELDS
         ],
     }
+    _add_projected(context, request, inputs)
     return page_or_partial(request, "costs/procurement.html", "results", context)
+
+
+def _add_projected(
+    context: dict[str, Any], request: HttpRequest, inputs: ProcurementInputs | None
+) -> None:
+    """Opt-in (?projected=1): accelerators nobody measured for this workload, priced with
+    the projection's band (low/high GPUs and $/month), apart from the ranked rows."""
+    context["show_projected"] = request.GET.get("projected") in {"1", "on", "true"}
+    if not context["show_projected"] or inputs is None:
+        return
+    workload = inputs.workload
+    projection = projection_selectors.projection_for_shape(
+        input_tokens=workload.input_tokens,
+        output_tokens=workload.output_tokens,
+        cache_hit_rate=workload.cache_hit_rate,
+    )
+    context["projection"] = projection
+    if projection is not None:
+        book = selectors.price_book(org=viewer_org(request))
+        context["projected_plan"] = projected_plan(projection, inputs, book)
 
 
 def _export(request: HttpRequest) -> tuple[list[dict[str, object]], list[FieldError]]:
@@ -217,4 +242,29 @@ def claim(request: HttpRequest) -> HttpResponse:
         "accelerators": sorted(book),
         "comparisons": [c.value for c in Comparison],
     }
+    _add_projected_claim(context, request, page)
     return page_or_partial(request, "costs/claim.html", "claim-result", context)
+
+
+def _add_projected_claim(context: dict[str, Any], request: HttpRequest, page: ClaimPage) -> None:
+    """Only when asked (?projected=1): the throughput ratio a projection gives, beside the
+    claim's own check and never in it, labelled projected."""
+    context["show_projected"] = request.GET.get("projected") in {"1", "on", "true"}
+    sides = (page.values.get("accelerator_a", "").upper(), page.values.get("accelerator_b", ""))
+    if not context["show_projected"] or page.errors or sides != ("MI355X", "B200"):
+        return
+    projection = projection_selectors.projection_for_shape(
+        input_tokens=None, output_tokens=None, cache_hit_rate=None
+    )
+    ratio = projected_throughput_ratio(projection) if projection else None
+    if ratio is None or page.price_a is None or page.price_b is None:
+        return
+    context["projected_claim"] = {
+        **ratio,
+        **projected_cost_ratios(
+            ratio,
+            usd_per_gpu_hour_a=page.price_a.usd_per_gpu_hour,
+            usd_per_gpu_hour_b=page.price_b.usd_per_gpu_hour,
+        ),
+        "median_ape": projection["validation"].median_ape,
+    }

@@ -25,6 +25,7 @@ from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
 from apps.leaderboard.story import CLAIMED_COST_RATIO, PUBLISHED_THROUGHPUT_RATIO
 from apps.leaderboard.templatetags.frame import label
+from apps.projections import selectors as projection_selectors
 from apps.runs.models import Run
 from apps.runs.selectors import (
     run_facets,
@@ -177,6 +178,9 @@ CACHED_MAX_INT = 100  # page and days: larger values are rendered, never stored
 CACHED_SINCE = date(2020, 1, 1)
 _FLAGS = frozenset({"", "0", "1", "on", "off", "true", "false"})
 _CHOICES = {"format": {"csv", "json"}, "simulated": _FLAGS, "all": _FLAGS, "private": _FLAGS}
+# The board's opt-in projections (apps/projections): a flag like "simulated".
+CACHED_PARAMS |= {"projected"}
+_CHOICES["projected"] = _FLAGS
 
 
 def _cacheable(query: QueryDict) -> bool:
@@ -264,6 +268,30 @@ def _board_charts(
     }
 
 
+def _add_projection(
+    context: dict[str, Any], board: selectors.Board, page: selectors.BoardPage, query: QueryDict
+) -> None:
+    """Opt-in (?projected=1): the projected curves of this view, dashed with their band on
+    the interactivity chart. Never a row, so never ranked."""
+    context["show_projected"] = query.get("projected") in {"1", "on", "true"}
+    if not context["show_projected"]:
+        return
+    projection = projection_selectors.board_projection(model=board.model, scenario=page.scenario)
+    context["projection"] = projection
+    if projection is None or context["y"] != "tput_per_gpu":
+        return
+    figure = context["pareto_interactivity"]
+    if figure.pop("empty", None):  # nothing measured to draw: the projection alone, with axes
+        layout = figure.setdefault("layout", {})
+        layout["xaxis"] = {"title": {"text": charts.X_AXES["interactivity"][0]}}
+        y_title = charts.Y_AXES["tput_per_gpu"][0].format(basis=board.basis)
+        layout["yaxis"] = {"title": {"text": y_title}, "rangemode": "tozero"}
+    figure["data"] = [
+        *figure["data"],
+        *projection_selectors.projected_traces(projection, basis=board.basis),
+    ]
+
+
 def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse:
     models = selectors.model_names(org=org)
     problems = query_problems(request.GET, models=models, tiers=selectors.price_tiers(), org=org)
@@ -291,6 +319,7 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         "imported": selectors.imported_sources(run_ids=page.run_ids),
         **_board_charts(board, page, request.GET),
     }
+    _add_projection(context, board, page, request.GET)
     if not wants_partial(request):
         context["headline"] = _headline(org)
     return page_or_partial(request, "leaderboard/leaderboard.html", "board", context)
@@ -676,6 +705,8 @@ def story_glm(request: HttpRequest) -> HttpResponse:
         title="GLM 5.2 on 8×MI355X: per-node tok/s as published",
         y_title="tok/s per node (kind unstated)",
     )
+    # B200 projected, never measured: drawn dashed with its held-out error band.
+    context["projection"] = projection_selectors.glm_story_context(context["final"])
     return render(request, "leaderboard/story.html", context)
 
 

@@ -1,0 +1,1 @@
+"""Projections for hardware nobody here owns: roofline + calibration, with measured error."""

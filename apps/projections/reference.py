@@ -1,0 +1,93 @@
+"""The shipped reference data projections read: architectures, accelerators, InferenceX rows.
+
+The only module of apps/projections that reads files; everything else is pure.
+"""
+
+import dataclasses
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from apps.catalog.reference import INFERENCEX_DIR
+from apps.projections.model import Accelerator, Architecture
+
+REFERENCE_DIR = Path(__file__).parent / "reference"
+
+
+def _load(name: str) -> dict[str, Any]:
+    return json.loads((REFERENCE_DIR / name).read_text())
+
+
+class ReferenceDataError(ValueError):
+    """A staff edit to the reference files that cannot be read: names file, entry, field."""
+
+
+def build(kind: type, row: dict[str, Any], *, file: str, extra: set[str]) -> Any:
+    """One dataclass from one JSON entry; a missing, unknown or mistyped field is named
+    (the reference files are edited by hand)."""
+    fields = {f.name: f for f in dataclasses.fields(kind)}
+    entry = row.get("name") or row.get("sku") or "?"
+    unknown = set(row) - set(fields) - extra
+    if unknown:
+        raise ReferenceDataError(f"{file}: {entry}: unknown field(s) {sorted(unknown)}")
+    required = {
+        n
+        for n, f in fields.items()
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    }
+    missing = required - set(row)
+    if missing:
+        raise ReferenceDataError(f"{file}: {entry}: missing field(s) {sorted(missing)}")
+    for name in ("params_total_b", "params_active_b", "hbm_gb", "hbm_tb_s", "interconnect_gb_s"):
+        if name in row and not (isinstance(row[name], int | float) and row[name] > 0):
+            raise ReferenceDataError(f"{file}: {entry}: {name} must be a positive number")
+    return kind(**{k: v for k, v in row.items() if k in fields})
+
+
+def parse_architectures(rows: list[dict[str, Any]]) -> dict[str, Architecture]:
+    found: dict[str, Architecture] = {}
+    for row in rows:
+        arch = build(Architecture, row, file="models.json", extra={"aliases", "source", "note"})
+        for name in [row["name"], *row.get("aliases", [])]:
+            found[name.lower()] = arch
+    return found
+
+
+def parse_accelerators(rows: list[dict[str, Any]]) -> dict[str, Accelerator]:
+    extra = {"source", "note", "board_power_w"}
+    return {
+        row["sku"].upper(): build(Accelerator, row, file="accelerators.json", extra=extra)
+        for row in rows
+    }
+
+
+@cache
+def architectures() -> dict[str, Architecture]:
+    """By name and by every alias, lower-cased."""
+    return parse_architectures(_load("models.json")["models"])
+
+
+@cache
+def accelerators() -> dict[str, Accelerator]:
+    """By SKU, upper-cased."""
+    return parse_accelerators(_load("accelerators.json")["accelerators"])
+
+
+def sources() -> dict[str, list[dict[str, str]]]:
+    """What each specification rests on, for the methodology page and the story."""
+    return {
+        "models": [
+            {"name": m["name"], "source": m["source"]} for m in _load("models.json")["models"]
+        ],
+        "accelerators": [
+            {"name": a["sku"], "source": a["source"], "note": a.get("note", "")}
+            for a in _load("accelerators.json")["accelerators"]
+        ],
+    }
+
+
+@cache
+def inferencex_rows() -> tuple[dict[str, Any], ...]:
+    """The shipped InferenceX snapshot (latest per configuration), as its API wrote it."""
+    return tuple(json.loads((INFERENCEX_DIR / "benchmarks.json").read_text()))

@@ -1,0 +1,278 @@
+"""Reads for projections: calibrations on the shipped data, and the projected curves pages show.
+
+Projections are computed when read, never stored as runs: a projection is not a
+measurement, and there is nothing to rank or claim-check. Everything a page gets carries
+provenance "projected" and the band from the leave-one-accelerator-out validation.
+"""
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from apps.projections import reference, validation
+from apps.projections.model import (
+    Layout,
+    Observation,
+    Precision,
+    Setup,
+    Shape,
+    anchor_factor,
+    calibrate,
+    curve,
+    max_concurrency,
+    project,
+)
+
+PROVENANCE = "projected"
+
+
+@cache
+def inferencex_observations() -> tuple[Observation, ...]:
+    found, _ = validation.observations_from_inferencex(
+        reference.inferencex_rows(),
+        architectures=reference.architectures(),
+        accelerators=reference.accelerators(),
+    )
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class Validation:
+    points: int
+    median_ape: float
+    p90_ape: float
+    covered: float
+    band: tuple[float, float]
+    by_sku: list[validation.ErrorRow]
+    by_scenario: list[validation.ErrorRow]
+
+
+@cache
+def held_out_validation() -> Validation:
+    """The leave-one-accelerator-out errors on the shipped data (computed once a process)."""
+    points = validation.leave_one_accelerator_out(inferencex_observations())
+    by_sku = validation.error_table(points, by="sku")
+    overall = by_sku[-1]
+    band = validation.band_from(points)
+    assert band is not None and overall.median_ape is not None
+    return Validation(
+        points=overall.points,
+        median_ape=overall.median_ape,
+        p90_ape=overall.p90_ape or 0.0,
+        covered=overall.covered or 0.0,
+        band=band,
+        by_sku=by_sku,
+        by_scenario=validation.error_table(points, by="scenario"),
+    )
+
+
+# GLM 5.2 as published on MI355X (apps/catalog/reference/published.json): sglang, MXFP4,
+# TP4 x DP2 on 8 GPUs, 20k in / 1k out / 60% prefix cache, 213 tok/s single stream.
+GLM_ENGINE = "sglang"
+GLM_PRECISION = "fp4"
+GLM_LAYOUT = Layout(gpus=4, tp=4)
+GLM_REPLICAS = 2
+GLM_CONCURRENCIES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128]
+
+
+def glm_b200_projection(*, single_stream_tok_s: float, shape: Shape) -> dict[str, Any]:
+    """GLM 5.2 on 8xB200 projected from the measured MI355X single stream and the B200
+    datasheet: the model's TPOT on MI355X is scaled to the measured one (the anchor), and
+    the same factor is carried to B200, whose efficiency comes from InferenceX's B200-family
+    sglang runs."""
+    arch = reference.architectures()["glm 5.2"]
+    accels = reference.accelerators()
+    observations = inferencex_observations()
+    precision = Precision.named(GLM_PRECISION)
+    setups = {}
+    for sku in ("MI355X", "B200"):
+        accel = accels[sku]
+        setups[sku] = Setup(
+            arch=arch,
+            accel=accel,
+            precision=precision,
+            layout=GLM_LAYOUT,
+            shape=shape,
+            efficiency=calibrate(observations, engine=GLM_ENGINE, accel=accel),
+        )
+    anchor = anchor_factor(1 / single_stream_tok_s, project(setups["MI355X"], 1))
+    checked = held_out_validation()
+    low, high = checked.band
+    series = {}
+    for sku, setup in setups.items():
+        anchored = Setup(**{**setup.__dict__, "anchor": anchor})
+        limit = max_concurrency(arch, setup.accel, precision, GLM_LAYOUT, shape)
+        points = [p for p in curve(anchored, GLM_CONCURRENCIES) if p.within_capacity]
+        # (node concurrency, busy replicas, point): one stream keeps one replica busy and
+        # the other idle, as the published single stream did; from two up, both serve.
+        levels = [(1, 1, points[0])] if points else []
+        levels += [(p.concurrency * GLM_REPLICAS, GLM_REPLICAS, p) for p in points]
+        series[sku] = {
+            "sku": sku,
+            "efficiency_key": " on ".join(setup.efficiency.key),
+            "efficiency_points": setup.efficiency.points,
+            "max_concurrency": limit,
+            "points": [
+                {
+                    "concurrency": node,
+                    "interactivity": p.interactivity,
+                    "output_tput_per_gpu": p.output_tput_per_gpu * busy / GLM_REPLICAS,
+                    "tput_per_gpu": p.tput_per_gpu * busy / GLM_REPLICAS,
+                    "low": p.output_tput_per_gpu * busy / GLM_REPLICAS * low,
+                    "high": p.output_tput_per_gpu * busy / GLM_REPLICAS * high,
+                    "ttft_s": p.ttft_s,
+                }
+                for node, busy, p in levels
+            ],
+        }
+    return {
+        "provenance": PROVENANCE,
+        "anchor": anchor,
+        "series": series,
+        "band": checked.band,
+        "validation": checked,
+        "gpus": GLM_LAYOUT.gpus * GLM_REPLICAS,
+    }
+
+
+BASIS_KEYS = {"output": "output_tput_per_gpu", "total": "tput_per_gpu"}
+
+
+def _basis_value(point: dict[str, float], basis: str) -> float:
+    if basis == "input":
+        return point["tput_per_gpu"] - point["output_tput_per_gpu"]
+    return point[BASIS_KEYS[basis]]
+
+
+def projected_traces(projection: dict[str, Any], *, basis: str = "output") -> list[dict]:
+    """The B200 projection as two traces: its band (filled) and its curve (dashed)."""
+    low, high = projection["band"]
+    points = projection["series"]["B200"]["points"]
+    x = [p["interactivity"] for p in points]
+    y = [_basis_value(p, basis) for p in points]
+    return [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "B200 projected: band (held-out error, 5th-95th pct)",
+            "x": x + x[::-1],
+            "y": [v * high for v in y] + [v * low for v in y][::-1],
+            "fill": "toself",
+            "fillcolor": "rgba(213,94,0,0.15)",
+            "line": {"width": 0, "color": "#D55E00"},
+            "hoverinfo": "skip",
+            "meta": {"provenance": PROVENANCE, "role": "band"},
+        },
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": "8×B200 sglang FP4 — projected",
+            "x": x,
+            "y": y,
+            "line": {"dash": "dash", "color": "#D55E00"},
+            "marker": {"symbol": "circle-open", "color": "#D55E00"},
+            "hovertemplate": f"projected<br>%{{x:.0f}} tok/s/user<br>%{{y:.0f}} {basis} tok/s/GPU"
+            "<extra>B200 projected</extra>",
+            "meta": {"provenance": PROVENANCE, "role": "curve"},
+        },
+    ]
+
+
+def projection_figure(projection: dict[str, Any], *, measured: list[dict[str, float]]) -> dict:
+    """B200 dashed with its band, MI355X's anchored model dotted, the published point."""
+    from apps.leaderboard.charts import LAYOUT
+
+    mi = projection["series"]["MI355X"]["points"]
+    traces = projected_traces(projection)
+    traces.append(
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "8×MI355X — model fitted to the published point",
+            "x": [p["interactivity"] for p in mi],
+            "y": [p["output_tput_per_gpu"] for p in mi],
+            "line": {"dash": "dot", "color": "#0072B2", "width": 1},
+            "meta": {"provenance": PROVENANCE, "role": "model"},
+        }
+    )
+    traces.append(
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "8×MI355X — published",
+            "x": [m["interactivity"] for m in measured],
+            "y": [m["output_tput_per_gpu"] for m in measured],
+            "marker": {"size": 10, "color": "#0072B2"},
+            "meta": {"provenance": "published", "role": "measured"},
+        }
+    )
+    return {
+        "data": traces,
+        "layout": {
+            **LAYOUT,
+            "title": {"text": "GLM 5.2, 20k/1k/60%: B200 projected (dashed, with its band)"},
+            "xaxis": {"title": {"text": "interactivity (tok/s/user)"}},
+            "yaxis": {"title": {"text": "output tok/s per GPU"}, "rangemode": "tozero"},
+        },
+    }
+
+
+def glm_story_context(final: dict[str, Any]) -> dict[str, Any]:
+    """The story page's projection section, from the last published MI355X configuration."""
+    scenario = final["scenario"]
+    shape = Shape(
+        input_tokens=scenario["input_tokens"],
+        output_tokens=scenario["output_tokens"],
+        prefix_cache_hit_rate=scenario.get("prefix_cache_hit_rate") or 0.0,
+    )
+    single = float(final["single_stream_tok_s"])
+    projection = glm_b200_projection(single_stream_tok_s=single, shape=shape)
+    measured = [{"interactivity": single, "output_tput_per_gpu": single / final["gpus"]}]
+    projection["figure"] = projection_figure(projection, measured=measured)
+    projection["b200_points"] = projection["series"]["B200"]["points"]
+    projection["sources"] = reference.sources()
+    return projection
+
+
+def projection_for_shape(
+    *,
+    input_tokens: float | None,
+    output_tokens: float | None,
+    cache_hit_rate: float | None,
+    model: str | None = None,
+) -> dict[str, Any] | None:
+    """The projection, if any, for a workload's shape (and model): one needs the model's
+    architecture in the reference data and a published single-stream figure of it on MI355X
+    in the same shape (today: GLM 5.2 at 20k/1k/60%); input_tokens None: any shape."""
+    from apps.catalog.models import PublishedFigure
+
+    wanted = (input_tokens, output_tokens, cache_hit_rate or 0)
+    figures = PublishedFigure.objects.filter(payload__accelerator="MI355X").order_by("key")
+    for figure in figures:
+        payload = figure.payload
+        published = payload.get("scenario") or {}
+        shape = (
+            published.get("input_tokens"),
+            published.get("output_tokens"),
+            published.get("prefix_cache_hit_rate") or 0,
+        )
+        name = payload.get("model") or ""
+        if model is not None and name != model:
+            continue
+        known = name.lower() in reference.architectures()
+        any_shape = input_tokens is None
+        if (any_shape or shape == wanted) and known and payload.get("single_stream_tok_s"):
+            return glm_story_context(payload)
+    return None
+
+
+def board_projection(*, model: str | None, scenario: Any) -> dict[str, Any] | None:
+    """What the board can add, opt-in, for its model and scenario (None: nothing)."""
+    if not model or scenario is None:
+        return None
+    return projection_for_shape(
+        input_tokens=scenario.input_tokens,
+        output_tokens=scenario.output_tokens,
+        cache_hit_rate=scenario.prefix_cache_hit_rate or 0,
+        model=model,
+    )

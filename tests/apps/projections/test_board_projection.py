@@ -1,0 +1,54 @@
+"""The board adds projected curves only when asked, dashed and banded, never as a row."""
+
+import json
+import re
+
+import pytest
+from django.core.management import call_command
+
+pytestmark = pytest.mark.django_db
+
+GLM_VIEW = "/?model=GLM+5.2&scenario=seed-20k-1k-60"
+
+
+def _figure(html: str, figure_id: str) -> dict:
+    match = re.search(rf'<script[^>]*id="{figure_id}"[^>]*>(.*?)</script>', html, re.S)
+    assert match, f"no figure {figure_id}"
+    return json.loads(match.group(1))
+
+
+def _projected(figure: dict) -> list[dict]:
+    return [t for t in figure["data"] if (t.get("meta") or {}).get("provenance") == "projected"]
+
+
+def test_the_board_shows_no_projection_unless_asked(client):
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    html = client.get(GLM_VIEW).content.decode()
+    # the published GLM runs carry no per-user rate: without the projection, nothing to draw
+    assert 'data-figure="fig-interactivity"' not in html
+    assert 'id="projected-note"' not in html
+    assert "B200 projected" not in html
+
+
+def test_asked_the_board_draws_b200_projected_dashed_with_its_band_and_no_row(client):
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    html = client.get(GLM_VIEW + "&projected=1").content.decode()
+    traces = {t["meta"]["role"]: t for t in _projected(_figure(html, "fig-interactivity"))}
+    assert traces["curve"]["line"]["dash"] == "dash"
+    assert traces["band"]["fill"] == "toself"
+    assert "projected" in traces["curve"]["name"]
+    assert "never ranked" in html
+    board = html[html.index("<table") : html.index("</table>")]
+    assert "B200" not in board
+
+
+def test_a_view_without_a_published_anchor_says_why_it_has_no_projection(client):
+    from apps.catalog.models import PublishedFigure
+
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    PublishedFigure.objects.filter(payload__single_stream_tok_s__isnull=False).delete()
+    response = client.get(GLM_VIEW + "&projected=1")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "No projection for this view" in html
+    assert "B200 projected" not in html

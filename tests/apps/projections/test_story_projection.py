@@ -1,0 +1,36 @@
+"""The story page shows GLM 5.2 on B200 as a projection: dashed, banded, labelled."""
+
+import json
+import re
+
+import pytest
+from django.core.management import call_command
+
+pytestmark = pytest.mark.django_db
+
+
+def _figure(html: str, figure_id: str) -> dict:
+    match = re.search(rf'<script[^>]*id="{figure_id}"[^>]*>(.*?)</script>', html, re.S)
+    assert match, f"no figure {figure_id}"
+    return json.loads(match.group(1))
+
+
+def test_the_story_draws_b200_projected_dashed_with_its_band(client):
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    html = client.get("/story/glm-5-2/").content.decode()
+    assert 'data-provenance="projected"' in html
+    assert "Nobody here has measured GLM 5.2 on B200" in html
+    figure = _figure(html, "fig-projection")
+    by_role = {t["meta"]["role"]: t for t in figure["data"]}
+    assert by_role["curve"]["line"]["dash"] == "dash"
+    assert "projected" in by_role["curve"]["name"]
+    assert by_role["band"]["fill"] == "toself"
+    assert by_role["measured"]["meta"]["provenance"] == "published"
+
+
+def test_a_projection_never_appears_as_a_run(client):
+    from apps.runs.models import Run
+
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    client.get("/story/glm-5-2/")
+    assert not Run.objects.filter(deployment__accelerator__sku="B200").exists()
