@@ -42,6 +42,16 @@ PERCENTILES: dict[str, str] = {
     "p99.9": "p999",
 }
 _STORED_TO_CANONICAL = {stored: canonical for canonical, stored in PERCENTILES.items()}
+# A peer tool's statistic name -> the stored distribution's slot: the summary statistics
+# and every percentile above, as the importers read them ("median" is p50).
+STAT_SLOTS: dict[str, str] = {
+    "mean": "mean",
+    "std": "std",
+    "min": "min",
+    "max": "max",
+    "median": "p50",
+    **PERCENTILES,
+}
 
 Status = Literal["meets", "misses", "cannot_check"]
 

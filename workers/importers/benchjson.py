@@ -7,21 +7,10 @@ from typing import Any
 
 from workers.importers.common import number, to_ms
 from workers.importers.errors import ImportFailure
+from workers.slo import STAT_SLOTS
 
 # '<stat>_<metric>_ms': the `_ms` suffix is how both tools state the unit.
 STAT_KEY = re.compile(r"^(mean|median|std|min|max|p\d+(?:\.\d+)?)_([a-z0-9_]+)_ms$")
-STAT_SLOTS = {
-    "mean": "mean",
-    "std": "std",
-    "min": "min",
-    "median": "p50",
-    "p50": "p50",
-    "p90": "p90",
-    "p95": "p95",
-    "p99": "p99",
-    "p99.9": "p999",
-    "max": "max",
-}
 
 
 def latency_stats(

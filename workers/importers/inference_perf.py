@@ -34,6 +34,7 @@ from workers.importers.common import (
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
+from workers.slo import STAT_SLOTS
 
 TOOL = "inference-perf (lifecycle report, 010d12fb)"
 
@@ -77,17 +78,6 @@ THROUGHPUT = {
     "total_tokens_per_sec": "total_tok_s",
 }
 THROUGHPUT_ASIDE = {"images_per_sec", "videos_per_sec", "audios_per_sec"}
-SLOTS = {
-    "mean": "mean",
-    "min": "min",
-    "max": "max",
-    "median": "p50",
-    "p50": "p50",
-    "p90": "p90",
-    "p95": "p95",
-    "p99": "p99",
-    "p99.9": "p999",
-}
 
 
 def _sniff(seen: Preview) -> bool:
@@ -107,8 +97,8 @@ def _summary_ms(
         value = to_ms(number(summary, key, f"{where} {name}"), "s")
         if value is None:
             continue
-        if key in SLOTS:
-            out[SLOTS[key]] = value
+        if key in STAT_SLOTS:
+            out[STAT_SLOTS[key]] = value
         elif key.startswith("p"):
             aside[f"{name}.{key}"] = value
         else:

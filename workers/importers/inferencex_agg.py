@@ -29,7 +29,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workers.importers.benchjson import STAT_SLOTS
 from workers.importers.common import (
     ImportInput,
     build_document,
@@ -42,6 +41,7 @@ from workers.importers.common import (
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
+from workers.slo import STAT_SLOTS
 
 AGG_TOOL = "InferenceX process_result.py aggregate (bf030960, 2026)"
 AGENTIC_TOOL = "InferenceX multiturn agentic aggregate (e872f86c, 2026)"

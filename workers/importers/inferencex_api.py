@@ -49,11 +49,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from workers.importers.benchjson import STAT_SLOTS
 from workers.importers.common import ImportInput, load_json
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import DocumentError, ResultDocument, parse_document
+from workers.slo import STAT_SLOTS
 
 TOOL = "InferenceX API"
 # The configuration of a row: every key but the lengths, concurrency, figures and provenance.

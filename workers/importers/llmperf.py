@@ -29,6 +29,7 @@ import math
 import re
 from typing import Any
 
+from workers import slo
 from workers.importers.common import (
     ImportInput,
     build_document,
@@ -72,15 +73,11 @@ STAT_KEY = re.compile(
     r"^results_(?P<metric>" + "|".join(PER_REQUEST) + r")_"
     r"(?P<stat>quantiles_p\d+|mean|min|max|stddev)$"
 )
+# llmperf spells its statistics `stddev` and `quantiles_pNN`; the slots are slo.py's.
 STAT_SLOTS = {
-    "mean": "mean",
     "stddev": "std",
-    "min": "min",
-    "max": "max",
-    "quantiles_p50": "p50",
-    "quantiles_p90": "p90",
-    "quantiles_p95": "p95",
-    "quantiles_p99": "p99",
+    **{name: slot for name, slot in slo.STAT_SLOTS.items() if name in {"mean", "min", "max"}},
+    **{f"quantiles_{name}": slot for name, slot in slo.PERCENTILES.items()},
 }
 COUNTS = {
     "results_num_requests_started",
