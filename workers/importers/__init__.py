@@ -10,11 +10,42 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from workers.importers import (
+    aiperf,
+    genai_perf,
+    guidellm,
+    inferboard,
+    inference_perf,
+    inferencex,
+    inferencex_agg,
+    inferencex_api,
+    llmperf,
+    lm_eval,
+    sglang,
+    vllm,
+)
 from workers.importers.common import ImportInput, PeerFile
 from workers.importers.errors import ImportFailure
 from workers.importers.facts import Facts, facts_from_arguments, load_facts_yaml
 from workers.importers.registry import check_requested, formats, get, sniff
 from workers.results import ResultDocument
+
+# Each format module registers itself with the registry when imported. The registry knows
+# none of them, so the arrows point one way: package -> format modules -> registry.
+FORMAT_MODULES = (
+    aiperf,
+    genai_perf,
+    guidellm,
+    inferboard,
+    inference_perf,
+    inferencex,
+    inferencex_agg,
+    inferencex_api,
+    llmperf,
+    lm_eval,
+    sglang,
+    vllm,
+)
 
 __all__ = [
     "Facts",

@@ -78,7 +78,8 @@ def register(fmt: Format) -> Format:
 
 
 def formats() -> dict[str, Format]:
-    _load_all()
+    """Every format registered; the package (`workers/importers/__init__.py`) imports the
+    format modules, so importing anything from `workers.importers` registers them all."""
     return dict(_FORMATS)
 
 
@@ -165,21 +166,3 @@ def _safe(fmt: Format, seen: Preview) -> bool:
         return bool(fmt.sniff(seen))
     except (KeyError, TypeError, AttributeError, IndexError):
         return False
-
-
-def _load_all() -> None:
-    # Importing the modules registers their formats; done lazily to avoid import cycles.
-    from workers.importers import (  # noqa: F401
-        aiperf,
-        genai_perf,
-        guidellm,
-        inferboard,
-        inference_perf,
-        inferencex,
-        inferencex_agg,
-        inferencex_api,
-        llmperf,
-        lm_eval,
-        sglang,
-        vllm,
-    )
