@@ -45,6 +45,8 @@ Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
 Size = Annotated[int, Field(ge=1, le=INT32_MAX)]
 TokenTotal = Annotated[int, Field(ge=0, le=INT64_MAX)]
 ShortText = Annotated[str, Field(min_length=1, max_length=200)]
+LabelKey = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,49}$")]
+LabelValue = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00]*$")]
 NUL = "\x00"
 
 
@@ -622,6 +624,12 @@ class ResultDocument(_Strict):
     environment: Environment = Field(default_factory=Environment)
     points: list[Point] = Field(default_factory=list)
     accuracy: list[AccuracyResult] = Field(default_factory=list)
+    labels: dict[LabelKey, LabelValue] | None = Field(
+        None,
+        max_length=20,
+        description="free labels (branch, commit, pr, 'unofficial' ...): a run labelled "
+        "unofficial is shown beside official ones, never ranked with them",
+    )
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
