@@ -55,6 +55,8 @@ METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
         Metric("output_tok_s_gpu", "output tok/s/GPU", "higher", "tok/s"),
+        Metric("input_tok_s_gpu", "input tok/s/GPU", "higher", "tok/s"),
+        Metric("total_tok_s_gpu", "total tok/s/GPU", "higher", "tok/s"),
         Metric("ttft_p50_ms", "TTFT p50", "lower", "ms"),
         Metric("ttft_p99_ms", "TTFT p99", "lower", "ms"),
         Metric("tpot_p50_ms", "TPOT p50", "lower", "ms"),
@@ -76,6 +78,7 @@ class Sample:
 
     send_ms: np.ndarray
     n_out: np.ndarray
+    n_in: np.ndarray
     ok: np.ndarray
     ttft_ms: np.ndarray
     tpot_ms: np.ndarray
@@ -115,6 +118,7 @@ def sample_from_records(
     e2el = column("e2el_ms")
     ok = np.array([r.get("status", "ok") == "ok" for r in rows], dtype=bool)
     n_out = np.nan_to_num(column("n_out"), nan=0.0)
+    n_in = np.nan_to_num(column("n_in"), nan=0.0)
     if window_s is None:
         ends = send + np.nan_to_num(e2el, nan=0.0)
         window_s = float((np.nanmax(ends) - np.nanmin(send)) / 1000.0)
@@ -124,6 +128,7 @@ def sample_from_records(
     return Sample(
         send_ms=np.nan_to_num(send, nan=0.0),
         n_out=np.where(ok, n_out, 0.0),
+        n_in=np.where(ok, n_in, 0.0),
         ok=ok,
         ttft_ms=np.where(ok, column("ttft_ms"), np.nan),
         tpot_ms=np.where(ok, column("tpot_ms"), np.nan),
@@ -134,21 +139,22 @@ def sample_from_records(
     )
 
 
-def _blocks(sample: Sample) -> tuple[list[np.ndarray], np.ndarray]:
-    """Groups of request indices resampled together (time blocks for closed loop, single
-    requests for open loop), and the seconds each group spans: from its first send to the
-    next group's (the last to the window's end), so a slow stretch weighs what it lasted."""
+def _blocks(sample: Sample) -> tuple[np.ndarray, np.ndarray]:
+    """Each request's block (time blocks for closed loop, one request a block for open
+    loop) and the seconds each block spans: from its first send to the next block's (the
+    last to the window's end), so a slow stretch weighs what it lasted."""
     n = sample.size
     order = np.argsort(sample.send_ms, kind="stable")
-    if sample.closed_loop:
-        count = min(n, int(min(MAX_BLOCKS, max(MIN_BLOCKS, math.isqrt(n)))))
-        parts = [b for b in np.array_split(order, count) if b.size]
-    else:
-        parts = [order[i : i + 1] for i in range(n)]
-    starts = np.array([sample.send_ms[p[0]] for p in parts]) / 1000.0
-    origin = starts[0]
-    ends = np.append(starts[1:], origin + sample.window_s)
-    return parts, np.maximum(ends - starts, 0.0)
+    count = (
+        min(n, int(min(MAX_BLOCKS, max(MIN_BLOCKS, math.isqrt(n))))) if sample.closed_loop else n
+    )
+    bucket = (np.arange(n) * count) // n  # by send order: equal numbers of requests
+    block_of = np.empty(n, dtype=np.int64)
+    block_of[order] = bucket
+    _, first = np.unique(bucket, return_index=True)
+    starts = sample.send_ms[order][first] / 1000.0
+    ends = np.append(starts[1:], starts[0] + sample.window_s)
+    return block_of, np.maximum(ends - starts, 0.0)
 
 
 # A bootstrap of a tail percentile needs requests beyond it in every replicate: with fewer
@@ -158,7 +164,7 @@ MIN_TAIL_REQUESTS = 5
 
 def _too_few(metric: str, requests: int) -> str | None:
     """Why this metric gets no interval from this few requests; None when it can."""
-    if "_p" not in metric or metric == "output_tok_s_gpu":
+    if metric.endswith("_tok_s_gpu"):
         return None
     q = float(metric.removesuffix("_ms").rsplit("_p", 1)[1])
     tail = 1 - max(q, 100 - q) / 100
@@ -173,41 +179,113 @@ def _percentile(values: np.ndarray, q: float) -> float:
     return float(np.percentile(finite, q)) if finite.size else math.nan
 
 
-def _statistic(metric: str, sample: Sample, index: np.ndarray, window_s: float) -> float:
-    if metric == "output_tok_s_gpu":
-        return float(sample.n_out[index].sum()) / window_s / sample.gpus
+def _values(metric: str, sample: Sample) -> tuple[np.ndarray, float]:
+    """Per-request values of a percentile metric, and the percentile."""
     if metric == "interactivity_p50":
-        tpot = sample.tpot_ms[index]
         with np.errstate(divide="ignore"):
-            return _percentile(np.where(tpot > 0, 1000.0 / tpot, np.nan), 50)
+            return np.where(sample.tpot_ms > 0, 1000.0 / sample.tpot_ms, np.nan), 50.0
     name, q = metric.removesuffix("_ms").rsplit("_p", 1)
     values = {"ttft": sample.ttft_ms, "tpot": sample.tpot_ms, "e2el": sample.e2el_ms}[name]
-    return _percentile(values[index], float(q))
+    return values, float(q)
+
+
+def _tokens(metric: str, sample: Sample) -> np.ndarray:
+    kind = metric.removesuffix("_tok_s_gpu")
+    if kind == "output":
+        return sample.n_out
+    return sample.n_in if kind == "input" else sample.n_out + sample.n_in
 
 
 def estimate(metric: str, sample: Sample) -> float:
     """The figure itself, from every record (what the point's own aggregate says)."""
-    return _statistic(metric, sample, np.arange(sample.size), sample.window_s)
+    if metric.endswith("_tok_s_gpu"):
+        return float(_tokens(metric, sample).sum()) / sample.window_s / sample.gpus
+    values, q = _values(metric, sample)
+    return _percentile(values, q)
+
+
+def _weighted(
+    metric: str, sample: Sample, block_of: np.ndarray, spans: np.ndarray, counts: np.ndarray
+) -> np.ndarray:
+    """The metric for each row of `counts` (how often each block was drawn): the same
+    number as concatenating the drawn blocks' requests, without building them."""
+    blocks = counts.shape[1]
+    if metric.endswith("_tok_s_gpu"):
+        per_block = np.bincount(block_of, weights=_tokens(metric, sample), minlength=blocks)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (counts @ per_block) / (counts @ spans) / sample.gpus
+    values, q = _values(metric, sample)
+    finite = np.isfinite(values)
+    order = np.argsort(values[finite], kind="stable")
+    ranked = values[finite][order]
+    if ranked.size == 0:
+        return np.full(counts.shape[0], np.nan)
+    weights = counts[:, block_of[finite][order]]
+    cumulative = np.cumsum(weights, axis=1)
+    total = cumulative[:, -1]
+    # numpy's linear percentile on the repeated values: position h = (N - 1) q, between the
+    # elements of rank floor(h) and floor(h) + 1 (0-based), found on the cumulative weights.
+    h = (total - 1) * q / 100.0
+    low = np.floor(h)
+    at_low = (cumulative <= low[:, None]).sum(axis=1)
+    at_high = (cumulative <= np.minimum(low + 1, total - 1)[:, None]).sum(axis=1)
+    at_low = np.minimum(at_low, ranked.size - 1)
+    at_high = np.minimum(at_high, ranked.size - 1)
+    result = ranked[at_low] + (h - low) * (ranked[at_high] - ranked[at_low])
+    return np.where(total > 0, result, np.nan)
+
+
+# Cells per chunk of replicates (replicates x blocks, or x requests): bounds the memory.
+CHUNK_CELLS = 2_000_000
+
+
+# A percentile's bootstrap costs replicates x requests. Past this many requests a point's
+# latency percentiles are resampled on every k-th request in send order: the interval comes
+# out wider than all requests would give (never narrower), and a page stays fast.
+MAX_PERCENTILE_REQUESTS = 10_000
+
+
+def _thinned(sample: Sample) -> Sample:
+    step = math.ceil(sample.size / MAX_PERCENTILE_REQUESTS)
+    keep = np.argsort(sample.send_ms, kind="stable")[::step]
+    arrays = {
+        name: getattr(sample, name)[keep]
+        for name in ("send_ms", "n_out", "n_in", "ok", "ttft_ms", "tpot_ms", "e2el_ms")
+    }
+    return Sample(
+        **arrays, window_s=sample.window_s, gpus=sample.gpus, closed_loop=sample.closed_loop
+    )
+
+
+def _run_replicates(metric: str, sample: Sample, rng: np.random.Generator, reps: int) -> np.ndarray:
+    if not metric.endswith("_tok_s_gpu") and sample.size > MAX_PERCENTILE_REQUESTS:
+        sample = _thinned(sample)
+    block_of, spans = _blocks(sample)
+    blocks = spans.size
+    width = blocks if metric.endswith("_tok_s_gpu") else max(blocks, sample.size)
+    chunk = max(1, CHUNK_CELLS // width)
+    out = np.empty(reps)
+    for start in range(0, reps, chunk):
+        rows = min(chunk, reps - start)
+        picks = rng.integers(0, blocks, (rows, blocks))
+        flat = (np.arange(rows)[:, None] * blocks + picks).ravel()
+        counts = np.bincount(flat, minlength=rows * blocks).reshape(rows, blocks)
+        out[start : start + rows] = _weighted(metric, sample, block_of, spans, counts)
+    return out
 
 
 def _replicates(
     metric: str, runs: Sequence[Sample], rng: np.random.Generator, reps: int
 ) -> np.ndarray:
-    """`reps` bootstrap values of the side's figure (the mean over its runs)."""
-    blocks = [_blocks(s) for s in runs]
-    out = np.empty(reps)
-    for r in range(reps):
-        chosen = rng.integers(0, len(runs), len(runs)) if len(runs) > 1 else (0,)
-        values = []
-        for k in chosen:
-            sample, (parts, spans) = runs[k], blocks[k]
-            picks = rng.integers(0, len(parts), len(parts))
-            index = np.concatenate([parts[p] for p in picks])
-            # Tokens over time: the resampled blocks last as long as they lasted.
-            window = float(spans[picks].sum()) or sample.window_s
-            values.append(_statistic(metric, sample, index, window))
-        out[r] = float(np.mean(values))
-    return out
+    """`reps` bootstrap values of the side's figure: the mean over resampled runs of a
+    resample within each (a run drawn twice takes two different within-run draws)."""
+    within = [_run_replicates(metric, s, rng, reps) for s in runs]
+    if len(runs) == 1:
+        return within[0]
+    chosen = rng.integers(0, len(runs), (reps, len(runs)))
+    draws = np.stack(within)  # runs x reps
+    columns = np.stack([rng.permutation(reps) for _ in range(len(runs))], axis=1)
+    return draws[chosen, columns].mean(axis=1)
 
 
 @dataclass(frozen=True)

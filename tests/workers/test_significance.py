@@ -129,3 +129,25 @@ def test_an_unknown_metric_or_an_empty_side_is_refused():
     with pytest.raises(ValueError, match="at least one sample"):
         compare("output_tok_s_gpu", [], [run])
     assert sample_from_records([], gpus=1, closed_loop=True) is None
+
+
+ARRAYS = ("send_ms", "n_out", "n_in", "ok", "ttft_ms", "tpot_ms", "e2el_ms")
+
+
+@pytest.mark.parametrize("metric", list(significance.METRICS))
+def test_a_replicate_is_the_figure_of_the_drawn_blocks_requests_put_together(metric):
+    # The bootstrap counts draws per block instead of copying requests: it must give exactly
+    # what concatenating the drawn blocks' requests (and their time) would.
+    rng = np.random.default_rng(8)
+    run = closed_loop_run(rng, requests=300)
+    block_of, spans = significance._blocks(run)
+    counts = rng.multinomial(spans.size, [1 / spans.size] * spans.size, size=4)
+    fast = significance._weighted(metric, run, block_of, spans, counts)
+    for row, value in zip(counts, fast, strict=True):
+        index = np.concatenate(
+            [np.tile(np.flatnonzero(block_of == b), k) for b, k in enumerate(row)]
+        )
+        window = float((spans * row).sum())
+        arrays = {n: getattr(run, n)[index] for n in ARRAYS}
+        drawn = Sample(**arrays, window_s=window, gpus=run.gpus, closed_loop=True)
+        assert value == pytest.approx(significance.estimate(metric, drawn))
