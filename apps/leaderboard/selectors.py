@@ -83,6 +83,9 @@ class Board:
     servings: tuple[str, ...] = ()
     since: date | None = None
     until: date | None = None
+    # Runs labelled "unofficial" (a branch's or a pull request's trial) never rank; True
+    # selects only them, for the overlay the board draws beside the official rows.
+    unofficial: bool = False
 
     def rule_text(self) -> str:
         """The run rule, as the page states it."""
@@ -297,6 +300,10 @@ def _runs_for(board: Board, org: Organization | None):
     )
     if not board.include_simulated:
         runs = runs.exclude(provenance=Run.Provenance.SIMULATED)
+    if board.unofficial:
+        runs = runs.filter(labels__has_key="unofficial")
+    else:
+        runs = runs.exclude(labels__has_key="unofficial")
     if board.deployments:
         runs = runs.filter(deployment_id__in=board.deployments)
     return runs

@@ -25,6 +25,7 @@ from apps.leaderboard import charts, fairness, selectors, story
 from apps.leaderboard.methodology import methodology_html
 from apps.leaderboard.story import CLAIMED_COST_RATIO, PUBLISHED_THROUGHPUT_RATIO
 from apps.leaderboard.templatetags.frame import label
+from apps.runs import significance as run_significance
 from apps.runs.models import Run
 from apps.runs.selectors import (
     run_facets,
@@ -538,7 +539,9 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
             return _csv("compare.csv", table)
         return _json_download("compare.json", table)
     points = selectors.chart_points(run_ids=board_page.run_ids, tier=tier, basis=basis)
+    significance = _compare_significance(ordered, basis, org)
     context = {
+        "significance": significance,
         "deployments": deployments,
         "columns": list(zip(deployments, ordered, ratios, cost_ratios, facts, strict=True)),
         "differences": diffs,
@@ -576,6 +579,39 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
             source=f"/compare/?{request.GET.urlencode()}",
         )
     return render(request, "leaderboard/compare.html", context)
+
+
+# What /compare/ states with an interval against the first column (workers/significance.py).
+SIGNIFICANCE_METRICS = ("interactivity_p50", "ttft_p99_ms")
+
+
+def _compare_significance(ordered: list, basis: str, org: Organization | None) -> list:
+    """Per column, sentences on throughput and latency against the first column with a 95%
+    interval ("within noise" when it holds 0); None for the first column and where request
+    records are missing (the ratio then stands alone, and the page says why)."""
+    first = ordered[0]
+    if first is None:
+        return [None] * len(ordered)
+    metrics = [f"{basis}_tok_s_gpu", *SIGNIFICANCE_METRICS]
+    rest = [row.run_id if row else None for row in ordered[1:]]
+    found = run_significance.compare_runs(
+        baseline_run=first.run_id, other_runs=rest, metrics=metrics, org=org
+    )
+    cells: list = [None]
+    for row, diffs in zip(ordered[1:], found, strict=True):
+        if row is None:
+            cells.append(None)
+        elif diffs is None:
+            cells.append({"missing": True})
+        else:
+            cells.append(
+                {
+                    "sentences": [d.sentence("the first column", "This column") for d in diffs],
+                    "verdict": diffs[0].verdict,
+                    "runs": (diffs[0].runs_a, diffs[0].runs_b),
+                }
+            )
+    return cells
 
 
 def column_name(deployment) -> str:
