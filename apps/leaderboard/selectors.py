@@ -127,6 +127,12 @@ class Row:
     usd_range: tuple[float, float] | None = None
     # An organization's own run that only its members see (badged "private" on the board).
     private: bool = False
+    # The run's free labels (branch, commit, pr, unofficial ...), shown on unofficial rows.
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def labels_text(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in sorted(self.labels.items()) if k != "unofficial")
 
     @property
     def label(self) -> str:
@@ -341,6 +347,7 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
         "is_public",
         "best_meets_slo",
         "best_point",
+        "labels",
         *BEST_ROW_COLUMNS,
     )
     if connection.vendor == "postgresql":
@@ -430,6 +437,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 flags=d["engine_flags"],
                 provenance=b["provenance"],
                 private=not b["is_public"],
+                labels=b.get("labels") or {},
                 tput_per_gpu=priced.tok_per_s_per_gpu,
                 tput_kind=board.basis if priced.stated else "unstated",
                 meets_slo=None

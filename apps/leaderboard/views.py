@@ -1,4 +1,5 @@
 import csv
+import dataclasses
 import json
 from collections import Counter
 from datetime import date
@@ -171,13 +172,19 @@ def _bad_query(problems: list[dict]) -> HttpResponse:
 
 # Query parameters the leaderboard reads. A URL with any other is rendered but never stored,
 # so `/?x=<unique>` cannot fill the cache (which shares Redis with the job broker).
-CACHED_PARAMS = frozenset(FIELD_LABELS) | {"simulated", "all", "format", "private"}
+CACHED_PARAMS = frozenset(FIELD_LABELS) | {"simulated", "all", "format", "private", "unofficial"}
 
 
 CACHED_MAX_INT = 100  # page and days: larger values are rendered, never stored
 CACHED_SINCE = date(2020, 1, 1)
 _FLAGS = frozenset({"", "0", "1", "on", "off", "true", "false"})
-_CHOICES = {"format": {"csv", "json"}, "simulated": _FLAGS, "all": _FLAGS, "private": _FLAGS}
+_CHOICES = {
+    "format": {"csv", "json"},
+    "simulated": _FLAGS,
+    "all": _FLAGS,
+    "private": _FLAGS,
+    "unofficial": _FLAGS,
+}
 
 
 def _cacheable(query: QueryDict) -> bool:
@@ -292,9 +299,27 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         "imported": selectors.imported_sources(run_ids=page.run_ids),
         **_board_charts(board, page, request.GET),
     }
+    if request.GET.get("unofficial") in {"1", "on", "true"}:
+        context.update(_unofficial_overlay(board, context, org))
     if not wants_partial(request):
         context["headline"] = _headline(org)
     return page_or_partial(request, "leaderboard/leaderboard.html", "board", context)
+
+
+def _unofficial_overlay(
+    board: selectors.Board, context: dict[str, Any], org: Organization | None
+) -> dict[str, Any]:
+    """The same board's labelled unofficial runs (CI trials of a branch or pull request),
+    for a table of their own and hollow markers over the charts: beside the official rows,
+    never ranked among them."""
+    overlay = selectors.leaderboard_rows(
+        board=dataclasses.replace(board, unofficial=True, page=1), org=org
+    )
+    names = {row.run_id: row.labels_text for row in overlay.ranked}
+    points = selectors.chart_points(run_ids=overlay.run_ids, tier=board.tier, basis=board.basis)
+    for key, x in (("pareto_interactivity", "interactivity"), ("pareto_latency", "e2el_s")):
+        charts.add_unofficial_overlay(context[key], points, x=x, y=context["y"], labels=names)
+    return {"unofficial_rows": overlay.ranked}
 
 
 HEADLINE_SKUS = ("MI355X", "B200")
