@@ -8,7 +8,6 @@ The statistics live in `workers/significance.py` (pure numpy) so that the CLI's 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from django.core.cache import cache
 
@@ -65,47 +64,48 @@ def _repeated_points(*, run: Run, org: Organization | None) -> list[tuple[Point,
     return found
 
 
-def run_samples(*, run_id: int, org: Organization | None) -> tuple[list[int], list[Any]]:
-    """(the point IDs, their samples) for a run's leaderboard point and its repeats; points
-    without request records (imported summaries, published figures) are left out."""
+def _run_points(*, run_id: int, org: Organization | None) -> list[tuple[Point, Run]]:
     run = (
         runs_visible(org=org)
         .select_related("best_point", "deployment", "scenario")
         .filter(pk=run_id)
         .first()
     )
-    if run is None:
-        return [], []
-    ids, samples = [], []
-    for point, owner in _repeated_points(run=run, org=org):
-        sample = _sample(point, owner)
-        if sample is not None:
-            ids.append(point.pk)
-            samples.append(sample)
-    return ids, samples
+    return [] if run is None else _repeated_points(run=run, org=org)
+
+
+def _samples(points: list[tuple[Point, Run]]) -> list[significance.Sample]:
+    """Samples of the points that have request records (imported summaries and published
+    figures have none and are left out)."""
+    found = (_sample(point, run) for point, run in points)
+    return [sample for sample in found if sample is not None]
 
 
 def compare_runs(
     *, baseline_run: int, other_runs: list[int | None], metrics: list[str], org: Organization | None
 ) -> list[list[significance.Difference] | None]:
     """For each of `other_runs`, its differences from `baseline_run` on each metric, or None
-    where either side has no request records."""
-    base_ids, base = run_samples(run_id=baseline_run, org=org)
+    where either side has no request records. Cached by the points compared, so a page
+    view reads records only for a comparison it has not made before."""
+    base_points = _run_points(run_id=baseline_run, org=org)
+    base: list[significance.Sample] | None = None
     out: list[list[significance.Difference] | None] = []
     for run_id in other_runs:
-        if run_id is None or not base:
+        points = _run_points(run_id=run_id, org=org) if run_id is not None else []
+        if not points or not base_points:
             out.append(None)
             continue
-        ids, samples = run_samples(run_id=run_id, org=org)
-        if not samples:
-            out.append(None)
-            continue
-        key = (
-            "significance:v1:" + hashlib.sha256(repr((base_ids, ids, metrics)).encode()).hexdigest()
-        )
-        cached = cache.get(key)
-        if cached is None:
-            cached = [significance.compare(m, base, samples) for m in metrics]
-            cache.set(key, cached, CACHE_SECONDS)
-        out.append(cached)
+        ids = ([p.pk for p, _ in base_points], [p.pk for p, _ in points], metrics)
+        key = "significance:v1:" + hashlib.sha256(repr(ids).encode()).hexdigest()
+        found = cache.get(key)
+        if found is None:
+            base = _samples(base_points) if base is None else base
+            samples = _samples(points)
+            found = (
+                [significance.compare(m, base, samples) for m in metrics]
+                if base and samples
+                else "none"
+            )
+            cache.set(key, found, CACHE_SECONDS)
+        out.append(None if found == "none" else found)
     return out
