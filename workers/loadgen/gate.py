@@ -118,6 +118,32 @@ class Baseline:
     name: str
     documents: list[ResultDocument]
     records: list[dict[int, list[dict[str, Any]]]] = field(default_factory=list)
+    # A deployment baseline: its runs, newest first, read once this run's scenario is known
+    # (only runs of the same scenario count).
+    pending: list[int] = field(default_factory=list)
+    api: _Api | None = None
+    want: int = 0
+
+    def resolve(self, current: ResultDocument) -> None:
+        if not self.pending or self.api is None:
+            return
+        names = []
+        for run_id in self.pending:
+            document = self.api.document(run_id)
+            # A baseline is what the official runs say, never another branch's trial.
+            if UNOFFICIAL in (document.labels or {}) or _scenario_differences(document, current):
+                continue
+            self.documents.append(document)
+            self.records.append(_records_from(document, None))
+            names.append(str(run_id))
+            if len(self.documents) >= self.want:
+                break
+        self.pending = []
+        if not self.documents:
+            raise GateError(
+                f"{self.name}: no official run of it in this scenario on {self.api.base}"
+            )
+        self.name += f" (runs {', '.join(names)})"
 
 
 def prepare(args: argparse.Namespace) -> Baseline | None:
@@ -162,6 +188,7 @@ def finish(args: argparse.Namespace, baseline: Baseline | None, code: int) -> in
     if baseline is None or code != 0:
         return code
     current = _read_file(args.out)
+    baseline.resolve(current)
     result = evaluate(
         current,
         _records_from(current, args.out),
@@ -454,28 +481,13 @@ class _Api:
 
     def deployment_baseline(self, ident: str, args: argparse.Namespace) -> Baseline:
         page = self._get(
-            "/api/v1/runs", {"deployment": ident, "provenance": "measured", "limit": 50}
+            "/api/v1/runs", {"deployment": ident, "provenance": "measured", "limit": 200}
         ).json()
-        documents: list[ResultDocument] = []
-        names: list[str] = []
-        for item in page.get("items", []):
-            if item.get("status") != "succeeded":
-                continue
-            document = self.document(int(item["id"]))
-            # A baseline is what the official runs say, never another branch's trial.
-            if UNOFFICIAL in (document.labels or {}) or not document.points:
-                continue
-            documents.append(document)
-            names.append(str(item["id"]))
-            if len(documents) >= args.baseline_runs:
-                break
-        if not documents:
+        runs = [int(i["id"]) for i in page.get("items", []) if i.get("status") == "succeeded"]
+        if not runs:
             raise GateError(
-                f"--baseline deployment:{ident}: no succeeded, official measured run of it on "
-                f"{self.base}"
+                f"--baseline deployment:{ident}: no succeeded measured run of it on {self.base}"
             )
         return Baseline(
-            f"deployment {ident[:12]} (runs {', '.join(names)})",
-            documents,
-            [_records_from(d, None) for d in documents],
+            f"deployment {ident[:12]}", [], [], pending=runs, api=self, want=args.baseline_runs
         )

@@ -60,7 +60,9 @@ def test_a_deployment_baseline_uses_its_official_runs_only(live_server, issued, 
     with fault_server("--itl-ms", "5") as fast:
         assert bench(fast, tmp_path / "a.json", server, token) == 0
         assert bench(fast, tmp_path / "b.json", server, token) == 0
-    official = list(Run.objects.order_by("id").values_list("id", flat=True))
+        official = list(Run.objects.order_by("id").values_list("id", flat=True))
+        # The deployment's newest run is of another scenario: not a baseline for this one.
+        assert bench(fast, tmp_path / "c.json", server, token, "--output-tokens", "8") == 0
     fingerprint = Run.objects.first().deployment.fingerprint
     with fault_server("--itl-ms", "20") as slower:
         # A slow branch's trial run of the same deployment, labelled unofficial: it must
@@ -77,6 +79,7 @@ def test_a_deployment_baseline_uses_its_official_runs_only(live_server, issued, 
     assert f"(runs {newest_first}) (2 runs: the interval covers run-to-run noise)" in summary
     # The failing run was still stored: the gate decides the build, not what is recorded.
     assert Run.objects.filter(labels__unofficial="true").count() == 2
+    assert Run.objects.count() == 5
 
 
 def test_a_baseline_run_that_does_not_exist_is_a_clear_error(live_server, issued, capsys):
