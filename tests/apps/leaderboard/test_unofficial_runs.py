@@ -61,3 +61,10 @@ def test_the_overlay_shows_unofficial_runs_beside_the_board_with_their_labels(do
         assert overlay and overlay[0]["marker"]["symbol"] == "diamond-open"
         assert set(overlay[0]["customdata"]) == {f"/runs/{trial.pk}/"}  # each of its levels
         assert all(f"/runs/{trial.pk}/" not in t["customdata"] for t in traces if t not in overlay)
+
+
+def test_the_run_page_shows_its_labels_and_that_it_is_unofficial(document, client):
+    trial = run_ingest(document=labelled(document, "trial-run-0004", branch="fix/kv"), org=None)
+    html = client.get(f"/runs/{trial.run.pk}/").content.decode()
+    assert '<span class="badge badge-unofficial">unofficial</span></h1>' in html
+    assert "<code>branch=fix/kv</code> <code>unofficial=true</code>" in html
