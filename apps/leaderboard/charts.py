@@ -407,7 +407,12 @@ def add_unofficial_overlay(
                 f"%{{text}}<br>{x_title}: %{{x:.3g}}<br>{y_title}: %{{y:.4g}}"
                 "<extra>unofficial</extra>"
             ),
-            "marker": {"symbol": "diamond-open", "size": 11, "line": {"width": 2}},
+            "marker": {
+                "symbol": "diamond-open",
+                "size": 11,
+                "color": "#9a3412",
+                "line": {"width": 2},
+            },
         }
     )
     return figure
