@@ -556,15 +556,23 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     for fact, row in zip(facts, ordered, strict=True):
         # Presentation too: what the speculation accepted at the column's leaderboard point.
         fact["speculation"] = speculation.get(row.run_id) if row else None
+    significance = _compare_significance(ordered, basis, org)
     if request.GET.get("format") in {"csv", "json"}:
         table = _board_table([r for r in ordered if r])
         for entry, ratio in zip(table, ratios, strict=False):
             entry["throughput_ratio_vs_first"] = ratio
+        cells = [c for c, r in zip(significance, ordered, strict=True) if r]
+        for entry, cell in zip(table, cells, strict=True):
+            # The ratio's interval (workers/significance.py): flat fields, for CSV too.
+            throughput = cell.get("throughput") if cell else None
+            entry["throughput_change_vs_first"] = throughput.change if throughput else None
+            entry["throughput_change_low"] = throughput.low if throughput else None
+            entry["throughput_change_high"] = throughput.high if throughput else None
+            entry["throughput_verdict_vs_first"] = throughput.verdict if throughput else None
         if request.GET["format"] == "csv":
             return _csv("compare.csv", table)
         return _json_download("compare.json", table)
     points = selectors.chart_points(run_ids=board_page.run_ids, tier=tier, basis=basis)
-    significance = _compare_significance(ordered, basis, org)
     context = {
         "significance": significance,
         "deployments": deployments,
@@ -633,6 +641,7 @@ def _compare_significance(ordered: list, basis: str, org: Organization | None) -
                 {
                     "sentences": [d.sentence("the first column", "This column") for d in diffs],
                     "verdict": diffs[0].verdict,
+                    "throughput": diffs[0],
                     "runs": (diffs[0].runs_a, diffs[0].runs_b),
                 }
             )

@@ -7,6 +7,7 @@ import re
 import uuid
 
 import numpy as np
+import pytest
 
 from apps.runs.services import run_ingest
 
@@ -121,3 +122,14 @@ def test_a_run_without_request_records_gets_the_ratio_alone(org, client, documen
     summary_only = run_ingest(document=document, org=None).run
     _, cell = compare(client, fast, summary_only)
     assert cell == "no request records: the ratio alone, no interval"
+
+
+def test_the_json_export_carries_the_throughput_interval(org, client):
+    fast = run_ingest(document=measured("MI355X", e2el_ms=100, seed=31), org=None).run
+    slow = run_ingest(document=measured("B200", e2el_ms=125, seed=32), org=None).run
+    query = f"d={fast.deployment_id}&d={slow.deployment_id}&format=json"
+    first, second = client.get(f"/compare/?{query}").json()
+    assert first["throughput_verdict_vs_first"] is None
+    assert second["throughput_verdict_vs_first"] == "worse"
+    assert second["throughput_change_low"] < -0.2 < second["throughput_change_high"] < 0
+    assert second["throughput_change_vs_first"] == pytest.approx(0.8 - 1, abs=0.03)
