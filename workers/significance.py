@@ -347,21 +347,6 @@ class Difference:
             f"[{_mag(low)}, {_mag(high)}]"
         )
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "metric": self.metric.name,
-            "a": _finite(self.a),
-            "b": _finite(self.b),
-            "change": self.change,
-            "low": self.low,
-            "high": self.high,
-            "confidence": self.confidence,
-            "verdict": self.verdict,
-            "runs": [self.runs_a, self.runs_b],
-            "requests": [self.requests_a, self.requests_b],
-            "sentence": self.sentence(),
-        }
-
 
 def _pct(x: float) -> str:
     return f"{x:+.0%}" if abs(x) >= 0.01 else f"{x:+.1%}"
@@ -369,10 +354,6 @@ def _pct(x: float) -> str:
 
 def _mag(x: float) -> str:
     return f"{abs(x):.0%}" if abs(x) >= 0.01 else f"{abs(x):.1%}"
-
-
-def _finite(x: float) -> float | None:
-    return x if math.isfinite(x) else None
 
 
 def compare(
@@ -439,9 +420,3 @@ def compare(
         confidence,
         tuple(notes),
     )
-
-
-def compare_all(
-    a: Sequence[Sample], b: Sequence[Sample], metrics: Iterable[str] = METRICS, **kw: Any
-) -> list[Difference]:
-    return [compare(m, a, b, **kw) for m in metrics]

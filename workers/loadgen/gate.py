@@ -28,15 +28,18 @@ import httpx
 from pydantic import ValidationError
 
 from workers import significance
-from workers.results import Point, ResultDocument, parse_document
+from workers.results import (
+    LABEL_KEY_PATTERN,
+    MAX_LABEL_VALUE,
+    MAX_LABELS,
+    Point,
+    ResultDocument,
+    parse_document,
+)
 from workers.submit import server_base
 
 EXIT_REGRESSION = 4
-LABEL_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,49}$")
-MAX_LABELS = 20
-MAX_LABEL_VALUE = 200
-# Labels a CI run typically carries; any other key is fine too.
-KNOWN_LABELS = ("branch", "commit", "pr", "unofficial")
+LABEL_KEY = re.compile(LABEL_KEY_PATTERN)
 UNOFFICIAL = "unofficial"
 
 
