@@ -132,7 +132,9 @@ class RunQuery(Schema):
     scenario: str | None = None
     provenance: Run.Provenance | None = None
     deployment: str | None = Field(
-        None, max_length=64, description="a deployment's fingerprint or ID (CI baselines)"
+        None,
+        pattern=r"^[0-9a-fA-F]{1,64}$",
+        description="a deployment's fingerprint (64 hex digits) or ID (CI baselines)",
     )
     limit: int = Field(50, description="1 to 200 (clamped)")
     offset: int = Field(0, ge=0, le=INT32_MAX)

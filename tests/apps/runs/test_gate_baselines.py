@@ -39,6 +39,9 @@ def test_labels_are_stored_with_the_run_and_shown_by_the_api(live_server, issued
     by_id = client.get(f"/api/v1/runs?deployment={run.deployment_id}").json()
     assert by_id["count"] == 1
     assert client.get("/api/v1/runs?deployment=" + "0" * 64).json()["count"] == 0
+    refused = client.get("/api/v1/runs?deployment=not-a-fingerprint")
+    assert refused.status_code == 422
+    assert "deployment" in refused.content.decode()
 
 
 def test_the_gate_reads_its_baseline_run_from_the_server(live_server, issued, tmp_path):
