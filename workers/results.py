@@ -45,6 +45,12 @@ Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
 Size = Annotated[int, Field(ge=1, le=INT32_MAX)]
 TokenTotal = Annotated[int, Field(ge=0, le=INT64_MAX)]
 ShortText = Annotated[str, Field(min_length=1, max_length=200)]
+# Free labels of a run (branch, commit, pr, "unofficial" ...); the CLI's --label checks these.
+LABEL_KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,49}$"
+MAX_LABELS = 20
+MAX_LABEL_VALUE = 200
+LabelKey = Annotated[str, Field(pattern=LABEL_KEY_PATTERN)]
+LabelValue = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_VALUE, pattern=r"^[^\x00]*$")]
 NUL = "\x00"
 
 
@@ -622,6 +628,12 @@ class ResultDocument(_Strict):
     environment: Environment = Field(default_factory=Environment)
     points: list[Point] = Field(default_factory=list)
     accuracy: list[AccuracyResult] = Field(default_factory=list)
+    labels: dict[LabelKey, LabelValue] | None = Field(
+        None,
+        max_length=MAX_LABELS,
+        description="free labels (branch, commit, pr, 'unofficial' ...): a run labelled "
+        "unofficial is shown beside official ones, never ranked with them",
+    )
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 

@@ -380,3 +380,39 @@ def server_timeline_figure(
             },
         },
     }
+
+
+def add_unofficial_overlay(
+    figure: Figure, points: list[dict[str, Any]], *, x: str, y: str, labels: dict[int, str]
+) -> Figure:
+    """Labelled unofficial runs (a branch's or pull request's trial) drawn over the board's
+    chart as hollow markers with a dashed line, so they read as beside the ranking, not in
+    it. `labels` names each run by its labels (branch=..., pr=...)."""
+    shown = sorted(
+        (p for p in points if p.get(x) is not None and p.get(y) is not None), key=lambda p: p[x]
+    )
+    if not shown or "data" not in figure:
+        return figure
+    x_title, y_title = X_AXES[x][0], figure["layout"]["yaxis"]["title"]["text"]
+    figure["data"].append(
+        {
+            "type": "scatter",
+            "mode": "markers",
+            "name": "unofficial (labelled, not ranked)",
+            "x": [p[x] for p in shown],
+            "y": [p[y] for p in shown],
+            "text": [f"{p['config']} · {labels.get(p['run_id'], 'unofficial')}" for p in shown],
+            "customdata": [f"/runs/{p['run_id']}/" for p in shown],
+            "hovertemplate": (
+                f"%{{text}}<br>{x_title}: %{{x:.3g}}<br>{y_title}: %{{y:.4g}}"
+                "<extra>unofficial</extra>"
+            ),
+            "marker": {
+                "symbol": "diamond-open",
+                "size": 11,
+                "color": "#9a3412",
+                "line": {"width": 2},
+            },
+        }
+    )
+    return figure

@@ -83,6 +83,9 @@ class Board:
     servings: tuple[str, ...] = ()
     since: date | None = None
     until: date | None = None
+    # Runs labelled "unofficial" (a branch's or a pull request's trial) never rank; True
+    # selects only them, for the overlay the board draws beside the official rows.
+    unofficial: bool = False
 
     def rule_text(self) -> str:
         """The run rule, as the page states it."""
@@ -124,6 +127,12 @@ class Row:
     usd_range: tuple[float, float] | None = None
     # An organization's own run that only its members see (badged "private" on the board).
     private: bool = False
+    # The run's free labels (branch, commit, pr, unofficial ...), shown on unofficial rows.
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def labels_text(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in sorted(self.labels.items()) if k != "unofficial")
 
     @property
     def label(self) -> str:
@@ -297,6 +306,10 @@ def _runs_for(board: Board, org: Organization | None):
     )
     if not board.include_simulated:
         runs = runs.exclude(provenance=Run.Provenance.SIMULATED)
+    if board.unofficial:
+        runs = runs.filter(labels__has_key="unofficial")
+    else:
+        runs = runs.exclude(labels__has_key="unofficial")
     if board.deployments:
         runs = runs.filter(deployment_id__in=board.deployments)
     return runs
@@ -334,6 +347,7 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
         "is_public",
         "best_meets_slo",
         "best_point",
+        "labels",
         *BEST_ROW_COLUMNS,
     )
     if connection.vendor == "postgresql":
@@ -423,6 +437,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 flags=d["engine_flags"],
                 provenance=b["provenance"],
                 private=not b["is_public"],
+                labels=b.get("labels") or {},
                 tput_per_gpu=priced.tok_per_s_per_gpu,
                 tput_kind=board.basis if priced.stated else "unstated",
                 meets_slo=None

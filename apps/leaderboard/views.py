@@ -1,4 +1,5 @@
 import csv
+import dataclasses
 import json
 from collections import Counter
 from datetime import date
@@ -26,6 +27,7 @@ from apps.leaderboard.methodology import methodology_html
 from apps.leaderboard.story import CLAIMED_COST_RATIO, PUBLISHED_THROUGHPUT_RATIO
 from apps.leaderboard.templatetags.frame import label
 from apps.projections import selectors as projection_selectors
+from apps.runs import significance as run_significance
 from apps.runs.models import Run
 from apps.runs.selectors import (
     run_facets,
@@ -171,13 +173,19 @@ def _bad_query(problems: list[dict]) -> HttpResponse:
 
 # Query parameters the leaderboard reads. A URL with any other is rendered but never stored,
 # so `/?x=<unique>` cannot fill the cache (which shares Redis with the job broker).
-CACHED_PARAMS = frozenset(FIELD_LABELS) | {"simulated", "all", "format", "private"}
+CACHED_PARAMS = frozenset(FIELD_LABELS) | {"simulated", "all", "format", "private", "unofficial"}
 
 
 CACHED_MAX_INT = 100  # page and days: larger values are rendered, never stored
 CACHED_SINCE = date(2020, 1, 1)
 _FLAGS = frozenset({"", "0", "1", "on", "off", "true", "false"})
-_CHOICES = {"format": {"csv", "json"}, "simulated": _FLAGS, "all": _FLAGS, "private": _FLAGS}
+_CHOICES = {
+    "format": {"csv", "json"},
+    "simulated": _FLAGS,
+    "all": _FLAGS,
+    "private": _FLAGS,
+    "unofficial": _FLAGS,
+}
 # The board's opt-in projections (apps/projections): a flag like "simulated".
 CACHED_PARAMS |= {"projected"}
 _CHOICES["projected"] = _FLAGS
@@ -320,9 +328,27 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         **_board_charts(board, page, request.GET),
     }
     _add_projection(context, board, page, request.GET)
+    if request.GET.get("unofficial") in {"1", "on", "true"}:
+        context.update(_unofficial_overlay(board, context, org))
     if not wants_partial(request):
         context["headline"] = _headline(org)
     return page_or_partial(request, "leaderboard/leaderboard.html", "board", context)
+
+
+def _unofficial_overlay(
+    board: selectors.Board, context: dict[str, Any], org: Organization | None
+) -> dict[str, Any]:
+    """The same board's labelled unofficial runs (CI trials of a branch or pull request),
+    for a table of their own and hollow markers over the charts: beside the official rows,
+    never ranked among them."""
+    overlay = selectors.leaderboard_rows(
+        board=dataclasses.replace(board, unofficial=True, page=1), org=org
+    )
+    names = {row.run_id: row.labels_text for row in overlay.ranked}
+    points = selectors.chart_points(run_ids=overlay.run_ids, tier=board.tier, basis=board.basis)
+    for key, x in (("pareto_interactivity", "interactivity"), ("pareto_latency", "e2el_s")):
+        charts.add_unofficial_overlay(context[key], points, x=x, y=context["y"], labels=names)
+    return {"unofficial_rows": overlay.ranked}
 
 
 HEADLINE_SKUS = ("MI355X", "B200")
@@ -559,15 +585,25 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     for fact, row in zip(facts, ordered, strict=True):
         # Presentation too: what the speculation accepted at the column's leaderboard point.
         fact["speculation"] = speculation.get(row.run_id) if row else None
+    significance = _compare_significance(ordered, basis, org)
     if request.GET.get("format") in {"csv", "json"}:
         table = _board_table([r for r in ordered if r])
         for entry, ratio in zip(table, ratios, strict=False):
             entry["throughput_ratio_vs_first"] = ratio
+        cells = [c for c, r in zip(significance, ordered, strict=True) if r]
+        for entry, cell in zip(table, cells, strict=True):
+            # The ratio's interval (workers/significance.py): flat fields, for CSV too.
+            throughput = cell.get("throughput") if cell else None
+            entry["throughput_change_vs_first"] = throughput.change if throughput else None
+            entry["throughput_change_low"] = throughput.low if throughput else None
+            entry["throughput_change_high"] = throughput.high if throughput else None
+            entry["throughput_verdict_vs_first"] = throughput.verdict if throughput else None
         if request.GET["format"] == "csv":
             return _csv("compare.csv", table)
         return _json_download("compare.json", table)
     points = selectors.chart_points(run_ids=board_page.run_ids, tier=tier, basis=basis)
     context = {
+        "significance": significance,
         "deployments": deployments,
         "columns": list(zip(deployments, ordered, ratios, cost_ratios, facts, strict=True)),
         "differences": diffs,
@@ -605,6 +641,40 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
             source=f"/compare/?{request.GET.urlencode()}",
         )
     return render(request, "leaderboard/compare.html", context)
+
+
+# What /compare/ states with an interval against the first column (workers/significance.py).
+SIGNIFICANCE_METRICS = ("interactivity_p50", "ttft_p99_ms")
+
+
+def _compare_significance(ordered: list, basis: str, org: Organization | None) -> list:
+    """Per column, sentences on throughput and latency against the first column with a 95%
+    interval ("within noise" when it holds 0); None for the first column and where request
+    records are missing (the ratio then stands alone, and the page says why)."""
+    first = ordered[0]
+    if first is None:
+        return [None] * len(ordered)
+    metrics = [f"{basis}_tok_s_gpu", *SIGNIFICANCE_METRICS]
+    rest = [row.run_id if row else None for row in ordered[1:]]
+    found = run_significance.compare_runs(
+        baseline_run=first.run_id, other_runs=rest, metrics=metrics, org=org
+    )
+    cells: list = [None]
+    for row, diffs in zip(ordered[1:], found, strict=True):
+        if row is None:
+            cells.append(None)
+        elif diffs is None:
+            cells.append({"missing": True})
+        else:
+            cells.append(
+                {
+                    "sentences": [d.sentence("the first column", "This column") for d in diffs],
+                    "verdict": diffs[0].verdict,
+                    "throughput": diffs[0],
+                    "runs": (diffs[0].runs_a, diffs[0].runs_b),
+                }
+            )
+    return cells
 
 
 def column_name(deployment) -> str:

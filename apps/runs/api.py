@@ -107,6 +107,9 @@ class AccuracyOut(Schema):
 
 class RunDetail(RunSummary):
     deployment: dict[str, Any]
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="free labels: branch, commit, pr, unofficial ..."
+    )
     environment: dict[str, Any]
     source: dict[str, str]
     request_records: int
@@ -128,6 +131,11 @@ class RunQuery(Schema):
     quantization: str | None = None
     scenario: str | None = None
     provenance: Run.Provenance | None = None
+    deployment: str | None = Field(
+        None,
+        pattern=r"^[0-9a-fA-F]{1,64}$",
+        description="a deployment's fingerprint (64 hex digits) or ID (CI baselines)",
+    )
     limit: int = Field(50, description="1 to 200 (clamped)")
     offset: int = Field(0, ge=0, le=INT32_MAX)
 
@@ -245,6 +253,7 @@ def get_run(request: HttpRequest, run_id: int):
     return {
         **_summary(run),
         "deployment": selectors.run_deployment_facts(run=run),
+        "labels": run.labels,
         "environment": run.environment,
         "source": {
             "tool": run.source_tool,

@@ -49,6 +49,9 @@ class Run(models.Model):
     )
     # The document as submitted, minus per-request records (those live in RequestRecord).
     document = models.JSONField(default=dict)
+    # Free labels from the document (branch, commit, pr, "unofficial" ...), a column of their
+    # own so that the board and the API can select on them without reading the document.
+    labels = models.JSONField(default=dict, blank=True)
     # The point the leaderboard shows, chosen once at ingestion (apps/runs/summary.py) so
     # ranking reads one row per run instead of every point.
     best_point = models.ForeignKey(

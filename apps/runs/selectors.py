@@ -19,6 +19,7 @@ class RunFilters:
     quantization: str | None = None
     scenario: str | None = None
     provenance: str | None = None
+    deployment: str | None = None  # fingerprint, or the deployment's ID
 
 
 def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
@@ -50,6 +51,12 @@ def runs_filtered(*, org: Organization | None, filters: RunFilters) -> QuerySet[
         runs = runs.filter(scenario__slug=filters.scenario)
     if filters.provenance:
         runs = runs.filter(provenance=filters.provenance)
+    if filters.deployment:
+        # Short digit strings are IDs (a fingerprint is 64 hex digits); no overflowing int.
+        if filters.deployment.isdigit() and len(filters.deployment) < 10:
+            runs = runs.filter(deployment_id=int(filters.deployment))
+        else:
+            runs = runs.filter(deployment__fingerprint=filters.deployment.lower())
     return runs
 
 

@@ -146,6 +146,7 @@ def _store(
         finished_at=parsed.environment.finished_at,
         submitted_by=submitted_by,
         document=document_json,
+        labels=parsed.labels or {},
     )
     for ordinal, point in enumerate(parsed.points):
         stored = Point.objects.create(run=run, ordinal=ordinal, **_point_columns(point))

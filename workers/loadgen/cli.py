@@ -24,6 +24,7 @@ import yaml
 from pydantic import ValidationError
 
 from workers import slo as slo_rule
+from workers.loadgen import gate
 from workers.loadgen.client import EndpointConfig
 from workers.loadgen.datasets import DatasetError, DatasetWorkload, dataset_name, read_dataset
 from workers.loadgen.metrics import LENGTH_TOLERANCE, NS_PER_S
@@ -295,6 +296,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--submit", metavar="URL", help="inferboard server (base URL) to POST to")
     g.add_argument("--token", help="inferboard API token (default: env INFERBOARD_TOKEN)")
     g.add_argument("--quiet", action="store_true", help="no progress bar")
+    gate.add_arguments(parser)
 
 
 def _deployment(args: argparse.Namespace) -> Deployment:
@@ -541,8 +543,9 @@ def submit(document: ResultDocument, url: str, token: str | None) -> int:
 
 def run_bench(args: argparse.Namespace) -> int:
     try:
-        return _run_bench(args)
-    except CliError as exc:
+        baseline = gate.prepare(args)
+        return gate.finish(args, baseline, _run_bench(args))
+    except (CliError, gate.GateError) as exc:
         print(f"inferboard-worker bench: error: {exc}", file=sys.stderr)
         return 2
 
@@ -963,6 +966,7 @@ def _write_document(
     )
     if revision or any(point.server is not None for point in document.points):
         document.schema_revision = SCHEMA_REVISION
+    document.labels = gate.labels(args)
     jsonl = write_outputs(document, result, args.out)
     print(f"wrote {args.out} and {jsonl}", file=sys.stderr)
     _summary(document)
