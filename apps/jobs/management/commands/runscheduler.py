@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand
 
 from apps.imports.services import inferencex_sync_due
 from apps.jobs.services import jobs_reap_stale, schedules_tick
+from apps.regressions.services import regressions_tick
 
 
 class Command(BaseCommand):
@@ -34,6 +35,18 @@ class Command(BaseCommand):
                     f"InferenceX sync {synced.status}: {synced.rows_new} new row(s) in "
                     f"{synced.runs_created} run(s), {synced.accuracy_runs_created} accuracy "
                     f"run(s){': ' + synced.error if synced.error else ''}"
+                )
+            detected, sent = regressions_tick()
+            if detected is not None or sent:
+                self.stdout.write(
+                    (
+                        f"regressions: {detected.change_points} change point(s) in "
+                        f"{detected.series} series, {detected.new} new, "
+                        f"{detected.alerts} alert(s) queued; "
+                        if detected
+                        else "regressions: "
+                    )
+                    + f"{sent} alert(s) sent"
                 )
             if once:
                 return
