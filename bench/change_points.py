@@ -102,7 +102,7 @@ def main() -> None:
         f"(~{shift_pct:.1f}%) each, and {args.series} clean series ({clean_points} points)"
     )
     print(
-        f"change points (PELT + z-test): found {found}/{args.series} = "
+        f"change points (PELT + t-test): found {found}/{args.series} = "
         f"{100 * found / args.series:.1f}% within 2 points; "
         f"{100 * false_ours / clean_points:.2f} false per 100 clean points"
     )
