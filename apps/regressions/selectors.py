@@ -80,14 +80,16 @@ def change_point_get(*, change_point_id: int, org: Organization | None) -> Chang
 
 
 def regressions_by_deployment(
-    *, deployment_ids: list[int], org: Organization | None
+    *, deployment_ids: list[int] | None, org: Organization | None
 ) -> dict[int, list[ChangePoint]]:
-    """The regressions where these deployments' series appear, newest first (the badges)."""
+    """The regressions where these deployments' series appear (all when None), newest first
+    (the badges)."""
     found: dict[int, list[ChangePoint]] = {}
-    points = change_points_visible(org=org).filter(
-        direction=ChangePoint.Direction.REGRESSION, deployment_id__in=deployment_ids
-    )
-    for cp in points:
+    points = change_points_visible(org=org).filter(direction=ChangePoint.Direction.REGRESSION)
+    if deployment_ids is not None:
+        points = points.filter(deployment_id__in=deployment_ids)
+    columns = ("deployment_id", "metric", "relative", "direction", "last_before_at")
+    for cp in points.select_related(None).only(*columns, "first_after_at"):
         found.setdefault(cp.deployment_id, []).append(cp)
     return found
 
