@@ -1,4 +1,5 @@
-"""The scheduler: queue due scheduled jobs, fail jobs whose heartbeats stopped, sync InferenceX.
+"""The scheduler: queue due scheduled jobs, fail jobs whose heartbeats stopped, sync InferenceX,
+find change points after new runs and send regression alerts (apps.regressions).
 
 Run exactly one (compose service `scheduler`, or systemd). Schedules are rows in the database,
 so editing one takes effect at the next tick without a restart.
@@ -16,7 +17,8 @@ from apps.regressions.services import regressions_tick
 class Command(BaseCommand):
     help = (
         "Queue due scheduled jobs, fail jobs without heartbeats, and sync InferenceX when due "
-        "(INFERENCEX_API_URL), every --every s."
+        "(INFERENCEX_API_URL), find change points after new runs and send regression alerts, "
+        "every --every s."
     )
 
     def add_arguments(self, parser) -> None:
