@@ -89,3 +89,23 @@ def test_a_rise_in_throughput_is_an_improvement():
     (cp,) = throughput_points()
     assert cp.direction == ChangePoint.Direction.IMPROVEMENT
     assert cp.relative == pytest.approx(0.2, abs=0.01)
+
+
+def test_the_scheduler_detects_after_new_runs_and_not_again_without_them():
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from apps.regressions.models import Detection
+
+    stored_series([8000] * 6)
+    stored_series([6000] * 3, first_day=6)
+    out = StringIO()
+    call_command("runscheduler", "--once", stdout=out)
+    assert throughput_points()
+    assert "regressions: " in out.getvalue() and Detection.objects.count() == 1
+    call_command("runscheduler", "--once", stdout=StringIO())
+    assert Detection.objects.count() == 1
+    stored_series([6000], first_day=9)
+    call_command("runscheduler", "--once", stdout=StringIO())
+    assert Detection.objects.count() == 2
