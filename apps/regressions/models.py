@@ -76,6 +76,17 @@ class ChangePoint(models.Model):
     def metric_label(self) -> str:
         return METRIC_LABELS.get(self.metric, self.metric)
 
+    @property
+    def change_text(self) -> str:
+        """'-23.7% [-24.6%, -22.8%]' (points of a fraction for a success rate)."""
+        if self.metric == "success_rate":
+            unit = 100
+            return (
+                f"{unit * self.relative:+.1f} points [{unit * self.relative_low:+.1f}, "
+                f"{unit * self.relative_high:+.1f}]"
+            )
+        return f"{self.relative:+.1%} [{self.relative_low:+.1%}, {self.relative_high:+.1%}]"
+
 
 class Acknowledgement(models.Model):
     """An organization has seen a change point: no more alerts of it go out to it."""

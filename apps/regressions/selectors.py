@@ -88,8 +88,8 @@ def regressions_by_deployment(
     points = change_points_visible(org=org).filter(direction=ChangePoint.Direction.REGRESSION)
     if deployment_ids is not None:
         points = points.filter(deployment_id__in=deployment_ids)
-    columns = ("deployment_id", "metric", "relative", "direction", "last_before_at")
-    for cp in points.select_related(None).only(*columns, "first_after_at"):
+    columns = ("deployment_id", "metric", "relative", "relative_low", "relative_high", "direction")
+    for cp in points.select_related(None).only(*columns, "last_before_at", "first_after_at"):
         found.setdefault(cp.deployment_id, []).append(cp)
     return found
 
