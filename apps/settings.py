@@ -227,6 +227,8 @@ REGRESSION_DETECT_EVERY_S = int(os.environ.get("REGRESSION_DETECT_EVERY_S", "360
 REGRESSION_ALERT_BACKOFF_S = int(os.environ.get("REGRESSION_ALERT_BACKOFF_S", "60"))
 REGRESSION_ALERT_ATTEMPTS = int(os.environ.get("REGRESSION_ALERT_ATTEMPTS", "6"))
 REGRESSION_ALERT_TIMEOUT_S = float(os.environ.get("REGRESSION_ALERT_TIMEOUT_S", "10"))
+# Whether an organization's admin may point a webhook at a loopback or private address.
+REGRESSION_WEBHOOK_PRIVATE_HOSTS = env_bool("REGRESSION_WEBHOOK_PRIVATE_HOSTS", False)
 # Links in alerts point here (empty: paths only).
 SITE_URL = os.environ.get("SITE_URL", "")
 # Bounds on what one job (or schedule) may ask a worker for; past them the API answers 422

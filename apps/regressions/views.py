@@ -3,9 +3,12 @@ and an organization's alert subscriptions with their delivery log."""
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
+from urllib.parse import urlsplit
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
@@ -106,6 +109,20 @@ def regression_acknowledge(request: HttpRequest, change_point_id: int) -> HttpRe
     return redirect("regressions:detail", change_point_id=cp.pk)
 
 
+def _private_host(url: str) -> bool:
+    """Whether a webhook URL names this machine or a private network by IP or 'localhost'.
+    Names are not resolved: this stops the plain cases of pointing the server's POSTs at its
+    own network, not a name whose DNS answer is private."""
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return not address.is_global
+
+
 class SubscriptionForm(forms.ModelForm):
     class Meta:
         model = Subscription
@@ -131,6 +148,13 @@ class SubscriptionForm(forms.ModelForm):
                 forms.URLField().clean(target)
             except forms.ValidationError:
                 self.add_error("target", "a webhook needs an http(s) URL")
+            else:
+                if _private_host(target) and not settings.REGRESSION_WEBHOOK_PRIVATE_HOSTS:
+                    self.add_error(
+                        "target",
+                        "a webhook may not point at a private or loopback address "
+                        "(REGRESSION_WEBHOOK_PRIVATE_HOSTS allows it)",
+                    )
         elif channel == Subscription.Channel.EMAIL:
             for address in [a.strip() for a in target.split(",") if a.strip()] or [""]:
                 try:

@@ -117,3 +117,19 @@ def test_a_viewer_sees_subscriptions_but_cannot_add_one(client, person, org):
         "/regressions/subscriptions/", {"channel": "email", "target": "a@b.example"}
     )
     assert refused.status_code == 403
+
+
+def test_a_webhook_may_not_point_at_the_servers_own_network_unless_allowed(
+    client, person, org, settings
+):
+    client.force_login(person(org, role="admin"))
+    form = {"channel": "webhook", "regressions": "on", "persist_needed": 2, "persist_window": 3}
+    for target in ("http://127.0.0.1:8080/x", "http://169.254.169.254/", "http://localhost/x"):
+        refused = client.post("/regressions/subscriptions/", {**form, "target": target})
+        assert refused.status_code == 400
+        assert "private or loopback address" in refused.content.decode()
+    assert not Subscription.objects.exists()
+    settings.REGRESSION_WEBHOOK_PRIVATE_HOSTS = True
+    target = "http://127.0.0.1:8080/x"
+    assert client.post("/regressions/subscriptions/", {**form, "target": target}).status_code == 200
+    assert Subscription.objects.get(org=org).target == target
