@@ -128,6 +128,7 @@ INSTALLED_APPS = [
     "apps.imports",
     "apps.jobs",
     "apps.leaderboard",
+    "apps.regressions",
     # Sign-in: email + password, email verification, password reset (apps.accounts owns it).
     "allauth",
     "allauth.account",
@@ -229,6 +230,17 @@ JOB_HEARTBEAT_TIMEOUT_S = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_S", "120"))
 INFERENCEX_API_URL = os.environ.get("INFERENCEX_API_URL", "")
 INFERENCEX_SYNC_EVERY_S = int(os.environ.get("INFERENCEX_SYNC_EVERY_S", str(6 * 3600)))
 INFERENCEX_MODELS = env_list("INFERENCEX_MODELS", ["DeepSeek-R1-0528"])
+# Change points and alerts (apps.regressions): detection runs in the scheduler's loop when
+# runs were stored since the last pass, or this often; a failed alert is retried after
+# BACKOFF, 2×BACKOFF, 4×BACKOFF ... seconds, ATTEMPTS tries in all.
+REGRESSION_DETECT_EVERY_S = int(os.environ.get("REGRESSION_DETECT_EVERY_S", "3600"))
+REGRESSION_ALERT_BACKOFF_S = int(os.environ.get("REGRESSION_ALERT_BACKOFF_S", "60"))
+REGRESSION_ALERT_ATTEMPTS = int(os.environ.get("REGRESSION_ALERT_ATTEMPTS", "6"))
+REGRESSION_ALERT_TIMEOUT_S = float(os.environ.get("REGRESSION_ALERT_TIMEOUT_S", "10"))
+# Whether an organization's admin may point a webhook at a loopback or private address.
+REGRESSION_WEBHOOK_PRIVATE_HOSTS = env_bool("REGRESSION_WEBHOOK_PRIVATE_HOSTS", False)
+# Links in alerts point here (empty: paths only).
+SITE_URL = os.environ.get("SITE_URL", "")
 # Bounds on what one job (or schedule) may ask a worker for; past them the API answers 422
 # naming the option. Per load level: requests, seconds, arrivals/s, warm-up requests.
 JOB_MAX_LEVELS = int(os.environ.get("JOB_MAX_LEVELS", "32"))

@@ -62,6 +62,7 @@ urlpatterns = [
     path("methodology/", board.methodology, name="methodology"),
     path("story/glm-5-2/", board.story_glm, name="story-glm"),
     path("costs/", include("apps.costs.urls")),
+    path("regressions/", include("apps.regressions.urls")),
     path("accuracy/", accuracy.accuracy_index, name="accuracy-index"),
     path("accuracy/compare/", accuracy.accuracy_compare, name="accuracy-compare"),
     path("", include("apps.jobs.urls")),

@@ -3,6 +3,7 @@ from django.core.management.base import BaseCommand
 from apps.catalog.reference import INFERENCEX_DIR, INFERENCEX_SNAPSHOT, reference_data
 from apps.imports.services import inferencex_store
 from apps.imports.sources import read_folder
+from apps.regressions.services import regressions_detect
 from apps.runs.services import reference_load
 
 
@@ -36,4 +37,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"InferenceX: {outcome.rows_read} benchmark rows, {outcome.rows_new} new in "
             f"{outcome.runs_created} run(s); {outcome.accuracy_runs_created} new accuracy run(s)."
+        )
+        # The history's change points, so the regressions page lists them at once.
+        found = regressions_detect()
+        self.stdout.write(
+            f"Change points: {found.change_points} in {found.series} series ({found.new} new)."
         )

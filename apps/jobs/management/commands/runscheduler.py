@@ -1,4 +1,5 @@
-"""The scheduler: queue due scheduled jobs, fail jobs whose heartbeats stopped, sync InferenceX.
+"""The scheduler: queue due scheduled jobs, fail jobs whose heartbeats stopped, sync InferenceX,
+find change points after new runs and send regression alerts (apps.regressions).
 
 Run exactly one (compose service `scheduler`, or systemd). Schedules are rows in the database,
 so editing one takes effect at the next tick without a restart.
@@ -10,12 +11,14 @@ from django.core.management.base import BaseCommand
 
 from apps.imports.services import inferencex_sync_due
 from apps.jobs.services import jobs_reap_stale, schedules_tick
+from apps.regressions.services import regressions_tick
 
 
 class Command(BaseCommand):
     help = (
         "Queue due scheduled jobs, fail jobs without heartbeats, and sync InferenceX when due "
-        "(INFERENCEX_API_URL), every --every s."
+        "(INFERENCEX_API_URL), find change points after new runs and send regression alerts, "
+        "every --every s."
     )
 
     def add_arguments(self, parser) -> None:
@@ -34,6 +37,18 @@ class Command(BaseCommand):
                     f"InferenceX sync {synced.status}: {synced.rows_new} new row(s) in "
                     f"{synced.runs_created} run(s), {synced.accuracy_runs_created} accuracy "
                     f"run(s){': ' + synced.error if synced.error else ''}"
+                )
+            detected, sent = regressions_tick()
+            if detected is not None or sent:
+                self.stdout.write(
+                    (
+                        f"regressions: {detected.change_points} change point(s) in "
+                        f"{detected.series} series, {detected.new} new, "
+                        f"{detected.alerts} alert(s) queued; "
+                        if detected
+                        else "regressions: "
+                    )
+                    + f"{sent} alert(s) sent"
                 )
             if once:
                 return

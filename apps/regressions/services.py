@@ -1,0 +1,498 @@
+"""Writes for regressions: keep change points in step with the runs, and tell subscribers.
+
+Both run from the scheduler's loop (`manage.py runscheduler`, after the InferenceX sync)
+or `manage.py detectregressions`, never inside a request: detection reads every series.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from apps.accounts.models import Organization
+from apps.catalog.models import Deployment
+from apps.leaderboard.fairness import differences
+from apps.leaderboard.selectors import deployment_facts
+from apps.regressions import detection
+from apps.regressions.models import (
+    METRICS,
+    Acknowledgement,
+    Alert,
+    ChangePoint,
+    Delivery,
+    Detection,
+    Subscription,
+)
+from apps.runs.models import Point, Run
+from workers import slo as slo_rule
+
+log = logging.getLogger(__name__)
+
+# Deployment facts that make a series: all but what a change point reports as changed.
+_CHANGEABLE = {"id", "fingerprint", "engine_version", "image_digest", "engine_flags", "notes"}
+_CONFIG_FIELDS = [
+    f.attname
+    for f in Deployment._meta.concrete_fields
+    if f.attname not in _CHANGEABLE and f.name != "created_at"
+]
+_POINT_COLUMNS = (
+    "id",
+    "ordinal",
+    "label",
+    "concurrency",
+    "request_rate",
+    "output_tok_s",
+    "interactivity_p50",
+    "latency_ms",
+    "interactivity",
+    "success_rate",
+    "prompt_length_mismatch_rate",
+    "run_id",
+    "run__deployment_id",
+    "run__deployment__gpus",
+    "run__scenario_id",
+    "run__scenario__slo_min_success_rate",
+    "run__is_public",
+    "run__org_id",
+    "measured_at",
+)
+
+
+def config_key(deployment: dict[str, Any]) -> str:
+    facts = json.dumps({k: deployment[k] for k in _CONFIG_FIELDS}, sort_keys=True, default=str)
+    return hashlib.sha256(facts.encode()).hexdigest()
+
+
+def _level(row: dict[str, Any]) -> str:
+    if row["concurrency"] is not None:
+        return f"c{row['concurrency']}"
+    if row["request_rate"] is not None:
+        return f"r{row['request_rate']:g}"
+    return (row["label"] or f"point {row['ordinal']}")[:50]
+
+
+def _metric_values(row: dict[str, Any]) -> dict[str, float]:
+    figures = slo_rule.point_figures(row["latency_ms"] or {}, row["interactivity"] or {})
+    values: dict[str, float | None] = {
+        "tput_per_gpu": row["output_tok_s"] / row["run__deployment__gpus"]
+        if row["output_tok_s"] is not None
+        else None,
+        "interactivity_p50": row["interactivity_p50"]
+        if row["interactivity_p50"] is not None
+        else figures["interactivity"].get("p50"),
+        "ttft_p50": figures["ttft"].get("p50"),
+        "ttft_p99": figures["ttft"].get("p99"),
+        "tpot_p50": figures["tpot"].get("p50"),
+        "tpot_p99": figures["tpot"].get("p99"),
+        "success_rate": row["success_rate"],
+    }
+    return {k: float(v) for k, v in values.items() if v is not None}
+
+
+def point_invalid(row: dict[str, Any], client_bound: bool) -> str | None:
+    """Why a point may neither form nor hide a change point, or None when it may.
+
+    Simulated runs and failed runs never reach here (the query leaves them out)."""
+    if client_bound:
+        return "client-bound"
+    if (row["prompt_length_mismatch_rate"] or 0) > 0:
+        return "prompt length mismatch"
+    least = row["run__scenario__slo_min_success_rate"]
+    if row["success_rate"] is not None and least is not None and row["success_rate"] < least:
+        return "success below the SLO's minimum"
+    return None
+
+
+@dataclass
+class Series:
+    key: tuple[str, int, str, str]  # config key, scenario id, level, metric
+    points: list[tuple[datetime, int, float, bool, int | None]] = field(default_factory=list)
+    # (measured at, run id, value, run is public, run's org)
+
+
+def _candidate_runs() -> Any:
+    return (
+        Run.objects.exclude(provenance=Run.Provenance.SIMULATED)
+        .exclude(status=Run.Status.FAILED)
+        .filter(scenario__isnull=False)
+    )
+
+
+def series_all() -> dict[tuple, Series]:
+    """Every series over valid points of every run that could be seen by someone."""
+    runs = _candidate_runs()
+    client_bound: dict[tuple[int, int], bool] = {}
+    for run_id, points in runs.values_list("id", "document__points"):
+        for ordinal, data in enumerate(points or []):
+            if isinstance(data, dict) and data.get("client_bound"):
+                client_bound[(run_id, ordinal)] = True
+    deployments = {d["id"]: config_key(d) for d in Deployment.objects.values("id", *_CONFIG_FIELDS)}
+    rows = (
+        Point.objects.filter(run__in=runs)
+        .annotate(measured_at=Coalesce("run__started_at", "run__created_at"))
+        .order_by("measured_at", "run_id", "ordinal")
+        .values(*_POINT_COLUMNS)
+    )
+    series: dict[tuple, Series] = {}
+    seen: set[tuple] = set()
+    for row in rows.iterator(chunk_size=2000):
+        if point_invalid(row, client_bound.get((row["run_id"], row["ordinal"]), False)):
+            continue
+        config = deployments[row["run__deployment_id"]]
+        level = _level(row)
+        for metric, value in _metric_values(row).items():
+            key = (config, row["run__scenario_id"], level, metric)
+            if (key, row["run_id"]) in seen:
+                continue  # one value per run and level
+            seen.add((key, row["run_id"]))
+            series.setdefault(key, Series(key)).points.append(
+                (
+                    row["measured_at"],
+                    row["run_id"],
+                    value,
+                    row["run__is_public"],
+                    row["run__org_id"],
+                )
+            )
+    return series
+
+
+_SPEC = {key: (higher, log) for key, _, higher, log in METRICS}
+
+
+UNSTATED = "unstated"
+
+
+def _run_facts(run: Run) -> dict[str, str]:
+    facts = deployment_facts(run.deployment)
+    extra = (run.environment or {}).get("extra") or {}
+    image = (extra.get("inferencex") or {}).get("image") or extra.get("image")
+    if isinstance(image, list):
+        image = ", ".join(image)
+    facts["image"] = str(image or run.deployment.image_digest or UNSTATED)
+    facts["flags"] = " ".join(run.deployment.engine_flags or []) or "none"
+    return facts
+
+
+def run_differences(before: Run, after: Run) -> list[dict[str, Any]]:
+    """What changed between two runs of a series, by the fairness comparison's facts plus
+    the run's image and the engine flags (which the comparison does not list). A fact one
+    run leaves unstated is listed as such: it may or may not have changed."""
+    a, b = _run_facts(before), _run_facts(after)
+    found = [
+        {"key": d.key, "label": d.label, "before": d.values[0], "after": d.values[1]}
+        for d in differences([a, b])
+    ]
+    for key, label in (("image", "Image"), ("flags", "Engine flags")):
+        if a[key] != b[key]:
+            found.append({"key": key, "label": label, "before": a[key], "after": b[key]})
+    for entry in found:
+        entry["known"] = UNSTATED not in (entry["before"], entry["after"])
+    return found
+
+
+@dataclass(frozen=True)
+class DetectOutcome:
+    series: int
+    change_points: int
+    new: int
+    alerts: int
+
+
+def _scope_points(series: Series, org_id: int | None) -> list[tuple]:
+    if org_id is None:
+        return [p for p in series.points if p[3]]
+    return [p for p in series.points if p[3] or p[4] == org_id]
+
+
+def regressions_detect(*, now: datetime | None = None) -> DetectOutcome:
+    """Find the change points of every series and store them; queue alerts for new ones.
+
+    Public change points are found over public runs alone, so a private run never shows
+    through them; an organization with private runs in a series gets that series' change
+    points over its runs and the public ones, visible to it alone."""
+    now = now or timezone.now()
+    all_series = series_all()
+    found: dict[tuple, dict[str, Any]] = {}
+    for series in all_series.values():
+        orgs = {p[4] for p in series.points if not p[3] and p[4] is not None}
+        for org_id in (None, *sorted(orgs)):
+            points = _scope_points(series, org_id)
+            higher, log_scale = _SPEC[series.key[3]]
+            values = [p[2] for p in points]
+            for change in detection.find_changes(values, log_scale=log_scale):
+                worse = (change.relative < 0) == higher
+                config, scenario_id, level, metric = series.key
+                found[(org_id, config, scenario_id, level, metric, points[change.index][1])] = {
+                    "direction": ChangePoint.Direction.REGRESSION
+                    if worse
+                    else ChangePoint.Direction.IMPROVEMENT,
+                    "before_run_id": points[change.index - 1][1],
+                    "before_runs": [p[1] for p in points[change.start : change.index]],
+                    "after_runs": [p[1] for p in points[change.index : change.end]],
+                    "last_before_at": points[change.index - 1][0],
+                    "first_after_at": points[change.index][0],
+                    "before_value": change.before,
+                    "after_value": change.after,
+                    "relative": change.relative,
+                    "relative_low": change.low,
+                    "relative_high": change.high,
+                    "p_value": change.p_value,
+                    "noise": change.noise,
+                    "series_tail": values[change.index :],
+                    "_change": change,
+                    "_values": values,
+                }
+    runs = Run.objects.select_related("deployment__model", "deployment__accelerator")
+    runs = runs.select_related("deployment__engine").in_bulk(
+        {r for k, v in found.items() for r in (k[5], v["before_run_id"])}
+    )
+    new = 0
+    kept: list[int] = []
+    with transaction.atomic():
+        for (org_id, config, scenario_id, level, metric, after_id), fields in found.items():
+            fields = dict(fields)
+            fields.pop("_change"), fields.pop("_values")
+            before, after = runs[fields["before_run_id"]], runs[after_id]
+            fields["differences"] = run_differences(before, after)
+            fields["deployment_id"] = after.deployment_id
+            fields["current"] = True
+            cp, created = ChangePoint.objects.update_or_create(
+                org_id=org_id,
+                config_key=config,
+                scenario_id=scenario_id,
+                level=level,
+                metric=metric,
+                after_run_id=after_id,
+                defaults=fields,
+            )
+            new += created
+            kept.append(cp.pk)
+        ChangePoint.objects.exclude(pk__in=kept).filter(current=True).update(current=False)
+        queued = alerts_queue(now=now)
+        Detection.objects.create(
+            at=now, series=len(all_series), change_points=len(kept), new=new, alerts=queued
+        )
+    return DetectOutcome(series=len(all_series), change_points=len(kept), new=new, alerts=queued)
+
+
+# --- alerts -------------------------------------------------------------------------------
+
+
+def subscription_matches(subscription: Subscription, cp: ChangePoint) -> bool:
+    if cp.org_id is not None and cp.org_id != subscription.org_id:
+        return False  # an organization's private series tells that organization only
+    if cp.direction == ChangePoint.Direction.REGRESSION and not subscription.regressions:
+        return False
+    if cp.direction == ChangePoint.Direction.IMPROVEMENT and not subscription.improvements:
+        return False
+    d = cp.deployment
+    if subscription.model_name and subscription.model_name.lower() != d.model.name.lower():
+        return False
+    if subscription.accelerator and subscription.accelerator.lower() != d.accelerator.sku.lower():
+        return False
+    if subscription.deployment_id and subscription.deployment_id not in {
+        cp.deployment_id,
+        cp.before_run.deployment_id,
+    }:
+        return False
+    return not (subscription.scenario_id and subscription.scenario_id != cp.scenario_id)
+
+
+def _persists(cp: ChangePoint, subscription: Subscription) -> bool:
+    """The persistence rule on the series as it stands: the tail after the change."""
+    tail = list(cp.series_tail or [])
+    window = subscription.persist_window
+    # The points before the change count against it when the tail is shorter than the window.
+    values = [cp.before_value] * max(window - len(tail), 0) + tail
+    change = detection.Change(
+        index=max(window - len(tail), 0),
+        start=0,
+        end=len(values),
+        before=cp.before_value,
+        after=cp.after_value,
+        relative=cp.relative,
+        low=cp.relative_low,
+        high=cp.relative_high,
+        p_value=cp.p_value,
+        noise=cp.noise,
+    )
+    return detection.persists(values, change, needed=subscription.persist_needed, window=window)
+
+
+def alerts_queue(*, now: datetime | None = None) -> int:
+    """An alert for each current, unacknowledged change point that a subscription matches
+    and whose change has persisted by the subscription's rule; one per pair, ever."""
+    now = now or timezone.now()
+    points = list(
+        ChangePoint.objects.filter(current=True)
+        .select_related("deployment__model", "deployment__accelerator", "before_run")
+        .prefetch_related("acknowledgements")
+    )
+    queued = 0
+    for subscription in Subscription.objects.filter(active=True):
+        done = set(subscription.alerts.values_list("change_point_id", flat=True))
+        for cp in points:
+            if cp.pk in done or not subscription_matches(subscription, cp):
+                continue
+            if any(a.org_id == subscription.org_id for a in cp.acknowledgements.all()):
+                continue
+            if not _persists(cp, subscription):
+                continue
+            Alert.objects.create(subscription=subscription, change_point=cp, next_attempt_at=now)
+            queued += 1
+    return queued
+
+
+def alert_payload(cp: ChangePoint) -> dict[str, Any]:
+    d = cp.deployment
+    site = settings.SITE_URL.rstrip("/") if getattr(settings, "SITE_URL", "") else ""
+    return {
+        "type": f"inferboard.{cp.direction}",
+        "change_point": cp.pk,
+        "url": f"{site}/regressions/{cp.pk}/",
+        "metric": cp.metric,
+        "metric_label": cp.metric_label,
+        "model": d.model.name,
+        "accelerator": d.accelerator.sku,
+        "deployment": d.pk,
+        "scenario": cp.scenario.slug,
+        "level": cp.level,
+        "relative": cp.relative,
+        "interval": [cp.relative_low, cp.relative_high],
+        "p_value": cp.p_value,
+        "before": {"value": cp.before_value, "run": cp.before_run_id},
+        "after": {"value": cp.after_value, "run": cp.after_run_id},
+        "last_before": cp.last_before_at.isoformat(),
+        "first_after": cp.first_after_at.isoformat(),
+        "changed": cp.differences,
+    }
+
+
+def alert_text(cp: ChangePoint) -> str:
+    d = cp.deployment
+    changed = "; ".join(f"{x['label']}: {x['before']} → {x['after']}" for x in cp.differences)
+    return (
+        f"{cp.direction.capitalize()}: {d.model.name} on {d.gpus}×{d.accelerator.sku} "
+        f"({d.engine.name}), {cp.scenario.name} at {cp.level}: {cp.metric_label} "
+        f"{cp.relative:+.1%} [{cp.relative_low:+.1%}, {cp.relative_high:+.1%}], p = "
+        f"{cp.p_value:.2g}, between {cp.last_before_at:%Y-%m-%d} and "
+        f"{cp.first_after_at:%Y-%m-%d} (runs {cp.before_run_id} → {cp.after_run_id}). "
+        f"Changed: {changed or 'nothing stated'}."
+    )
+
+
+def signature(secret: str, body: bytes, timestamp: str) -> str:
+    """HMAC-SHA256 over "<timestamp>.<body>", hex: the receiver recomputes it with the
+    shared secret (and refuses old timestamps, so a captured POST cannot be replayed)."""
+    mac = hmac.new(secret.encode(), f"{timestamp}.".encode() + body, hashlib.sha256)
+    return "sha256=" + mac.hexdigest()
+
+
+# Attempts and the wait before each retry: 1, 2, 4, 8 ... minutes (REGRESSION_ALERT_* settings).
+def _backoff(attempt: int) -> timedelta:
+    base = getattr(settings, "REGRESSION_ALERT_BACKOFF_S", 60)
+    return timedelta(seconds=base * 2 ** (attempt - 1))
+
+
+def _send(alert: Alert) -> tuple[bool, int | None, str]:
+    subscription, cp = alert.subscription, alert.change_point
+    if subscription.channel == Subscription.Channel.EMAIL:
+        recipients = [a.strip() for a in subscription.target.split(",") if a.strip()]
+        send_mail(
+            subject=f"[inferboard] {cp.direction}: {cp.metric_label} {cp.relative:+.1%}",
+            message=alert_text(cp),
+            from_email=None,
+            recipient_list=recipients,
+        )
+        return True, None, ""
+    if subscription.channel == Subscription.Channel.SLACK:
+        body = json.dumps({"text": alert_text(cp)}).encode()
+        headers = {"Content-Type": "application/json"}
+    else:
+        body = json.dumps(alert_payload(cp), sort_keys=True).encode()
+        timestamp = str(int(timezone.now().timestamp()))
+        headers = {
+            "Content-Type": "application/json",
+            "X-Inferboard-Timestamp": timestamp,
+            "X-Inferboard-Signature": signature(subscription.secret, body, timestamp),
+            "X-Inferboard-Delivery": f"{alert.pk}-{alert.attempts + 1}",
+        }
+    timeout = getattr(settings, "REGRESSION_ALERT_TIMEOUT_S", 10)
+    response = httpx.post(subscription.target, content=body, headers=headers, timeout=timeout)
+    ok = 200 <= response.status_code < 300
+    return ok, response.status_code, "" if ok else response.text[:500]
+
+
+def alerts_deliver(*, now: datetime | None = None) -> int:
+    """Try every pending alert that is due; each try is logged, a failure is retried after
+    a doubling wait until REGRESSION_ALERT_ATTEMPTS tries. Returns the alerts sent."""
+    now = now or timezone.now()
+    most = getattr(settings, "REGRESSION_ALERT_ATTEMPTS", 6)
+    sent = 0
+    due = Alert.objects.filter(status=Alert.Status.PENDING, next_attempt_at__lte=now)
+    due = due.select_related(
+        "subscription",
+        "change_point__deployment__model",
+        "change_point__deployment__accelerator",
+        "change_point__deployment__engine",
+        "change_point__scenario",
+    )
+    for alert in due:
+        cp = alert.change_point
+        if Acknowledgement.objects.filter(change_point=cp, org=alert.subscription.org).exists():
+            alert.status = Alert.Status.ACKNOWLEDGED
+            alert.save(update_fields=["status"])
+            continue
+        try:
+            ok, code, error = _send(alert)
+        except (httpx.HTTPError, OSError) as exc:
+            ok, code, error = False, None, f"{type(exc).__name__}: {exc}"[:1000]
+        alert.attempts += 1
+        Delivery.objects.create(
+            alert=alert, attempt=alert.attempts, ok=ok, status_code=code, error=error
+        )
+        if ok:
+            alert.status, alert.sent_at = Alert.Status.SENT, now
+            sent += 1
+        elif alert.attempts >= most:
+            alert.status = Alert.Status.FAILED
+        else:
+            alert.next_attempt_at = now + _backoff(alert.attempts)
+        alert.save(update_fields=["status", "sent_at", "attempts", "next_attempt_at"])
+    return sent
+
+
+def change_point_acknowledge(*, change_point: ChangePoint, org: Organization, user: Any) -> bool:
+    """Mark a change point seen by an organization; its pending alerts to it are dropped."""
+    _, created = Acknowledgement.objects.get_or_create(
+        change_point=change_point, org=org, defaults={"by": user}
+    )
+    Alert.objects.filter(
+        change_point=change_point, subscription__org=org, status=Alert.Status.PENDING
+    ).update(status=Alert.Status.ACKNOWLEDGED)
+    return created
+
+
+def regressions_tick(*, now: datetime | None = None) -> tuple[DetectOutcome | None, int]:
+    """The scheduler's tick: detect when a run was stored since the last detection, or
+    REGRESSION_DETECT_EVERY_S after it, then deliver what is due."""
+    now = now or timezone.now()
+    last = Detection.objects.first()
+    every = timedelta(seconds=getattr(settings, "REGRESSION_DETECT_EVERY_S", 3600))
+    outcome = None
+    if last is None or now - last.at > every or Run.objects.filter(created_at__gt=last.at).exists():
+        outcome = regressions_detect(now=now)
+    return outcome, alerts_deliver(now=now)

@@ -1,0 +1,208 @@
+"""The regressions page (change points, filterable), one change point, acknowledging it,
+and an organization's alert subscriptions with their delivery log."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+from urllib.parse import urlsplit
+
+from django import forms
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from apps.accounts.models import Role
+from apps.accounts.scoping import current_org, require_role, viewer_org
+from apps.htmx import page_or_partial
+from apps.regressions import selectors, services
+from apps.regressions.models import METRICS, ChangePoint, Subscription
+
+PAGE_SIZE = 50
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value else None
+    except ValueError:
+        return None
+
+
+def regression_list(request: HttpRequest) -> HttpResponse:
+    org = viewer_org(request)
+    get = request.GET
+    problems = []
+    direction = get.get("direction", "")
+    if direction and direction not in ChangePoint.Direction.values:
+        problems.append(f"Direction: “{direction}” is not one of the choices; ignored.")
+        direction = ""
+    metric = get.get("metric", "")
+    if metric and metric not in {m[0] for m in METRICS}:
+        problems.append(f"Metric: “{metric}” is not one of the choices; ignored.")
+        metric = ""
+    deployment = _int(get.get("deployment"))
+    if get.get("deployment") and deployment is None:
+        problems.append(f"Deployment: “{get['deployment']}” is not a number; ignored.")
+    filters = selectors.Filters(
+        model=get.get("model", ""),
+        accelerator=get.get("accelerator", ""),
+        engine=get.get("engine", ""),
+        organization=get.get("organization", ""),
+        direction=direction,
+        metric=metric,
+        scenario=get.get("scenario", ""),
+        deployment=deployment,
+    )
+    points = selectors.change_point_list(org=org, filters=filters)
+    paginator = Paginator(points, PAGE_SIZE)
+    page = paginator.get_page(get.get("page"))
+    query = get.copy()
+    query.pop("page", None)
+    context = {
+        "points": page.object_list,
+        "page": page,
+        "total": paginator.count,
+        "query": query.urlencode(),
+        "filters": filters,
+        "choices": selectors.filter_choices(org=org),
+        "metrics": [(m[0], m[1]) for m in METRICS],
+        "problems": problems,
+    }
+    return page_or_partial(request, "regressions/list.html", "results", context)
+
+
+def _member_org(request: HttpRequest, role: str):
+    org = current_org(request)
+    try:
+        require_role(org, request.user, role)
+    except PermissionDenied:
+        return None
+    return org
+
+
+def regression_detail(request: HttpRequest, change_point_id: int) -> HttpResponse:
+    org = viewer_org(request)
+    cp = selectors.change_point_get(change_point_id=change_point_id, org=org)
+    if cp is None:
+        raise Http404("No such change point")
+    acknowledged = org is not None and cp.acknowledgements.filter(org=org).exists()
+    context = {
+        "cp": cp,
+        "acknowledged": acknowledged,
+        "may_acknowledge": _member_org(request, Role.MEMBER) is not None,
+    }
+    return render(request, "regressions/detail.html", context)
+
+
+@require_POST
+def regression_acknowledge(request: HttpRequest, change_point_id: int) -> HttpResponse:
+    org = _member_org(request, Role.MEMBER)
+    if org is None:
+        return HttpResponse("Sign in as a member of an organization to acknowledge.", status=403)
+    cp = selectors.change_point_get(change_point_id=change_point_id, org=org)
+    if cp is None:
+        raise Http404("No such change point")
+    services.change_point_acknowledge(change_point=cp, org=org, user=request.user)
+    return redirect("regressions:detail", change_point_id=cp.pk)
+
+
+def _private_host(url: str) -> bool:
+    """Whether a webhook URL names this machine or a private network by IP or 'localhost'.
+    Names are not resolved: this stops the plain cases of pointing the server's POSTs at its
+    own network, not a name whose DNS answer is private."""
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return not address.is_global
+
+
+class SubscriptionForm(forms.ModelForm):
+    class Meta:
+        model = Subscription
+        fields = [
+            "name",
+            "channel",
+            "target",
+            "model_name",
+            "accelerator",
+            "deployment",
+            "scenario",
+            "regressions",
+            "improvements",
+            "persist_needed",
+            "persist_window",
+        ]
+
+    def clean(self):
+        data = super().clean()
+        channel, target = data.get("channel"), (data.get("target") or "").strip()
+        if channel in (Subscription.Channel.WEBHOOK, Subscription.Channel.SLACK):
+            try:
+                forms.URLField().clean(target)
+            except forms.ValidationError:
+                self.add_error("target", "a webhook needs an http(s) URL")
+            else:
+                if _private_host(target) and not settings.REGRESSION_WEBHOOK_PRIVATE_HOSTS:
+                    self.add_error(
+                        "target",
+                        "a webhook may not point at a private or loopback address "
+                        "(REGRESSION_WEBHOOK_PRIVATE_HOSTS allows it)",
+                    )
+        elif channel == Subscription.Channel.EMAIL:
+            for address in [a.strip() for a in target.split(",") if a.strip()] or [""]:
+                try:
+                    forms.EmailField().clean(address)
+                except forms.ValidationError:
+                    self.add_error("target", f"“{address}” is not an email address")
+                    break
+        needed, window = data.get("persist_needed"), data.get("persist_window")
+        if needed is not None and window is not None and not 1 <= needed <= window:
+            self.add_error("persist_needed", "must be between 1 and the window's size")
+        if not data.get("regressions") and not data.get("improvements"):
+            self.add_error("regressions", "subscribe to regressions, improvements or both")
+        return data
+
+
+@require_http_methods(["GET", "POST"])
+def subscription_list(request: HttpRequest) -> HttpResponse:
+    """An organization's subscriptions (admins add and remove them), and each one's alerts
+    with every delivery attempt."""
+    org = _member_org(request, Role.VIEWER)
+    if org is None:
+        return HttpResponse("Sign in to see your organization's alerts.", status=403)
+    may_edit = _member_org(request, Role.ADMIN) is not None
+    form = SubscriptionForm()
+    status = 200
+    created_secret = ""
+    if request.method == "POST":
+        if not may_edit:
+            return HttpResponse("Subscriptions need the admin role.", status=403)
+        if request.POST.get("delete"):
+            Subscription.objects.filter(org=org, pk=_int(request.POST["delete"])).delete()
+            return redirect("regressions:subscriptions")
+        form = SubscriptionForm(request.POST)
+        if form.is_valid():
+            subscription = form.save(commit=False)
+            subscription.org = org
+            if subscription.channel == Subscription.Channel.WEBHOOK:
+                subscription.secret = secrets.token_urlsafe(32)
+                created_secret = subscription.secret
+            subscription.save()
+            form = SubscriptionForm()
+        else:
+            status = 400
+    context = {
+        "org": org,
+        "subscriptions": selectors.subscriptions_of(org=org),
+        "form": form,
+        "may_edit": may_edit,
+        "created_secret": created_secret,
+    }
+    return render(request, "regressions/subscriptions.html", context, status=status)
