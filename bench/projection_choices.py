@@ -4,7 +4,7 @@ calibration accelerators only, and the held-out error of that honest procedure.
     python bench/projection_choices.py
 
 bench/projection_error.py scores one fixed fallback order, an order that was first picked
-by looking at that same validation (so its figure is slightly optimistic). Here, for each
+by looking at that same validation (so its figure is optimistic). Here, for each
 held-out accelerator, every candidate order (apps/projections/model.py FALLBACK_ORDERS) is
 scored by a leave-one-accelerator-out *inside* the other accelerators; the best inner
 median (ties to the order listed first) is then used to project the held-out one. The
