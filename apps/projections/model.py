@@ -342,21 +342,45 @@ def fit_efficiency(observations: Sequence[Observation], key: tuple[str, str]) ->
     )
 
 
-def fallback_keys(engine: str, accel: Accelerator) -> list[tuple[str, str]]:
-    """Where a projection borrows its efficiency, narrowest first: the accelerator family
-    before the engine (leave-one-accelerator-out chose this order: a sibling chip run by
-    another engine predicted better than the same engine on another family, and far better
-    than the same vendor's previous generation)."""
-    return [(engine, accel.family), ("*", accel.family), (engine, "*"), ("*", "*")]
+# The fallback orders compared (bench/projection_choices.py scores each by nested
+# leave-one-accelerator-out: chosen on the calibration accelerators only). A group's
+# second element matches an accelerator's family or its vendor.
+FALLBACK_ORDERS = {
+    "family-first": lambda e, a: [(e, a.family), ("*", a.family), (e, "*"), ("*", "*")],
+    "engine-first": lambda e, a: [(e, a.family), (e, "*"), ("*", a.family), ("*", "*")],
+    "vendor-first": lambda e, a: [
+        (e, a.family), (e, a.vendor), ("*", a.family), ("*", a.vendor), (e, "*"), ("*", "*")
+    ],
+    "family-then-vendor": lambda e, a: [
+        (e, a.family), ("*", a.family), (e, a.vendor), ("*", a.vendor), (e, "*"), ("*", "*")
+    ],
+}  # fmt: skip
+DEFAULT_FALLBACK_ORDER = "family-first"
+
+
+def fallback_keys(
+    engine: str, accel: Accelerator, order: str = DEFAULT_FALLBACK_ORDER
+) -> list[tuple[str, str]]:
+    """Where a projection borrows its efficiency, narrowest first: by default the
+    accelerator family before the engine (a sibling chip run by another engine predicts
+    better than the same engine on another family, and far better than the same vendor's
+    previous generation). This order was first chosen on the validation itself; nested
+    leave-one-accelerator-out (bench/projection_choices.py) picks it again in five of the
+    six outer folds from the calibration accelerators alone."""
+    return FALLBACK_ORDERS[order](engine, accel)
 
 
 def calibrate(
-    observations: Iterable[Observation], *, engine: str, accel: Accelerator
+    observations: Iterable[Observation],
+    *,
+    engine: str,
+    accel: Accelerator,
+    order: str = DEFAULT_FALLBACK_ORDER,
 ) -> Efficiency:
     """The efficiency for `engine` on `accel`'s family from the narrowest group of
     observations with enough points (fallback_keys)."""
     pool = list(observations)
-    for i, key in enumerate(fallback_keys(engine, accel)):
+    for i, key in enumerate(fallback_keys(engine, accel, order)):
         chosen = [
             o
             for o in pool

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from apps.projections.model import (
+    DEFAULT_FALLBACK_ORDER,
     Accelerator,
     Architecture,
     Layout,
@@ -109,7 +110,9 @@ def scenario_label(shape: Shape) -> str:
     return f"{shape.input_tokens // 1024}k/{shape.output_tokens // 1024}k"
 
 
-def leave_one_accelerator_out(observations: Sequence[Observation]) -> list[HeldOutPoint]:
+def leave_one_accelerator_out(
+    observations: Sequence[Observation], *, order: str = DEFAULT_FALLBACK_ORDER
+) -> list[HeldOutPoint]:
     out: list[HeldOutPoint] = []
     for sku in sorted({o.accel.sku for o in observations}):
         train = [o for o in observations if o.accel.sku != sku]
@@ -117,7 +120,7 @@ def leave_one_accelerator_out(observations: Sequence[Observation]) -> list[HeldO
         fits = {}
         for obs in held:
             if obs.engine not in fits:
-                fits[obs.engine] = calibrate(train, engine=obs.engine, accel=obs.accel)
+                fits[obs.engine] = calibrate(train, engine=obs.engine, accel=obs.accel, order=order)
             eff = fits[obs.engine]
             setup = Setup(
                 arch=obs.arch,

@@ -16,6 +16,7 @@ from apps.projections.model import (
     at_interactivity,
     decode_flops_per_gpu,
     experts_touched_fraction,
+    fallback_keys,
     kv_bytes_per_gpu,
     max_concurrency,
     nnls,
@@ -173,3 +174,15 @@ def test_interactivity_is_matched_by_solving_for_the_concurrency():
     found = at_interactivity(setup, target)
     assert found is not None and found.concurrency == pytest.approx(37, rel=1e-6)
     assert at_interactivity(setup, project(setup, 1).interactivity * 2) is None
+
+
+def test_the_default_fallback_borrows_a_sibling_chip_before_the_engine_elsewhere():
+    assert fallback_keys("sglang", CHIP) == [
+        ("sglang", "test"),
+        ("*", "test"),
+        ("sglang", "*"),
+        ("*", "*"),
+    ]
+    # the alternatives bench/projection_choices.py scores try the same vendor's other
+    # families before any vendor
+    assert fallback_keys("sglang", CHIP, "vendor-first")[1] == ("sglang", "Test")
