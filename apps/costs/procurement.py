@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from apps.costs.capacity import (
+    SECONDS_PER_DAY,
     Candidate,
     CapacityPlan,
     ScenarioShape,
@@ -20,6 +21,9 @@ from apps.costs.capacity import (
     workload_load,
 )
 from apps.costs.formulas import (
+    HOURS_PER_MONTH,
+    SECONDS_PER_HOUR,
+    TOKENS_PER_MTOK,
     USER_PRICE_SOURCE,
     AcceleratorPrices,
     CapexOpex,
@@ -28,6 +32,7 @@ from apps.costs.formulas import (
     Tier,
     TierPrice,
     TokenKind,
+    blended_usd_per_mtok,
     capex_opex_usd_per_gpu_hour,
     joules_per_token,
     require_non_negative,
@@ -35,7 +40,14 @@ from apps.costs.formulas import (
     unstated_readings,
     usd_per_mtok,
 )
-from apps.costs.slo import Slo, SloPoint, SloResult, best_throughput_at_slo
+from apps.costs.slo import (
+    Slo,
+    SloMiss,
+    SloPoint,
+    SloResult,
+    best_throughput_at_slo,
+    explain_miss,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +70,10 @@ class DeploymentCurve:
     points: list[SloPoint] = field(default_factory=list)
     # The caller's organization's own run, shown only to its members (badged "private").
     private: bool = False
+    model: str = ""
+    # A disaggregated deployment's pools (its `gpus` counts both): prefill, decode GPUs.
+    prefill_gpus: int | None = None
+    decode_gpus: int | None = None
 
 
 DEFAULTS: dict[str, str] = {
@@ -67,6 +83,17 @@ DEFAULTS: dict[str, str] = {
     "ttft_percentile": "p99",
     "interactivity_min": "",
     "e2el_s_max": "",
+    # In percent; 0 asks nothing of it (InferenceX's rows do not report a success rate).
+    "min_success_pct": "99",
+    # Which deployments: a model name and a scenario slug (blank: all).
+    "model": "",
+    "scenario": "",
+    # The workload in the buyer's units: one of WORKLOAD_UNITS, and its figure.
+    "workload_unit": "requests_per_day",
+    "tokens_per_day": "",
+    "input_tokens_per_day": "",
+    "output_tokens_per_day": "",
+    "peak_requests_per_s": "",
     "requests_per_day": "1000000",
     # The seed workload: 20k in / 1k out / 60% prefix cache.
     "input_tokens": "20000",
@@ -88,7 +115,28 @@ DEFAULTS: dict[str, str] = {
 }
 PRICE_PREFIX = "price_"
 CAPEX_PRICE_SOURCE = "your capex + opex"
-_TEXT_FIELDS = {"tier", "token_kind", "ttft_percentile", "capex_accelerator"}
+_TEXT_FIELDS = {
+    "tier",
+    "token_kind",
+    "ttft_percentile",
+    "capex_accelerator",
+    "model",
+    "scenario",
+    "workload_unit",
+}
+WORKLOAD_UNITS = {
+    "requests_per_day": "requests per day",
+    "tokens_per_day": "tokens per day (input + output)",
+    "io_tokens_per_day": "input and output tokens per day",
+    "peak_requests_per_s": "requests per second at peak",
+}
+# The figure field(s) each unit reads.
+_UNIT_FIELDS = {
+    "requests_per_day": ("requests_per_day",),
+    "tokens_per_day": ("tokens_per_day",),
+    "io_tokens_per_day": ("input_tokens_per_day", "output_tokens_per_day"),
+    "peak_requests_per_s": ("peak_requests_per_s",),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +155,10 @@ class ProcurementInputs:
     gpus_per_node: int
     capex_accelerator: str = ""
     capex: GpuHourCost | None = None
+    model: str = ""
+    scenario: str = ""
+    # Each step from the buyer's units to what the plan sizes for, in words.
+    conversions: tuple[str, ...] = ()
 
 
 def state(params: Mapping[str, str]) -> dict[str, str]:
@@ -165,33 +217,43 @@ def parse_inputs(
             errors.append(FieldError(name, error.message))
 
     slo = Slo(())
+    success_pct = _or(numbers["min_success_pct"], 99.0)
+    if not 0 <= success_pct <= 100:
+        errors.append(
+            FieldError("min_success_pct", f"must be between 0 and 100 (got {success_pct:g})")
+        )
     try:
         slo = Slo.of(
             ttft_s_max=numbers["ttft_s_max"],
             ttft_percentile=values["ttft_percentile"] or "p99",
             interactivity_min=numbers["interactivity_min"],
             e2el_s_max=numbers["e2el_s_max"],
+            min_success_rate=min(max(success_pct, 0.0), 100.0) / 100.0,
         )
     except CostInputError as error:
         errors.append(FieldError(error.field, error.message))
 
+    unit = values["workload_unit"].strip() or "requests_per_day"
+    if unit not in WORKLOAD_UNITS:
+        errors.append(
+            FieldError(
+                "workload_unit", f"must be one of {', '.join(WORKLOAD_UNITS)} (got {unit!r})"
+            )
+        )
+        unit = "requests_per_day"
     workload: Workload | None = None
-    for required in ("requests_per_day", "input_tokens", "output_tokens"):
+    conversions: tuple[str, ...] = ()
+    for required in (*_UNIT_FIELDS[unit], "input_tokens", "output_tokens"):
         if numbers[required] is None and not any(e.field == required for e in errors):
             errors.append(FieldError(required, "is required"))
     if not errors:
-        workload = Workload(
-            input_tokens=numbers["input_tokens"] or 0.0,
-            output_tokens=numbers["output_tokens"] or 0.0,
-            requests_per_day=numbers["requests_per_day"],
-            peak_to_average=_or(numbers["peak_to_average"], 1.0),
-            cache_hit_rate=_or(numbers["cache_hit_rate"], 0.0),
-            headroom=_or(numbers["headroom"], 0.0),
-        )
         try:
-            workload_load(workload)
+            workload, conversions = _workload(unit, numbers)
+            load = workload_load(workload)
         except CostInputError as error:
             errors.append(FieldError(error.field, error.message))
+        else:
+            conversions += _load_steps(workload, load.peak_requests_per_s, kind)
 
     gpus_per_node = numbers["gpus_per_node"]
     bad_node = gpus_per_node is None or gpus_per_node < 1 or gpus_per_node != int(gpus_per_node)
@@ -211,9 +273,87 @@ def parse_inputs(
             gpus_per_node=int(gpus_per_node),
             capex_accelerator=capex_accelerator if capex else "",
             capex=capex,
+            model=values["model"].strip(),
+            scenario=values["scenario"].strip(),
+            conversions=conversions,
         ),
         [],
     )
+
+
+def _n(value: float) -> str:
+    """A figure as a buyer reads it: thousands separated, at most 4 significant digits
+    past the point."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.4g}"
+
+
+def _workload(unit: str, numbers: Mapping[str, float | None]) -> tuple[Workload, tuple[str, ...]]:
+    """The workload in requests, and each step from the buyer's unit to it."""
+    inp = require_positive_field("input_tokens", numbers["input_tokens"])
+    out = require_positive_field("output_tokens", numbers["output_tokens"])
+    common = {
+        "input_tokens": inp,
+        "output_tokens": out,
+        "peak_to_average": _or(numbers["peak_to_average"], 1.0),
+        "cache_hit_rate": _or(numbers["cache_hit_rate"], 0.0),
+        "headroom": _or(numbers["headroom"], 0.0),
+    }
+    steps: list[str] = []
+    if unit == "peak_requests_per_s":
+        peak = require_positive_field("peak_requests_per_s", numbers["peak_requests_per_s"])
+        return Workload(peak_requests_per_s=peak, **common), ()
+    if unit == "tokens_per_day":
+        total = require_positive_field("tokens_per_day", numbers["tokens_per_day"])
+        per_day = total / (inp + out)
+        steps.append(
+            f"{_n(total)} tokens/day ÷ ({_n(inp)} input + {_n(out)} output) tokens/request "
+            f"= {_n(per_day)} requests/day"
+        )
+    elif unit == "io_tokens_per_day":
+        ins = require_positive_field("input_tokens_per_day", numbers["input_tokens_per_day"])
+        outs = require_positive_field("output_tokens_per_day", numbers["output_tokens_per_day"])
+        by_in, by_out = ins / inp, outs / out
+        per_day = max(by_in, by_out)
+        steps.append(
+            f"{_n(ins)} input tokens/day ÷ {_n(inp)} = {_n(by_in)} requests/day; "
+            f"{_n(outs)} output tokens/day ÷ {_n(out)} = {_n(by_out)} requests/day"
+        )
+        if abs(by_in - by_out) > 0.01 * per_day:
+            steps.append(f"the two disagree: sized for the larger, {_n(per_day)} requests/day")
+    else:
+        per_day = require_positive_field("requests_per_day", numbers["requests_per_day"])
+    return Workload(requests_per_day=per_day, **common), tuple(steps)
+
+
+def require_positive_field(name: str, value: float | None) -> float:
+    if value is None:
+        raise CostInputError(name, "is required")
+    if not value > 0:
+        raise CostInputError(name, f"must be greater than zero (got {value:g})")
+    return value
+
+
+def _load_steps(workload: Workload, peak: float, kind: TokenKind) -> tuple[str, ...]:
+    steps = []
+    if workload.requests_per_day is not None:
+        average = workload.requests_per_day / SECONDS_PER_DAY
+        steps.append(
+            f"{_n(workload.requests_per_day)} requests/day ÷ 86,400 s = {_n(average)} requests/s "
+            f"on average; × peak ÷ average {workload.peak_to_average:g} = {_n(peak)} requests/s "
+            "at peak"
+        )
+    sized = peak * (1 + workload.headroom)
+    per_request = {
+        TokenKind.INPUT: workload.input_tokens,
+        TokenKind.OUTPUT: workload.output_tokens,
+        TokenKind.TOTAL: workload.input_tokens + workload.output_tokens,
+    }[kind]
+    steps.append(
+        f"{_n(peak)} requests/s × (1 + headroom {workload.headroom:g}) = {_n(sized)} requests/s "
+        f"× {_n(per_request)} {kind.value} tokens/request = {_n(sized * per_request)} "
+        f"{kind.value} tok/s to size for"
+    )
+    return tuple(steps)
 
 
 def _capex_price(
@@ -270,6 +410,15 @@ class Row:
     problem: str = ""
     joules_per_token: float | None = None  # at the SLO throughput, all-in power
     token_basis: TokenKind | None = None
+    # When the SLO cannot be met: why, and the plan at the nearest SLO it does meet.
+    miss: SloMiss | None = None
+    relaxed_plan: CapacityPlan | None = None
+    # At the served (average) load: what a request and a million tokens cost.
+    usd_per_request: float | None = None
+    served_input_usd_per_mtok: float | None = None
+    served_output_usd_per_mtok: float | None = None
+    served_blended_usd_per_mtok: float | None = None
+    best_for_accelerator: bool = False
 
     @property
     def ok(self) -> bool:
@@ -325,7 +474,7 @@ def procurement_rows(
 ) -> list[Row]:
     """Every deployment priced at the SLO and sized for the workload, cheapest first."""
     rows = [_row(curve, inputs, book) for curve in curves]
-    return sorted(
+    ranked = sorted(
         rows,
         key=lambda row: (
             not row.ok,
@@ -334,6 +483,14 @@ def procurement_rows(
             row.curve.run_id,
         ),
     )
+    seen: set[str] = set()
+    marked = []
+    for row in ranked:  # cheapest first, so the first feasible row per accelerator is its best
+        best = row.ok and row.curve.accelerator not in seen
+        if best:
+            seen.add(row.curve.accelerator)
+        marked.append(replace(row, best_for_accelerator=best) if best else row)
+    return marked
 
 
 def _row(
@@ -350,6 +507,49 @@ def _row(
         return Row(curve, price, None, None, None, problem=f"{error.field} {error.message}")
 
 
+def _plan(
+    curve: DeploymentCurve, price: TierPrice, inputs: ProcurementInputs, result: SloResult
+) -> CapacityPlan:
+    shape = (
+        ScenarioShape(curve.input_tokens, curve.output_tokens, curve.cache_hit_rate or 0.0)
+        if curve.input_tokens and curve.output_tokens
+        else None
+    )
+    candidate = Candidate(
+        label=curve.label,
+        accelerator=curve.accelerator,
+        tok_per_s_per_gpu=result.tok_per_s_per_gpu,
+        token_kind=inputs.token_kind,
+        # One replica is the deployment as measured: its GPUs (both pools of a
+        # disaggregated one) serve together.
+        gpus_per_replica=curve.gpus,
+        gpus_per_node=inputs.gpus_per_node,
+        usd_per_gpu_hour=price.usd_per_gpu_hour,
+        price_label=price.source,
+        throughput_provenance=result.provenance or "measured",
+        scenario=shape,
+        note=result.reason,
+    )
+    return plan_capacity(inputs.workload, candidate)
+
+
+def _served_costs(plan: CapacityPlan, workload: Workload) -> dict[str, float | None]:
+    """$ per request and per million input / output / blended tokens at the average load
+    (each kind carrying the whole bill, as $/Mtok does everywhere; blended 3:1)."""
+    if not plan.feasible or plan.usd_per_month is None:
+        return {}
+    average = workload_load(workload).average_requests_per_s
+    requests = average * SECONDS_PER_HOUR * HOURS_PER_MONTH
+    input_cost = plan.usd_per_month / (requests * workload.input_tokens / TOKENS_PER_MTOK)
+    output_cost = plan.usd_per_month / (requests * workload.output_tokens / TOKENS_PER_MTOK)
+    return {
+        "usd_per_request": plan.usd_per_month / requests,
+        "served_input_usd_per_mtok": input_cost,
+        "served_output_usd_per_mtok": output_cost,
+        "served_blended_usd_per_mtok": blended_usd_per_mtok(input_cost, output_cost),
+    }
+
+
 def _priced_row(
     curve: DeploymentCurve,
     price: TierPrice,
@@ -363,26 +563,15 @@ def _priced_row(
         else None
     )
     unlabelled = curve.token_kind == "unlabelled"
-    shape = (
-        ScenarioShape(curve.input_tokens, curve.output_tokens, curve.cache_hit_rate or 0.0)
-        if curve.input_tokens and curve.output_tokens
-        else None
-    )
-    candidate = Candidate(
-        label=curve.label,
-        accelerator=curve.accelerator,
-        tok_per_s_per_gpu=result.tok_per_s_per_gpu,
-        token_kind=inputs.token_kind,
-        # One replica is the deployment as measured: its GPUs serve together.
-        gpus_per_replica=curve.gpus,
-        gpus_per_node=inputs.gpus_per_node,
-        usd_per_gpu_hour=price.usd_per_gpu_hour,
-        price_label=price.source,
-        throughput_provenance=result.provenance or "measured",
-        scenario=shape,
-        note=result.reason,
-    )
-    plan = plan_capacity(inputs.workload, candidate)
+    plan = _plan(curve, price, inputs, result)
+    miss: SloMiss | None = None
+    relaxed_plan: CapacityPlan | None = None
+    if not result.meets and inputs.slo.bounds:
+        miss = explain_miss(curve.points, inputs.slo)
+        if miss.relaxed is not None:
+            relaxed = best_throughput_at_slo(curve.points, miss.relaxed)
+            if relaxed.meets:
+                relaxed_plan = _plan(curve, price, inputs, relaxed)
     if unlabelled:
         plan = _with_warning(
             plan,
@@ -397,7 +586,7 @@ def _priced_row(
         if kw and result.tok_per_s_per_gpu is not None
         else None
     )
-    problem = "" if result.meets else result.reason
+    problem = "" if result.meets else (miss.describe() if miss else "") or result.reason
     return Row(
         curve,
         price,
@@ -407,6 +596,9 @@ def _priced_row(
         problem=problem,
         joules_per_token=energy,
         token_basis=inputs.token_kind,
+        miss=miss,
+        relaxed_plan=relaxed_plan,
+        **_served_costs(plan, inputs.workload),  # type: ignore[arg-type]
     )
 
 

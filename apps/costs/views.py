@@ -6,17 +6,24 @@ import csv
 import io
 from urllib.parse import urlencode
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
-from apps.accounts.scoping import viewer_org
-from apps.costs import selectors
+from apps.accounts.scoping import current_org, viewer_org
+from apps.catalog.models import Model, Scenario
+from apps.costs import selectors, services
 from apps.costs.charts import cost_vs_interactivity
 from apps.costs.claims import ClaimPage, Comparison, claim_page
-from apps.costs.formulas import Tier, TokenKind
+from apps.costs.formulas import CostInputError, Tier, TokenKind
+from apps.costs.models import PriceProfile, SavedPage
+from apps.costs.prices import profile_prices
 from apps.costs.procurement import (
     DEFAULTS,
     EXPORT_COLUMNS,
     PRICE_PREFIX,
+    WORKLOAD_UNITS,
     FieldError,
     ProcurementInputs,
     Row,
@@ -51,6 +58,14 @@ FIELD_LABELS = {
     "ttft_percentile": "TTFT percentile",
     "interactivity_min": "Interactivity p50 ≥ (tok/s/user)",
     "e2el_s_max": "E2EL p99 ≤ (s)",
+    "min_success_pct": "Success ≥ (%)",
+    "workload_unit": "Workload in",
+    "tokens_per_day": "Tokens/day",
+    "input_tokens_per_day": "Input tokens/day",
+    "output_tokens_per_day": "Output tokens/day",
+    "peak_requests_per_s": "Peak requests/s",
+    "name": "Name",
+    "profile": "Profile",
     "requests_per_day": "Requests/day",
     "input_tokens": "Input tokens",
     "output_tokens": "Output tokens",
@@ -95,18 +110,41 @@ def _unknown_tiers(query, fields: tuple[str, ...], book) -> list[FieldError]:
     return errors
 
 
+# In a permalink: price with the link's prices only, not the opener's organization's profile,
+# so everyone who opens it sees the same numbers.
+LINK_ONLY = ("prices_from", "link")
+
+
+def _params(request: HttpRequest) -> tuple[dict[str, str], str]:
+    """The page's query with the organization's active price profile under it (the one
+    price reader, apps.costs.prices, as every page that shows money): the URL's own prices
+    win, and a permalink's (`prices_from=link`) stand alone."""
+    params = {name: request.GET.get(name, "") for name in request.GET}
+    if params.get(LINK_ONLY[0]) == LINK_ONLY[1]:
+        return params, ""
+    name, own = profile_prices(current_org(request))
+    typed = {k.removeprefix(PRICE_PREFIX).upper() for k in params if k.startswith(PRICE_PREFIX)}
+    for sku, price in own.items():
+        if sku not in typed:
+            params[f"{PRICE_PREFIX}{sku}"] = f"{price:g}"
+    return params, name
+
+
 def _calculate(
     request: HttpRequest,
 ) -> tuple[dict[str, str], ProcurementInputs | None, list[FieldError], list[Row]]:
-    values = state(request.GET)
+    params, _ = _params(request)
+    values = state(params)
     # Reference prices plus what the user types; a member also gets the organization's own
     # price book and private runs (apps.accounts.scoping.viewer_org).
     org = viewer_org(request)
     book = selectors.price_book(org=org)
-    inputs, errors = parse_inputs(request.GET, book)
+    inputs, errors = parse_inputs(params, book)
     if inputs is None:
         return values, None, errors, []
-    curves = selectors.deployment_curves(org=org, kind=inputs.token_kind)
+    curves = selectors.deployment_curves(
+        org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
+    )
     return values, inputs, errors, procurement_rows(curves, inputs, book)
 
 
@@ -116,10 +154,23 @@ def _query(values: dict[str, str]) -> str:
     return urlencode(changed)
 
 
+def _permalink_query(values: dict[str, str]) -> str:
+    return urlencode([*_query_pairs(values), LINK_ONLY])
+
+
+def _query_pairs(values: dict[str, str]) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in values.items() if DEFAULTS.get(k) != v and k != LINK_ONLY[0]]
+
+
 def procurement(request: HttpRequest) -> HttpResponse:
     values, inputs, errors, rows = _calculate(request)
+    _, profile_name = _params(request)
+    org = current_org(request)
+    # Every accelerator of the price book gets an own-price field, so a buyer prices any two
+    # side by side (not only those the rows happen to show).
     accelerators = sorted(
         {row.curve.accelerator for row in rows}
+        | set(selectors.price_book(org=viewer_org(request)))
         | {k.removeprefix(PRICE_PREFIX).upper() for k in values if k.startswith(PRICE_PREFIX)}
     )
     chart = cost_vs_interactivity(rows, inputs.slo) if inputs else {"data": [], "layout": {}}
@@ -134,7 +185,22 @@ def procurement(request: HttpRequest) -> HttpResponse:
             for n in _unknown_tiers(request.GET, ("tier",), selectors.price_book(org=None))
         ],
         "rows": rows,
+        "best_rows": [row for row in rows if row.best_for_accelerator],
         "query": _query(values),
+        "permalink_query": _permalink_query(values),
+        "profile_name": profile_name,
+        "org": org,
+        "profiles": list(PriceProfile.objects.filter(org=org)) if org else [],
+        "saved_pages": list(SavedPage.objects.filter(org=org)) if org else [],
+        "printable": request.GET.get("print") == "1",
+        "workload_units": list(WORKLOAD_UNITS.items()),
+        "models": list(Model.objects.order_by("name").values_list("name", flat=True)),
+        "scenarios": list(
+            Scenario.objects.filter(runs__isnull=False)
+            .distinct()
+            .order_by("slug")
+            .values_list("slug", flat=True)
+        ),
         "tiers": [(tier.value, TIER_LABELS[tier.value]) for tier in Tier],
         "kinds": [kind.value for kind in TokenKind],
         "percentiles": list(slo_rule.PERCENTILES),
@@ -188,6 +254,93 @@ def _errors_response(errors: list[FieldError]) -> JsonResponse:
         for error in errors
     ]
     return JsonResponse({"detail": detail}, status=422)
+
+
+def _org_member(request: HttpRequest):
+    org = current_org(request)
+    if org is None:
+        raise PermissionDenied("sign in and join an organization to save")
+    return org
+
+
+@require_POST
+def profile_save(request: HttpRequest) -> HttpResponse:
+    """Save the page's own prices as a named profile of the organization (made active)."""
+    org = _org_member(request)
+    params = {k: v for k, v in request.POST.items()}
+    prices: dict[str, float] = {}
+    errors: list[FieldError] = []
+    for name, text in params.items():
+        if not name.startswith(PRICE_PREFIX) or not text.strip():
+            continue
+        try:
+            prices[name.removeprefix(PRICE_PREFIX)] = float(text.replace(",", ""))
+        except ValueError:
+            errors.append(FieldError(name, f"must be a number (got {text!r})"))
+    sells: dict[str, float | None] = {}
+    for name in (
+        "sell_input_usd_per_mtok",
+        "sell_output_usd_per_mtok",
+        "sell_cached_input_usd_per_mtok",
+    ):
+        text = params.get(name, "").strip()
+        try:
+            sells[name] = float(text) if text else None
+        except ValueError:
+            errors.append(FieldError(name, f"must be a number (got {text!r})"))
+    if not errors:
+        try:
+            services.price_profile_save(
+                org=org,
+                user=request.user,
+                name=params.get("name", ""),
+                usd_per_gpu_hour=prices,
+                active=True,
+                **sells,
+            )
+        except CostInputError as error:
+            errors.append(FieldError(error.field, error.message))
+    if errors:
+        return _errors_response(errors)
+    back = params.get("next", "")
+    return HttpResponseRedirect(
+        back if back.startswith("/costs/") else reverse("costs:procurement")
+    )
+
+
+@require_POST
+def profile_activate(request: HttpRequest) -> HttpResponse:
+    org = _org_member(request)
+    try:
+        services.price_profile_activate(
+            org=org, user=request.user, name=request.POST.get("profile", "")
+        )
+    except CostInputError as error:
+        return _errors_response([FieldError(error.field, error.message)])
+    return HttpResponseRedirect(reverse("costs:procurement"))
+
+
+@require_POST
+def page_save(request: HttpRequest) -> HttpResponse:
+    """Save the page as a named comparison (or only its workload), prices written in."""
+    org = _org_member(request)
+    kind = request.POST.get("kind", SavedPage.Kind.COMPARISON)
+    query = request.POST.get("query", "")
+    try:
+        saved = services.saved_page_save(
+            org=org, user=request.user, name=request.POST.get("name", ""), kind=kind, query=query
+        )
+    except CostInputError as error:
+        return _errors_response([FieldError(error.field, error.message)])
+    return HttpResponseRedirect(reverse("costs:saved", args=[saved.slug]))
+
+
+def saved(request: HttpRequest, slug: str) -> HttpResponse:
+    """A saved page's permalink: anyone with it gets the page it saved, prices included."""
+    found = SavedPage.objects.filter(slug=slug).first()
+    if found is None:
+        raise Http404("No such saved page")
+    return HttpResponseRedirect(f"{reverse('costs:procurement')}?{found.query}")
 
 
 def claim(request: HttpRequest) -> HttpResponse:
