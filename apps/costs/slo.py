@@ -467,7 +467,7 @@ def explain_miss(points: Sequence[SloPoint], slo: Slo) -> SloMiss:
         word = "over" if bound.is_ceiling else "under"
         failing.append(
             f"{_METRIC_LABELS[bound.metric]} {bound.percentile} is {value:.3g} {unit}, "
-            f"{gap:.3g} {unit} ({gap / bound.limit:.0%}) {word} the bound {bound.describe()}"
+            f"{gap:.3g} {unit} ({gap / bound.limit:.0%}) {word} the bound {bound.rule().describe()}"
         )
         bounds.append(
             SloBound(bound.metric, bound.percentile, _round_past(value, up=bound.is_ceiling))
