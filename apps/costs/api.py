@@ -38,6 +38,7 @@ from apps.costs.formulas import (
     require_positive,
     tok_per_s_per_mw,
 )
+from apps.costs.prices import with_profile_prices
 from apps.costs.procurement import export_records, parse_inputs, procurement_rows, state
 from apps.costs.slo import Slo, SloCost, SloPoint, cost_at_slo
 
@@ -634,13 +635,22 @@ def procurement_table(request: HttpRequest):
     and returns its rows, cheapest per month first, each with the price it used."""
     org = optional_org(request)
     book = selectors.price_book(org=org)
-    inputs, errors = parse_inputs(request.GET, book)
+    # The token's organization's active price profile applies, as on every page.
+    profiled = with_profile_prices(request.GET, org)
+    params = profiled.params
+    inputs, errors = parse_inputs(params, book, profile=profiled)
     if inputs is None:
         detail = [{"path": error.field, "message": error.message} for error in errors]
         return Status(422, {"detail": detail})
-    curves = selectors.deployment_curves(org=org, kind=inputs.token_kind)
+    curves = selectors.deployment_curves(
+        org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
+    )
     rows = procurement_rows(curves, inputs, book)
-    return {"state": state(request.GET), "rows": export_records(rows, inputs)}
+    return {
+        "state": state(params),
+        "price_profile": profiled.profile,
+        "rows": export_records(rows, inputs),
+    }
 
 
 class CompareQuery(SloQuery):

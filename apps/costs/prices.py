@@ -101,3 +101,32 @@ def prices_by_accelerator_id(own: Mapping[str, float]) -> dict[int, float]:
         for pk, sku in Accelerator.objects.values_list("pk", "sku")
         if sku.upper() in wanted
     }
+
+
+# In a permalink: price with the link's prices only, not the opener's organization's profile,
+# so everyone who opens it sees the same numbers.
+LINK_ONLY = ("prices_from", "link")
+
+
+@dataclass(frozen=True, slots=True)
+class ProfiledQuery:
+    params: dict[str, str]
+    profile: str = ""
+    profile_skus: frozenset[str] = frozenset()  # the SKUs whose price the profile gave
+
+
+def with_profile_prices(query: Mapping[str, str], org: Organization | None) -> ProfiledQuery:
+    """A /costs/-style query with the organization's active profile under it as
+    `price_<SKU>` fields (the URL's own prices win; a permalink's, `prices_from=link`, stand
+    alone), with the profile's name and the SKUs it priced."""
+    params = {name: query.get(name) or "" for name in query}
+    if params.get(LINK_ONLY[0]) == LINK_ONLY[1]:
+        return ProfiledQuery(params)
+    name, own = profile_prices(org)
+    typed = {k.removeprefix(PRICE_PREFIX).upper() for k in params if k.startswith(PRICE_PREFIX)}
+    given = set()
+    for sku, price in own.items():
+        if sku not in typed:
+            params[f"{PRICE_PREFIX}{sku}"] = f"{price:g}"
+            given.add(sku)
+    return ProfiledQuery(params, name, frozenset(given))

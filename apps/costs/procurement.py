@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from apps.costs.capacity import (
     SECONDS_PER_DAY,
@@ -48,6 +49,9 @@ from apps.costs.slo import (
     best_throughput_at_slo,
     explain_miss,
 )
+
+if TYPE_CHECKING:  # the page's reader of prices; this module stays free of the database
+    from apps.costs.prices import ProfiledQuery
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +163,9 @@ class ProcurementInputs:
     scenario: str = ""
     # Each step from the buyer's units to what the plan sizes for, in words.
     conversions: tuple[str, ...] = ()
+    # The organization's active price profile, and the SKUs whose price it gave.
+    profile: str = ""
+    profile_skus: frozenset[str] = frozenset()
 
 
 def state(params: Mapping[str, str]) -> dict[str, str]:
@@ -186,7 +193,10 @@ def _number(values: Mapping[str, str], name: str, errors: list[FieldError]) -> f
 
 
 def parse_inputs(
-    params: Mapping[str, str], book: Mapping[str, AcceleratorPrices] | None = None
+    params: Mapping[str, str],
+    book: Mapping[str, AcceleratorPrices] | None = None,
+    *,
+    profile: ProfiledQuery | None = None,
 ) -> tuple[ProcurementInputs | None, list[FieldError]]:
     """The calculator's inputs from a query string, or the errors naming each bad field.
 
@@ -276,6 +286,8 @@ def parse_inputs(
             model=values["model"].strip(),
             scenario=values["scenario"].strip(),
             conversions=conversions,
+            profile=profile.profile if profile else "",
+            profile_skus=profile.profile_skus if profile else frozenset(),
         ),
         [],
     )
@@ -459,7 +471,10 @@ def price_for(
     sku = curve.accelerator.upper()
     own = inputs.own_prices.get(sku)
     if own is not None:
-        return TierPrice(curve.accelerator, "own", own, USER_PRICE_SOURCE)
+        source = (
+            f"your profile “{inputs.profile}”" if sku in inputs.profile_skus else USER_PRICE_SOURCE
+        )
+        return TierPrice(curve.accelerator, "own", own, source)
     if inputs.capex is not None and inputs.capex_accelerator == sku:
         return TierPrice(
             curve.accelerator, "capex", inputs.capex.usd_per_gpu_hour, CAPEX_PRICE_SOURCE
@@ -626,8 +641,16 @@ EXPORT_COLUMNS = (
     "gpus_needed",
     "nodes_needed",
     "usd_per_month",
-    "usd_per_mtok_served",
+    "usd_per_request",
+    # What the page shows as "$/Mtok served": each kind carrying the whole bill, blended 3:1.
+    "usd_per_mtok_input_served",
+    "usd_per_mtok_output_served",
+    "usd_per_mtok_blended_served",
+    "best_for_accelerator",
     "joules_per_token",
+    "slo_miss",
+    "nearest_slo_met",
+    "usd_per_month_at_nearest_slo",
     "notes",
 )
 
@@ -639,6 +662,7 @@ def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[
         plan = row.plan
         notes = [row.problem] if row.problem else []
         notes += list(plan.warnings) if plan else []
+        relaxed_ok = row.relaxed_plan is not None and row.relaxed_plan.feasible
         records.append(
             {
                 "rank": rank if row.ok else None,
@@ -662,8 +686,21 @@ def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[
                 "gpus_needed": plan.gpus if plan else None,
                 "nodes_needed": plan.nodes if plan else None,
                 "usd_per_month": plan.usd_per_month if plan else None,
-                "usd_per_mtok_served": plan.usd_per_mtok_served if plan else None,
+                "usd_per_request": row.usd_per_request,
+                "usd_per_mtok_input_served": row.served_input_usd_per_mtok,
+                "usd_per_mtok_output_served": row.served_output_usd_per_mtok,
+                "usd_per_mtok_blended_served": row.served_blended_usd_per_mtok,
+                "best_for_accelerator": row.best_for_accelerator,
                 "joules_per_token": row.joules_per_token,
+                "slo_miss": row.miss.describe() if row.miss else "",
+                "nearest_slo_met": (
+                    row.miss.relaxed.describe()
+                    if row.miss and row.miss.relaxed and relaxed_ok
+                    else ""
+                ),
+                "usd_per_month_at_nearest_slo": (
+                    row.relaxed_plan.usd_per_month if relaxed_ok and row.relaxed_plan else None
+                ),
                 "notes": "; ".join(notes),
             }
         )

@@ -18,7 +18,7 @@ from apps.costs.charts import cost_vs_interactivity
 from apps.costs.claims import ClaimPage, Comparison, claim_page
 from apps.costs.formulas import CostInputError, Tier, TokenKind
 from apps.costs.models import PriceProfile, SavedPage
-from apps.costs.prices import profile_prices
+from apps.costs.prices import LINK_ONLY, ProfiledQuery, with_profile_prices
 from apps.costs.procurement import (
     DEFAULTS,
     EXPORT_COLUMNS,
@@ -110,36 +110,23 @@ def _unknown_tiers(query, fields: tuple[str, ...], book) -> list[FieldError]:
     return errors
 
 
-# In a permalink: price with the link's prices only, not the opener's organization's profile,
-# so everyone who opens it sees the same numbers.
-LINK_ONLY = ("prices_from", "link")
-
-
-def _params(request: HttpRequest) -> tuple[dict[str, str], str]:
+def _params(request: HttpRequest) -> ProfiledQuery:
     """The page's query with the organization's active price profile under it (the one
-    price reader, apps.costs.prices, as every page that shows money): the URL's own prices
-    win, and a permalink's (`prices_from=link`) stand alone."""
-    params = {name: request.GET.get(name, "") for name in request.GET}
-    if params.get(LINK_ONLY[0]) == LINK_ONLY[1]:
-        return params, ""
-    name, own = profile_prices(current_org(request))
-    typed = {k.removeprefix(PRICE_PREFIX).upper() for k in params if k.startswith(PRICE_PREFIX)}
-    for sku, price in own.items():
-        if sku not in typed:
-            params[f"{PRICE_PREFIX}{sku}"] = f"{price:g}"
-    return params, name
+    price reader, apps.costs.prices, as every page that shows money)."""
+    return with_profile_prices(request.GET, current_org(request))
 
 
 def _calculate(
     request: HttpRequest,
 ) -> tuple[dict[str, str], ProcurementInputs | None, list[FieldError], list[Row]]:
-    params, _ = _params(request)
+    profiled = _params(request)
+    params = profiled.params
     values = state(params)
     # Reference prices plus what the user types; a member also gets the organization's own
     # price book and private runs (apps.accounts.scoping.viewer_org).
     org = viewer_org(request)
     book = selectors.price_book(org=org)
-    inputs, errors = parse_inputs(params, book)
+    inputs, errors = parse_inputs(params, book, profile=profiled)
     if inputs is None:
         return values, None, errors, []
     curves = selectors.deployment_curves(
@@ -164,7 +151,7 @@ def _query_pairs(values: dict[str, str]) -> list[tuple[str, str]]:
 
 def procurement(request: HttpRequest) -> HttpResponse:
     values, inputs, errors, rows = _calculate(request)
-    _, profile_name = _params(request)
+    profile_name = _params(request).profile
     org = current_org(request)
     # Every accelerator of the price book gets an own-price field, so a buyer prices any two
     # side by side (not only those the rows happen to show).

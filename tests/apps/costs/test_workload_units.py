@@ -1,0 +1,106 @@
+"""The workload in the buyer's units, each conversion shown, and why an SLO is not met."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.costs.procurement import parse_inputs, procurement_rows
+from apps.costs.reference import REFERENCE_PRICES
+from apps.costs.slo import Slo, SloPoint, explain_miss
+from tests.apps.costs.test_procurement import B200, MI355X, curve
+
+SHAPE = {"input_tokens": "20000", "output_tokens": "1000", "peak_to_average": "2"}
+
+
+def test_tokens_per_day_become_requests_per_day_and_each_step_is_shown():
+    inputs, errors = parse_inputs(
+        SHAPE | {"workload_unit": "tokens_per_day", "tokens_per_day": "2,000,000,000"}
+    )
+    assert errors == []
+    assert inputs.workload.requests_per_day == pytest.approx(2e9 / 21_000)
+    assert inputs.conversions[0] == (
+        "2,000,000,000 tokens/day ÷ (20,000 input + 1,000 output) tokens/request "
+        "= 95,238 requests/day"
+    )
+    assert "= 2.205 requests/s at peak" in inputs.conversions[1]
+    assert inputs.conversions[2].endswith("= 2,646 output tok/s to size for")
+
+
+def test_input_and_output_tokens_per_day_that_disagree_are_sized_for_the_larger():
+    inputs, errors = parse_inputs(
+        SHAPE
+        | {
+            "workload_unit": "io_tokens_per_day",
+            "input_tokens_per_day": "1e9",  # 50,000 requests
+            "output_tokens_per_day": "1e8",  # 100,000 requests
+        }
+    )
+    assert errors == []
+    assert inputs.workload.requests_per_day == pytest.approx(100_000)
+    assert "sized for the larger, 100,000 requests/day" in inputs.conversions[1]
+
+
+def test_requests_per_second_at_peak_are_sized_as_given():
+    inputs, errors = parse_inputs(
+        SHAPE | {"workload_unit": "peak_requests_per_s", "peak_requests_per_s": "3"}
+    )
+    assert errors == []
+    assert inputs.workload.peak_requests_per_s == 3
+    assert inputs.workload.requests_per_day is None
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"workload_unit": "tokens_per_day"}, "tokens_per_day"),
+        ({"workload_unit": "tokens_per_day", "tokens_per_day": "0"}, "tokens_per_day"),
+        ({"workload_unit": "furlongs"}, "workload_unit"),
+        ({"min_success_pct": "120"}, "min_success_pct"),
+    ],
+)
+def test_a_bad_workload_names_its_field(params, field):
+    inputs, errors = parse_inputs(SHAPE | params)
+    assert inputs is None
+    assert field in {error.field for error in errors}
+
+
+def test_a_percentile_the_data_lacks_is_named():
+    points = [SloPoint("c1", 100, {"ttft_s.p50": 0.2, "ttft_s.p90": 0.4}, 1.0)]
+    miss = explain_miss(points, Slo.of(ttft_s_max=2, ttft_percentile="p99"))
+    assert miss.unstated == ("TTFT p99 (it states p50, p90)",)
+    assert miss.nearest is None
+
+
+def test_an_unreported_success_rate_is_named_and_the_nearest_slo_asks_none():
+    points = [SloPoint("c1", 100, {"ttft_s.p99": 1.5}, None)]
+    miss = explain_miss(points, Slo.of(ttft_s_max=2))
+    assert miss.unstated == ("success rate (the SLO needs ≥ 99%)",)
+    assert miss.failing == ()
+    assert miss.relaxed == Slo.of(ttft_s_max=2, min_success_rate=0.0)
+
+
+def test_a_success_rate_of_zero_prices_points_that_do_not_report_it():
+    unreported = curve(3, "MI355X", [SloPoint("c1", 500, {"ttft_s.p99": 0.5}, None)])
+    base = {"ttft_s_max": "2", "input_tokens": "1000", "output_tokens": "1000"}
+    strict, _ = parse_inputs(base | {"token_kind": "total"})
+    lax, _ = parse_inputs(base | {"token_kind": "total", "min_success_pct": "0"})
+    (missed,) = procurement_rows([unreported], strict, REFERENCE_PRICES)
+    (priced,) = procurement_rows([unreported], lax, REFERENCE_PRICES)
+    assert not missed.ok and "success rate" in missed.problem
+    assert missed.relaxed_plan.gpus == priced.plan.gpus  # the nearest SLO it meets, priced
+    assert priced.ok
+
+
+def test_the_cheapest_row_per_accelerator_is_called_out():
+    inputs, _ = parse_inputs(
+        {"ttft_s_max": "2.22", "input_tokens": "1000", "output_tokens": "1000"}
+        | {"token_kind": "total", "cache_hit_rate": "0"}
+    )
+    slower_b200 = curve(5, "B200", [SloPoint("c1", 100, {"ttft_s.p99": 0.3}, 1.0)])
+    rows = procurement_rows([MI355X, B200, slower_b200], inputs, REFERENCE_PRICES)
+    best = {row.curve.run_id for row in rows if row.best_for_accelerator}
+    assert best == {MI355X.run_id, B200.run_id}
+    cheapest = rows[0]
+    assert cheapest.usd_per_request == pytest.approx(
+        cheapest.plan.usd_per_month / (1_000_000 / 86_400 * 3600 * 730)
+    )
