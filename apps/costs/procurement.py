@@ -42,7 +42,9 @@ from apps.costs.formulas import (
     usd_per_mtok,
 )
 from apps.costs.slo import (
+    Metric,
     Slo,
+    SloBound,
     SloMiss,
     SloPoint,
     SloResult,
@@ -705,3 +707,61 @@ def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[
             }
         )
     return records
+
+
+def cost_of_latency(
+    rows: Sequence[Row], inputs: ProcurementInputs, *, steps: int = 10
+) -> dict[str, list[tuple[float, float]]]:
+    """$/month against the TTFT bound, per accelerator: for each bound (log-spaced between
+    the lowest and highest TTFT any point reports, at the SLO's percentile), the cheapest
+    plan among the accelerator's deployments, the SLO's other bounds kept."""
+    ttft = next((b for b in inputs.slo.bounds if b.metric is Metric.TTFT_S), None)
+    percentile = ttft.percentile if ttft else "p99"
+    key = SloBound(Metric.TTFT_S, percentile, 1.0).key
+    values = sorted(
+        {
+            p.metrics[key]
+            for row in rows
+            for p in row.curve.points
+            if row.price is not None and p.metrics.get(key, 0) > 0
+        }
+    )
+    if not values:
+        return {}
+    low, high = values[0], values[-1]
+    count = max(min(steps, len(values)), 1)
+    limits = sorted(
+        {low * (high / low) ** (i / (count - 1)) if count > 1 else low for i in range(count)}
+    )
+    others = tuple(b for b in inputs.slo.bounds if b.metric is not Metric.TTFT_S)
+    best: dict[str, dict[float, float]] = {}
+    for row in rows:
+        ttfts = [p.metrics[key] for p in row.curve.points if key in p.metrics]
+        if row.price is None or not ttfts:
+            continue
+        # No bound below the lightest point's TTFT can be met, and every bound past the
+        # heaviest one gives the same answer: that one is worked out once.
+        past_all: float | None = None
+        for limit in limits:
+            if limit < min(ttfts):
+                continue
+            if limit >= max(ttfts) and past_all is not None:
+                usd = past_all
+            else:
+                slo = Slo(
+                    (*others, SloBound(Metric.TTFT_S, percentile, limit)),
+                    inputs.slo.min_success_rate,
+                )
+                try:
+                    result = best_throughput_at_slo(row.curve.points, slo)
+                    plan = _plan(row.curve, row.price, inputs, result) if result.meets else None
+                except CostInputError:
+                    continue  # the row itself says why
+                if plan is None or plan.usd_per_month is None:
+                    continue
+                usd = plan.usd_per_month
+                if limit >= max(ttfts):
+                    past_all = usd
+            found = best.setdefault(row.curve.accelerator, {})
+            found[limit] = min(found.get(limit, math.inf), usd)
+    return {sku: sorted(by_limit.items()) for sku, by_limit in sorted(best.items())}

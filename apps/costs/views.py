@@ -14,11 +14,11 @@ from django.views.decorators.http import require_POST
 from apps.accounts.scoping import current_org, viewer_org
 from apps.catalog.models import Model, Scenario
 from apps.costs import selectors, services
-from apps.costs.charts import cost_vs_interactivity
-from apps.costs.claims import ClaimPage, Comparison, claim_page
+from apps.costs.charts import cost_of_latency_figure, cost_vs_interactivity
+from apps.costs.claims import CLAIM_DEFAULTS, ClaimPage, Comparison, claim_page
 from apps.costs.formulas import CostInputError, Tier, TokenKind
 from apps.costs.models import PriceProfile, SavedPage
-from apps.costs.prices import LINK_ONLY, ProfiledQuery, with_profile_prices
+from apps.costs.prices import LINK_ONLY, ProfiledQuery, profile_prices, with_profile_prices
 from apps.costs.procurement import (
     DEFAULTS,
     EXPORT_COLUMNS,
@@ -27,6 +27,7 @@ from apps.costs.procurement import (
     FieldError,
     ProcurementInputs,
     Row,
+    cost_of_latency,
     export_records,
     parse_inputs,
     procurement_rows,
@@ -196,6 +197,13 @@ def procurement(request: HttpRequest) -> HttpResponse:
             for sku in accelerators
         ],
         "chart": chart,
+        "latency_chart": (
+            cost_of_latency_figure(
+                cost_of_latency(rows, inputs), inputs.slo, values.get("ttft_percentile") or "p99"
+            )
+            if inputs
+            else None
+        ),
         "all_accelerators": sorted(selectors.price_book(org=viewer_org(request))),
         "capex_fields": [
             (name, label, size, values.get(name, "")) for name, label, size in CAPEX_FIELDS
@@ -338,7 +346,13 @@ def claim(request: HttpRequest) -> HttpResponse:
     org = viewer_org(request)
     book = selectors.price_book(org=org)
     curves = selectors.deployment_curves(org=org, kind=TokenKind(kind))
-    query, errors = request.GET, _unknown_tiers(request.GET, ("tier_a", "tier_b"), book)
+    query, errors = request.GET.copy(), _unknown_tiers(request.GET, ("tier_a", "tier_b"), book)
+    # The organization's active price profile gives each side's own price unless typed.
+    profile, own = profile_prices(current_org(request))
+    for side in ("a", "b"):
+        sku = query.get(f"accelerator_{side}", CLAIM_DEFAULTS[f"accelerator_{side}"]).upper()
+        if sku in own and not query.get(f"price_{side}"):
+            query[f"price_{side}"] = f"{own[sku]:g}"
     for field in ("throughput_ratio", "claimed_cost_ratio"):
         try:
             if query.get(field) and float(query[field]) <= 0:
@@ -356,5 +370,6 @@ def claim(request: HttpRequest) -> HttpResponse:
         "tiers": [(tier.value, TIER_LABELS[tier.value]) for tier in Tier],
         "accelerators": sorted(book),
         "comparisons": [c.value for c in Comparison],
+        "profile_name": profile if own else "",
     }
     return page_or_partial(request, "costs/claim.html", "claim-result", context)

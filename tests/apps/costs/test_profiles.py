@@ -110,3 +110,11 @@ def test_the_api_and_the_csv_price_with_the_callers_profile(client, org, person,
     assert rows[0]["usd_per_gpu_hour"] == "0.9"
     assert rows[0]["price_source"] == "own: your profile “Acme 2026”"
     assert float(rows[0]["usd_per_request"]) > 0
+
+
+def test_the_claim_checker_prices_each_side_from_the_profile(client, org, person):
+    client.force_login(person(org))
+    save(client, price_MI355X="0.9")
+    page = client.get("/costs/claim/").content.decode()
+    assert "price profile “Acme 2026”" in page
+    assert 'value="0.9"' in page

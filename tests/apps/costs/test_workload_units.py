@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from apps.costs.procurement import parse_inputs, procurement_rows
+from apps.costs.procurement import cost_of_latency, parse_inputs, procurement_rows
 from apps.costs.reference import REFERENCE_PRICES
 from apps.costs.slo import Slo, SloPoint, explain_miss
 from tests.apps.costs.test_procurement import B200, MI355X, curve
@@ -104,3 +104,23 @@ def test_the_cheapest_row_per_accelerator_is_called_out():
     assert cheapest.usd_per_request == pytest.approx(
         cheapest.plan.usd_per_month / (1_000_000 / 86_400 * 3600 * 730)
     )
+
+
+def test_the_cost_of_latency_falls_as_the_ttft_bound_loosens_per_accelerator():
+    inputs, _ = parse_inputs(
+        {"ttft_s_max": "2.22", "input_tokens": "1000", "output_tokens": "1000"}
+        | {"token_kind": "total", "cache_hit_rate": "0"}
+    )
+    rows = procurement_rows([MI355X, B200], inputs, REFERENCE_PRICES)
+    series = cost_of_latency(rows, inputs)
+    assert set(series) == {"MI355X", "B200"}
+    for points in series.values():
+        limits = [limit for limit, _ in points]
+        months = [usd for _, usd in points]
+        assert limits == sorted(limits)
+        assert months == sorted(months, reverse=True)
+    # MI355X's lightest point has TTFT 0.5 s: no tighter bound is priced for it.
+    assert min(limit for limit, _ in series["MI355X"]) >= 0.5
+    # Past its heaviest point (2.0 s) MI355X costs what its best point costs at the SLO.
+    mi = next(row for row in rows if row.curve.accelerator == "MI355X")
+    assert series["MI355X"][-1][1] == mi.plan.usd_per_month
