@@ -101,6 +101,9 @@ DEFAULTS: dict[str, str] = {
     "output_tokens_per_day": "",
     "peak_requests_per_s": "",
     "requests_per_day": "1000000",
+    # A weighted mix of lengths instead of one: "20000/1000:0.7, 1k-1k:0.3" (input/output
+    # tokens or a scenario's slug, then its share of requests).
+    "length_mix": "",
     # The seed workload: 20k in / 1k out / 60% prefix cache.
     "input_tokens": "20000",
     "output_tokens": "1000",
@@ -129,6 +132,7 @@ _TEXT_FIELDS = {
     "model",
     "scenario",
     "workload_unit",
+    "length_mix",
 }
 WORKLOAD_UNITS = {
     "requests_per_day": "requests per day",
@@ -199,6 +203,7 @@ def parse_inputs(
     book: Mapping[str, AcceleratorPrices] | None = None,
     *,
     profile: ProfiledQuery | None = None,
+    shapes: Mapping[str, tuple[float, float]] | None = None,
 ) -> tuple[ProcurementInputs | None, list[FieldError]]:
     """The calculator's inputs from a query string, or the errors naming each bad field.
 
@@ -255,12 +260,21 @@ def parse_inputs(
         unit = "requests_per_day"
     workload: Workload | None = None
     conversions: tuple[str, ...] = ()
+    if values["length_mix"].strip():
+        try:
+            mixed_in, mixed_out, step = length_mix(values["length_mix"], shapes or {})
+        except CostInputError as error:
+            errors.append(FieldError(error.field, error.message))
+        else:
+            numbers["input_tokens"], numbers["output_tokens"] = mixed_in, mixed_out
+            conversions = (step,)
     for required in (*_UNIT_FIELDS[unit], "input_tokens", "output_tokens"):
         if numbers[required] is None and not any(e.field == required for e in errors):
             errors.append(FieldError(required, "is required"))
     if not errors:
         try:
-            workload, conversions = _workload(unit, numbers)
+            workload, steps = _workload(unit, numbers)
+            conversions += steps
             load = workload_load(workload)
         except CostInputError as error:
             errors.append(FieldError(error.field, error.message))
@@ -337,6 +351,55 @@ def _workload(unit: str, numbers: Mapping[str, float | None]) -> tuple[Workload,
     else:
         per_day = require_positive_field("requests_per_day", numbers["requests_per_day"])
     return Workload(requests_per_day=per_day, **common), tuple(steps)
+
+
+def length_mix(text: str, shapes: Mapping[str, tuple[float, float]]) -> tuple[float, float, str]:
+    """The request-weighted mean input and output tokens of a mix, and the step in words.
+
+    Sized on the mean: a deployment's throughput was measured at one shape, so a mix is
+    priced as its average request (the rows warn when that differs from what was measured).
+    """
+    entries = []
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        shape, _, weight_text = part.rpartition(":") if ":" in part else (part, "", "1")
+        try:
+            weight = float(weight_text)
+        except ValueError:
+            raise CostInputError("length_mix", f"{part!r}: the share must be a number") from None
+        if not math.isfinite(weight) or weight <= 0:
+            raise CostInputError("length_mix", f"{part!r}: the share must be above zero")
+        if shape in shapes:
+            tokens = shapes[shape]
+        else:
+            inp, _, out = shape.partition("/")
+            try:
+                tokens = (float(inp), float(out))
+            except ValueError:
+                known = ", ".join(sorted(shapes)) or "none"
+                raise CostInputError(
+                    "length_mix",
+                    f"{shape!r} is neither input/output tokens (20000/1000) nor a scenario "
+                    f"(known: {known})",
+                ) from None
+            if not all(math.isfinite(t) and t > 0 for t in tokens):
+                raise CostInputError("length_mix", f"{shape!r}: token counts must be above zero")
+        entries.append((shape, tokens, weight))
+    if not entries:
+        raise CostInputError("length_mix", "give at least one length and its share")
+    total = sum(weight for *_, weight in entries)
+    mean_in = sum(t[0] * w for _, t, w in entries) / total
+    mean_out = sum(t[1] * w for _, t, w in entries) / total
+    parts = " + ".join(
+        f"{w / total:.0%} × ({_n(t[0])} in / {_n(t[1])} out{f', {s}' if s in shapes else ''})"
+        for s, t, w in entries
+    )
+    return (
+        mean_in,
+        mean_out,
+        f"length mix {parts} = {_n(mean_in)} in / {_n(mean_out)} out per request on average",
+    )
 
 
 def require_positive_field(name: str, value: float | None) -> float:

@@ -65,6 +65,7 @@ FIELD_LABELS = {
     "input_tokens_per_day": "Input tokens/day",
     "output_tokens_per_day": "Output tokens/day",
     "peak_requests_per_s": "Peak requests/s",
+    "length_mix": "Length mix",
     "name": "Name",
     "profile": "Profile",
     "requests_per_day": "Requests/day",
@@ -117,6 +118,16 @@ def _params(request: HttpRequest) -> ProfiledQuery:
     return with_profile_prices(request.GET, current_org(request))
 
 
+def _scenario_shapes() -> dict[str, tuple[float, float]]:
+    """Scenario slug -> (input, output) tokens, for a length mix named by scenarios."""
+    rows = Scenario.objects.exclude(input_tokens__isnull=True).exclude(output_tokens__isnull=True)
+    return {
+        slug: (float(inp), float(out))
+        for slug, inp, out in rows.values_list("slug", "input_tokens", "output_tokens")
+        if inp and out
+    }
+
+
 def _calculate(
     request: HttpRequest,
 ) -> tuple[dict[str, str], ProcurementInputs | None, list[FieldError], list[Row]]:
@@ -127,7 +138,7 @@ def _calculate(
     # price book and private runs (apps.accounts.scoping.viewer_org).
     org = viewer_org(request)
     book = selectors.price_book(org=org)
-    inputs, errors = parse_inputs(params, book, profile=profiled)
+    inputs, errors = parse_inputs(params, book, profile=profiled, shapes=_scenario_shapes())
     if inputs is None:
         return values, None, errors, []
     curves = selectors.deployment_curves(

@@ -124,3 +124,24 @@ def test_the_cost_of_latency_falls_as_the_ttft_bound_loosens_per_accelerator():
     # Past its heaviest point (2.0 s) MI355X costs what its best point costs at the SLO.
     mi = next(row for row in rows if row.curve.accelerator == "MI355X")
     assert series["MI355X"][-1][1] == mi.plan.usd_per_month
+
+
+def test_a_length_mix_is_sized_on_its_mean_request_and_says_so():
+    inputs, errors = parse_inputs(
+        SHAPE | {"length_mix": "20000/1000:0.75, 1k-1k:0.25", "requests_per_day": "1000"},
+        shapes={"1k-1k": (1024.0, 1024.0)},
+    )
+    assert errors == []
+    assert inputs.workload.input_tokens == pytest.approx(0.75 * 20_000 + 0.25 * 1024)
+    assert inputs.workload.output_tokens == pytest.approx(0.75 * 1000 + 0.25 * 1024)
+    assert inputs.conversions[0] == (
+        "length mix 75% × (20,000 in / 1,000 out) + 25% × (1,024 in / 1,024 out, 1k-1k) "
+        "= 15,256 in / 1,006 out per request on average"
+    )
+
+
+@pytest.mark.parametrize("mix", ["20000/1000:lots", "long:1", "20000/0:1", "20000/1000:-1", ","])
+def test_a_bad_length_mix_names_the_field(mix):
+    inputs, errors = parse_inputs(SHAPE | {"length_mix": mix})
+    assert inputs is None
+    assert [error.field for error in errors] == ["length_mix"]
