@@ -82,6 +82,22 @@ def profile_prices(org: Organization | None) -> tuple[str, dict[str, float]]:
     return profile.name, prices
 
 
+def profile_sell_prices(org: Organization | None) -> dict[str, float | None]:
+    """The $/Mtok the organization's active profile sells tokens at, by /costs/ field."""
+    if org is None:
+        return {}
+    from apps.costs.models import PriceProfile
+
+    profile = PriceProfile.objects.filter(org=org, active=True).first()
+    if profile is None:
+        return {}
+    return {
+        "sell_input_usd_per_mtok": profile.sell_input_usd_per_mtok,
+        "sell_cached_input_usd_per_mtok": profile.sell_cached_input_usd_per_mtok,
+        "sell_output_usd_per_mtok": profile.sell_output_usd_per_mtok,
+    }
+
+
 def price_sheet(request: HttpRequest) -> PriceSheet:
     """This visitor's own prices: their organization's profile, then the URL's on top."""
     name, own = profile_prices(current_org(request))
@@ -123,6 +139,9 @@ def with_profile_prices(query: Mapping[str, str], org: Organization | None) -> P
     if params.get(LINK_ONLY[0]) == LINK_ONLY[1]:
         return ProfiledQuery(params)
     name, own = profile_prices(org)
+    for field, value in profile_sell_prices(org).items():
+        if value is not None and not params.get(field):
+            params[field] = f"{value:g}"
     typed = {k.removeprefix(PRICE_PREFIX).upper() for k in params if k.startswith(PRICE_PREFIX)}
     given = set()
     for sku, price in own.items():

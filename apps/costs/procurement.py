@@ -121,7 +121,16 @@ DEFAULTS: dict[str, str] = {
     "pue": "1.0",
     "hosting_usd_per_month": "0",
     "utilization": "1",
+    # What the buyer sells tokens at ($/Mtok), where they do: revenue and margin per row.
+    "sell_input_usd_per_mtok": "",
+    "sell_cached_input_usd_per_mtok": "",
+    "sell_output_usd_per_mtok": "",
 }
+SELL_FIELDS = (
+    "sell_input_usd_per_mtok",
+    "sell_cached_input_usd_per_mtok",
+    "sell_output_usd_per_mtok",
+)
 PRICE_PREFIX = "price_"
 CAPEX_PRICE_SOURCE = "your capex + opex"
 _TEXT_FIELDS = {
@@ -169,6 +178,8 @@ class ProcurementInputs:
     scenario: str = ""
     # Each step from the buyer's units to what the plan sizes for, in words.
     conversions: tuple[str, ...] = ()
+    # $/Mtok the buyer sells input, cached input and output tokens at (None: not given).
+    sell: dict[str, float | None] = field(default_factory=dict)
     # The organization's active price profile, and the SKUs whose price it gave.
     profile: str = ""
     profile_skus: frozenset[str] = frozenset()
@@ -285,6 +296,12 @@ def parse_inputs(
     bad_node = gpus_per_node is None or gpus_per_node < 1 or gpus_per_node != int(gpus_per_node)
     if bad_node and not any(e.field == "gpus_per_node" for e in errors):
         errors.append(FieldError("gpus_per_node", "must be a whole number of at least 1"))
+    sell: dict[str, float | None] = {}
+    for name in SELL_FIELDS:
+        value = numbers[name]
+        if value is not None and value < 0:
+            errors.append(FieldError(name, f"must not be negative (got {value:g})"))
+        sell[name] = value
     capex_accelerator = values["capex_accelerator"].strip().upper()
     capex = _capex_price(capex_accelerator, numbers, book or {}, errors)
     if errors or workload is None or gpus_per_node is None:
@@ -302,6 +319,7 @@ def parse_inputs(
             model=values["model"].strip(),
             scenario=values["scenario"].strip(),
             conversions=conversions,
+            sell=sell,
             profile=profile.profile if profile else "",
             profile_skus=profile.profile_skus if profile else frozenset(),
         ),
@@ -492,6 +510,9 @@ class Row:
     relaxed_plan: CapacityPlan | None = None
     # At the served (average) load: what a request and a million tokens cost.
     usd_per_request: float | None = None
+    # At the buyer's own token prices: what the month's tokens sell for, less the GPUs.
+    revenue_per_month: float | None = None
+    margin_per_month: float | None = None
     served_input_usd_per_mtok: float | None = None
     served_output_usd_per_mtok: float | None = None
     served_blended_usd_per_mtok: float | None = None
@@ -630,6 +651,27 @@ def _served_costs(plan: CapacityPlan, workload: Workload) -> dict[str, float | N
     }
 
 
+def _revenue(plan: CapacityPlan, inputs: ProcurementInputs) -> dict[str, float | None]:
+    """The month's tokens at the buyer's own token prices: uncached input at the input
+    price, cached input at the cached price (the input price when none is given), output at
+    the output price. Only when an input or output price is given."""
+    sell_in = inputs.sell.get("sell_input_usd_per_mtok")
+    sell_out = inputs.sell.get("sell_output_usd_per_mtok")
+    if (sell_in is None and sell_out is None) or not plan.feasible or plan.usd_per_month is None:
+        return {}
+    cached_price = inputs.sell.get("sell_cached_input_usd_per_mtok")
+    workload = inputs.workload
+    requests = workload_load(workload).average_requests_per_s * SECONDS_PER_HOUR * HOURS_PER_MONTH
+    cached = workload.input_tokens * workload.cache_hit_rate
+    per_request = (
+        (workload.input_tokens - cached) * (sell_in or 0.0)
+        + cached * (cached_price if cached_price is not None else (sell_in or 0.0))
+        + workload.output_tokens * (sell_out or 0.0)
+    ) / TOKENS_PER_MTOK
+    revenue = per_request * requests
+    return {"revenue_per_month": revenue, "margin_per_month": revenue - plan.usd_per_month}
+
+
 def _priced_row(
     curve: DeploymentCurve,
     price: TierPrice,
@@ -679,6 +721,7 @@ def _priced_row(
         miss=miss,
         relaxed_plan=relaxed_plan,
         **_served_costs(plan, inputs.workload),  # type: ignore[arg-type]
+        **_revenue(plan, inputs),  # type: ignore[arg-type]
     )
 
 
@@ -712,6 +755,8 @@ EXPORT_COLUMNS = (
     "usd_per_mtok_output_served",
     "usd_per_mtok_blended_served",
     "best_for_accelerator",
+    "revenue_per_month",
+    "margin_per_month",
     "joules_per_token",
     "slo_miss",
     "nearest_slo_met",
@@ -756,6 +801,8 @@ def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[
                 "usd_per_mtok_output_served": row.served_output_usd_per_mtok,
                 "usd_per_mtok_blended_served": row.served_blended_usd_per_mtok,
                 "best_for_accelerator": row.best_for_accelerator,
+                "revenue_per_month": row.revenue_per_month,
+                "margin_per_month": row.margin_per_month,
                 "joules_per_token": row.joules_per_token,
                 "slo_miss": row.miss.describe() if row.miss else "",
                 "nearest_slo_met": (

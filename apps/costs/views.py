@@ -23,6 +23,7 @@ from apps.costs.procurement import (
     DEFAULTS,
     EXPORT_COLUMNS,
     PRICE_PREFIX,
+    SELL_FIELDS,
     WORKLOAD_UNITS,
     FieldError,
     ProcurementInputs,
@@ -66,6 +67,9 @@ FIELD_LABELS = {
     "output_tokens_per_day": "Output tokens/day",
     "peak_requests_per_s": "Peak requests/s",
     "length_mix": "Length mix",
+    "sell_input_usd_per_mtok": "You sell input at ($/Mtok)",
+    "sell_cached_input_usd_per_mtok": "You sell cached input at ($/Mtok)",
+    "sell_output_usd_per_mtok": "You sell output at ($/Mtok)",
     "name": "Name",
     "profile": "Profile",
     "requests_per_day": "Requests/day",
@@ -193,6 +197,7 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "saved_pages": list(SavedPage.objects.filter(org=org)) if org else [],
         "printable": request.GET.get("print") == "1",
         "workload_units": list(WORKLOAD_UNITS.items()),
+        "sell_fields": SELL_FIELDS,
         "models": list(Model.objects.order_by("name").values_list("name", flat=True)),
         "scenarios": list(
             Scenario.objects.filter(runs__isnull=False)

@@ -10,6 +10,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from apps.accounts.services import organization_get_or_create
+from apps.costs.models import PriceProfile
 from apps.runs.services import run_ingest
 from tests.e2e.conftest import screenshot
 from tests.factories import document
@@ -69,7 +70,9 @@ def test_a_profile_reprices_every_page_for_its_organization_only(
     assert len(set(anonymous_before)) == 1 and anonymous_before[0] != own, anonymous_before
 
     member = signed_in(browser, live_server, person(org)).new_page()
-    member.goto(f"{base}/costs/?price_MI355X={MI355X_OWN}&price_B200=1.5")
+    member.goto(f"{base}/costs/?price_B200=1.5")
+    with member.expect_response(lambda r: f"price_MI355X={MI355X_OWN}" in r.url):
+        member.fill("input[name=price_MI355X]", str(MI355X_OWN))  # typed, not in the URL
     member.fill("#profile-name", "Acme 2026")
     with member.expect_navigation():
         member.click("#save-profile")
@@ -94,3 +97,5 @@ def test_a_profile_reprices_every_page_for_its_organization_only(
     assert DOLLARS.findall(
         page.locator(f"#cost-table tr[data-run='{mi.pk}'] td.mtok .measured-mtok").inner_text()
     ) == [own]
+    saved = PriceProfile.objects.get(org=org, active=True)
+    assert saved.usd_per_gpu_hour == {"MI355X": MI355X_OWN, "B200": 1.5}

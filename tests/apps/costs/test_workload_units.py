@@ -145,3 +145,36 @@ def test_a_bad_length_mix_names_the_field(mix):
     inputs, errors = parse_inputs(SHAPE | {"length_mix": mix})
     assert inputs is None
     assert [error.field for error in errors] == ["length_mix"]
+
+
+def test_token_prices_the_buyer_sells_at_give_revenue_and_margin():
+    inputs, errors = parse_inputs(
+        {"ttft_s_max": "2.22", "input_tokens": "1000", "output_tokens": "1000"}
+        | {"token_kind": "total", "cache_hit_rate": "0.5", "requests_per_day": "86400"}
+        | {"sell_input_usd_per_mtok": "0.5", "sell_cached_input_usd_per_mtok": "0.1"}
+        | {"sell_output_usd_per_mtok": "2"}
+    )
+    assert errors == []
+    (row, _) = procurement_rows([MI355X, B200], inputs, REFERENCE_PRICES)
+    # One request a second on average, 730 h: 2,628,000 requests, each 500 uncached and
+    # 500 cached input tokens and 1,000 output tokens.
+    per_request = (500 * 0.5 + 500 * 0.1 + 1000 * 2) / 1e6
+    assert row.revenue_per_month == pytest.approx(per_request * 2_628_000)
+    assert row.margin_per_month == pytest.approx(row.revenue_per_month - row.plan.usd_per_month)
+
+
+def test_a_disaggregated_deployment_counts_both_pools_in_each_replica():
+    inputs, _ = parse_inputs(
+        {"input_tokens": "1000", "output_tokens": "1000", "token_kind": "total"}
+        | {"cache_hit_rate": "0", "requests_per_day": "10000000"}
+    )
+    disaggregated = curve(
+        7,
+        "GB200",
+        [SloPoint("c64", 900, {"ttft_s.p99": 1.0}, 1.0)],
+        gpus=32,
+        prefill_gpus=8,
+        decode_gpus=24,
+    )
+    (row,) = procurement_rows([disaggregated], inputs, REFERENCE_PRICES)
+    assert row.plan.gpus % 32 == 0 and row.plan.gpus == row.plan.replicas * (8 + 24)
