@@ -631,8 +631,11 @@ def procurement_table(request: HttpRequest):
     interactivity_min, e2el_s_max, requests_per_day, input_tokens, output_tokens,
     cache_hit_rate, peak_to_average, headroom, gpus_per_node, token_kind, and for an own
     price built from capex + opex: capex_accelerator, gpu_purchase_usd, server_share_usd,
-    depreciation_years, kw_per_gpu, usd_per_kwh, pue, hosting_usd_per_month, utilization)
-    and returns its rows, cheapest per month first, each with the price it used."""
+    depreciation_years, kw_per_gpu, usd_per_kwh, pue, hosting_usd_per_month, utilization;
+    model, scenario, min_success_pct, workload_unit with tokens_per_day /
+    input_tokens_per_day + output_tokens_per_day / peak_requests_per_s, length_mix, and the
+    sell_*_usd_per_mtok token prices) and returns its rows, cheapest per month first, each
+    with the price it used. The token's organization's active price profile applies."""
     org = optional_org(request)
     book = selectors.price_book(org=org)
     # The token's organization's active price profile applies, as on every page.
