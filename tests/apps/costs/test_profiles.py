@@ -118,3 +118,9 @@ def test_the_claim_checker_prices_each_side_from_the_profile(client, org, person
     page = client.get("/costs/claim/").content.decode()
     assert "price profile “Acme 2026”" in page
     assert 'value="0.9"' in page
+
+
+def test_the_printable_page_is_the_result_without_the_form(client, run):
+    page = client.get("/costs/?ttft_s_max=2.22&print=1").content.decode()
+    assert 'id="cost-form"' not in page
+    assert 'id="cost-table"' in page and 'id="priced-by"' in page
