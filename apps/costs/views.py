@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -267,6 +267,25 @@ def _errors_response(errors: list[FieldError]) -> JsonResponse:
     return JsonResponse({"detail": detail}, status=422)
 
 
+WORKLOAD_FIELDS = frozenset(
+    {
+        "workload_unit",
+        "requests_per_day",
+        "tokens_per_day",
+        "input_tokens_per_day",
+        "output_tokens_per_day",
+        "peak_requests_per_s",
+        "length_mix",
+        "input_tokens",
+        "output_tokens",
+        "cache_hit_rate",
+        "peak_to_average",
+        "headroom",
+        "gpus_per_node",
+    }
+)
+
+
 def _org_member(request: HttpRequest):
     org = current_org(request)
     if org is None:
@@ -337,6 +356,8 @@ def page_save(request: HttpRequest) -> HttpResponse:
     org = _org_member(request)
     kind = request.POST.get("kind", SavedPage.Kind.COMPARISON)
     query = request.POST.get("query", "")
+    if kind == SavedPage.Kind.WORKLOAD:  # the workload alone: prices and SLO stay the opener's
+        query = urlencode([(k, v) for k, v in parse_qsl(query) if k in WORKLOAD_FIELDS])
     try:
         saved = services.saved_page_save(
             org=org, user=request.user, name=request.POST.get("name", ""), kind=kind, query=query

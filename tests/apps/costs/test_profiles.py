@@ -124,3 +124,17 @@ def test_the_printable_page_is_the_result_without_the_form(client, run):
     page = client.get("/costs/?ttft_s_max=2.22&print=1").content.decode()
     assert 'id="cost-form"' not in page
     assert 'id="cost-table"' in page and 'id="priced-by"' in page
+
+
+def test_a_saved_workload_keeps_the_workload_and_not_the_prices(client, org, person):
+    client.force_login(person(org))
+    client.post(
+        "/costs/saved/",
+        {
+            "name": "chat",
+            "kind": "workload",
+            "query": "tokens_per_day=2e9&workload_unit=tokens_per_day&price_B200=2&ttft_s_max=2",
+        },
+    )
+    saved = SavedPage.objects.get(org=org, name="chat")
+    assert parse_qs(saved.query) == {"tokens_per_day": ["2e9"], "workload_unit": ["tokens_per_day"]}
