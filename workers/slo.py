@@ -155,7 +155,10 @@ class Slo:
         if not self.bounds:
             return "no SLO"
         parts = [bound.describe() for bound in self.bounds]
-        parts.append(f"success ≥ {_percent(self.min_success_rate)}")
+        if self.min_success_rate > 0:
+            parts.append(f"success ≥ {_percent(self.min_success_rate)}")
+        else:
+            parts.append("success rate not required")
         return ", ".join(parts)
 
     def bound_for(self, metric: Metric) -> Bound | None:
@@ -201,7 +204,9 @@ def judge(slo: Slo, figures: Figures, success_rate: float | None) -> Verdict:
                 f"{LABELS[bound.metric]} {bound.percentile} is {shown:.4g} {bound.unit} "
                 f"(needs {sign} {bound.limit:g} {bound.unit})"
             )
-    if slo.bounds:
+    # A minimum of 0% asks nothing of the success rate, so a point that does not report it
+    # (InferenceX's published rows) is judged on its latencies alone.
+    if slo.bounds and slo.min_success_rate > 0:
         if success_rate is None:
             missing.append("success_rate")
         # The tolerance absorbs float noise in succeeded / total (e.g. 99 / 100 vs 0.99).

@@ -38,6 +38,7 @@ from apps.costs.formulas import (
     require_positive,
     tok_per_s_per_mw,
 )
+from apps.costs.prices import with_profile_prices
 from apps.costs.procurement import export_records, parse_inputs, procurement_rows, state
 from apps.costs.slo import Slo, SloCost, SloPoint, cost_at_slo
 
@@ -630,17 +631,29 @@ def procurement_table(request: HttpRequest):
     interactivity_min, e2el_s_max, requests_per_day, input_tokens, output_tokens,
     cache_hit_rate, peak_to_average, headroom, gpus_per_node, token_kind, and for an own
     price built from capex + opex: capex_accelerator, gpu_purchase_usd, server_share_usd,
-    depreciation_years, kw_per_gpu, usd_per_kwh, pue, hosting_usd_per_month, utilization)
-    and returns its rows, cheapest per month first, each with the price it used."""
+    depreciation_years, kw_per_gpu, usd_per_kwh, pue, hosting_usd_per_month, utilization;
+    model, scenario, min_success_pct, workload_unit with tokens_per_day /
+    input_tokens_per_day + output_tokens_per_day / peak_requests_per_s, length_mix, and the
+    sell_*_usd_per_mtok token prices) and returns its rows, cheapest per month first, each
+    with the price it used. The token's organization's active price profile applies."""
     org = optional_org(request)
     book = selectors.price_book(org=org)
-    inputs, errors = parse_inputs(request.GET, book)
+    # The token's organization's active price profile applies, as on every page.
+    profiled = with_profile_prices(request.GET, org)
+    params = profiled.params
+    inputs, errors = parse_inputs(params, book, profile=profiled)
     if inputs is None:
         detail = [{"path": error.field, "message": error.message} for error in errors]
         return Status(422, {"detail": detail})
-    curves = selectors.deployment_curves(org=org, kind=inputs.token_kind)
+    curves = selectors.deployment_curves(
+        org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
+    )
     rows = procurement_rows(curves, inputs, book)
-    return {"state": state(request.GET), "rows": export_records(rows, inputs)}
+    return {
+        "state": state(params),
+        "price_profile": profiled.profile,
+        "rows": export_records(rows, inputs),
+    }
 
 
 class CompareQuery(SloQuery):

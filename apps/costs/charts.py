@@ -84,3 +84,52 @@ def cost_vs_interactivity(rows: Sequence[Row], slo: Slo) -> dict:
             "shapes": shapes,
         },
     }
+
+
+def cost_of_latency_figure(
+    series: dict[str, list[tuple[float, float]]], slo: Slo, percentile: str
+) -> dict:
+    """$/month against the TTFT bound, one line per accelerator (its cheapest deployment at
+    each bound); the SLO's own TTFT bound, when set, dashed."""
+    title = f"Cost of latency: $/month against the TTFT {percentile} bound"
+    if not series:
+        return empty_figure(title, "Nothing to draw: no priced point reports this TTFT.")
+    traces = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "name": sku,
+            **series_style(sku),
+            "line": {"shape": "hv"},
+            "x": [round(limit, 6) for limit, _ in points],
+            "y": [round(usd, 2) for _, usd in points],
+            "hovertemplate": (
+                f"{sku}<br>TTFT {percentile} ≤ %{{x:.3g}} s<br>$%{{y:,.0f}}/month<extra></extra>"
+            ),
+        }
+        for sku, points in series.items()
+    ]
+    shapes = [
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "paper",
+            "x0": bound.limit,
+            "x1": bound.limit,
+            "y0": 0,
+            "y1": 1,
+            "line": {"dash": "dash", "width": 1},
+        }
+        for bound in slo.bounds
+        if bound.key.startswith("ttft_s.")
+    ]
+    return {
+        "data": traces,
+        "layout": {
+            **LAYOUT,
+            "title": {"text": title},
+            "xaxis": {"title": {"text": f"TTFT {percentile} bound (s)"}, "type": "log"},
+            "yaxis": {"title": {"text": "$ per month"}, "rangemode": "tozero"},
+            "shapes": shapes,
+        },
+    }

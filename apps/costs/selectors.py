@@ -80,7 +80,13 @@ def _throughput(point: Point, kind: TokenKind) -> tuple[float | None, bool]:
 
 
 def deployment_curves(
-    *, org: Organization | None, kind: TokenKind, limit: int = 200, run_id: int | None = None
+    *,
+    org: Organization | None,
+    kind: TokenKind,
+    limit: int = 200,
+    run_id: int | None = None,
+    model: str = "",
+    scenario: str = "",
 ) -> list[DeploymentCurve]:
     """Visible succeeded-or-partial runs with their points, throughput of `kind` per GPU.
 
@@ -89,6 +95,10 @@ def deployment_curves(
     runs = runs_visible(org=org)
     if run_id is not None:
         runs = runs.filter(pk=run_id)
+    if model:
+        runs = runs.filter(deployment__model__name=model)
+    if scenario:
+        runs = runs.filter(scenario__slug=scenario)
     runs = (
         runs.exclude(provenance=Run.Provenance.SIMULATED)
         .exclude(status=Run.Status.FAILED)
@@ -138,6 +148,9 @@ def deployment_curves(
                 provenance=run.provenance,
                 token_kind="unlabelled" if unlabelled else kind.value,
                 points=points,
+                model=deployment.model.name,
+                prefill_gpus=deployment.prefill_gpus if deployment.disaggregated else None,
+                decode_gpus=deployment.decode_gpus if deployment.disaggregated else None,
             )
         )
     return curves

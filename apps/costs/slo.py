@@ -257,7 +257,7 @@ def _usable_points(points: Sequence[SloPoint], slo: Slo) -> tuple[list[SloPoint]
                 raise CostInputError(f"points[{index}].metrics.{key}", "must be a number")
             if not math.isfinite(value) or value < 0:
                 raise CostInputError(f"points[{index}].metrics.{key}", "must be finite, >= 0")
-        checkable = point.success_rate is not None or not slo.bounds
+        checkable = point.success_rate is not None or not slo.bounds or not slo.min_success_rate
         if checkable and all(bound.key in point.metrics for bound in slo.bounds):
             usable.append(point)
         else:
@@ -384,3 +384,98 @@ def cost_at_slo(points: Sequence[SloPoint], slo: Slo, usd_per_gpu_hour: float) -
         else None
     )
     return SloCost(result=result, usd_per_gpu_hour=price, usd_per_mtok=cost)
+
+
+# --- why an SLO cannot be met -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SloMiss:
+    """Why no point meets an SLO: what the data does not state, which bound fails at the
+    nearest point and by how much, and the nearest SLO that point does meet."""
+
+    unstated: tuple[str, ...]
+    nearest: SloPoint | None
+    failing: tuple[str, ...]
+    relaxed: Slo | None
+
+    def describe(self) -> str:
+        parts = [f"not stated by the data: {u}" for u in self.unstated]
+        if self.nearest is not None and self.failing:
+            parts.append(f"nearest point {self.nearest.label}: " + "; ".join(self.failing))
+        return "; ".join(parts)
+
+
+def _excess(bound: SloBound, value: float) -> float:
+    """How far past the bound a value is, as a share of the bound (0 when it holds)."""
+    over = value - bound.limit if bound.is_ceiling else bound.limit - value
+    return max(over, 0.0) / bound.limit
+
+
+def _round_past(value: float, *, up: bool) -> float:
+    """`value` to 3 significant figures, rounded away from the bound it must now meet."""
+    if value <= 0:
+        return value
+    step = 10 ** (math.floor(math.log10(value)) - 2)
+    steps = math.ceil(value / step - 1e-9) if up else math.floor(value / step + 1e-9)
+    return round(steps * step, 12)
+
+
+def explain_miss(points: Sequence[SloPoint], slo: Slo) -> SloMiss:
+    """Name every bounded percentile no point states, the nearest point (smallest worst
+    shortfall, as a share of each bound) and by how much each bound fails there."""
+    unstated: list[str] = []
+    for bound in slo.bounds:
+        if any(bound.key in p.metrics for p in points):
+            continue
+        prefix = f"{bound.metric.value}."
+        stated = sorted(
+            {k.removeprefix(prefix) for p in points for k in p.metrics if k.startswith(prefix)}
+        )
+        label = f"{_METRIC_LABELS[bound.metric]} {bound.percentile}"
+        unstated.append(
+            f"{label} (it states {', '.join(stated)})"
+            if stated
+            else f"{label} (no percentile of it)"
+        )
+    success_needed = slo.bounds and slo.min_success_rate > 0
+    if success_needed and points and all(p.success_rate is None for p in points):
+        unstated.append(f"success rate (the SLO needs ≥ {slo.min_success_rate:.0%})")
+    candidates = [p for p in points if all(b.key in p.metrics for b in slo.bounds)]
+    if not candidates:
+        return SloMiss(tuple(unstated), None, (), None)
+
+    def shortfall(point: SloPoint) -> tuple[float, float]:
+        worst = max((_excess(b, point.metrics[b.key]) for b in slo.bounds), default=0.0)
+        success = point.success_rate
+        missed = success is not None and success_needed and success < slo.min_success_rate
+        return (
+            worst + (slo.min_success_rate - success if missed else 0.0),
+            -point.tok_per_s_per_gpu,
+        )  # type: ignore[operator]
+
+    nearest = min(candidates, key=shortfall)
+    failing = []
+    bounds = []
+    for bound in slo.bounds:
+        value = nearest.metrics[bound.key]
+        unit = "s" if bound.is_ceiling else "tok/s/user"
+        if bound.met_by(value):
+            bounds.append(bound)
+            continue
+        gap = abs(value - bound.limit)
+        word = "over" if bound.is_ceiling else "under"
+        failing.append(
+            f"{_METRIC_LABELS[bound.metric]} {bound.percentile} is {value:.3g} {unit}, "
+            f"{gap:.3g} {unit} ({gap / bound.limit:.0%}) {word} the bound {bound.rule().describe()}"
+        )
+        bounds.append(
+            SloBound(bound.metric, bound.percentile, _round_past(value, up=bound.is_ceiling))
+        )
+    min_success = slo.min_success_rate
+    if nearest.success_rate is None:
+        min_success = 0.0
+    elif nearest.success_rate < min_success:
+        failing.append(f"success is {nearest.success_rate:.1%} (needs ≥ {min_success:.0%})")
+        min_success = math.floor(nearest.success_rate * 1000) / 1000
+    return SloMiss(tuple(unstated), nearest, tuple(failing), Slo(tuple(bounds), min_success))

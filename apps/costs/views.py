@@ -5,22 +5,31 @@ from __future__ import annotations
 import csv
 import io
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
-from apps.accounts.scoping import viewer_org
-from apps.costs import selectors
-from apps.costs.charts import cost_vs_interactivity
-from apps.costs.claims import ClaimPage, Comparison, claim_page
-from apps.costs.formulas import Tier, TokenKind
+from apps.accounts.scoping import current_org, viewer_org
+from apps.catalog.models import Model, Scenario
+from apps.costs import selectors, services
+from apps.costs.charts import cost_of_latency_figure, cost_vs_interactivity
+from apps.costs.claims import CLAIM_DEFAULTS, ClaimPage, Comparison, claim_page
+from apps.costs.formulas import CostInputError, Tier, TokenKind
+from apps.costs.models import PriceProfile, SavedPage
+from apps.costs.prices import LINK_ONLY, ProfiledQuery, profile_prices, with_profile_prices
 from apps.costs.procurement import (
     DEFAULTS,
     EXPORT_COLUMNS,
     PRICE_PREFIX,
+    SELL_FIELDS,
+    WORKLOAD_UNITS,
     FieldError,
     ProcurementInputs,
     Row,
+    cost_of_latency,
     export_records,
     parse_inputs,
     procurement_rows,
@@ -55,6 +64,18 @@ FIELD_LABELS = {
     "ttft_percentile": "TTFT percentile",
     "interactivity_min": "Interactivity p50 ≥ (tok/s/user)",
     "e2el_s_max": "E2EL p99 ≤ (s)",
+    "min_success_pct": "Success ≥ (%)",
+    "workload_unit": "Workload in",
+    "tokens_per_day": "Tokens/day",
+    "input_tokens_per_day": "Input tokens/day",
+    "output_tokens_per_day": "Output tokens/day",
+    "peak_requests_per_s": "Peak requests/s",
+    "length_mix": "Length mix",
+    "sell_input_usd_per_mtok": "You sell input at ($/Mtok)",
+    "sell_cached_input_usd_per_mtok": "You sell cached input at ($/Mtok)",
+    "sell_output_usd_per_mtok": "You sell output at ($/Mtok)",
+    "name": "Name",
+    "profile": "Profile",
     "requests_per_day": "Requests/day",
     "input_tokens": "Input tokens",
     "output_tokens": "Output tokens",
@@ -99,18 +120,38 @@ def _unknown_tiers(query, fields: tuple[str, ...], book) -> list[FieldError]:
     return errors
 
 
+def _params(request: HttpRequest) -> ProfiledQuery:
+    """The page's query with the organization's active price profile under it (the one
+    price reader, apps.costs.prices, as every page that shows money)."""
+    return with_profile_prices(request.GET, current_org(request))
+
+
+def _scenario_shapes() -> dict[str, tuple[float, float]]:
+    """Scenario slug -> (input, output) tokens, for a length mix named by scenarios."""
+    rows = Scenario.objects.exclude(input_tokens__isnull=True).exclude(output_tokens__isnull=True)
+    return {
+        slug: (float(inp), float(out))
+        for slug, inp, out in rows.values_list("slug", "input_tokens", "output_tokens")
+        if inp and out
+    }
+
+
 def _calculate(
     request: HttpRequest,
 ) -> tuple[dict[str, str], ProcurementInputs | None, list[FieldError], list[Row]]:
-    values = state(request.GET)
+    profiled = _params(request)
+    params = profiled.params
+    values = state(params)
     # Reference prices plus what the user types; a member also gets the organization's own
     # price book and private runs (apps.accounts.scoping.viewer_org).
     org = viewer_org(request)
     book = selectors.price_book(org=org)
-    inputs, errors = parse_inputs(request.GET, book)
+    inputs, errors = parse_inputs(params, book, profile=profiled, shapes=_scenario_shapes())
     if inputs is None:
         return values, None, errors, []
-    curves = selectors.deployment_curves(org=org, kind=inputs.token_kind)
+    curves = selectors.deployment_curves(
+        org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
+    )
     return values, inputs, errors, procurement_rows(curves, inputs, book)
 
 
@@ -120,10 +161,23 @@ def _query(values: dict[str, str]) -> str:
     return urlencode(changed)
 
 
+def _permalink_query(values: dict[str, str]) -> str:
+    return urlencode([*_query_pairs(values), LINK_ONLY])
+
+
+def _query_pairs(values: dict[str, str]) -> list[tuple[str, str]]:
+    return [(k, v) for k, v in values.items() if DEFAULTS.get(k) != v and k != LINK_ONLY[0]]
+
+
 def procurement(request: HttpRequest) -> HttpResponse:
     values, inputs, errors, rows = _calculate(request)
+    profile_name = _params(request).profile
+    org = current_org(request)
+    # Every accelerator of the price book gets an own-price field, so a buyer prices any two
+    # side by side (not only those the rows happen to show).
     accelerators = sorted(
         {row.curve.accelerator for row in rows}
+        | set(selectors.price_book(org=viewer_org(request)))
         | {k.removeprefix(PRICE_PREFIX).upper() for k in values if k.startswith(PRICE_PREFIX)}
     )
     chart = cost_vs_interactivity(rows, inputs.slo) if inputs else {"data": [], "layout": {}}
@@ -138,7 +192,23 @@ def procurement(request: HttpRequest) -> HttpResponse:
             for n in _unknown_tiers(request.GET, ("tier",), selectors.price_book(org=None))
         ],
         "rows": rows,
+        "best_rows": [row for row in rows if row.best_for_accelerator],
         "query": _query(values),
+        "permalink_query": _permalink_query(values),
+        "profile_name": profile_name,
+        "org": org,
+        "profiles": list(PriceProfile.objects.filter(org=org)) if org else [],
+        "saved_pages": list(SavedPage.objects.filter(org=org)) if org else [],
+        "printable": request.GET.get("print") == "1",
+        "workload_units": list(WORKLOAD_UNITS.items()),
+        "sell_fields": SELL_FIELDS,
+        "models": list(Model.objects.order_by("name").values_list("name", flat=True)),
+        "scenarios": list(
+            Scenario.objects.filter(runs__isnull=False)
+            .distinct()
+            .order_by("slug")
+            .values_list("slug", flat=True)
+        ),
         "tiers": [(tier.value, TIER_LABELS[tier.value]) for tier in Tier],
         "kinds": [kind.value for kind in TokenKind],
         "percentiles": list(slo_rule.PERCENTILES),
@@ -147,6 +217,13 @@ def procurement(request: HttpRequest) -> HttpResponse:
             for sku in accelerators
         ],
         "chart": chart,
+        "latency_chart": (
+            cost_of_latency_figure(
+                cost_of_latency(rows, inputs), inputs.slo, values.get("ttft_percentile") or "p99"
+            )
+            if inputs
+            else None
+        ),
         "all_accelerators": sorted(selectors.price_book(org=viewer_org(request))),
         "capex_fields": [
             (name, label, size, values.get(name, "")) for name, label, size in CAPEX_FIELDS
@@ -215,6 +292,114 @@ def _errors_response(errors: list[FieldError]) -> JsonResponse:
     return JsonResponse({"detail": detail}, status=422)
 
 
+WORKLOAD_FIELDS = frozenset(
+    {
+        "workload_unit",
+        "requests_per_day",
+        "tokens_per_day",
+        "input_tokens_per_day",
+        "output_tokens_per_day",
+        "peak_requests_per_s",
+        "length_mix",
+        "input_tokens",
+        "output_tokens",
+        "cache_hit_rate",
+        "peak_to_average",
+        "headroom",
+        "gpus_per_node",
+    }
+)
+
+
+def _org_member(request: HttpRequest):
+    org = current_org(request)
+    if org is None:
+        raise PermissionDenied("sign in and join an organization to save")
+    return org
+
+
+@require_POST
+def profile_save(request: HttpRequest) -> HttpResponse:
+    """Save the page's own prices as a named profile of the organization (made active)."""
+    org = _org_member(request)
+    params = {k: v for k, v in request.POST.items()}
+    prices: dict[str, float] = {}
+    errors: list[FieldError] = []
+    for name, text in params.items():
+        if not name.startswith(PRICE_PREFIX) or not text.strip():
+            continue
+        try:
+            prices[name.removeprefix(PRICE_PREFIX)] = float(text.replace(",", ""))
+        except ValueError:
+            errors.append(FieldError(name, f"must be a number (got {text!r})"))
+    sells: dict[str, float | None] = {}
+    for name in (
+        "sell_input_usd_per_mtok",
+        "sell_output_usd_per_mtok",
+        "sell_cached_input_usd_per_mtok",
+    ):
+        text = params.get(name, "").strip()
+        try:
+            sells[name] = float(text) if text else None
+        except ValueError:
+            errors.append(FieldError(name, f"must be a number (got {text!r})"))
+    if not errors:
+        try:
+            services.price_profile_save(
+                org=org,
+                user=request.user,
+                name=params.get("name", ""),
+                usd_per_gpu_hour=prices,
+                active=True,
+                **sells,
+            )
+        except CostInputError as error:
+            errors.append(FieldError(error.field, error.message))
+    if errors:
+        return _errors_response(errors)
+    back = params.get("next", "")
+    return HttpResponseRedirect(
+        back if back.startswith("/costs/") else reverse("costs:procurement")
+    )
+
+
+@require_POST
+def profile_activate(request: HttpRequest) -> HttpResponse:
+    org = _org_member(request)
+    try:
+        services.price_profile_activate(
+            org=org, user=request.user, name=request.POST.get("profile", "")
+        )
+    except CostInputError as error:
+        return _errors_response([FieldError(error.field, error.message)])
+    return HttpResponseRedirect(reverse("costs:procurement"))
+
+
+@require_POST
+def page_save(request: HttpRequest) -> HttpResponse:
+    """Save the page as a named comparison (or only its workload), prices written in."""
+    org = _org_member(request)
+    kind = request.POST.get("kind", SavedPage.Kind.COMPARISON)
+    query = request.POST.get("query", "")
+    if kind == SavedPage.Kind.WORKLOAD:  # the workload alone: prices and SLO stay the opener's
+        query = urlencode([(k, v) for k, v in parse_qsl(query) if k in WORKLOAD_FIELDS])
+    try:
+        saved = services.saved_page_save(
+            org=org, user=request.user, name=request.POST.get("name", ""), kind=kind, query=query
+        )
+    except CostInputError as error:
+        return _errors_response([FieldError(error.field, error.message)])
+    return HttpResponseRedirect(reverse("costs:saved", args=[saved.slug]))
+
+
+def saved(request: HttpRequest, slug: str) -> HttpResponse:
+    """A saved page's permalink: anyone with it gets the page it saved, prices included."""
+    found = SavedPage.objects.filter(slug=slug).first()
+    if found is None:
+        raise Http404("No such saved page")
+    return HttpResponseRedirect(f"{reverse('costs:procurement')}?{found.query}")
+
+
 def claim(request: HttpRequest) -> HttpResponse:
     """Check a published cost claim against price tiers and stored runs."""
     kind = request.GET.get("token_kind", TokenKind.OUTPUT.value)
@@ -223,7 +408,13 @@ def claim(request: HttpRequest) -> HttpResponse:
     org = viewer_org(request)
     book = selectors.price_book(org=org)
     curves = selectors.deployment_curves(org=org, kind=TokenKind(kind))
-    query, errors = request.GET, _unknown_tiers(request.GET, ("tier_a", "tier_b"), book)
+    query, errors = request.GET.copy(), _unknown_tiers(request.GET, ("tier_a", "tier_b"), book)
+    # The organization's active price profile gives each side's own price unless typed.
+    profile, own = profile_prices(current_org(request))
+    for side in ("a", "b"):
+        sku = query.get(f"accelerator_{side}", CLAIM_DEFAULTS[f"accelerator_{side}"]).upper()
+        if sku in own and not query.get(f"price_{side}"):
+            query[f"price_{side}"] = f"{own[sku]:g}"
     for field in ("throughput_ratio", "claimed_cost_ratio"):
         try:
             if query.get(field) and float(query[field]) <= 0:
@@ -241,6 +432,7 @@ def claim(request: HttpRequest) -> HttpResponse:
         "tiers": [(tier.value, TIER_LABELS[tier.value]) for tier in Tier],
         "accelerators": sorted(book),
         "comparisons": [c.value for c in Comparison],
+        "profile_name": profile if own else "",
     }
     _add_projected_claim(context, request, page)
     return page_or_partial(request, "costs/claim.html", "claim-result", context)

@@ -20,6 +20,7 @@ from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Model, PriceTier, Scenario
 from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind, priced_throughput
+from apps.costs.prices import prices_by_accelerator_id
 from apps.runs import summary
 from apps.runs.models import Point, RequestRecord, Run
 from apps.runs.selectors import RunFilters, runs_filtered, runs_narrowed, runs_visible
@@ -76,6 +77,9 @@ class Board:
     days: int = DEFAULT_BEST_DAYS
     # The token basis of every tok/s and $/Mtok on the board (the calculator's default too).
     basis: str = TokenKind.OUTPUT.value
+    # Own $/GPU-hr by SKU (apps.costs.prices.price_sheet) over the tier, and its profile's name.
+    own_prices: tuple[tuple[str, float], ...] = ()
+    price_profile: str = ""
     # Any of several accelerators, engines, quantizations (empty: all), and a date range.
     accelerators: tuple[str, ...] = ()
     engines: tuple[str, ...] = ()
@@ -378,10 +382,12 @@ def _accuracy_by_deployment(
     return latest
 
 
-def reference_prices(tier: str) -> dict[int, float]:
-    """accelerator id -> $/GPU-hr for a reference tier."""
+def reference_prices(tier: str, own: tuple[tuple[str, float], ...] = ()) -> dict[int, float]:
+    """accelerator id -> $/GPU-hr for a reference tier, with the visitor's own prices
+    (apps.costs.prices.price_sheet: their organization's profile, the URL's) on top."""
     prices = PriceTier.objects.filter(org__isnull=True, tier=tier)
-    return dict(prices.values_list("accelerator_id", "usd_per_gpu_hour"))
+    found = dict(prices.values_list("accelerator_id", "usd_per_gpu_hour"))
+    return found | prices_by_accelerator_id(dict(own))
 
 
 def reference_price_book() -> dict[str, dict[str, float]]:
@@ -401,7 +407,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     visible = scenario_list(org=org)
     scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
     best = _row_runs(_runs_for(board, org), board)
-    prices = reference_prices(board.tier)
+    prices = reference_prices(board.tier, board.own_prices)
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)
     rows = []
     for b in best:
@@ -484,11 +490,15 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
 
 
 def chart_points(
-    *, run_ids: list[int], tier: str, basis: str = TokenKind.OUTPUT.value
+    *,
+    run_ids: list[int],
+    tier: str,
+    basis: str = TokenKind.OUTPUT.value,
+    own: tuple[tuple[str, float], ...] = (),
 ) -> list[dict[str, Any]]:
     """Every point of the given runs (the leaderboard's rows), for Pareto charts, priced the
     way the rows are (a figure of unstated kind at its lower reading, and labelled so)."""
-    prices = reference_prices(tier)
+    prices = reference_prices(tier, own)
     rows = Point.objects.filter(run_id__in=run_ids).values(
         "run_id",
         "run__deployment_id",
@@ -704,7 +714,9 @@ def runs_speculation(*, run_ids: list[int]) -> dict[int, dict[str, Any]]:
     return found
 
 
-def run_leaderboard_point(*, run: Run, tier: str, basis: str) -> dict[str, Any] | None:
+def run_leaderboard_point(
+    *, run: Run, tier: str, basis: str, own: tuple[tuple[str, float], ...] = ()
+) -> dict[str, Any] | None:
     """The run's leaderboard point, its verdict by the one SLO rule, and its tok/s and $/Mtok
     under a basis and tier: the same figures the leaderboard and /compare/ show."""
     point = run.best_point
@@ -716,7 +728,7 @@ def run_leaderboard_point(*, run: Run, tier: str, basis: str) -> dict[str, Any] 
         run.document,
     )[0]
     gpus = run.deployment.gpus
-    price = reference_prices(tier).get(run.deployment.accelerator_id)
+    price = reference_prices(tier, own).get(run.deployment.accelerator_id)
     priced = priced_throughput(
         TokenKind(basis),
         gpus=gpus,

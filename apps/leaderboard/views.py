@@ -2,6 +2,7 @@ import csv
 import dataclasses
 import json
 from collections import Counter
+from dataclasses import replace
 from datetime import date
 from typing import Any
 from urllib.parse import urlencode
@@ -20,6 +21,7 @@ from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import PublishedFigure, Scenario
 from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import CostInputError, TokenKind
+from apps.costs.prices import price_sheet
 from apps.csv_safe import safe_rows
 from apps.htmx import page_or_partial, wants_partial
 from apps.leaderboard import charts, fairness, selectors, story
@@ -248,7 +250,9 @@ def _board_charts(
     series = query.get("series") if query.get("series") in charts.SERIES else "group"
     optimal = query.get("all") not in {"1", "on", "true"}
     metric = charts.Y_AXES[y][0].split(" (")[0].format(basis=board.basis)
-    points = selectors.chart_points(run_ids=page.run_ids, tier=board.tier, basis=board.basis)
+    points = selectors.chart_points(
+        run_ids=page.run_ids, tier=board.tier, basis=board.basis, own=board.own_prices
+    )
     return {
         "y": y,
         "series": series,
@@ -306,6 +310,8 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
     if problems and request.GET.get("format") in {"csv", "json"}:
         return _bad_query(problems)
     board = board_from_query(request.GET, models, org)
+    sheet = price_sheet(request)  # the one price reader (apps.costs.prices)
+    board = replace(board, own_prices=sheet.pairs(), price_profile=sheet.profile)
     page = selectors.leaderboard_rows(board=board, org=org)
     if request.GET.get("format") == "csv":
         return _csv("leaderboard.csv", _board_table(page.rows))
@@ -431,6 +437,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         p.marks = marks.get(p.ordinal, [])
     latency = selectors.run_latency_series(run=run)
     tier = request.GET.get("tier") or "owning_hyperscaler"
+    sheet = price_sheet(request)
     basis = (
         request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
     )
@@ -452,7 +459,10 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     context = {
         "run": run,
         "points": points,
-        "leaderboard_point": selectors.run_leaderboard_point(run=run, tier=tier, basis=basis),
+        "leaderboard_point": selectors.run_leaderboard_point(
+            run=run, tier=tier, basis=basis, own=sheet.pairs()
+        ),
+        "price_sheet": sheet,
         "tiers": selectors.price_tiers(),
         "tier": tier,
         "basis": basis,
@@ -540,6 +550,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         [d.pk for d in deployments], org
     )
     tier = _tier(request.GET.get("tier"))
+    sheet = price_sheet(request)  # the one price reader (apps.costs.prices)
     basis = (
         request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
     )
@@ -549,6 +560,8 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         deployments=tuple(d.pk for d in deployments),
         include_simulated=True,
         basis=basis,
+        own_prices=sheet.pairs(),
+        price_profile=sheet.profile,
     )
     board_page = selectors.leaderboard_rows(board=board, org=org)
     rows = {r.deployment_id: r for r in board_page.rows}
@@ -601,7 +614,9 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         if request.GET["format"] == "csv":
             return _csv("compare.csv", table)
         return _json_download("compare.json", table)
-    points = selectors.chart_points(run_ids=board_page.run_ids, tier=tier, basis=basis)
+    points = selectors.chart_points(
+        run_ids=board_page.run_ids, tier=tier, basis=basis, own=board.own_prices
+    )
     context = {
         "significance": significance,
         "deployments": deployments,
@@ -616,6 +631,8 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         ).distinct(),
         "tier": tier,
         "basis": basis,
+        "own_prices": sheet.pairs(),
+        "price_profile": sheet.profile,
         "slo_text": board_page.slo_text,
         "tiers": selectors.price_tiers(),
         "query": request.GET.urlencode(),

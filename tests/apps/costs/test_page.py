@@ -67,11 +67,14 @@ def test_an_slo_between_points_is_interpolated_and_labelled(client, run):
     assert "interpolated" in page
 
 
-def test_an_slo_no_point_meets_says_so_without_nan(client, run):
+def test_an_slo_no_point_meets_names_the_failing_bound_and_the_nearest_point(client, run):
     response = client.get("/costs/?ttft_s_max=0.1", HTTP_HX_REQUEST="true")
     page = response.content.decode()
     assert response.status_code == 200
-    assert "no measured point meets TTFT p99 ≤ 0.1 s" in page
+    assert "Does not meet the SLO." in page
+    nearest = re.search(r'class="failing">([^<]*)<', page)
+    assert nearest is not None, page
+    assert "over the bound TTFT p99 ≤ 0.1 s" in nearest.group(1)
     assert not re.search(r"\b(nan|inf|infinity)\b", page, re.IGNORECASE)
 
 

@@ -126,7 +126,15 @@ def test_a_deployment_that_misses_the_slo_ranks_last_with_its_reason():
     assert [row.ok for row in rows] == [True, False]
     assert rows[1].curve.accelerator == "MI355X"
     assert rows[1].usd_per_mtok is None
-    assert "no measured point meets" in rows[1].problem
+    assert rows[1].miss is not None
+    assert rows[1].problem == (
+        "nearest point c1: TTFT p99 is 0.5 s, 0.05 s (11%) over the bound TTFT p99 ≤ 0.45 s"
+    )
+    # The nearest SLO it meets is the nearest point's own TTFT, and it has a price.
+    assert rows[1].miss.relaxed.describe() == (
+        "TTFT p99 ≤ 0.5 s, interactivity p50 ≥ 30 tok/s/user, success ≥ 99%"
+    )
+    assert rows[1].relaxed_plan is not None and rows[1].relaxed_plan.feasible
 
 
 def test_unlabelled_throughput_is_flagged():
