@@ -259,3 +259,13 @@ def sign_in(http: httpx.Client, user) -> str:
     assert answer.status_code == 302, answer.text[:500]
     session = set_cookies(answer)["sessionid"]
     return f"csrftoken={csrf}; sessionid={session}"
+
+
+def test_a_revalidation_is_answered_without_touching_the_database(
+    document, django_capture_on_commit_callbacks, django_assert_num_queries
+):
+    land_a_run(document, django_capture_on_commit_callbacks, "no-render")
+    client = Client()
+    etag = client.get("/").headers["ETag"]
+    with django_assert_num_queries(0):
+        assert client.get("/", headers={"If-None-Match": etag}).status_code == 304
