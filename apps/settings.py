@@ -142,6 +142,9 @@ MIDDLEWARE = [
     # Serves static files compressed (gzip/brotli) and, once hashed by collectstatic, cached
     # for a year; before the session and CSRF layers so a static file touches neither.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Cache-Control, ETag and Last-Modified for every response (public, or private and
+    # unstored); outside the session and CSRF layers, so it sees the cookies they set.
+    "apps.http_cache.HttpCacheMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

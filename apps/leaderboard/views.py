@@ -11,7 +11,6 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
-from django.utils.cache import patch_cache_control
 from django.views.decorators.csp import csp_override
 
 from apps.accounts.models import Organization
@@ -223,9 +222,7 @@ def _cached(request: HttpRequest, build) -> HttpResponse:
     cookie). Pages for signed-in people are never cached: they carry the person's menu and
     may show their organization's private runs."""
     if request.user.is_authenticated:
-        response = build()
-        patch_cache_control(response, private=True, no_store=True)
-        return response
+        return build()  # apps.http_cache marks it private, no-store
     if not _cacheable(request.GET):
         return build()
     key = f"page:{runs_version()}:{int(wants_partial(request))}:{request.get_full_path()}"
@@ -234,8 +231,7 @@ def _cached(request: HttpRequest, build) -> HttpResponse:
         response = build()
         if response.status_code == 200 and not response.cookies:
             cache.set(key, response, PUBLIC_MAX_AGE * 10)
-    patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
-    return response
+    return response  # its Cache-Control and validators: apps.http_cache
 
 
 def leaderboard(request: HttpRequest) -> HttpResponse:
@@ -823,7 +819,6 @@ def _like_for_like_evidence(org: Organization | None) -> list[dict[str, Any]]:
 def methodology(request: HttpRequest) -> HttpResponse:
     """docs/methodology.md, rendered: every number's heading on the pages links here."""
     response = render(request, "leaderboard/methodology.html", {"body": methodology_html()})
-    patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
     return response
 
 
@@ -836,7 +831,6 @@ def _embed(request: HttpRequest, *, figure: dict, caption: str, source: str) -> 
         {"figure": figure, "title": title, "caption": caption, "source": source},
     )
     response.xframe_options_exempt = True
-    patch_cache_control(response, public=True, max_age=PUBLIC_MAX_AGE)
     return response
 
 
