@@ -118,6 +118,7 @@ INSTALLED_APPS = [
     "apps.imports",
     "apps.jobs",
     "apps.leaderboard",
+    "apps.trust",
     # Sign-in: email + password, email verification, password reset (apps.accounts owns it).
     "allauth",
     "allauth.account",

@@ -83,6 +83,24 @@ class Board:
     servings: tuple[str, ...] = ()
     since: date | None = None
     until: date | None = None
+    # Who measured it (Run.Origin; empty: every origin), and whether runs that fail the
+    # board's rules (apps/trust/rules.py) are listed too; the default board ranks none of them.
+    origins: tuple[str, ...] = ()
+    include_unchecked: bool = False
+
+    @property
+    def origin_choices(self) -> list[str]:
+        return list(Run.Origin.values)
+
+    def origin_text(self) -> str:
+        """Which origins and rules the board includes, as the page states it."""
+        names = self.origins or tuple(Run.Origin.values)
+        checked = (
+            "runs that fail the board's rules included (marked not checked)"
+            if self.include_unchecked
+            else "only runs that pass the board's rules"
+        )
+        return f"origins: {', '.join(names)}; {checked}"
 
     def rule_text(self) -> str:
         """The run rule, as the page states it."""
@@ -124,6 +142,8 @@ class Row:
     usd_range: tuple[float, float] | None = None
     # An organization's own run that only its members see (badged "private" on the board).
     private: bool = False
+    origin: str = ""
+    rules_failed: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -146,6 +166,7 @@ class BoardPage:
     model: str | None
     slo_text: str
     rule_text: str = ""
+    origin_text: str = ""
     tiers: list[str] = field(default_factory=list)
     run_ids: list[int] = field(default_factory=list)  # every row's run, not just this page
     ranked: list[Row] = field(default_factory=list)  # every row, in the board's order
@@ -299,6 +320,10 @@ def _runs_for(board: Board, org: Organization | None):
         runs = runs.exclude(provenance=Run.Provenance.SIMULATED)
     if board.deployments:
         runs = runs.filter(deployment_id__in=board.deployments)
+    if board.origins:
+        runs = runs.filter(origin__in=board.origins)
+    if not board.include_unchecked:
+        runs = runs.filter(rules_passed=True)
     return runs
 
 
@@ -331,6 +356,8 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
         "id",
         "deployment_id",
         "provenance",
+        "origin",
+        "rules_failed",
         "is_public",
         "best_meets_slo",
         "best_point",
@@ -422,6 +449,8 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 speculative=d["spec_method"],
                 flags=d["engine_flags"],
                 provenance=b["provenance"],
+                origin=b["origin"],
+                rules_failed=b["rules_failed"],
                 private=not b["is_public"],
                 tput_per_gpu=priced.tok_per_s_per_gpu,
                 tput_kind=board.basis if priced.stated else "unstated",
@@ -462,6 +491,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         model=board.model,
         slo_text=_slo_text(scenario),
         rule_text=board.rule_text(),
+        origin_text=board.origin_text(),
         run_ids=[r.run_id for r in rows],
         ranked=rows,
         tiers=price_tiers(),

@@ -147,6 +147,8 @@ def board_from_query(
         since=_date(query.get("since")),
         until=_date(query.get("until")),
         include_simulated=query.get("simulated") in {"1", "on", "true"},
+        origins=tuple(v for v in query.getlist("origin") if v in Run.Origin.values),
+        include_unchecked=query.get("unchecked") in {"1", "on", "true"},
         sort=query.get("sort") if query.get("sort") in selectors.SORTS else "throughput",
         page=_int(query.get("page"), 1),
         rule=query.get("rule") if query.get("rule") in selectors.RUN_RULES else "latest",
@@ -493,6 +495,9 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         tier=tier,
         deployments=tuple(d.pk for d in deployments),
         include_simulated=True,
+        # A comparison the visitor asked for shows each deployment's run, checked or not
+        # (its rows say which origin and which rules failed).
+        include_unchecked=True,
         basis=basis,
     )
     board_page = selectors.leaderboard_rows(board=board, org=org)

@@ -18,6 +18,7 @@ from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest, runs_version
 from workers.results import INT32_MAX, ResultDocument
+from workers.submit import JOB_SECRET_HEADER
 
 DOCUMENT_REF = f"#/components/schemas/{ResultDocument.__name__}"
 
@@ -152,6 +153,7 @@ def _point(point: Point) -> dict[str, Any]:
         200: RunCreated,
         201: RunCreated,
         401: Errors,
+        403: Errors,
         409: Errors,
         413: Errors,
         422: Errors,
@@ -174,7 +176,12 @@ def submit_run(request: HttpRequest, private: bool = False):
     Invalid documents store nothing; each error names its JSON path."""
     token = request.auth
     outcome = run_ingest(
-        document=request.body, org=token.org, is_public=not private, submitted_by=token
+        document=request.body,
+        org=token.org,
+        is_public=not private,
+        submitted_by=token,
+        # A scheduled job's worker sends the secret its task carried (workers/submit.py).
+        job_secret=request.headers.get(JOB_SECRET_HEADER),
     )
     if outcome.created:
         audit_record(

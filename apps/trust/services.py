@@ -1,0 +1,152 @@
+"""Writes for the board's trust: rule checks stored on runs, and the staff review queue."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounts.services import audit_record
+from apps.accuracy.models import AccuracyResult
+from apps.runs import summary
+from apps.runs.models import Run
+from apps.trust import rules
+from apps.trust.models import Review
+
+
+def _accuracy_facts(run: Run) -> list[rules.AccuracyFact]:
+    # The latest result per protocol and task on this deployment, among results the run's
+    # audience may see (public ones, and its own organization's).
+    results = (
+        AccuracyResult.objects.filter(run__deployment_id=run.deployment_id)
+        .filter(_visible_beside(run))
+        .order_by("protocol", "task", "-run__created_at", "-id")
+        .values_list("protocol", "task", "score")
+    )
+    latest: dict[tuple[str, str], float] = {}
+    for protocol, task, score in results:
+        latest.setdefault((protocol, task), score)
+    return [rules.AccuracyFact(p, t, s) for (p, t), s in latest.items()]
+
+
+def _visible_beside(run: Run):
+    from django.db.models import Q
+
+    visible = Q(run__is_public=True)
+    if run.org_id is not None:
+        visible |= Q(run__org_id=run.org_id)
+    return visible
+
+
+def _reference(run: Run) -> dict[tuple[str, str], float]:
+    results = (
+        AccuracyResult.objects.filter(run__deployment__model_id=run.deployment.model_id)
+        .exclude(run__deployment_id=run.deployment_id)
+        .filter(_visible_beside(run))
+        .values_list("protocol", "task", "score", "run__document__deployment")
+    )
+    best: dict[tuple[str, str], float] = {}
+    for protocol, task, score, deployment in results:
+        if deployment and not rules.is_quantized(deployment):
+            key = (protocol, task)
+            best[key] = max(score, best.get(key, score))
+    return best
+
+
+def rule_input(run: Run) -> rules.RuleInput:
+    figures = summary.run_figures(
+        list(run.points.values("id", *summary.FIGURE_FIELDS)), run.document
+    )
+    deployment = (run.document or {}).get("deployment") or {}
+    return rules.RuleInput(
+        deployment=deployment,
+        points=figures,
+        best_point_id=run.best_point_id,
+        min_success_rate=summary.scenario_slo(run.scenario).min_success_rate,
+        accuracy=_accuracy_facts(run) if rules.is_quantized(deployment) else [],
+        reference=_reference(run) if rules.is_quantized(deployment) else {},
+    )
+
+
+def run_rules_refresh(*, run: Run) -> list[rules.Failure]:
+    """Check the board's rules for one run and store the outcome on it."""
+    failures = rules.check(rule_input(run))
+    run.rules_failed = [f.as_json() for f in failures]
+    run.rules_passed = not failures
+    Run.objects.filter(pk=run.pk).update(
+        rules_failed=run.rules_failed, rules_passed=run.rules_passed
+    )
+    return failures
+
+
+def runs_rules_refresh(*, runs) -> int:
+    """Check again every run of `runs` (after an accuracy result changed what they read)."""
+    count = 0
+    for run in runs.select_related("deployment", "scenario"):
+        run_rules_refresh(run=run)
+        count += 1
+    return count
+
+
+def run_rules_after_ingest(*, run: Run) -> None:
+    """A landed run's own check; one that brings accuracy results may change its model's
+    other runs (same deployment: the result itself; others: the reference precision)."""
+    run_rules_refresh(run=run)
+    if run.accuracy_results.exists():
+        others = Run.objects.filter(deployment__model_id=run.deployment.model_id).exclude(pk=run.pk)
+        runs_rules_refresh(runs=others)
+
+
+# The review queue --------------------------------------------------------------------------
+
+
+class ReviewError(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def review_propose(*, run: Run, actor: str) -> Review:
+    """Propose a public run for the official board (its organization's admin does this)."""
+    if not run.is_public:
+        raise ReviewError("run", "only a published run can be proposed for the official board")
+    with transaction.atomic():
+        review, _ = Review.objects.select_for_update().get_or_create(run=run)
+        review.status = Review.Status.PROPOSED
+        review.reason = ""
+        review.proposed_by = actor[:300]
+        review.proposed_at = timezone.now()
+        review.decided_by = ""
+        review.decided_at = None
+        review.save()
+        audit_record(org=run.org, actor=actor, action="review.proposed", target=f"run {run.pk}")
+    return review
+
+
+def review_decide(*, review: Review, approve: bool, reason: str, actor: str) -> Review:
+    """Staff's decision, with a reason the submitter sees. Approving needs passing rules."""
+    reason = reason.strip()
+    if not reason:
+        raise ReviewError("reason", "a decision needs a reason the submitter can read")
+    with transaction.atomic():
+        review = Review.objects.select_for_update().select_related("run").get(pk=review.pk)
+        if review.status != Review.Status.PROPOSED:
+            raise ReviewError("review", f"this review is already {review.status}")
+        if approve and not review.run.rules_passed:
+            raise ReviewError("approve", "the run fails the board's rules: it cannot be approved")
+        review.status = Review.Status.APPROVED if approve else Review.Status.REJECTED
+        review.reason = reason[:2000]
+        review.decided_by = actor[:300]
+        review.decided_at = timezone.now()
+        review.save()
+        audit_record(
+            org=review.run.org,
+            actor=actor,
+            action="review.approved" if approve else "review.rejected",
+            target=f"run {review.run_id}",
+            reason=review.reason,
+        )
+        from apps.runs.services import runs_version_bump
+
+        transaction.on_commit(runs_version_bump)
+    return review
