@@ -217,7 +217,10 @@ def like_for_like_pairs(
     """Per weight precision both accelerators have, the fastest row of each with that model
     and scenario, preferring pairs that also share serving (aggregated or not) and engine:
     the comparison that leaves the fewest differences to explain. Most rows first."""
-    page = leaderboard_rows(board=Board(model=model, scenario=scenario, accelerators=skus), org=org)
+    # Evidence for a published claim, read beside it: checked or not, each side says its
+    # origin and, where it fails the board's rules, "not checked" (story.html).
+    board = Board(model=model, scenario=scenario, accelerators=skus, include_unchecked=True)
+    page = leaderboard_rows(board=board, org=org)
     serving = dict(
         Deployment.objects.filter(pk__in=[r.deployment_id for r in page.ranked]).values_list(
             "pk", "disaggregated"
@@ -322,8 +325,6 @@ def _runs_for(board: Board, org: Organization | None):
         runs = runs.filter(deployment_id__in=board.deployments)
     if board.origins:
         runs = runs.filter(origin__in=board.origins)
-    if not board.include_unchecked:
-        runs = runs.filter(rules_passed=True)
     return runs
 
 
@@ -338,6 +339,8 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
     runs = runs.annotate(measured_at=Coalesce("started_at", "created_at"))
     if board.rule == "best":
         runs = runs.filter(best_point__isnull=False)
+        if not board.include_unchecked:
+            runs = runs.filter(rules_passed=True)
         since = timezone.now() - timedelta(days=max(board.days, 1))
         ordered = runs.filter(measured_at__gte=since).annotate(
             slo_rank=Case(
@@ -357,6 +360,7 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
         "deployment_id",
         "provenance",
         "origin",
+        "rules_passed",
         "rules_failed",
         "is_public",
         "best_meets_slo",
@@ -370,7 +374,13 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
         for row in ordered.values(*columns):
             chosen.setdefault(row["deployment_id"], row)
         picked = list(chosen.values())
-    return [row for row in picked if row["best_point"] is not None]
+    # "latest" drops a latest run that fails the board's rules after picking it: an older run
+    # that passes must not stand in for it (the latest run is the deployment's state).
+    return [
+        row
+        for row in picked
+        if row["best_point"] is not None and (board.include_unchecked or row["rules_passed"])
+    ]
 
 
 def _accuracy_by_deployment(

@@ -20,12 +20,12 @@ def _accuracy_facts(run: Run) -> list[rules.AccuracyFact]:
         AccuracyResult.objects.filter(run__deployment_id=run.deployment_id)
         .filter(_visible_beside(run))
         .order_by("protocol", "task", "-run__created_at", "-id")
-        .values_list("protocol", "task", "score")
+        .values_list("protocol", "task", "score", "ci_high")
     )
-    latest: dict[tuple[str, str], float] = {}
-    for protocol, task, score in results:
-        latest.setdefault((protocol, task), score)
-    return [rules.AccuracyFact(p, t, s) for (p, t), s in latest.items()]
+    latest: dict[tuple[str, str], rules.AccuracyFact] = {}
+    for protocol, task, score, ci_high in results:
+        latest.setdefault((protocol, task), rules.AccuracyFact(protocol, task, score, ci_high))
+    return list(latest.values())
 
 
 def _visible_beside(run: Run):
