@@ -345,6 +345,8 @@ def _board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             ),
             "run_id": row.run_id,
             "run_date": row.run_date.isoformat() if row.run_date else None,
+            "origin": row.origin,
+            "rules_failed": " ".join(f["rule"] for f in row.rules_failed),
         }
         for row in rows
     ]

@@ -41,10 +41,23 @@ class Errors(Schema):
     detail: list[ErrorItem] | str
 
 
+class RuleFailure(Schema):
+    rule: str = Field(description="the rule's name (apps/trust/rules.py RULES)")
+    reason: str
+
+
 class RunSummary(Schema):
     id: int
     url: str
     provenance: str
+    origin: str = Field(
+        description="who measured it, as checked: scheduled, submitted, imported or published"
+    )
+    origin_host: str = Field(
+        description="scheduled runs: first_party (the service's fleet) or org_host (the agent)"
+    )
+    rules_passed: bool = Field(description="passes every rule of the default public board")
+    rules_failed: list[RuleFailure]
     status: str
     is_public: bool
     model: str
@@ -129,6 +142,7 @@ class RunQuery(Schema):
     quantization: str | None = None
     scenario: str | None = None
     provenance: Run.Provenance | None = None
+    origin: Run.Origin | None = None
     limit: int = Field(50, description="1 to 200 (clamped)")
     offset: int = Field(0, ge=0, le=INT32_MAX)
 

@@ -19,6 +19,7 @@ class RunFilters:
     quantization: str | None = None
     scenario: str | None = None
     provenance: str | None = None
+    origin: str | None = None
 
 
 def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
@@ -50,6 +51,8 @@ def runs_filtered(*, org: Organization | None, filters: RunFilters) -> QuerySet[
         runs = runs.filter(scenario__slug=filters.scenario)
     if filters.provenance:
         runs = runs.filter(provenance=filters.provenance)
+    if filters.origin:
+        runs = runs.filter(origin=filters.origin)
     return runs
 
 
@@ -57,6 +60,9 @@ def runs_filtered(*, org: Organization | None, filters: RunFilters) -> QuerySet[
 SUMMARY_COLUMNS = {
     "id": "id",
     "provenance": "provenance",
+    "origin": "origin",
+    "origin_host": "origin_host",
+    "rules_passed": "rules_passed",
     "status": "status",
     "is_public": "is_public",
     "model": "deployment__model__name",
@@ -91,10 +97,11 @@ def run_summary(*, run: Run) -> dict:
 def _summary_rows(runs: QuerySet[Run]) -> list[dict]:
     # The one serializer of a run's summary, for the list and the detail alike.
     rows = []
-    for row in runs.values(*SUMMARY_COLUMNS.values(), "best_meets_slo"):
+    for row in runs.values(*SUMMARY_COLUMNS.values(), "best_meets_slo", "rules_failed"):
         out = {name: row[column] for name, column in SUMMARY_COLUMNS.items()}
         out["url"] = f"/api/v1/runs/{row['id']}"
         out["slo_verdict"] = summary.STATUS_NAMES.get(row["best_meets_slo"])
+        out["rules_failed"] = row["rules_failed"]
         rows.append(out)
     return rows
 
