@@ -377,6 +377,8 @@ def run_set_public(*, run: Run, public: bool, actor: str) -> Run:
     run.visibility_changed_by = actor[:300]
     run.visibility_changed_at = timezone.now()
     run.save(update_fields=["is_public", "visibility_changed_by", "visibility_changed_at"])
+    # What the board's rules may read changes with visibility (apps/trust/services.py).
+    run_rules_after_ingest(run=run)
     audit_record(
         org=run.org,
         actor=actor,

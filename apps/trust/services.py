@@ -29,10 +29,13 @@ def _accuracy_facts(run: Run) -> list[rules.AccuracyFact]:
 
 
 def _visible_beside(run: Run):
+    """The results a run's rules may read: what everyone who sees the run sees. A public run
+    never passes on a private score its visitors cannot check; a private one may use its
+    organization's own."""
     from django.db.models import Q
 
     visible = Q(run__is_public=True)
-    if run.org_id is not None:
+    if not run.is_public and run.org_id is not None:
         visible |= Q(run__org_id=run.org_id)
     return visible
 
