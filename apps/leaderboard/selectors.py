@@ -87,6 +87,8 @@ class Board:
     # board's rules (apps/trust/rules.py) are listed too; the default board ranks none of them.
     origins: tuple[str, ...] = ()
     include_unchecked: bool = False
+    # The official board: only runs site staff approved through the review queue.
+    official: bool = False
 
     @property
     def origin_choices(self) -> list[str]:
@@ -100,7 +102,8 @@ class Board:
             if self.include_unchecked
             else "only runs that pass the board's rules"
         )
-        return f"origins: {', '.join(names)}; {checked}"
+        official = "; official: approved by the site's staff only" if self.official else ""
+        return f"origins: {', '.join(names)}; {checked}{official}"
 
     def rule_text(self) -> str:
         """The run rule, as the page states it."""
@@ -325,6 +328,8 @@ def _runs_for(board: Board, org: Organization | None):
         runs = runs.filter(deployment_id__in=board.deployments)
     if board.origins:
         runs = runs.filter(origin__in=board.origins)
+    if board.official:
+        runs = runs.filter(review__status="approved")
     return runs
 
 

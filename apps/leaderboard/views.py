@@ -149,6 +149,7 @@ def board_from_query(
         include_simulated=query.get("simulated") in {"1", "on", "true"},
         origins=tuple(v for v in query.getlist("origin") if v in Run.Origin.values),
         include_unchecked=query.get("unchecked") in {"1", "on", "true"},
+        official=query.get("official") in {"1", "on", "true"},
         sort=query.get("sort") if query.get("sort") in selectors.SORTS else "throughput",
         page=_int(query.get("page"), 1),
         rule=query.get("rule") if query.get("rule") in selectors.RUN_RULES else "latest",
