@@ -5,8 +5,7 @@ from apps.trust import views
 urlpatterns = [
     path("runs/<int:run_id>/bundle.zip", views.bundle, name="run-bundle"),
     path("runs/<int:run_id>/propose", views.propose, name="run-propose"),
-    path("data/runs.jsonl", views.dump_documents, name="dump-documents"),
-    path("data/points.csv", views.dump_points, name="dump-points"),
+    path("data/<str:name>", views.dump, name="dump"),
     path("staff/reviews/", views.review_queue, name="review-queue"),
     path("staff/reviews/<int:review_id>", views.review_decision, name="review-decision"),
 ]

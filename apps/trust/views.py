@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from collections.abc import Iterator
-
 from django.contrib.auth.decorators import permission_required
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.accounts.scoping import may_publish, viewer_org
-from apps.csv_safe import safe_rows
 from apps.runs.selectors import run_get
-from apps.trust import selectors
+from apps.trust import dumps, selectors
 from apps.trust.bundle import run_bundle
 from apps.trust.models import Review
 from apps.trust.services import ReviewError, review_decide, review_propose
@@ -30,30 +24,20 @@ def bundle(request: HttpRequest, run_id: int) -> HttpResponse:
     return response
 
 
-def dump_documents(request: HttpRequest) -> StreamingHttpResponse:
-    """Every public run's result document (records left out: they are in each bundle)."""
-    lines = (json.dumps(document) + "\n" for document in selectors.public_documents())
-    response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
-    response["Content-Disposition"] = 'attachment; filename="inferboard-runs.jsonl"'
-    return response
+DUMP_TYPES = {
+    "runs.jsonl": "application/x-ndjson",
+    "points.csv": "text/csv",
+    "points.parquet": "application/vnd.apache.parquet",
+}
 
 
-def dump_points(request: HttpRequest) -> StreamingHttpResponse:
-    """Every point of every public run, one row each (columns: selectors.POINT_COLUMNS)."""
-
-    def rows() -> Iterator[str]:
-        buffer = io.StringIO()
-        writer = csv.writer(buffer)
-        writer.writerow(selectors.POINT_COLUMNS)
-        for row in safe_rows(selectors.public_points()):
-            writer.writerow([row[c] for c in selectors.POINT_COLUMNS])
-            yield buffer.getvalue()
-            buffer.seek(0)
-            buffer.truncate()
-        yield buffer.getvalue()
-
-    response = StreamingHttpResponse(rows(), content_type="text/csv")
-    response["Content-Disposition"] = 'attachment; filename="inferboard-points.csv"'
+def dump(request: HttpRequest, name: str) -> FileResponse:
+    """A public dump (apps/trust/dumps.py): public runs only, the same file for everyone."""
+    if name not in DUMP_TYPES:
+        raise Http404("No such dump")
+    path = dumps.dump_path(name)
+    response = FileResponse(path.open("rb"), content_type=DUMP_TYPES[name])
+    response["Content-Disposition"] = f'attachment; filename="inferboard-{name}"'
     return response
 
 
