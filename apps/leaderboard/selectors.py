@@ -170,6 +170,8 @@ class BoardPage:
     slo_text: str
     rule_text: str = ""
     origin_text: str = ""
+    # Deployments left off because their run fails the board's rules (the page says so).
+    unchecked_hidden: int = 0
     tiers: list[str] = field(default_factory=list)
     run_ids: list[int] = field(default_factory=list)  # every row's run, not just this page
     ranked: list[Row] = field(default_factory=list)  # every row, in the board's order
@@ -381,11 +383,15 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
         picked = list(chosen.values())
     # "latest" drops a latest run that fails the board's rules after picking it: an older run
     # that passes must not stand in for it (the latest run is the deployment's state).
-    return [
-        row
-        for row in picked
-        if row["best_point"] is not None and (board.include_unchecked or row["rules_passed"])
-    ]
+    return [row for row in picked if row["best_point"] is not None]
+
+
+def _checked(rows: list[dict[str, Any]], board: Board) -> tuple[list[dict[str, Any]], int]:
+    """The rows the board ranks, and how many it leaves out for failing the board's rules."""
+    if board.include_unchecked:
+        return rows, 0
+    kept = [row for row in rows if row["rules_passed"]]
+    return kept, len(rows) - len(kept)
 
 
 def _accuracy_by_deployment(
@@ -428,7 +434,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     # scenario name and SLO must not show for a guessed slug).
     visible = scenario_list(org=org)
     scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
-    best = _row_runs(_runs_for(board, org), board)
+    best, unchecked = _checked(_row_runs(_runs_for(board, org), board), board)
     prices = reference_prices(board.tier)
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)
     rows = []
@@ -507,6 +513,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         slo_text=_slo_text(scenario),
         rule_text=board.rule_text(),
         origin_text=board.origin_text(),
+        unchecked_hidden=unchecked,
         run_ids=[r.run_id for r in rows],
         ranked=rows,
         tiers=price_tiers(),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from apps.accounts.services import audit_record
@@ -32,8 +33,6 @@ def _visible_beside(run: Run):
     """The results a run's rules may read: what everyone who sees the run sees. A public run
     never passes on a private score its visitors cannot check; a private one may use its
     organization's own."""
-    from django.db.models import Q
-
     visible = Q(run__is_public=True)
     if not run.is_public and run.org_id is not None:
         visible |= Q(run__org_id=run.org_id)
@@ -55,24 +54,35 @@ def _reference(run: Run) -> dict[tuple[str, str], float]:
     return best
 
 
-def rule_input(run: Run) -> rules.RuleInput:
+def rule_input(run: Run, memo: dict | None = None) -> rules.RuleInput:
+    """What the rules read for `run`. `memo` shares the accuracy look-ups across a batch of
+    runs (one per deployment and audience, one per model and audience)."""
+    memo = {} if memo is None else memo
     figures = summary.run_figures(
         list(run.points.values("id", *summary.FIGURE_FIELDS)), run.document
     )
     deployment = (run.document or {}).get("deployment") or {}
+    quantized = rules.is_quantized(deployment)
+    scope = "public" if run.is_public else f"org:{run.org_id}"
+    accuracy = reference = None
+    if quantized:
+        key = ("accuracy", run.deployment_id, scope)
+        accuracy = memo[key] if key in memo else memo.setdefault(key, _accuracy_facts(run))
+        key = ("reference", run.deployment.model_id, run.deployment_id, scope)
+        reference = memo[key] if key in memo else memo.setdefault(key, _reference(run))
     return rules.RuleInput(
         deployment=deployment,
         points=figures,
         best_point_id=run.best_point_id,
         min_success_rate=summary.scenario_slo(run.scenario).min_success_rate,
-        accuracy=_accuracy_facts(run) if rules.is_quantized(deployment) else [],
-        reference=_reference(run) if rules.is_quantized(deployment) else {},
+        accuracy=accuracy or [],
+        reference=reference or {},
     )
 
 
-def run_rules_refresh(*, run: Run) -> list[rules.Failure]:
+def run_rules_refresh(*, run: Run, memo: dict | None = None) -> list[rules.Failure]:
     """Check the board's rules for one run and store the outcome on it."""
-    failures = rules.check(rule_input(run))
+    failures = rules.check(rule_input(run, memo))
     run.rules_failed = [f.as_json() for f in failures]
     run.rules_passed = not failures
     Run.objects.filter(pk=run.pk).update(
@@ -83,20 +93,34 @@ def run_rules_refresh(*, run: Run) -> list[rules.Failure]:
 
 def runs_rules_refresh(*, runs) -> int:
     """Check again every run of `runs` (after an accuracy result changed what they read)."""
-    count = 0
-    for run in runs.select_related("deployment", "scenario"):
-        run_rules_refresh(run=run)
+    count, memo = 0, {}
+    for run in runs.select_related("deployment", "scenario").iterator(chunk_size=500):
+        run_rules_refresh(run=run, memo=memo)
         count += 1
     return count
 
 
 def run_rules_after_ingest(*, run: Run) -> None:
-    """A landed run's own check; one that brings accuracy results may change its model's
-    other runs (same deployment: the result itself; others: the reference precision)."""
+    """A landed run's own check, and those of the runs its accuracy results can change: the
+    same deployment's (an accuracy result now exists), and, when it was measured at a
+    reference precision, the same model's quantized deployments that rank (their floor)."""
     run_rules_refresh(run=run)
-    if run.accuracy_results.exists():
-        others = Run.objects.filter(deployment__model_id=run.deployment.model_id).exclude(pk=run.pk)
-        runs_rules_refresh(runs=others)
+    if not run.accuracy_results.exists():
+        return
+    others = Run.objects.exclude(pk=run.pk)
+    affected = others.filter(deployment_id=run.deployment_id)
+    if not rules.is_quantized((run.document or {}).get("deployment") or {}):
+        quantized = (
+            others.filter(deployment__model_id=run.deployment.model_id, best_point__isnull=False)
+            .exclude(deployment_id=run.deployment_id)
+            .filter(
+                ~Q(deployment__quant_weights__in=rules.REFERENCE_PRECISIONS)
+                | ~Q(deployment__quant_activations__in=[*rules.REFERENCE_PRECISIONS, ""])
+                | ~Q(deployment__quant_kv_cache__in=[*rules.REFERENCE_PRECISIONS, ""])
+            )
+        )
+        affected = affected | quantized
+    runs_rules_refresh(runs=affected.distinct())
 
 
 # The review queue --------------------------------------------------------------------------
