@@ -12,6 +12,7 @@ from apps.runs import summary
 from apps.runs.models import Run
 from apps.trust import rules
 from apps.trust.models import Review
+from workers.accuracy.stats import wilson_fraction
 
 
 def _accuracy_facts(run: Run) -> list[rules.AccuracyFact]:
@@ -21,10 +22,14 @@ def _accuracy_facts(run: Run) -> list[rules.AccuracyFact]:
         AccuracyResult.objects.filter(run__deployment_id=run.deployment_id)
         .filter(_visible_beside(run))
         .order_by("protocol", "task", "-run__created_at", "-id")
-        .values_list("protocol", "task", "score", "ci_high")
+        .values_list("protocol", "task", "score", "ci_high", "n")
     )
     latest: dict[tuple[str, str], rules.AccuracyFact] = {}
-    for protocol, task, score, ci_high in results:
+    for protocol, task, score, ci_high, n in results:
+        if ci_high is None and n and 0 <= score <= 1:
+            # A result that states its sample size but not its interval: Wilson's, as the
+            # accuracy pages compute it (workers/accuracy/stats.py).
+            ci_high = wilson_fraction(score, n).high
         latest.setdefault((protocol, task), rules.AccuracyFact(protocol, task, score, ci_high))
     return list(latest.values())
 

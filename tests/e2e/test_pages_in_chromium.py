@@ -69,7 +69,8 @@ def test_the_compare_page_shows_the_fairness_panel_for_mxfp4_vs_bf16(live_server
     panel = page.locator("#fairness")
     assert panel.is_visible()
     assert "Not like for like" in panel.inner_text()
-    assert "BF16 vs MXFP4" in panel.inner_text()
+    # With activations and KV cache, which the board's rules make every run state.
+    assert "BF16 (act BF16, kv BF16) vs MXFP4 (act BF16, kv BF16)" in panel.inner_text()
     assert "Accuracy (gsm8k)" in panel.inner_text()
     assert chart_svg_count(page, "chart-compare") >= 1
     screenshot(page, "compare")
