@@ -129,6 +129,7 @@ INSTALLED_APPS = [
     "apps.jobs",
     "apps.leaderboard",
     "apps.regressions",
+    "apps.trust",
     # Sign-in: email + password, email verification, password reset (apps.accounts owns it).
     "allauth",
     "allauth.account",

@@ -66,6 +66,7 @@ urlpatterns = [
     path("accuracy/", accuracy.accuracy_index, name="accuracy-index"),
     path("accuracy/compare/", accuracy.accuracy_compare, name="accuracy-compare"),
     path("", include("apps.jobs.urls")),
+    path("", include("apps.trust.urls")),
     path("accounts/", include("allauth.urls")),
     path("org/", include("apps.accounts.urls")),
     path("api/v1/", api.urls),

@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 
 
 RUNS_PATH = "/api/v1/runs"
+# The header a scheduled job's result document comes with (apps.runs.services.run_ingest).
+JOB_SECRET_HEADER = "X-Inferboard-Job-Secret"
 
 
 def server_base(url: str) -> str:
@@ -72,8 +74,18 @@ class ServerClient:
         self.attempts = attempts
         self.backoff_s = backoff_s
 
-    def _post(self, path: str, body: str, attempts: int | None = None) -> dict[str, Any]:
-        headers = {"Authorization": f"Bearer {self.token}", "Content-Type": "application/json"}
+    def _post(
+        self,
+        path: str,
+        body: str,
+        attempts: int | None = None,
+        extra_headers: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        headers = {
+            "Authorization": f"Bearer {self.token}",
+            "Content-Type": "application/json",
+            **(extra_headers or {}),
+        }
         url = self.base_url + path
         delay = self.backoff_s
         last = ""
@@ -133,8 +145,14 @@ class ServerClient:
             api_key=data.get("api_key") or None,
         )
 
-    def submit(self, document: ResultDocument, *, private: bool = False) -> int:
-        """POST the document; the same idempotency key on every retry, so at most one run."""
+    def submit(
+        self, document: ResultDocument, *, private: bool = False, job_secret: str | None = None
+    ) -> int:
+        """POST the document; the same idempotency key on every retry, so at most one run.
+
+        `job_secret`: the one a queued job's task carried; it travels in a header, never in
+        the document (which the server stores and serves)."""
         path = runs_url("", private=private)
-        data = self._post(path, json.dumps(document.to_json_dict()))
+        headers = {JOB_SECRET_HEADER: job_secret} if job_secret else None
+        data = self._post(path, json.dumps(document.to_json_dict()), extra_headers=headers)
         return int(data["id"])

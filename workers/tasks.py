@@ -72,6 +72,9 @@ class JobSpec(BaseModel):
     job_id: int
     attempt: int = 1
     idempotency_key: str
+    # Sent back with the result document (never inside it): the server then stores the run
+    # as scheduled by this job rather than as a self-reported submission.
+    job_secret: SecretStr | None = None
     kind: Literal["load", "accuracy"]
     provenance: Literal["measured", "simulated"] = "measured"
     private: bool = False
@@ -226,7 +229,11 @@ def execute(spec: JobSpec, *, worker: str, client: ServerClient | None = None) -
         report("cancelled", "stopped on request")
         return {"job": spec.job_id, "outcome": "cancelled"}
     try:
-        run_id = client.submit(document, private=spec.private)
+        run_id = client.submit(
+            document,
+            private=spec.private,
+            job_secret=spec.job_secret.get_secret_value() if spec.job_secret else None,
+        )
     except (ServerError, ServerRefused) as exc:
         report("failed", f"result not accepted: {exc}")
         return {"job": spec.job_id, "outcome": "failed"}

@@ -21,7 +21,7 @@ from apps.costs.api import router as costs_router
 from apps.imports.api import router as imports_router
 from apps.jobs.api import router as jobs_router
 from apps.runs.api import router as runs_router
-from apps.runs.services import IdempotencyConflict
+from apps.runs.services import IdempotencyConflict, JobBindingRefused
 from workers.results import DocumentError, DuplicateKey, unique_keys
 
 # Answers any operation can give, whatever its own code declares: a body that is not JSON
@@ -131,6 +131,20 @@ def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse
 def idempotency_conflict(request: HttpRequest, exc: IdempotencyConflict) -> HttpResponse:
     detail = [{"path": "idempotency_key", "message": "already used by another organization"}]
     return api.create_response(request, {"detail": detail}, status=409)
+
+
+@api.exception_handler(JobBindingRefused)
+def job_binding_refused(request: HttpRequest, exc: JobBindingRefused) -> HttpResponse:
+    # Refused rather than stored as submitted: the sender claimed a job, and a claim that
+    # does not hold is an error to see, not a run to keep under another origin.
+    detail = [
+        {
+            "path": "X-Inferboard-Job-Secret",
+            "message": "this document is not the job's it claims (idempotency_key, "
+            "organization or secret do not match)",
+        }
+    ]
+    return api.create_response(request, {"detail": detail}, status=403)
 
 
 @api.exception_handler(RateLimited)

@@ -9,6 +9,7 @@ worker that runs a job (apps.jobs.services.job_event), never in a broker message
 
 import base64
 import hashlib
+import hmac
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
@@ -53,3 +54,21 @@ def decrypt(ciphertext: str) -> str:
             "the endpoint's key cannot be decrypted with ENDPOINT_CREDENTIALS_KEY; "
             "enter the key again"
         ) from None
+
+
+def job_binding_secret(idempotency_key: str) -> str:
+    """The per-job secret a queued job's task carries and its result document comes back with.
+
+    Derived (HMAC of the job's idempotency key under SECRET_KEY, domain-separated) rather
+    than stored, so checking it at ingestion needs no column and no lookup beyond the job;
+    a token holder who never received the task cannot compute it."""
+    mac = hmac.new(
+        b"inferboard:job-binding:" + settings.SECRET_KEY.encode(),
+        idempotency_key.encode(),
+        hashlib.sha256,
+    )
+    return mac.hexdigest()
+
+
+def job_binding_matches(idempotency_key: str, secret: str) -> bool:
+    return hmac.compare_digest(job_binding_secret(idempotency_key), secret)

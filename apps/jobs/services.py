@@ -22,7 +22,7 @@ from apps.catalog.models import Deployment, Scenario
 from apps.catalog.services import deployment_upsert
 from apps.jobs import cron
 from apps.jobs.allowlist import endpoint_check
-from apps.jobs.crypto import CredentialError, decrypt, encrypt
+from apps.jobs.crypto import CredentialError, decrypt, encrypt, job_binding_secret
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from apps.runs.models import Run
 from workers import results as doc
@@ -286,6 +286,9 @@ def job_spec(job: Job) -> dict[str, Any]:
         "job_id": job.pk or 0,
         "attempt": job.attempt,
         "idempotency_key": job.idempotency_key,
+        # Binds the result document to this job (origin "scheduled", checked at ingestion).
+        # Unlike the endpoint's key it opens nothing: it only vouches for one job's document.
+        "job_secret": job_binding_secret(job.idempotency_key),
         "kind": job.kind,
         "provenance": "simulated" if endpoint.simulated else "measured",
         "private": not endpoint.is_public,

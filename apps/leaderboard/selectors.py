@@ -90,6 +90,27 @@ class Board:
     # Runs labelled "unofficial" (a branch's or a pull request's trial) never rank; True
     # selects only them, for the overlay the board draws beside the official rows.
     unofficial: bool = False
+    # Who measured it (Run.Origin; empty: every origin), and whether runs that fail the
+    # board's rules (apps/trust/rules.py) are listed too; the default board ranks none of them.
+    origins: tuple[str, ...] = ()
+    include_unchecked: bool = False
+    # The official board: only runs site staff approved through the review queue.
+    official: bool = False
+
+    @property
+    def origin_choices(self) -> list[str]:
+        return list(Run.Origin.values)
+
+    def origin_text(self) -> str:
+        """Which origins and rules the board includes, as the page states it."""
+        names = self.origins or tuple(Run.Origin.values)
+        checked = (
+            "runs that fail the board's rules included (marked not checked)"
+            if self.include_unchecked
+            else "only runs that pass the board's rules"
+        )
+        official = "; official: approved by the site's staff only" if self.official else ""
+        return f"origins: {', '.join(names)}; {checked}{official}"
 
     def rule_text(self) -> str:
         """The run rule, as the page states it."""
@@ -138,6 +159,9 @@ class Row:
     def labels_text(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in sorted(self.labels.items()) if k != "unofficial")
 
+    origin: str = ""
+    rules_failed: list[dict[str, str]] = field(default_factory=list)
+
     @property
     def label(self) -> str:
         spec = f" · {self.speculative}" if self.speculative else ""
@@ -159,6 +183,9 @@ class BoardPage:
     model: str | None
     slo_text: str
     rule_text: str = ""
+    origin_text: str = ""
+    # Deployments left off because their run fails the board's rules (the page says so).
+    unchecked_hidden: int = 0
     tiers: list[str] = field(default_factory=list)
     run_ids: list[int] = field(default_factory=list)  # every row's run, not just this page
     ranked: list[Row] = field(default_factory=list)  # every row, in the board's order
@@ -209,7 +236,10 @@ def like_for_like_pairs(
     """Per weight precision both accelerators have, the fastest row of each with that model
     and scenario, preferring pairs that also share serving (aggregated or not) and engine:
     the comparison that leaves the fewest differences to explain. Most rows first."""
-    page = leaderboard_rows(board=Board(model=model, scenario=scenario, accelerators=skus), org=org)
+    # Evidence for a published claim, read beside it: checked or not, each side says its
+    # origin and, where it fails the board's rules, "not checked" (story.html).
+    board = Board(model=model, scenario=scenario, accelerators=skus, include_unchecked=True)
+    page = leaderboard_rows(board=board, org=org)
     serving = dict(
         Deployment.objects.filter(pk__in=[r.deployment_id for r in page.ranked]).values_list(
             "pk", "disaggregated"
@@ -316,6 +346,10 @@ def _runs_for(board: Board, org: Organization | None):
         runs = runs.exclude(labels__has_key="unofficial")
     if board.deployments:
         runs = runs.filter(deployment_id__in=board.deployments)
+    if board.origins:
+        runs = runs.filter(origin__in=board.origins)
+    if board.official:
+        runs = runs.filter(review__status="approved")
     return runs
 
 
@@ -330,6 +364,8 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
     runs = runs.annotate(measured_at=Coalesce("started_at", "created_at"))
     if board.rule == "best":
         runs = runs.filter(best_point__isnull=False)
+        if not board.include_unchecked:
+            runs = runs.filter(rules_passed=True)
         since = timezone.now() - timedelta(days=max(board.days, 1))
         ordered = runs.filter(measured_at__gte=since).annotate(
             slo_rank=Case(
@@ -348,6 +384,9 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
         "id",
         "deployment_id",
         "provenance",
+        "origin",
+        "rules_passed",
+        "rules_failed",
         "is_public",
         "best_meets_slo",
         "best_point",
@@ -361,7 +400,17 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
         for row in ordered.values(*columns):
             chosen.setdefault(row["deployment_id"], row)
         picked = list(chosen.values())
+    # "latest" drops a latest run that fails the board's rules after picking it: an older run
+    # that passes must not stand in for it (the latest run is the deployment's state).
     return [row for row in picked if row["best_point"] is not None]
+
+
+def _checked(rows: list[dict[str, Any]], board: Board) -> tuple[list[dict[str, Any]], int]:
+    """The rows the board ranks, and how many it leaves out for failing the board's rules."""
+    if board.include_unchecked:
+        return rows, 0
+    kept = [row for row in rows if row["rules_passed"]]
+    return kept, len(rows) - len(kept)
 
 
 def _accuracy_by_deployment(
@@ -406,7 +455,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     # scenario name and SLO must not show for a guessed slug).
     visible = scenario_list(org=org)
     scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
-    best = _row_runs(_runs_for(board, org), board)
+    best, unchecked = _checked(_row_runs(_runs_for(board, org), board), board)
     prices = reference_prices(board.tier, board.own_prices)
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)
     rows = []
@@ -442,6 +491,8 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 speculative=d["spec_method"],
                 flags=d["engine_flags"],
                 provenance=b["provenance"],
+                origin=b["origin"],
+                rules_failed=b["rules_failed"],
                 private=not b["is_public"],
                 labels=b.get("labels") or {},
                 tput_per_gpu=priced.tok_per_s_per_gpu,
@@ -483,6 +534,8 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         model=board.model,
         slo_text=_slo_text(scenario),
         rule_text=board.rule_text(),
+        origin_text=board.origin_text(),
+        unchecked_hidden=unchecked,
         run_ids=[r.run_id for r in rows],
         ranked=rows,
         tiers=price_tiers(),

@@ -151,6 +151,9 @@ def board_from_query(
         since=_date(query.get("since")),
         until=_date(query.get("until")),
         include_simulated=query.get("simulated") in {"1", "on", "true"},
+        origins=tuple(v for v in query.getlist("origin") if v in Run.Origin.values),
+        include_unchecked=query.get("unchecked") in {"1", "on", "true"},
+        official=query.get("official") in {"1", "on", "true"},
         sort=query.get("sort") if query.get("sort") in selectors.SORTS else "throughput",
         page=_int(query.get("page"), 1),
         rule=query.get("rule") if query.get("rule") in selectors.RUN_RULES else "latest",
@@ -400,6 +403,8 @@ def _board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             ),
             "run_id": row.run_id,
             "run_date": row.run_date.isoformat() if row.run_date else None,
+            "origin": row.origin,
+            "rules_failed": " ".join(f["rule"] for f in row.rules_failed),
         }
         for row in rows
     ]
@@ -555,6 +560,9 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         tier=tier,
         deployments=tuple(d.pk for d in deployments),
         include_simulated=True,
+        # A comparison the visitor asked for shows each deployment's run, checked or not
+        # (its rows say which origin and which rules failed).
+        include_unchecked=True,
         basis=basis,
         own_prices=sheet.pairs(),
         price_profile=sheet.profile,

@@ -18,6 +18,7 @@ from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest, runs_version
 from workers.results import INT32_MAX, ResultDocument
+from workers.submit import JOB_SECRET_HEADER
 
 DOCUMENT_REF = f"#/components/schemas/{ResultDocument.__name__}"
 
@@ -40,10 +41,23 @@ class Errors(Schema):
     detail: list[ErrorItem] | str
 
 
+class RuleFailure(Schema):
+    rule: str = Field(description="the rule's name (apps/trust/rules.py RULES)")
+    reason: str
+
+
 class RunSummary(Schema):
     id: int
     url: str
     provenance: str
+    origin: str = Field(
+        description="who measured it, as checked: scheduled, submitted, imported or published"
+    )
+    origin_host: str = Field(
+        description="scheduled runs: first_party (the service's fleet) or org_host (the agent)"
+    )
+    rules_passed: bool = Field(description="passes every rule of the default public board")
+    rules_failed: list[RuleFailure]
     status: str
     is_public: bool
     model: str
@@ -136,6 +150,7 @@ class RunQuery(Schema):
         pattern=r"^[0-9a-fA-F]{1,64}$",
         description="a deployment's fingerprint (64 hex digits) or ID (CI baselines)",
     )
+    origin: Run.Origin | None = None
     limit: int = Field(50, description="1 to 200 (clamped)")
     offset: int = Field(0, ge=0, le=INT32_MAX)
 
@@ -160,6 +175,7 @@ def _point(point: Point) -> dict[str, Any]:
         200: RunCreated,
         201: RunCreated,
         401: Errors,
+        403: Errors,
         409: Errors,
         413: Errors,
         422: Errors,
@@ -182,7 +198,12 @@ def submit_run(request: HttpRequest, private: bool = False):
     Invalid documents store nothing; each error names its JSON path."""
     token = request.auth
     outcome = run_ingest(
-        document=request.body, org=token.org, is_public=not private, submitted_by=token
+        document=request.body,
+        org=token.org,
+        is_public=not private,
+        submitted_by=token,
+        # A scheduled job's worker sends the secret its task carried (workers/submit.py).
+        job_secret=request.headers.get(JOB_SECRET_HEADER),
     )
     if outcome.created:
         audit_record(

@@ -10,6 +10,18 @@ class Run(models.Model):
         PUBLISHED = "published"
         SIMULATED = "simulated"
 
+    class Origin(models.TextChoices):
+        """Who measured it, as the service checked (DESIGN.md, "Origin"); beside provenance."""
+
+        SCHEDULED = "scheduled"  # a job this service queued; its document bound to the job
+        SUBMITTED = "submitted"  # posted with a token: self-reported
+        IMPORTED = "imported"  # a peer tool's file or a synced source
+        PUBLISHED = "published"  # a cited figure
+
+    class OriginHost(models.TextChoices):
+        FIRST_PARTY = "first_party"  # the service's own fleet (a pool without organization)
+        ORG_HOST = "org_host"  # an organization's own host, through the agent
+
     class Status(models.TextChoices):
         SUCCEEDED = "succeeded"
         FAILED = "failed"
@@ -35,6 +47,16 @@ class Run(models.Model):
     visibility_changed_at = models.DateTimeField(null=True, blank=True)
     provenance = models.CharField(max_length=20, choices=Provenance.choices)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.SUCCEEDED)
+    origin = models.CharField(
+        max_length=20, choices=Origin.choices, default=Origin.SUBMITTED, db_index=True
+    )
+    # Only for scheduled runs: which kind of host ran the job (blank otherwise).
+    origin_host = models.CharField(max_length=20, choices=OriginHost.choices, blank=True)
+    # The public board's rules (apps/trust/rules.py), checked when the run lands and again
+    # when what they read changes (an accuracy result on the deployment, say): the names and
+    # reasons of those it fails. Only runs that pass rank on the default board.
+    rules_passed = models.BooleanField(default=False, db_index=True)
+    rules_failed = models.JSONField(default=list, blank=True)
     source_tool = models.CharField(max_length=100, blank=True)
     source_citation = models.TextField(blank=True)
     source_url = models.CharField(max_length=2000, blank=True)

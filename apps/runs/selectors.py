@@ -20,6 +20,7 @@ class RunFilters:
     scenario: str | None = None
     provenance: str | None = None
     deployment: str | None = None  # fingerprint, or the deployment's ID
+    origin: str | None = None
 
 
 def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
@@ -57,6 +58,8 @@ def runs_filtered(*, org: Organization | None, filters: RunFilters) -> QuerySet[
             runs = runs.filter(deployment_id=int(filters.deployment))
         else:
             runs = runs.filter(deployment__fingerprint=filters.deployment.lower())
+    if filters.origin:
+        runs = runs.filter(origin=filters.origin)
     return runs
 
 
@@ -64,6 +67,9 @@ def runs_filtered(*, org: Organization | None, filters: RunFilters) -> QuerySet[
 SUMMARY_COLUMNS = {
     "id": "id",
     "provenance": "provenance",
+    "origin": "origin",
+    "origin_host": "origin_host",
+    "rules_passed": "rules_passed",
     "status": "status",
     "is_public": "is_public",
     "model": "deployment__model__name",
@@ -98,10 +104,11 @@ def run_summary(*, run: Run) -> dict:
 def _summary_rows(runs: QuerySet[Run]) -> list[dict]:
     # The one serializer of a run's summary, for the list and the detail alike.
     rows = []
-    for row in runs.values(*SUMMARY_COLUMNS.values(), "best_meets_slo"):
+    for row in runs.values(*SUMMARY_COLUMNS.values(), "best_meets_slo", "rules_failed"):
         out = {name: row[column] for name, column in SUMMARY_COLUMNS.items()}
         out["url"] = f"/api/v1/runs/{row['id']}"
         out["slo_verdict"] = summary.STATUS_NAMES.get(row["best_meets_slo"])
+        out["rules_failed"] = row["rules_failed"]
         rows.append(out)
     return rows
 

@@ -24,6 +24,7 @@ from apps.catalog.services import (
 from apps.runs import summary
 from apps.runs.lean import LeanDocument
 from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
+from apps.trust.services import run_rules_after_ingest, run_rules_refresh
 from workers import results as doc
 
 BULK_BATCH = 5_000
@@ -42,17 +43,57 @@ class IdempotencyConflict(Exception):
     """The key was already used by another organization: never reveal or reuse its run."""
 
 
+class JobBindingRefused(Exception):
+    """A document claims to be a scheduled job's (it came with a job secret) but is not that
+    job's: another key, another organization, or a secret the job never had. Nothing stored."""
+
+
+def _origin(
+    parsed: doc.ResultDocument, org: Organization | None, job_secret: str | None
+) -> tuple[str, str]:
+    """(origin, origin_host) of a document, as the service can check it.
+
+    Only a document that comes back with its job's secret is "scheduled"; everything a token
+    posts without one is self-reported, whatever its provenance claims."""
+    if job_secret is not None:
+        from apps.jobs.crypto import job_binding_matches
+        from apps.jobs.models import Job, Pool
+
+        job = (
+            Job.objects.filter(idempotency_key=parsed.idempotency_key)
+            .select_related("endpoint")
+            .first()
+        )
+        if (
+            job is None
+            or org is None
+            or job.endpoint.org_id != org.pk
+            or not job_binding_matches(job.idempotency_key, job_secret)
+        ):
+            raise JobBindingRefused(parsed.idempotency_key)
+        first_party = Pool.objects.filter(name=job.pool, org__isnull=True).exists()
+        host = Run.OriginHost.FIRST_PARTY if first_party else Run.OriginHost.ORG_HOST
+        return Run.Origin.SCHEDULED, host
+    if parsed.provenance == Run.Provenance.IMPORTED:
+        return Run.Origin.IMPORTED, ""
+    if parsed.provenance == Run.Provenance.PUBLISHED:
+        return Run.Origin.PUBLISHED, ""
+    return Run.Origin.SUBMITTED, ""
+
+
 def run_ingest(
     *,
     document: doc.ResultDocument | dict[str, Any] | str | bytes,
     org: Organization | None,
     is_public: bool = True,
     submitted_by: ApiToken | None = None,
+    job_secret: str | None = None,
 ) -> IngestResult:
     """Validate and store a result document in one transaction, or store nothing.
 
     The same idempotency key twice returns the first run and stores nothing new.
-    Raises DocumentError (with JSON paths) for invalid input.
+    Raises DocumentError (with JSON paths) for invalid input, JobBindingRefused when a job
+    secret comes with a document that is not that job's.
     """
     if isinstance(document, doc.ResultDocument):
         parsed = document
@@ -60,13 +101,20 @@ def run_ingest(
         with _gc_paused():
             # Records as slotted rows, not models: memory near the document's size (lean.py).
             parsed = doc.parse_document(document, LeanDocument)
+    origin = _origin(parsed, org, job_secret)
     for attempt in range(INGEST_ATTEMPTS):
         replay = _replay(parsed.idempotency_key, org)
         if replay is not None:
             return replay
         try:
             with transaction.atomic():
-                run = _store(parsed, org=org, is_public=is_public, submitted_by=submitted_by)
+                run = _store(
+                    parsed,
+                    org=org,
+                    is_public=is_public,
+                    submitted_by=submitted_by,
+                    origin=origin,
+                )
                 transaction.on_commit(runs_version_bump)
         except IntegrityError:
             # A concurrent submission won a race on a unique row: the same document (the
@@ -122,6 +170,7 @@ def _store(
     org: Organization | None,
     is_public: bool,
     submitted_by: ApiToken | None,
+    origin: tuple[str, str] = (Run.Origin.SUBMITTED, ""),
 ) -> Run:
     source = parsed.source or doc.Source()
     doc.percentile_methods_fill(parsed)
@@ -135,6 +184,8 @@ def _store(
         org=org,
         is_public=is_public,
         provenance=parsed.provenance,
+        origin=origin[0],
+        origin_host=origin[1],
         status=parsed.status,
         source_tool=source.tool or "",
         source_citation=source.citation or "",
@@ -154,6 +205,7 @@ def _store(
             _records_insert(stored.pk, point.records)
     accuracy_store(run=run, results=parsed.accuracy)
     run_summary_refresh(run=run)
+    run_rules_after_ingest(run=run)
     return run
 
 
@@ -287,6 +339,7 @@ def run_records_attach(*, run: Run, document: doc.ResultDocument) -> int:
                 added += len(incoming.records)
         if added:
             run_summary_refresh(run=run)
+            run_rules_refresh(run=run)
             transaction.on_commit(runs_version_bump)
     return added
 
@@ -325,6 +378,8 @@ def run_set_public(*, run: Run, public: bool, actor: str) -> Run:
     run.visibility_changed_by = actor[:300]
     run.visibility_changed_at = timezone.now()
     run.save(update_fields=["is_public", "visibility_changed_by", "visibility_changed_at"])
+    # What the board's rules may read changes with visibility (apps/trust/services.py).
+    run_rules_after_ingest(run=run)
     audit_record(
         org=run.org,
         actor=actor,

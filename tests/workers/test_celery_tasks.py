@@ -187,6 +187,8 @@ def runs_with_key(key: str) -> int:
 
 
 def test_a_job_runs_on_a_real_worker_and_lands_as_a_run(site, pools, broker_url):
+    from apps.jobs.crypto import job_binding_secret
+
     pool = pools()
     with (
         fault_server("--itl-ms", "1") as endpoint_url,
@@ -200,6 +202,8 @@ def test_a_job_runs_on_a_real_worker_and_lands_as_a_run(site, pools, broker_url)
     run = job.run
     assert run.idempotency_key == job.idempotency_key
     assert run.provenance == "measured"
+    # The document came back with its job's secret: scheduled, on the service's own fleet.
+    assert (run.origin, run.origin_host) == ("scheduled", "first_party")
     assert run.deployment == endpoint.deployment  # same facts, same fingerprint
     assert run.scenario == site.scenario
     assert [p.concurrency for p in run.points.all()] == [1, 2]
@@ -209,6 +213,7 @@ def test_a_job_runs_on_a_real_worker_and_lands_as_a_run(site, pools, broker_url)
     # The worker logged the task at DEBUG level and still never the endpoint's key.
     assert f"inferboard.run_load[{job.task_id}]" in log
     assert KEY not in log
+    assert job_binding_secret(job.idempotency_key) not in log
 
 
 def test_an_accuracy_job_runs_its_protocol_and_lands_scored(site, pools, broker_url):

@@ -26,8 +26,9 @@ from pydantic import ValidationError
 from workers.accuracy.data import DataError
 from workers.accuracy.protocols import ALIASES, PROTOCOLS, get_protocol, prepare
 from workers.accuracy.runner import RequestFailed, evaluate, preflight
+from workers.client import InferboardClient
 from workers.results import Deployment, ModelInfo, ResultDocument, json_path
-from workers.submit import ServerClient, ServerError, ServerRefused, runs_url, server_base
+from workers.submit import ServerError, ServerRefused, runs_url, server_base
 
 ENDPOINT_KEY_ENV = "INFERBOARD_ENDPOINT_API_KEY"
 TOKEN_ENV = "INFERBOARD_TOKEN"
@@ -192,7 +193,7 @@ def submit(document: ResultDocument, url: str, token: str) -> str:
     # The worker's shared client: retries network errors and 5xx with backoff, and the
     # document's idempotency key makes a retried POST store at most one run.
     try:
-        run_id = ServerClient(url, token).submit(document)
+        run_id = InferboardClient(url, token).submit(document)
     except (ServerError, ServerRefused) as exc:
         raise SubmitError(f"{runs_url(url)}: {exc}") from None
     return f"submitted to {server_base(url)} as run {run_id}"

@@ -24,6 +24,7 @@ import yaml
 from pydantic import ValidationError
 
 from workers import slo as slo_rule
+from workers.client import InferboardClient
 from workers.loadgen import gate
 from workers.loadgen.client import EndpointConfig
 from workers.loadgen.datasets import DatasetError, DatasetWorkload, dataset_name, read_dataset
@@ -80,7 +81,7 @@ from workers.results import (
     Slo,
     json_path,
 )
-from workers.submit import ServerClient, ServerError, ServerRefused
+from workers.submit import ServerError, ServerRefused
 
 
 @dataclass(frozen=True)
@@ -536,7 +537,7 @@ def submit(document: ResultDocument, url: str, token: str | None) -> int:
     if not token:
         raise CliError("--submit needs --token (or env INFERBOARD_TOKEN)")
     try:
-        return ServerClient(url, token).submit(document)
+        return InferboardClient(url, token).submit(document)
     except (ServerRefused, ServerError) as exc:
         raise CliError(f"--submit: {exc}") from None
 

@@ -52,7 +52,12 @@ def test_an_inferencex_aggregate_stands_beside_a_measured_run_of_its_config(path
     assert measured.deployment_id == imported.deployment_id
     assert measured.scenario_id == imported.scenario_id
 
-    page = leaderboard_rows(board=Board(model=model, scenario=imported.scenario.slug))
+    # Without facts (no image digest, no flags) neither run passes the board's rules: the
+    # default board leaves the deployment off and says so; the unchecked board lists it.
+    default = leaderboard_rows(board=Board(model=model, scenario=imported.scenario.slug))
+    assert (default.rows, default.unchecked_hidden) == ([], 1)
+    board = Board(model=model, scenario=imported.scenario.slug, include_unchecked=True)
+    page = leaderboard_rows(board=board)
     [row] = page.rows  # one deployment: the imported and the measured run share it
     assert row.accelerator == sku
     assert row.gpus == raw["tp"]

@@ -67,6 +67,8 @@ def test_an_agent_runs_its_organizations_job_and_no_other_organization_can_claim
     assert job.worker == "agent-under-test"
     run = Run.objects.get(pk=job.run_id)
     assert run.org == org and run.idempotency_key == job.idempotency_key
+    # Bound to its job by the secret its spec carried, and told apart from the service's fleet.
+    assert (run.origin, run.origin_host) == ("scheduled", "org_host")
 
 
 def test_a_rival_token_is_refused_a_pool_that_is_not_its_own(live_server, org, issued):

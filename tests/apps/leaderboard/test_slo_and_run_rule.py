@@ -38,10 +38,16 @@ def case_document(case: Case, index: int) -> dict:
 def test_ingestion_and_the_leaderboard_give_the_verdict_of_the_table(client, org, index, case):
     run = run_ingest(document=case_document(case, index), org=org).run
     assert run.best_meets_slo == STATUS_CODES[case.status]
-    rows = rows_of(client.get(f"/?model=GLM 5.2&scenario={run.scenario.slug}&format=csv"))
+    board = f"/?model=GLM 5.2&scenario={run.scenario.slug}"
+    # Every verdict reads the same on the board that lists runs failing the board's rules;
+    # the default board ranks a run only when its success rate meets the SLO's minimum.
+    rows = rows_of(client.get(f"{board}&unchecked=1&format=csv"))
     assert [r["meets_slo"] for r in rows] == [
         {"meets": "True", "misses": "False", "cannot_check": ""}[case.status]
     ]
+    low_success = case.name == "seventy_percent_success_misses_a_99_percent_slo"
+    assert [f["rule"] for f in run.rules_failed] == (["success_rate"] if low_success else [])
+    assert len(rows_of(client.get(f"{board}&format=csv"))) == (0 if low_success else 1)
 
 
 def test_the_leaderboard_prints_the_percentile_it_checks(client, org):

@@ -1,0 +1,160 @@
+"""The public board's rules: what a run must show to rank on the default board.
+
+Pure functions over plain data (no ORM), so ingestion, the recheck command and tests share
+them. Each rule has a stable name; a run that fails one is shown with the names and reasons.
+The anchors: MLPerf's submission checker and closed-division accuracy floor (99% of the
+reference), InferenceX's disclosure rules (image, flags, speculative settings).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from apps.runs.summary import PointFigures
+
+# A quantized deployment's score may trail the same model's reference precision by at most
+# this fraction of the reference score (MLPerf closed division: 99% of the reference). A score
+# fails only when the upper end of its interval is below that floor: a sample of 1,319 items
+# cannot tell 95.5% from 95.6%, and the rule must not pretend it can.
+ACCURACY_MARGIN = 0.01
+REFERENCE_PRECISIONS = frozenset({"BF16", "FP16", "FP32"})
+
+RULES: dict[str, str] = {
+    "facts_complete": "deployment facts complete: engine and version, image digest, "
+    "parallelism, quantization of weights / activations / KV cache, speculative method and "
+    "draft tokens",
+    "engine_flags_disclosed": "the engine's launch flags are disclosed",
+    "rankable_point": "at least one load point that can rank (prompts matched, client not bound)",
+    "prompt_lengths_matched": "the ranked point's prompts matched their target lengths (±1 token)",
+    "client_not_bound": "the load generator was not the bottleneck at the ranked point",
+    "success_rate": "success rate at least the SLO's minimum at the ranked point",
+    "accuracy_for_quantization": "a quantized deployment has an accuracy result on the same "
+    f"deployment, within {ACCURACY_MARGIN:.0%} of the reference precision's score where one "
+    "exists (failing when even the upper end of its interval is below)",
+}
+
+
+@dataclass(frozen=True)
+class AccuracyFact:
+    protocol: str
+    task: str
+    score: float
+    ci_high: float | None = None  # the interval's upper end; None: not stated (the score)
+
+
+@dataclass(frozen=True)
+class RuleInput:
+    deployment: dict[str, Any]  # the document's `deployment` section
+    points: list[PointFigures]
+    best_point_id: int | None
+    min_success_rate: float
+    accuracy: list[AccuracyFact] = field(default_factory=list)  # same deployment
+    # The same model's results at a reference precision, by (protocol, task): best score.
+    reference: dict[tuple[str, str], float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Failure:
+    rule: str
+    reason: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"rule": self.rule, "reason": self.reason}
+
+
+def is_quantized(deployment: dict[str, Any]) -> bool:
+    quant = deployment.get("quantization") or {}
+    stated = [quant.get("weights"), quant.get("activations"), quant.get("kv_cache")]
+    return any(v and v.upper() not in REFERENCE_PRECISIONS for v in stated)
+
+
+def _missing_facts(deployment: dict[str, Any]) -> list[str]:
+    engine = deployment.get("engine") or {}
+    quant = deployment.get("quantization") or {}
+    parallel = deployment.get("parallelism") or {}
+    missing = []
+    if not engine.get("version"):
+        missing.append("engine.version")
+    if not engine.get("image_digest"):
+        missing.append("engine.image_digest")
+    if not any(parallel.get(k) for k in ("tp", "dp", "ep", "pp")):
+        missing.append("parallelism")
+    for part in ("weights", "activations", "kv_cache"):
+        if not quant.get(part):
+            missing.append(f"quantization.{part}")
+    speculative = deployment.get("speculative")
+    if speculative and not speculative.get("draft_tokens"):
+        missing.append("speculative.draft_tokens")
+    return missing
+
+
+def check(data: RuleInput) -> list[Failure]:
+    """Every rule the run fails, in RULES order; empty when it may rank."""
+    failures: list[Failure] = []
+    missing = _missing_facts(data.deployment)
+    if missing:
+        failures.append(Failure("facts_complete", "not stated: " + ", ".join(missing)))
+    if not data.deployment.get("engine_flags"):
+        failures.append(Failure("engine_flags_disclosed", "no engine flags stated"))
+    best = next((p for p in data.points if p.point_id == data.best_point_id), None)
+    if best is None:
+        failures.append(_no_rankable_point(data.points))
+    else:
+        if best.prompt_length_mismatch_rate is None:
+            failures.append(
+                Failure("prompt_lengths_matched", "prompt lengths were not checked (not reported)")
+            )
+        if best.client_bound is None:
+            failures.append(Failure("client_not_bound", "the client's load was not reported"))
+        if best.success_rate is None:
+            failures.append(Failure("success_rate", "success rate not reported"))
+        elif best.success_rate < data.min_success_rate - 1e-12:
+            failures.append(
+                Failure(
+                    "success_rate",
+                    f"success {best.success_rate:.1%} < {data.min_success_rate:.1%} (the SLO's)",
+                )
+            )
+    failures.extend(_accuracy(data))
+    return failures
+
+
+def _no_rankable_point(points: list[PointFigures]) -> Failure:
+    if not points:
+        return Failure("rankable_point", "the run has no load points")
+    if all(p.client_bound for p in points):
+        return Failure("client_not_bound", "the client was saturated at every point")
+    if all((p.prompt_length_mismatch_rate or 0) > 0 for p in points):
+        return Failure("prompt_lengths_matched", "prompts missed their lengths at every point")
+    return Failure("rankable_point", "no point has throughput that can rank")
+
+
+def _accuracy(data: RuleInput) -> list[Failure]:
+    if not is_quantized(data.deployment):
+        return []
+    if not data.accuracy:
+        return [
+            Failure(
+                "accuracy_for_quantization",
+                "quantized, and no accuracy result on this deployment",
+            )
+        ]
+    failures = []
+    for result in data.accuracy:
+        reference = data.reference.get((result.protocol, result.task))
+        if reference is None:
+            continue
+        floor = reference * (1 - ACCURACY_MARGIN)
+        upper = result.ci_high if result.ci_high is not None else result.score
+        if upper < floor - 1e-12:
+            failures.append(
+                Failure(
+                    "accuracy_for_quantization",
+                    f"{result.protocol} {result.task}: {result.score:.3f} (interval up to "
+                    f"{upper:.3f}) is below "
+                    f"{floor:.3f} ({1 - ACCURACY_MARGIN:.0%} of the reference precision's "
+                    f"{reference:.3f})",
+                )
+            )
+    return failures

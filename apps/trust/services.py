@@ -1,0 +1,184 @@
+"""Writes for the board's trust: rule checks stored on runs, and the staff review queue."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from apps.accounts.services import audit_record
+from apps.accuracy.models import AccuracyResult
+from apps.runs import summary
+from apps.runs.models import Run
+from apps.trust import rules
+from apps.trust.models import Review
+from workers.accuracy.stats import wilson_fraction
+
+
+def _accuracy_facts(run: Run) -> list[rules.AccuracyFact]:
+    # The latest result per protocol and task on this deployment, among results the run's
+    # audience may see (public ones, and its own organization's).
+    results = (
+        AccuracyResult.objects.filter(run__deployment_id=run.deployment_id)
+        .filter(_visible_beside(run))
+        .order_by("protocol", "task", "-run__created_at", "-id")
+        .values_list("protocol", "task", "score", "ci_high", "n")
+    )
+    latest: dict[tuple[str, str], rules.AccuracyFact] = {}
+    for protocol, task, score, ci_high, n in results:
+        if ci_high is None and n and 0 <= score <= 1:
+            # A result that states its sample size but not its interval: Wilson's, as the
+            # accuracy pages compute it (workers/accuracy/stats.py).
+            ci_high = wilson_fraction(score, n).high
+        latest.setdefault((protocol, task), rules.AccuracyFact(protocol, task, score, ci_high))
+    return list(latest.values())
+
+
+def _visible_beside(run: Run):
+    """The results a run's rules may read: what everyone who sees the run sees. A public run
+    never passes on a private score its visitors cannot check; a private one may use its
+    organization's own."""
+    visible = Q(run__is_public=True)
+    if not run.is_public and run.org_id is not None:
+        visible |= Q(run__org_id=run.org_id)
+    return visible
+
+
+def _reference(run: Run) -> dict[tuple[str, str], float]:
+    results = (
+        AccuracyResult.objects.filter(run__deployment__model_id=run.deployment.model_id)
+        .exclude(run__deployment_id=run.deployment_id)
+        .filter(_visible_beside(run))
+        .values_list("protocol", "task", "score", "run__document__deployment")
+    )
+    best: dict[tuple[str, str], float] = {}
+    for protocol, task, score, deployment in results:
+        if deployment and not rules.is_quantized(deployment):
+            key = (protocol, task)
+            best[key] = max(score, best.get(key, score))
+    return best
+
+
+def rule_input(run: Run, memo: dict | None = None) -> rules.RuleInput:
+    """What the rules read for `run`. `memo` shares the accuracy look-ups across a batch of
+    runs (one per deployment and audience, one per model and audience)."""
+    memo = {} if memo is None else memo
+    figures = summary.run_figures(
+        list(run.points.values("id", *summary.FIGURE_FIELDS)), run.document
+    )
+    deployment = (run.document or {}).get("deployment") or {}
+    quantized = rules.is_quantized(deployment)
+    scope = "public" if run.is_public else f"org:{run.org_id}"
+    accuracy = reference = None
+    if quantized:
+        key = ("accuracy", run.deployment_id, scope)
+        accuracy = memo[key] if key in memo else memo.setdefault(key, _accuracy_facts(run))
+        key = ("reference", run.deployment.model_id, run.deployment_id, scope)
+        reference = memo[key] if key in memo else memo.setdefault(key, _reference(run))
+    return rules.RuleInput(
+        deployment=deployment,
+        points=figures,
+        best_point_id=run.best_point_id,
+        min_success_rate=summary.scenario_slo(run.scenario).min_success_rate,
+        accuracy=accuracy or [],
+        reference=reference or {},
+    )
+
+
+def run_rules_refresh(*, run: Run, memo: dict | None = None) -> list[rules.Failure]:
+    """Check the board's rules for one run and store the outcome on it."""
+    failures = rules.check(rule_input(run, memo))
+    run.rules_failed = [f.as_json() for f in failures]
+    run.rules_passed = not failures
+    Run.objects.filter(pk=run.pk).update(
+        rules_failed=run.rules_failed, rules_passed=run.rules_passed
+    )
+    return failures
+
+
+def runs_rules_refresh(*, runs) -> int:
+    """Check again every run of `runs` (after an accuracy result changed what they read)."""
+    count, memo = 0, {}
+    for run in runs.select_related("deployment", "scenario").iterator(chunk_size=500):
+        run_rules_refresh(run=run, memo=memo)
+        count += 1
+    return count
+
+
+def run_rules_after_ingest(*, run: Run) -> None:
+    """A landed run's own check, and those of the runs its accuracy results can change: the
+    same deployment's (an accuracy result now exists), and, when it was measured at a
+    reference precision, the same model's quantized deployments that rank (their floor)."""
+    run_rules_refresh(run=run)
+    if not run.accuracy_results.exists():
+        return
+    others = Run.objects.exclude(pk=run.pk)
+    affected = others.filter(deployment_id=run.deployment_id)
+    if not rules.is_quantized((run.document or {}).get("deployment") or {}):
+        quantized = (
+            others.filter(deployment__model_id=run.deployment.model_id, best_point__isnull=False)
+            .exclude(deployment_id=run.deployment_id)
+            .filter(
+                ~Q(deployment__quant_weights__in=rules.REFERENCE_PRECISIONS)
+                | ~Q(deployment__quant_activations__in=[*rules.REFERENCE_PRECISIONS, ""])
+                | ~Q(deployment__quant_kv_cache__in=[*rules.REFERENCE_PRECISIONS, ""])
+            )
+        )
+        affected = affected | quantized
+    runs_rules_refresh(runs=affected.distinct())
+
+
+# The review queue --------------------------------------------------------------------------
+
+
+class ReviewError(Exception):
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def review_propose(*, run: Run, actor: str) -> Review:
+    """Propose a public run for the official board (its organization's admin does this)."""
+    if not run.is_public:
+        raise ReviewError("run", "only a published run can be proposed for the official board")
+    with transaction.atomic():
+        review, _ = Review.objects.select_for_update().get_or_create(run=run)
+        review.status = Review.Status.PROPOSED
+        review.reason = ""
+        review.proposed_by = actor[:300]
+        review.proposed_at = timezone.now()
+        review.decided_by = ""
+        review.decided_at = None
+        review.save()
+        audit_record(org=run.org, actor=actor, action="review.proposed", target=f"run {run.pk}")
+    return review
+
+
+def review_decide(*, review: Review, approve: bool, reason: str, actor: str) -> Review:
+    """Staff's decision, with a reason the submitter sees. Approving needs passing rules."""
+    reason = reason.strip()
+    if not reason:
+        raise ReviewError("reason", "a decision needs a reason the submitter can read")
+    with transaction.atomic():
+        review = Review.objects.select_for_update().select_related("run").get(pk=review.pk)
+        if review.status != Review.Status.PROPOSED:
+            raise ReviewError("review", f"this review is already {review.status}")
+        if approve and not review.run.rules_passed:
+            raise ReviewError("approve", "the run fails the board's rules: it cannot be approved")
+        review.status = Review.Status.APPROVED if approve else Review.Status.REJECTED
+        review.reason = reason[:2000]
+        review.decided_by = actor[:300]
+        review.decided_at = timezone.now()
+        review.save()
+        audit_record(
+            org=review.run.org,
+            actor=actor,
+            action="review.approved" if approve else "review.rejected",
+            target=f"run {review.run_id}",
+            reason=review.reason,
+        )
+        from apps.runs.services import runs_version_bump
+
+        transaction.on_commit(runs_version_bump)
+    return review

@@ -1,0 +1,130 @@
+"""A run's origin, as the service checks it: only a document that comes back with its job's
+secret is "scheduled"; one that claims a job it is not is refused and nothing is stored.
+(The real Celery worker and agent paths: tests/workers/test_celery_tasks.py and
+tests/apps/jobs/test_agent.py assert their runs land scheduled.)"""
+
+import json
+
+import pytest
+
+from apps.accounts.services import organization_get_or_create, token_create
+from apps.catalog.services import deployment_upsert, preset_get
+from apps.jobs.crypto import job_binding_secret
+from apps.jobs.models import Endpoint, Job, Pool
+from apps.runs.models import Run
+from tests.factories import document
+from workers import results as doc
+
+pytestmark = pytest.mark.django_db
+
+HEADER = "HTTP_X_INFERBOARD_JOB_SECRET"
+
+
+def queued_job(org, *, pool_org=None) -> Job:
+    """A job as job_enqueue stores it, without a broker: this test is about ingestion."""
+    body = document()
+    deployment = deployment_upsert(document=doc.parse_document(body))
+    pool = Pool.objects.create(name=f"pool.origin-{org.slug}", org=pool_org)
+    endpoint = Endpoint.objects.create(
+        org=org,
+        deployment=deployment,
+        facts={"model": body["model"], "deployment": body["deployment"]},
+        name="e",
+        url="http://127.0.0.1:9/",
+        served_model="m",
+        pool=pool.name,
+    )
+    return Job.objects.create(
+        endpoint=endpoint,
+        scenario=preset_get(slug="seed-20k-1k-60"),
+        idempotency_key=Job.new_key(),
+        pool=pool.name,
+    )
+
+
+def post(client, body: dict, token: str, **headers):
+    return client.post(
+        "/api/v1/runs",
+        data=json.dumps(body),
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+        **headers,
+    )
+
+
+def job_document(job: Job) -> dict:
+    body = document()
+    body["idempotency_key"] = job.idempotency_key
+    return body
+
+
+def test_a_document_with_its_jobs_secret_lands_scheduled_on_the_first_party_fleet(client, org):
+    job = queued_job(org)
+    token = token_create(org=org, name="worker").plaintext
+    response = post(
+        client, job_document(job), token, **{HEADER: job_binding_secret(job.idempotency_key)}
+    )
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(pk=response.json()["id"])
+    assert (run.origin, run.origin_host) == ("scheduled", "first_party")
+    detail = client.get(f"/api/v1/runs/{run.pk}").json()
+    assert (detail["origin"], detail["origin_host"]) == ("scheduled", "first_party")
+
+
+def test_an_organizations_own_pool_is_told_apart_from_the_fleet(client, org):
+    job = queued_job(org, pool_org=org)
+    token = token_create(org=org, name="agent").plaintext
+    secret = job_binding_secret(job.idempotency_key)
+    response = post(client, job_document(job), token, **{HEADER: secret})
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(pk=response.json()["id"])
+    assert (run.origin, run.origin_host) == ("scheduled", "org_host")
+
+
+def test_a_token_posting_a_jobs_key_without_its_secret_is_stored_as_submitted(client, org):
+    job = queued_job(org)
+    token = token_create(org=org, name="script").plaintext
+    response = post(client, job_document(job), token)
+    assert response.status_code == 201
+    run = Run.objects.get(pk=response.json()["id"])
+    assert run.origin == "submitted" and run.origin_host == ""
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'data-origin="submitted"' in html and "self-reported" in html
+
+
+@pytest.mark.parametrize("forgery", ["wrong secret", "another job's secret", "other org"])
+def test_a_document_claiming_a_job_it_does_not_belong_to_is_refused(client, org, forgery):
+    job = queued_job(org)
+    other_job = queued_job(organization_get_or_create(slug="other"))
+    token = token_create(org=org, name="t").plaintext
+    secret = job_binding_secret(job.idempotency_key)
+    if forgery == "wrong secret":
+        secret = "0" * 64
+    elif forgery == "another job's secret":
+        secret = job_binding_secret(other_job.idempotency_key)
+    else:
+        token = token_create(org=other_job.endpoint.org, name="rival").plaintext
+    response = post(client, job_document(job), token, **{HEADER: secret})
+    assert response.status_code == 403
+    assert response.json()["detail"][0]["path"] == "X-Inferboard-Job-Secret"
+    assert not Run.objects.filter(idempotency_key=job.idempotency_key).exists()
+
+
+def test_a_plain_submission_is_self_reported_and_the_api_filters_by_origin(client, org, auth):
+    assert post(client, document(), auth["HTTP_AUTHORIZATION"].split()[1]).status_code == 201
+    imported = document(accelerator="B200", provenance="imported")
+    assert post(client, imported, auth["HTTP_AUTHORIZATION"].split()[1]).status_code == 201
+    listed = client.get("/api/v1/runs?origin=imported").json()
+    assert [r["origin"] for r in listed["items"]] == ["imported"]
+    assert client.get("/api/v1/runs?origin=bogus").status_code == 422
+
+
+def test_the_job_spec_carries_the_secret_that_ingestion_checks(org):
+    from apps.jobs.services import job_spec
+    from apps.runs.services import _origin
+
+    job = queued_job(org)
+    spec = job_spec(job)
+    assert spec["job_secret"] == job_binding_secret(job.idempotency_key)
+    parsed = doc.parse_document(job_document(job))
+    assert _origin(parsed, org, spec["job_secret"]) == ("scheduled", "first_party")

@@ -1,0 +1,180 @@
+"""The board's rules, each named when it fails (apps/trust/rules.py), and what the pages and
+the default board do with a run that fails one."""
+
+import copy
+import csv
+import io
+
+import pytest
+
+from apps.runs.services import run_ingest
+from apps.trust import rules
+from apps.trust.services import run_rules_refresh
+from tests.factories import document
+
+pytestmark = pytest.mark.django_db
+
+GSM = {"protocol": "gsm8k-5shot-v1", "task": "gsm8k", "metric": "exact_match_numeric"}
+
+
+def rows_of(response) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(response.content.decode())))
+
+
+def failed(run) -> list[str]:
+    return [f["rule"] for f in run.rules_failed]
+
+
+def test_a_run_with_complete_facts_passes_every_rule(org):
+    run = run_ingest(document=document(), org=org).run
+    assert run.rules_failed == [] and run.rules_passed
+
+
+@pytest.mark.parametrize(
+    ("path", "missing"),
+    [
+        (("engine", "image_digest"), "engine.image_digest"),
+        (("engine", "version"), "engine.version"),
+        (("quantization", "activations"), "quantization.activations"),
+        (("quantization", "kv_cache"), "quantization.kv_cache"),
+        (("parallelism", "tp"), "parallelism"),
+    ],
+)
+def test_each_missing_fact_is_named(org, path, missing):
+    doc = document()
+    del doc["deployment"][path[0]][path[1]]
+    run = run_ingest(document=doc, org=org).run
+    assert failed(run) == ["facts_complete"]
+    assert missing in run.rules_failed[0]["reason"]
+    assert not run.rules_passed
+
+
+def test_speculative_decoding_must_state_its_draft_tokens(org):
+    doc = document()
+    doc["deployment"]["speculative"] = {"method": "mtp"}
+    run = run_ingest(document=doc, org=org).run
+    assert failed(run) == ["facts_complete"]
+    assert "speculative.draft_tokens" in run.rules_failed[0]["reason"]
+
+
+def test_undisclosed_engine_flags_fail(org):
+    doc = document()
+    doc["deployment"]["engine_flags"] = []
+    assert failed(run_ingest(document=doc, org=org).run) == ["engine_flags_disclosed"]
+
+
+def test_unreported_prompt_lengths_and_client_load_fail(org):
+    doc = document()
+    for p in doc["points"]:
+        del p["prompt_length_mismatch_rate"]
+        del p["client_bound"]
+    run = run_ingest(document=doc, org=org).run
+    assert failed(run) == ["prompt_lengths_matched", "client_not_bound"]
+
+
+def test_a_client_bound_sweep_has_no_point_that_can_rank(org):
+    doc = document()
+    for p in doc["points"]:
+        p["client_bound"] = True
+    run = run_ingest(document=doc, org=org).run
+    assert failed(run) == ["client_not_bound"]
+    assert "every point" in run.rules_failed[0]["reason"]
+
+
+def test_a_quantized_deployment_without_accuracy_fails(org):
+    run = run_ingest(document=document(quantization="FP8", accuracy=[]), org=org).run
+    assert failed(run) == ["accuracy_for_quantization"]
+
+
+def test_an_accuracy_run_landing_later_on_the_deployment_clears_the_rule(org):
+    load = run_ingest(document=document(quantization="FP8", accuracy=[]), org=org).run
+    accuracy_only = document(quantization="FP8", accuracy=[{**GSM, "n": 1319, "score": 0.95}])
+    accuracy_only["points"] = []
+    run_ingest(document=accuracy_only, org=org)
+    load.refresh_from_db()
+    assert load.rules_passed, load.rules_failed
+
+
+def test_a_quantized_score_clearly_below_the_reference_precision_fails(org):
+    run_ingest(document=document(quantization="BF16", accuracy=[{**GSM, "score": 0.96}]), org=org)
+    low = run_ingest(
+        document=document(
+            quantization="FP8", accuracy=[{**GSM, "n": 1319, "score": 0.90, "ci_high": 0.916}]
+        ),
+        org=org,
+    ).run
+    assert failed(low) == ["accuracy_for_quantization"]
+    assert "99% of the reference precision's 0.960" in low.rules_failed[0]["reason"]
+    # Within the margin (its interval reaches 99% of the reference): passes.
+    close = run_ingest(
+        document=document(
+            accelerator="B200",
+            quantization="FP8",
+            accuracy=[{**GSM, "n": 1319, "score": 0.945, "ci_high": 0.957}],
+        ),
+        org=org,
+    ).run
+    assert close.rules_passed, close.rules_failed
+
+
+def test_the_rules_are_pure_and_name_every_failure_at_once():
+    point = rules.PointFigures(
+        point_id=1,
+        output_tok_s=10,
+        unlabelled_tok_s=None,
+        success_rate=0.5,
+        prompt_length_mismatch_rate=0,
+        client_bound=False,
+    )
+    data = rules.RuleInput(
+        deployment={"engine": {"name": "vllm"}, "quantization": {"weights": "NVFP4"}},
+        points=[point],
+        best_point_id=1,
+        min_success_rate=0.99,
+    )
+    names = [f.rule for f in rules.check(data)]
+    assert names == [
+        "facts_complete",
+        "engine_flags_disclosed",
+        "success_rate",
+        "accuracy_for_quantization",
+    ]
+    assert set(names) <= set(rules.RULES)
+
+
+def test_a_published_run_that_fails_a_rule_names_it_on_its_page_and_does_not_rank(client, org):
+    doc = document(accelerator="H200")
+    del doc["deployment"]["engine"]["image_digest"]
+    bad = run_ingest(document=doc, org=org).run
+    good = run_ingest(document=document(accelerator="B200"), org=org).run
+    html = client.get(f"/runs/{bad.pk}/").content.decode()
+    assert 'id="rules-failed"' in html and 'data-rule="facts_complete"' in html
+    assert "not checked" in html and "engine.image_digest" in html
+    board = rows_of(client.get("/?scenario=seed-20k-1k-60&format=csv"))
+    assert [int(r["run_id"]) for r in board] == [good.pk]
+    page = client.get("/?scenario=seed-20k-1k-60").content.decode()
+    assert "only runs that pass the board&#x27;s rules" in page
+    listed = rows_of(client.get("/?scenario=seed-20k-1k-60&unchecked=1&format=csv"))
+    assert {int(r["run_id"]) for r in listed} == {good.pk, bad.pk}
+
+
+def test_the_board_filters_by_origin(client, org):
+    submitted = run_ingest(document=document(), org=org).run
+    imported_doc = document(accelerator="B200", provenance="imported")
+    imported = run_ingest(document=imported_doc, org=org).run
+    assert (submitted.origin, imported.origin) == ("submitted", "imported")
+    only = rows_of(client.get("/?scenario=seed-20k-1k-60&origin=imported&format=csv"))
+    assert [int(r["run_id"]) for r in only] == [imported.pk]
+    html = client.get("/?scenario=seed-20k-1k-60&origin=imported").content.decode()
+    assert "origins: imported;" in html
+
+
+def test_the_check_command_stores_what_the_rules_say_now(org):
+    run = run_ingest(document=document(), org=org).run
+    stale = copy.deepcopy(run.document)
+    stale["deployment"]["engine_flags"] = []
+    type(run).objects.filter(pk=run.pk).update(document=stale)
+    run.refresh_from_db()
+    assert [f.rule for f in run_rules_refresh(run=run)] == ["engine_flags_disclosed"]
+    run.refresh_from_db()
+    assert not run.rules_passed
