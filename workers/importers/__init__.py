@@ -8,22 +8,9 @@ Pure functions of bytes: no network, no Django. Every document has provenance `i
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 
-from workers.importers import (
-    aiperf,
-    genai_perf,
-    guidellm,
-    inferboard,
-    inference_perf,
-    inferencex,
-    inferencex_agg,
-    inferencex_api,
-    llmperf,
-    lm_eval,
-    sglang,
-    vllm,
-)
 from workers.importers.common import ImportInput, PeerFile
 from workers.importers.errors import ImportFailure
 from workers.importers.facts import Facts, facts_from_arguments, load_facts_yaml
@@ -33,19 +20,21 @@ from workers.results import ResultDocument
 # Each format module registers itself with the registry when imported. The registry knows
 # none of them, so the arrows point one way: package -> format modules -> registry.
 FORMAT_MODULES = (
-    aiperf,
-    genai_perf,
-    guidellm,
-    inferboard,
-    inference_perf,
-    inferencex,
-    inferencex_agg,
-    inferencex_api,
-    llmperf,
-    lm_eval,
-    sglang,
-    vllm,
+    "aiperf",
+    "genai_perf",
+    "guidellm",
+    "inferboard",
+    "inference_perf",
+    "inferencex",
+    "inferencex_agg",
+    "inferencex_api",
+    "llmperf",
+    "lm_eval",
+    "sglang",
+    "vllm",
 )
+for _module in FORMAT_MODULES:
+    importlib.import_module(f"workers.importers.{_module}")
 
 __all__ = [
     "Facts",
