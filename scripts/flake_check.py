@@ -104,10 +104,17 @@ def main() -> int:
     )
     parser.add_argument("--revision", default="HEAD", help="commit to test (default HEAD)")
     parser.add_argument("--keep", action="store_true", help="keep the clones and logs")
+    parser.add_argument(
+        "--first",
+        type=int,
+        default=1,
+        help="number of the first clone, which names its database (flakeN) and Redis database:"
+        " two checks running at once need ranges that do not overlap (default 1)",
+    )
     args, rest = parser.parse_known_args()
     pytest_args = rest[1:] if rest[:1] == ["--"] else rest
-    if args.runs < 1 or args.parallel < 1 or args.busy < 0:
-        parser.error("--runs and --parallel take 1 or more, --busy 0 or more")
+    if args.runs < 1 or args.parallel < 1 or args.busy < 0 or args.first < 1:
+        parser.error("--runs, --parallel and --first take 1 or more, --busy 0 or more")
     revision = subprocess.run(
         ["git", "-C", str(ROOT), "rev-parse", args.revision],
         capture_output=True,
@@ -124,7 +131,7 @@ def main() -> int:
         with ThreadPoolExecutor(args.parallel) as pool:
             futures = [
                 pool.submit(one_run, n, revision=revision, work=work, pytest_args=pytest_args)
-                for n in range(1, args.runs + 1)
+                for n in range(args.first, args.first + args.runs)
             ]
             for future in futures:
                 outcome = future.result()
