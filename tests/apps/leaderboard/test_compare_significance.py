@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from apps.runs.services import run_ingest
+from tests import factories
 
 GPUS = 2
 
@@ -42,12 +43,12 @@ def measured(accelerator: str, *, e2el_ms: float, seed: int, requests: int = 600
         "idempotency_key": str(uuid.uuid4()),
         "provenance": "measured",
         "model": {"name": "M"},
-        "deployment": {
-            "accelerator": accelerator,
-            "gpus": GPUS,
-            "engine": {"name": "vllm"},
-            "quantization": {"weights": "FP8"},
-        },  # fmt: skip
+        # The facts the board's rules ask for (apps/trust/rules.py), as tests/factories.py
+        # states them, so the runs rank on the default board too.
+        "deployment": factories.document(
+            accelerator=accelerator, gpus=GPUS, quantization="FP8", engine="vllm", tp=GPUS
+        )["deployment"],
+        "accuracy": factories.document(quantization="FP8")["accuracy"],
         "scenario": {"input_tokens": 100, "output_tokens": 16, "arrival": "closed"},
         "points": [
             {
@@ -67,6 +68,8 @@ def measured(accelerator: str, *, e2el_ms: float, seed: int, requests: int = 600
                     "e2el": dist("e2el_ms"),
                 },  # fmt: skip
                 "interactivity_tok_s_user": {"p50": float(np.percentile(1000 / tpot, 50))},
+                "prompt_length_mismatch_rate": 0,
+                "client_bound": False,
                 "records": records,
             }
         ],
