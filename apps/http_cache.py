@@ -7,7 +7,8 @@ removed), so a CDN or browser can revalidate them for the price of a 304:
 - `ETag: W/"..."` over the version, the URL, the htmx headers (page or partial) and the
   release; weak, because equal versions render equal content, not equal bytes;
 - `Last-Modified`: when this site first answered with that version;
-- `Cache-Control: public, max-age, s-maxage, stale-while-revalidate`.
+- `Cache-Control: public, max-age=0 (browsers revalidate each visit), s-maxage,
+  stale-while-revalidate`.
 
 Both validators also turn over every REFRESH_S seconds: what a page shows besides runs (prices,
 the catalog, a new deploy) then reaches revalidating caches as late as it reaches the page
@@ -68,7 +69,9 @@ PUBLIC_VIEWS = frozenset(
 # Every API read is public without a token (with one it is the organization's: private).
 API_PREFIX = "/api/v1/"
 
-MAX_AGE = 60  # a browser reuses a page this long without asking
+# A browser asks again on every visit (a 304 costs no rendering): someone who has just
+# published or approved a run must see it on the next page they open, not a minute later.
+MAX_AGE = 0
 S_MAXAGE = 60  # a CDN too; after that it revalidates (a 304 while no run has landed)
 STALE_WHILE_REVALIDATE = 300  # a CDN may answer from its copy while it revalidates
 # Validators turn over at least this often (the page cache's lifetime); a setting for tests.
