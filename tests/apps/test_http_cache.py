@@ -204,7 +204,12 @@ def test_the_production_server_answers_revalidations_over_http(
         for path in ("/", "/runs/", "/api/v1/runs"):
             first = http.get(path)
             assert first.status_code == 200, path
-            assert {"public", "max-age=0", "s-maxage=60", "stale-while-revalidate=300"} <= directives(first)
+            assert {
+                "public",
+                "max-age=0",
+                "s-maxage=60",
+                "stale-while-revalidate=300",
+            } <= directives(first)
             again = http.get(path, headers={"If-None-Match": first.headers["ETag"]})
             assert again.status_code == 304 and again.content == b"", path
             assert again.headers["ETag"] == first.headers["ETag"], path
