@@ -158,12 +158,13 @@ MIDDLEWARE = [
 ]
 
 # Pages load scripts only from here (no inline scripts or handlers); Plotly and htmx set inline
-# styles (the API docs page serves Swagger UI from static files too).
+# styles (the API docs page serves Swagger UI from static files too). Images may be blob: URLs
+# because a chart's PNG download is drawn from a blob of its own SVG (Plotly.toImage).
 SECURE_CSP = {
     "default-src": ["'self'"],
     "script-src": ["'self'"],
     "style-src": ["'self'", "'unsafe-inline'"],
-    "img-src": ["'self'", "data:"],
+    "img-src": ["'self'", "data:", "blob:"],
     "object-src": ["'none'"],
     "base-uri": ["'none'"],
     "frame-ancestors": ["'none'"],

@@ -27,6 +27,21 @@
       }
     });
   }
+  // "Download as PNG / SVG" under each chart: Plotly draws the image from the figure itself,
+  // at the size it has on the page (PNG at twice the pixels, for slides).
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest(".chart-download");
+    if (!button || !window.Plotly) return;
+    var el = document.getElementById(button.dataset.chart);
+    if (!el || !el.data) return;
+    Plotly.downloadImage(el, {
+      format: button.dataset.format,
+      filename: button.dataset.filename || "chart",
+      width: el.clientWidth || 900,
+      height: el.clientHeight || 500,
+      scale: button.dataset.format === "png" ? 2 : 1,
+    });
+  });
   document.addEventListener("DOMContentLoaded", function () { render(document); });
   document.addEventListener("htmx:afterSettle", function (event) { render(event.detail.elt || document); });
 })();

@@ -6,6 +6,14 @@
     if (el.matches && el.matches("[data-autosubmit]") && el.form) el.form.submit();
   });
 
+  // A form with data-confirm asks first (publishing a run shows it to everyone).
+  document.addEventListener("submit", function (event) {
+    var form = event.target;
+    if (form.matches && form.matches("[data-confirm]") && !window.confirm(form.dataset.confirm)) {
+      event.preventDefault();
+    }
+  });
+
   // "Compare selected" with fewer than two ticked says so here instead of loading an error.
   document.addEventListener("submit", function (event) {
     var form = event.target;
@@ -20,23 +28,37 @@
     }
   });
 
-  // "Copy embed code": an <iframe> for the chart's /embed/ URL, onto the clipboard.
+  // Onto the clipboard, saying so in the status element beside the button; where the
+  // clipboard is refused (no HTTPS), the status says what to do instead.
+  function copy(text, status, fallback) {
+    function done(message) { if (status) status.textContent = message; }
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(
+        function () { done("Copied."); },
+        function () { done(fallback); }
+      );
+    } else {
+      done(fallback);
+    }
+  }
+
+  // "Copy embed code": an <iframe> for the chart's /embed/ URL (shown when it cannot be copied).
   document.addEventListener("click", function (event) {
     var button = event.target.closest && event.target.closest(".copy-embed");
     if (!button) return;
     var url = new URL(button.dataset.embed, window.location.href).href;
     var code = '<iframe src="' + url + '" width="720" height="460" style="border:0" ' +
       'title="inferboard chart" loading="lazy"></iframe>';
-    var status = button.parentNode.querySelector(".copy-status");
-    function done(text) { if (status) status.textContent = text; }
-    if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(code).then(
-        function () { done("Copied."); },
-        function () { done(code); }
-      );
-    } else {
-      done(code);
-    }
+    copy(code, button.parentNode.querySelector(".copy-status"), code);
+  });
+
+  // "Copy" beside a token or a command: the text of the element data-copy names.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest(".copy-text");
+    var source = button && document.querySelector(button.dataset.copy);
+    if (!source) return;
+    copy(source.textContent.trim(), button.parentNode.querySelector(".copy-status"),
+      "Select the text and copy it by hand.");
   });
 
   // A region that scrolls sideways must be reachable by keyboard (WCAG 2.1.1).

@@ -7,6 +7,7 @@ import re
 import httpx
 import pytest
 from django.core import mail
+from playwright.sync_api import expect
 
 from apps.accounts.models import AuditEvent
 from apps.runs.models import Run
@@ -58,6 +59,15 @@ def test_an_organization_submits_privately_and_publishes(live_server, browser, m
     page.fill("#token-name", "ci")
     page.click("#create-token")
     token = page.locator("#new-token").inner_text()
+    # The token and a ready curl line for it copy with one click each.
+    owner.grant_permissions(["clipboard-read", "clipboard-write"], origin=base)
+    for source in ("#new-token", "#token-curl"):
+        page.click(f"button[data-copy='{source}']")
+        expect(page.locator(f"button[data-copy='{source}'] + .copy-status")).to_have_text("Copied.")
+        if source == "#new-token":
+            assert page.evaluate("navigator.clipboard.readText()") == token
+    curl = page.evaluate("navigator.clipboard.readText()")
+    assert f"Bearer {token}" in curl and curl.endswith(f"{base}/api/v1/runs")
     page.reload()
     assert token not in page.content()  # shown once
 
@@ -88,7 +98,16 @@ def test_an_organization_submits_privately_and_publishes(live_server, browser, m
     assert anonymous.goto(f"{base}/runs/{run.pk}/").status == 404
 
     page.goto(f"{base}/runs/{run.pk}/")
+    # Publishing asks first; saying no leaves the run private.
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
     page.click("#publish")
+    assert asked and f"Publish run #{run.pk}" in asked[0]
+    run.refresh_from_db()
+    assert not run.is_public
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#publish")
+    page.wait_for_selector("#unpublish")
     assert "published by owner@example.com" in page.content()
     # A new visitor: the server's page cache must not serve the page from before publishing.
     newcomer = browser.new_context().new_page()

@@ -101,3 +101,18 @@ def test_pages_fit_a_phone_screen(live_server, browser, runs):
     assert width <= 390 + 1  # wide tables scroll inside their own box, not the page
     screenshot(phone, "leaderboard-phone")
     context.close()
+
+
+@pytest.mark.parametrize("fmt, magic", [("png", b"\x89PNG\r\n\x1a\n"), ("svg", b"<svg")])
+def test_a_chart_downloads_as_an_image_named_after_its_title(live_server, page, runs, fmt, magic):
+    page.goto(f"{live_server.url}/deployments/{runs['mxfp4'].deployment_id}/")
+    chart_svg_count(page, "chart-history")
+    button = page.locator(f".chart-download[data-chart='chart-history'][data-format='{fmt}']")
+    with page.expect_download() as download:
+        button.click()
+    path = download.value.path()
+    assert download.value.suggested_filename.endswith(f".{fmt}")
+    assert download.value.suggested_filename != f"chart.{fmt}"
+    with open(path, "rb") as image:
+        head = image.read(512)
+    assert head.startswith(magic) if fmt == "png" else magic in head
