@@ -1,12 +1,23 @@
 """Every page, read the way people read it: at phone and desktop sizes, through axe-core,
 with a mouse on the charts and with the filter, compare and pairing flows clicked through."""
 
+import uuid
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import pytest
+import redis
+from django.contrib.auth.models import Permission
 from django.core.management import call_command
+from django.test import Client
 
+from apps.catalog.models import Scenario
+from apps.jobs.services import endpoint_create, job_enqueue, pools_first_party_ensure
+from apps.regressions.models import ChangePoint, Subscription
+from apps.regressions.services import regressions_detect
 from apps.runs.services import run_ingest
+from apps.trust.services import review_propose
+from tests.apps.regressions.series import stored_series
 from tests.e2e.conftest import screenshot
 from tests.factories import document, point
 
@@ -14,8 +25,16 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
 VIEWPORTS = [{"width": 390, "height": 844}, {"width": 1440, "height": 900}]
+# A pool of this module's own on the suite's Redis (DB 7, the jobs tests' broker database).
+POOL = f"pool.e2e{uuid.uuid4().hex[:8]}"
+WEBHOOK = "https://hooks.example.com/inferboard/ops-team/regressions/" + "x" * 60
 # A sha256 with no break opportunity: long hashes must wrap, not widen the page.
 LONG_HASH = "f" * 64
+
+
+def broker_url(settings) -> str:
+    base = urlsplit(settings.REDIS_URL or "redis://127.0.0.1:6379/0")
+    return urlunsplit((base.scheme, base.netloc, "/7", "", ""))
 
 
 def gsm8k(pattern: list[bool]) -> dict:
@@ -103,8 +122,8 @@ def every_page(runs) -> list[str]:
     ]
 
 
-def open_page(browser, viewport):
-    context = browser.new_context(viewport=viewport)
+def open_page(browser, viewport, color_scheme: str = "light"):
+    context = browser.new_context(viewport=viewport, color_scheme=color_scheme)
     return context, context.new_page()
 
 
@@ -128,51 +147,134 @@ def test_the_api_docs_render_every_operation_without_a_parser_error(live_server,
     context.close()
 
 
-def test_no_page_scrolls_sideways_on_a_phone_or_a_laptop(live_server, browser, seeded):
-    wide = []
+def too_wide(page, path: str, viewport: dict) -> list[str]:
+    """The page at `path` if it scrolls sideways, naming its widest culprits (what to fix)."""
+    width = page.evaluate("document.scrollingElement.scrollWidth")
+    if width <= viewport["width"]:
+        return []
+    culprits = page.evaluate(
+        """w => [...document.querySelectorAll("body *")]
+            .filter(e => e.getBoundingClientRect().right > w)
+            .filter(e => { for (let a = e.parentElement; a; a = a.parentElement)
+                if (getComputedStyle(a).overflowX !== "visible") return false;
+                return true; })
+            .slice(0, 4).map(e => e.tagName + "." + e.className + "#" + e.id)""",
+        viewport["width"],
+    )
+    return [f"{path} at {viewport['width']}px is {width}px wide: {culprits}"]
+
+
+def axe_violations(page, path: str, viewport: dict) -> list[str]:
+    """Serious and critical axe findings on the open page."""
+    if not AXE.exists():
+        pytest.fail(f"{AXE} is missing: scripts/test runs `npm ci --prefix tests/e2e`")
+    # Evaluated rather than added as a <script>: the site's CSP refuses inline scripts,
+    # and the check must run on the page as visitors get it, CSP included.
+    page.evaluate(AXE.read_text())
+    violations = page.evaluate(
+        """async () => (await axe.run(document, {runOnly: {type: "tag", values:
+            ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]}}))
+            .violations.filter(v => v.impact === "serious" || v.impact === "critical")
+            .map(v => v.id + ": " + v.nodes.slice(0, 3).map(n => n.target.join(" ")))"""
+    )
+    return [f"{path} @{viewport['width']}: {v}" for v in violations]
+
+
+def walk(
+    browser, base: str, paths: list[str], check, *, prefix="", cookies=(), scheme="light"
+) -> list:
+    """Opens every path at both sizes (signed in when given a session cookie, in the light
+    or dark colour scheme), screenshots it, and gathers what `check` finds."""
+    found = []
     for viewport in VIEWPORTS:
-        context, page = open_page(browser, viewport)
-        for path in every_page(seeded):
-            open_settled(page, live_server.url + path)
-            width = page.evaluate("document.scrollingElement.scrollWidth")
+        context, page = open_page(browser, viewport, scheme)
+        context.add_cookies(list(cookies))
+        for path in paths:
+            open_settled(page, base + path)
             name = path.strip("/").split("?")[0].replace("/", "-") or "leaderboard"
-            screenshot(page, f"{viewport['width']}-{name}")
-            if width > viewport["width"]:
-                # Name the widest culprits so a failure says what to fix.
-                culprits = page.evaluate(
-                    """w => [...document.querySelectorAll("body *")]
-                        .filter(e => e.getBoundingClientRect().right > w)
-                        .filter(e => { for (let a = e.parentElement; a; a = a.parentElement)
-                            if (getComputedStyle(a).overflowX !== "visible") return false;
-                            return true; })
-                        .slice(0, 4).map(e => e.tagName + "." + e.className + "#" + e.id)""",
-                    viewport["width"],
-                )
-                wide.append(f"{path} at {viewport['width']}px is {width}px wide: {culprits}")
+            screenshot(page, f"{prefix}{viewport['width']}-{name}")
+            found += check(page, path, viewport)
         context.close()
+    return found
+
+
+def test_no_page_scrolls_sideways_on_a_phone_or_a_laptop(live_server, browser, seeded):
+    wide = walk(browser, live_server.url, every_page(seeded), too_wide)
     assert not wide, "\n".join(wide)
 
 
 def test_axe_finds_no_serious_or_critical_violation_on_any_page(live_server, browser, seeded):
-    if not AXE.exists():
-        pytest.fail(f"{AXE} is missing: scripts/test runs `npm ci --prefix tests/e2e`")
-    found = []
-    axe_source = AXE.read_text()
-    for viewport in VIEWPORTS:
-        context, page = open_page(browser, viewport)
-        for path in every_page(seeded):
-            open_settled(page, live_server.url + path)
-            # Evaluated rather than added as a <script>: the site's CSP refuses inline scripts,
-            # and the check must run on the page as visitors get it, CSP included.
-            page.evaluate(axe_source)
-            violations = page.evaluate(
-                """async () => (await axe.run(document, {runOnly: {type: "tag", values:
-                    ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"]}}))
-                    .violations.filter(v => v.impact === "serious" || v.impact === "critical")
-                    .map(v => v.id + ": " + v.nodes.slice(0, 3).map(n => n.target.join(" ")))"""
-            )
-            found += [f"{path} @{viewport['width']}: {v}" for v in violations]
-        context.close()
+    found = walk(browser, live_server.url, every_page(seeded), axe_violations)
+    assert not found, "\n".join(found)
+
+
+def test_the_dark_theme_follows_the_system_and_passes_axe(live_server, browser, seeded):
+    found = walk(
+        browser, live_server.url, every_page(seeded), axe_violations, prefix="dark-", scheme="dark"
+    )
+    assert not found, "\n".join(found)
+    context, page = open_page(browser, VIEWPORTS[1], "dark")
+    page.goto(live_server.url + "/methodology/")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(18, 21, 27)"
+    context.close()
+
+
+@pytest.fixture
+def signed_in(seeded, org, person, settings, live_server):
+    """An admin of the seeded runs' organization who is also a reviewer, with what each
+    signed-in page lists: an endpoint and its job, a proposed review, change points, an
+    alert subscription. Returns the session cookie and the pages."""
+    settings.CELERY_BROKER_URL = broker_url(settings)
+    pools_first_party_ensure([POOL])
+    user = person(org, "admin", email="admin@example.com")
+    user.user_permissions.add(Permission.objects.get(codename="review_runs"))
+    endpoint = endpoint_create(
+        org=org,
+        name="h200-vllm",
+        url="http://127.0.0.1:9/",
+        deployment=seeded["vllm"].deployment,
+        pool=POOL,
+    )
+    job = job_enqueue(endpoint=endpoint, scenario=Scenario.objects.first())
+    review_propose(run=seeded["sglang"], actor="admin@example.com")
+    stored_series([8000] * 6)
+    stored_series([6000] * 3, first_day=6, engine_version="0.5.24")
+    regressions_detect()
+    Subscription.objects.create(org=org, name="ops", channel="webhook", target=WEBHOOK)
+    change_point = ChangePoint.objects.first()
+    client = Client()
+    client.force_login(user)
+    cookie = {
+        "name": settings.SESSION_COOKIE_NAME,
+        "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+        "url": live_server.url,
+    }
+    pages = [
+        "/?scenario=seed-20k-1k-60",
+        f"/runs/{seeded['sglang'].pk}/",
+        "/org/",
+        "/endpoints/",
+        f"/jobs/{job.pk}/",
+        "/costs/",
+        "/staff/reviews/",
+        "/regressions/",
+        f"/regressions/{change_point.pk}/",
+        "/regressions/subscriptions/",
+    ]
+    yield cookie, pages
+    redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(POOL)
+
+
+def test_no_signed_in_page_scrolls_sideways(live_server, browser, signed_in):
+    cookie, pages = signed_in
+    wide = walk(browser, live_server.url, pages, too_wide, prefix="signed-in-", cookies=[cookie])
+    assert not wide, "\n".join(wide)
+
+
+def test_axe_finds_no_serious_or_critical_violation_signed_in(live_server, browser, signed_in):
+    cookie, pages = signed_in
+    found = walk(browser, live_server.url, pages, axe_violations, cookies=[cookie])
     assert not found, "\n".join(found)
 
 
