@@ -100,7 +100,7 @@ def cost_of_latency_figure(
             "mode": "lines+markers",
             "name": sku,
             **series_style(sku),
-            "line": {"shape": "hv"},
+            "line": {**series_style(sku)["line"], "shape": "hv"},
             "x": [round(limit, 6) for limit, _ in points],
             "y": [round(usd, 2) for _, usd in points],
             "hovertemplate": (

@@ -7,6 +7,7 @@ instead of an empty axis) and the traces themselves feed the data table under ea
 
 import zlib
 from collections import defaultdict
+from datetime import datetime, timedelta
 from typing import Any
 
 Figure = dict[str, Any]
@@ -45,7 +46,12 @@ def series_style(name: str) -> dict[str, Any]:
     h = zlib.crc32(name.encode())
     colour = PALETTE[h % len(PALETTE)]
     return {
-        "marker": {"color": colour, "symbol": SYMBOLS[(h // len(PALETTE)) % len(SYMBOLS)]},
+        # 9 px: Plotly's default 6 px markers are hard to see, and to hover, on a phone.
+        "marker": {
+            "color": colour,
+            "symbol": SYMBOLS[(h // len(PALETTE)) % len(SYMBOLS)],
+            "size": 9,
+        },
         "line": {"color": colour},
     }
 
@@ -70,6 +76,9 @@ def figure_table(figure: Figure) -> dict[str, Any]:
 
 LAYOUT = {
     "margin": {"l": 60, "r": 20, "t": 80, "b": 50},
+    # Plotly hides the legend when one series is drawn; the series' name (which accelerator and
+    # precision, which scenario) is then exactly what the reader cannot tell from the chart.
+    "showlegend": True,
     "hovermode": "closest",
     # Legend above the plot: below, a long one covers the x-axis title and crushes the plot.
     "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
@@ -220,10 +229,29 @@ def cdf_figure(series: dict[str, list[float]], *, title: str, x_title: str) -> F
         "layout": {
             **LAYOUT,
             "title": {"text": title},
-            "xaxis": {"title": {"text": x_title}},
+            # Log x: TTFT (hundreds of ms) and E2EL (seconds) share the axis, and on a linear
+            # one the TTFT curves lie squashed against the y axis.
+            "xaxis": {
+                "title": {"text": x_title},
+                "type": "log" if all(min(t["x"]) > 0 for t in traces) else "linear",
+            },
             "yaxis": {"title": {"text": "fraction of requests"}, "range": [0, 1.02]},
         },
     }
+
+
+def date_axis(history: list[dict[str, Any]]) -> dict[str, Any]:
+    """Day ticks, over at least a week: runs measured seconds apart otherwise zoom the axis
+    in to ticks like 13:49:46.5595, which say nothing about a deployment's history."""
+    whens = sorted(datetime.fromisoformat(h["when"]) for h in history if h.get("when"))
+    axis: dict[str, Any] = {"tickformat": "%Y-%m-%d", "hoverformat": "%Y-%m-%d %H:%M"}
+    if whens and whens[-1] - whens[0] < timedelta(days=7):
+        middle = whens[0] + (whens[-1] - whens[0]) / 2
+        axis["range"] = [
+            (middle - timedelta(days=3.5)).isoformat(),
+            (middle + timedelta(days=3.5)).isoformat(),
+        ]
+    return axis
 
 
 def history_figure(history: list[dict[str, Any]], *, title: str) -> Figure:
@@ -276,7 +304,7 @@ def history_figure(history: list[dict[str, Any]], *, title: str) -> Figure:
         "layout": {
             **LAYOUT,
             "title": {"text": title},
-            "xaxis": {"title": {"text": "run date"}, "type": "date"},
+            "xaxis": {"title": {"text": "run date"}, "type": "date", **date_axis(history)},
             "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
         },
     }
@@ -297,6 +325,7 @@ def bar_figure(labels: list[str], values: list[float], *, title: str, y_title: s
         ],
         "layout": {
             **LAYOUT,
+            "showlegend": False,  # one unnamed series: its bars are labelled on the axis
             "title": {"text": title},
             "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
         },
