@@ -155,6 +155,8 @@ MIDDLEWARE = [
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    # Under DEBUG too, a run or page that does not exist answers the site's 404 page.
+    "apps.api.middleware.SiteNotFoundMiddleware",
 ]
 
 # Pages load scripts only from here (no inline scripts or handlers); Plotly and htmx set inline

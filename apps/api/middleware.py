@@ -2,8 +2,9 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
+from django.views.defaults import page_not_found
 
 from apps.api.errors import DATABASE_DOWN, ServiceUnavailable, database_unavailable
 
@@ -81,3 +82,21 @@ class ServiceUnavailableMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         unavailable = as_unavailable(exception)
         return unavailable_response(request, unavailable) if unavailable else None
+
+
+class SiteNotFoundMiddleware:
+    """With DEBUG on (how the local demo runs), a page a view cannot find (`/runs/999/`) is
+    still the site's own 404 page, not Django's technical page for developers. An address no
+    URL pattern matches keeps Django's technical page under DEBUG: it lists the patterns,
+    which is what a developer mistyping a route wants."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if settings.DEBUG and isinstance(exception, Http404):
+            return page_not_found(request, exception)
+        return None
