@@ -64,6 +64,7 @@ PUBLIC_VIEWS = frozenset(
         "costs:export-csv",
         "costs:export-json",
         "costs:claim",
+        "costs:claim-image",
     }
 )
 # Every API read is public without a token (with one it is the organization's: private).

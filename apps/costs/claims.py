@@ -25,6 +25,7 @@ from apps.costs.formulas import (
     usd_per_mtok,
 )
 from apps.costs.procurement import DeploymentCurve, FieldError
+from apps.costs.reference import TIER_LABELS
 from apps.costs.slo import Slo, SloResult, best_throughput_at_slo
 
 # "about x" holds within this relative distance of the claimed ratio.
@@ -157,7 +158,10 @@ def tier_pair_assumptions(
     book = dict(prices)
     return [
         Assumption(
-            label=f"{accelerator_a} {tier_a.value} vs {accelerator_b} {tier_b.value}",
+            label=(
+                f"{accelerator_a} {TIER_LABELS[tier_a.value]} vs "
+                f"{accelerator_b} {TIER_LABELS[tier_b.value]}"
+            ),
             kind="price tier",
             throughput_ratio=throughput_ratio,
             usd_per_gpu_hour_a=tier_usd_per_gpu_hour(book, accelerator_a, tier_a),

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+import textwrap
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -402,6 +404,54 @@ def saved(request: HttpRequest, slug: str) -> HttpResponse:
 
 def claim(request: HttpRequest) -> HttpResponse:
     """Check a published cost claim against price tiers and stored runs."""
+    context = _claim_context(request)
+    _add_projected_claim(context, request, context["page"])
+    return page_or_partial(request, "costs/claim.html", "claim-result", context)
+
+
+CLAIM_WORDS = {Comparison.BELOW: "below", Comparison.AT_MOST: "at most", Comparison.ABOUT: "about"}
+
+
+def claim_image(request: HttpRequest) -> HttpResponse:
+    """The claim page's verdict as a 1200×630 SVG card (the size link previews use), from the
+    same query string, so a verdict can be pasted where a link would not be read. The page
+    turns it into a PNG in the browser."""
+    context = _claim_context(request)
+    page: ClaimPage = context["page"]
+    if page.errors:
+        problems = "; ".join(f"{error.field}: {error.message}" for error in page.errors)
+        return HttpResponse(
+            f"No verdict to draw: {problems}", status=400, content_type="text/plain"
+        )
+    check = page.check
+    assert check is not None  # a page without errors has a check
+    claim = check.claim
+    context.update(
+        {
+            "statement": textwrap.wrap(
+                f"{claim.label_a} at {CLAIM_WORDS[claim.comparison]} "
+                f"{claim.claimed_cost_ratio:g}× the "
+                f"cost of {claim.label_b} per million tokens, with {claim.throughput_ratio:g}× "
+                f"its throughput at ${claim.usd_per_gpu_hour_a:g} vs "
+                f"${claim.usd_per_gpu_hour_b:g} per GPU-hour",
+                width=58,
+            )[:3],
+            "formula": f"({claim.usd_per_gpu_hour_a:g} / {claim.usd_per_gpu_hour_b:g})"
+            f" ÷ {claim.throughput_ratio:g}",
+            "tiers": [TIER_LABELS.get(p.tier, p.tier) for p in (page.price_a, page.price_b) if p],
+            "held": len(check.assumptions_that_hold),
+            "tried": len(check.verdicts),
+            "page_url": request.build_absolute_uri(reverse("costs:claim"))
+            + (f"?{request.GET.urlencode()}" if request.GET else ""),
+        }
+    )
+    response = render(request, "costs/claim_card.svg", context, content_type="image/svg+xml")
+    response["Content-Disposition"] = 'inline; filename="claim-verdict.svg"'
+    return response
+
+
+def _claim_context(request: HttpRequest) -> dict[str, Any]:
+    """The claim page's state from its query string: the page and the template's context."""
     kind = request.GET.get("token_kind", TokenKind.OUTPUT.value)
     if kind not in {k.value for k in TokenKind}:
         kind = TokenKind.OUTPUT.value
@@ -434,8 +484,7 @@ def claim(request: HttpRequest) -> HttpResponse:
         "comparisons": [c.value for c in Comparison],
         "profile_name": profile if own else "",
     }
-    _add_projected_claim(context, request, page)
-    return page_or_partial(request, "costs/claim.html", "claim-result", context)
+    return context
 
 
 def _add_projected_claim(context: dict[str, Any], request: HttpRequest, page: ClaimPage) -> None:

@@ -61,6 +61,36 @@
       "Select the text and copy it by hand.");
   });
 
+  // "PNG" beside a claim's verdict card: the server draws the SVG; the browser rasterises it
+  // at 1200×630 (what link previews use) and downloads it.
+  document.addEventListener("click", function (event) {
+    var button = event.target.closest && event.target.closest(".claim-png");
+    if (!button) return;
+    var status = button.parentNode.querySelector(".copy-status");
+    fetch(button.dataset.src).then(function (response) {
+      if (!response.ok) throw new Error("no verdict to draw");
+      return response.blob();
+    }).then(function (svg) {
+      var url = URL.createObjectURL(svg);
+      var image = new Image();
+      image.onload = function () {
+        var canvas = document.createElement("canvas");
+        canvas.width = 1200; canvas.height = 630;
+        canvas.getContext("2d").drawImage(image, 0, 0, 1200, 630);
+        URL.revokeObjectURL(url);
+        canvas.toBlob(function (png) {
+          var link = document.createElement("a");
+          link.href = URL.createObjectURL(png);
+          link.download = "claim-verdict.png";
+          document.body.appendChild(link);
+          link.click();
+          link.remove();
+        }, "image/png");
+      };
+      image.src = url;
+    }).catch(function (error) { if (status) status.textContent = String(error.message || error); });
+  });
+
   // A region that scrolls sideways must be reachable by keyboard (WCAG 2.1.1).
   function focusableScrollers(root) {
     root.querySelectorAll(".table-wrap, table.data, pre").forEach(function (el) {

@@ -1,7 +1,7 @@
 import pytest
 from django.core.management import call_command
 
-from tests.e2e.conftest import screenshot
+from tests.e2e.conftest import SCREENSHOTS, screenshot
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,3 +21,19 @@ def test_typing_a_new_price_updates_the_cost_table_without_a_reload(live_server,
     assert page.evaluate("window.__survivesSwap") == "yes"
     assert "price_MI355X=0.74" in page.url  # the whole state is shareable
     screenshot(page, "costs")
+
+
+def test_a_claims_verdict_downloads_as_a_1200_by_630_png(live_server, page):
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    page.goto(f"{live_server.url}/costs/claim/?price_a=0.70")
+    with page.expect_download() as download:
+        page.click("#claim-share .claim-png")
+    assert download.value.suggested_filename == "claim-verdict.png"
+    with open(download.value.path(), "rb") as image:
+        head = image.read(24)
+    assert head.startswith(b"\x89PNG\r\n\x1a\n")
+    # The IHDR chunk: width and height, 4 bytes each, big-endian.
+    assert int.from_bytes(head[16:20], "big") == 1200
+    assert int.from_bytes(head[20:24], "big") == 630
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    download.value.save_as(SCREENSHOTS / "claim-verdict-card.png")

@@ -5,6 +5,8 @@ from django.templatetags.static import static
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
+from apps.costs.reference import TIER_LABELS
+
 register = template.Library()
 
 # One place names the vendored Plotly bundle (static/vendor/plotly-basic/README.md).
@@ -15,6 +17,13 @@ PLOTLY = "vendor/plotly-basic/plotly-basic-4.1.1.min.js"
 def label(value):
     """A slug as people read it: owning_hyperscaler -> owning hyperscaler."""
     return str(value).replace("_", " ") if value else value
+
+
+@register.filter
+def tier_label(value):
+    """A price tier as every page spells it (apps.costs.reference.TIER_LABELS): one vocabulary,
+    where the board once said "owning hyperscaler" and the cost pages "owning (hyperscaler)"."""
+    return TIER_LABELS.get(str(value), label(value))
 
 
 @register.simple_tag(takes_context=True)

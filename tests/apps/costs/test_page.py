@@ -240,3 +240,24 @@ def test_a_published_figure_of_unstated_kind_is_priced_under_both_readings(clien
     for low, high in ranges:
         assert float(high) / float(low) == pytest.approx(21, rel=1e-2)
     assert "read here as" not in page
+
+
+def test_the_claims_verdict_is_an_svg_card_of_the_same_check(client, db):
+    from xml.etree import ElementTree
+
+    page = client.get("/costs/claim/?price_a=0.70").content.decode()
+    assert 'href="/costs/claim/verdict.svg?price_a=0.70"' in page
+    response = client.get("/costs/claim/verdict.svg?price_a=0.70")
+    assert response.status_code == 200
+    assert response.headers["Content-Type"].startswith("image/svg+xml")
+    card = ElementTree.fromstring(response.content)  # well-formed XML, or this raises
+    texts = " ".join(t.text or "" for t in card.iter("{http://www.w3.org/2000/svg}text"))
+    # The page's own figure, (0.70 / 1.95) / 0.8 = 0.45, and its verdict.
+    assert "cost ratio 0.45" in texts and "HOLDS" in texts
+    assert card.get("width") == "1200" and card.get("height") == "630"
+
+
+def test_a_claim_with_a_bad_field_draws_no_card_and_says_why(client, db):
+    response = client.get("/costs/claim/verdict.svg?throughput_ratio=0")
+    assert response.status_code == 400
+    assert "throughput_ratio" in response.content.decode()
