@@ -141,6 +141,21 @@ class Point(models.Model):
     def __str__(self) -> str:
         return f"run {self.run_id} point {self.ordinal}"
 
+    @property
+    def level_name(self) -> str:
+        """How every page names this load level: its own label, with the concurrency and the
+        request rate it does not already state (an imported "c=16" must not read "c=16 c=16")."""
+        return level_name(self.label, self.concurrency, self.request_rate, self.ordinal)
+
+
+def level_name(label: str, concurrency: int | None, rate: float | None, ordinal: int) -> str:
+    parts = [label] if label else []
+    if concurrency and f"c={concurrency}" not in label:
+        parts.append(f"c={concurrency}")
+    if rate and "req/s" not in label:
+        parts.append(f"{rate:g} req/s")
+    return " ".join(parts) or f"level {ordinal + 1}"
+
 
 # The columns of a request record as documents carry them (workers.results.RequestRecord).
 REQUEST_RECORD_FIELDS = (

@@ -8,7 +8,7 @@ from django.db.models import Q, QuerySet
 
 from apps.accounts.models import Organization
 from apps.runs import summary
-from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
+from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run, level_name
 
 
 @dataclass(frozen=True)
@@ -252,13 +252,11 @@ def run_sessions_and_server(*, run: Run) -> list[dict]:
             {
                 "ordinal": ordinal,
                 # Named as the points table names a level, so a heading is never blank.
-                "label": point.get("label")
-                or (
-                    f"c={point['concurrency']}"
-                    if point.get("concurrency")
-                    else f"{point['request_rate']:g} req/s"
-                    if point.get("request_rate")
-                    else f"level {ordinal + 1}"
+                "label": level_name(
+                    point.get("label") or "",
+                    point.get("concurrency"),
+                    point.get("request_rate"),
+                    ordinal,
                 ),
                 "turns": [
                     {
