@@ -319,8 +319,8 @@ def measure(spec: JobSpec, *, progress: Progress, cancel: threading.Event) -> Re
     return measure_accuracy(spec, progress=progress, cancel=cancel)
 
 
-# The two call sites into the measuring packages. They mirror the CLIs (`workers/loadgen/cli.py`
-# `_run_bench`, `workers/accuracy/cli.py` `_run`) without the files and the terminal output.
+# The two call sites into the measuring packages. They mirror the CLIs (`workers/loadgen/modes.py`
+# `run_mode`, `workers/accuracy/cli.py` `_run`) without the files and the terminal output.
 
 
 def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) -> ResultDocument:
