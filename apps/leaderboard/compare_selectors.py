@@ -2,8 +2,6 @@
 scenarios and accuracy results of the compared runs.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 
 from django.db.models import QuerySet

@@ -2,8 +2,6 @@
 its facts and its accuracy results.
 """
 
-from __future__ import annotations
-
 from django.db.models.functions import Coalesce
 
 from apps.accounts.models import Organization

@@ -2,8 +2,6 @@
 accelerators, and the published and measured runs of a model.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from dataclasses import dataclass
 

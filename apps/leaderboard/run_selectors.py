@@ -2,8 +2,6 @@
 and marks of its points.
 """
 
-from __future__ import annotations
-
 from bisect import bisect_right
 from typing import Any
 

@@ -4,8 +4,6 @@ The leaderboard must stay fast with tens of thousands of runs, so the best point
 deployment is chosen in SQL (DISTINCT ON) on PostgreSQL; SQLite reduces in Python.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any

@@ -1,7 +1,5 @@
 """The leaderboard itself: its query, its cached public page, its charts and downloads."""
 
-from __future__ import annotations
-
 import dataclasses
 import json
 from dataclasses import replace

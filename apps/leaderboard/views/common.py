@@ -1,7 +1,5 @@
 """Helpers the leaderboard's pages share: query values, table downloads and the embed response."""
 
-from __future__ import annotations
-
 import csv
 import json
 from typing import Any

@@ -1,7 +1,5 @@
 """/compare/: two to four deployments side by side, with ratios, intervals and accuracy deltas."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict

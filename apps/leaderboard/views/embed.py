@@ -1,7 +1,5 @@
 """Charts alone, for an <iframe> on another site: the board's Pareto chart and the compare chart."""
 
-from __future__ import annotations
-
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csp import csp_override

@@ -1,7 +1,5 @@
 """The board's prose pages: the GLM 5.2 story and the methodology."""
 
-from __future__ import annotations
-
 from typing import Any
 from urllib.parse import urlencode
 

@@ -1,7 +1,5 @@
 """A run's page and a deployment's page."""
 
-from __future__ import annotations
-
 from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse
