@@ -325,6 +325,7 @@ def measure(spec: JobSpec, *, progress: Progress, cancel: threading.Event) -> Re
 
 def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) -> ResultDocument:
     from workers.loadgen.client import EndpointConfig
+    from workers.loadgen.output import make_document
     from workers.loadgen.prompts import (
         CalibratedCounter,
         EndpointTokenizer,
@@ -332,7 +333,7 @@ def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) 
         usage_probe,
         verify_lengths,
     )
-    from workers.loadgen.runner import Level, LoadPlan, SweepResult, make_document, run_sweep
+    from workers.loadgen.runner import Level, LoadPlan, SweepResult, run_sweep
 
     if spec.scenario is None or spec.load is None:
         raise ValueError("a load job needs a scenario and load levels")

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from workers import slo as slo_rule
 from workers.loadgen import gate
 from workers.loadgen.client import EndpointConfig
+from workers.loadgen.client_load import ClientLimits
 from workers.loadgen.prompts import (
     CalibratedCounter,
     EndpointTokenizer,
@@ -24,7 +25,7 @@ from workers.loadgen.prompts import (
     TokenCounter,
     usage_probe,
 )
-from workers.loadgen.runner import ClientLimits, Level, LoadPlan, parse_concurrency
+from workers.loadgen.runner import Level, LoadPlan, parse_concurrency
 from workers.loadgen.sessions import SESSION_PRESETS
 from workers.results import Deployment, SessionScenario, Slo, json_path
 

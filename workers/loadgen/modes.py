@@ -25,6 +25,7 @@ from workers.loadgen.cli_args import (
     token_counter,
 )
 from workers.loadgen.client import EndpointConfig
+from workers.loadgen.client_load import ClientLimits
 from workers.loadgen.datasets import DatasetError, DatasetWorkload, dataset_name, read_dataset
 from workers.loadgen.metrics import LENGTH_TOLERANCE
 from workers.loadgen.progress import ProgressBar
@@ -40,7 +41,7 @@ from workers.loadgen.prompts import (
     verify_lengths,
 )
 from workers.loadgen.report import submit_if_asked, write_document
-from workers.loadgen.runner import ClientLimits, Level, LoadPlan, SweepResult, run_sweep
+from workers.loadgen.runner import Level, LoadPlan, SweepResult, run_sweep
 from workers.loadgen.scrape import Scraper, metrics_url, probe, scraping
 from workers.loadgen.sessions import (
     SESSION_PRESETS,

@@ -14,7 +14,8 @@ from workers.client import InferboardClient
 from workers.loadgen import gate
 from workers.loadgen.cli_args import CliError
 from workers.loadgen.client import EndpointConfig
-from workers.loadgen.runner import SweepResult, make_document, write_outputs
+from workers.loadgen.output import make_document, write_outputs
+from workers.loadgen.runner import SweepResult
 from workers.loadgen.scrape import Scraper, metrics_url, point_window, server_acceptance
 from workers.results import SCHEMA_REVISION, Deployment, ModelInfo, Point, ResultDocument, Scenario
 from workers.submit import ServerError, ServerRefused
