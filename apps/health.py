@@ -42,7 +42,7 @@ def _broker() -> None:
         finally:
             client.close()
         return
-    from apps.jobs.services import celery_app
+    from apps.jobs.broker import celery_app
 
     with celery_app().connection_for_write(url) as conn:
         conn.ensure_connection(max_retries=1, interval_start=0, timeout=BROKER_TIMEOUT_S)

@@ -13,7 +13,8 @@ from apps.accuracy import views as accuracy
 from apps.api.api import api
 from apps.api.middleware import as_unavailable, unavailable_response
 from apps.health import readyz
-from apps.leaderboard import views as board
+from apps.leaderboard.views import board, compare, embed, pages
+from apps.leaderboard.views import run as run_pages
 from apps.runs import views as runs
 
 
@@ -54,13 +55,13 @@ urlpatterns = [
     path("readyz", readyz, name="readyz"),
     path("", board.leaderboard, name="home"),
     path("runs/", runs.run_index, name="run-index"),
-    path("runs/<int:run_id>/", board.run_detail, name="run-detail"),
-    path("deployments/<int:deployment_id>/", board.deployment_detail, name="deployment-detail"),
-    path("compare/", board.compare, name="compare"),
-    path("embed/board/", board.embed_board, name="embed-board"),
-    path("embed/compare/", board.embed_compare, name="embed-compare"),
-    path("methodology/", board.methodology, name="methodology"),
-    path("story/glm-5-2/", board.story_glm, name="story-glm"),
+    path("runs/<int:run_id>/", run_pages.run_detail, name="run-detail"),
+    path("deployments/<int:deployment_id>/", run_pages.deployment_detail, name="deployment-detail"),
+    path("compare/", compare.compare, name="compare"),
+    path("embed/board/", embed.embed_board, name="embed-board"),
+    path("embed/compare/", embed.embed_compare, name="embed-compare"),
+    path("methodology/", pages.methodology, name="methodology"),
+    path("story/glm-5-2/", pages.story_glm, name="story-glm"),
     path("costs/", include("apps.costs.urls")),
     path("regressions/", include("apps.regressions.urls")),
     path("accuracy/", accuracy.accuracy_index, name="accuracy-index"),

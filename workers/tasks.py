@@ -319,12 +319,13 @@ def measure(spec: JobSpec, *, progress: Progress, cancel: threading.Event) -> Re
     return measure_accuracy(spec, progress=progress, cancel=cancel)
 
 
-# The two call sites into the measuring packages. They mirror the CLIs (`workers/loadgen/cli.py`
-# `_run_bench`, `workers/accuracy/cli.py` `_run`) without the files and the terminal output.
+# The two call sites into the measuring packages. They mirror the CLIs (`workers/loadgen/modes.py`
+# `run_mode`, `workers/accuracy/cli.py` `_run`) without the files and the terminal output.
 
 
 def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) -> ResultDocument:
     from workers.loadgen.client import EndpointConfig
+    from workers.loadgen.output import make_document
     from workers.loadgen.prompts import (
         CalibratedCounter,
         EndpointTokenizer,
@@ -332,7 +333,7 @@ def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) 
         usage_probe,
         verify_lengths,
     )
-    from workers.loadgen.runner import Level, LoadPlan, SweepResult, make_document, run_sweep
+    from workers.loadgen.runner import Level, LoadPlan, SweepResult, run_sweep
 
     if spec.scenario is None or spec.load is None:
         raise ValueError("a load job needs a scenario and load levels")

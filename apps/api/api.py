@@ -54,6 +54,12 @@ _COMMON_ERRORS = {
 
 
 class InferboardApi(NinjaAPI):
+    def get_openapi_operation_id(self, operation) -> str:
+        """apps_<domain>_api_<view> wherever in the domain's api the view lives: an api split
+        into a package of topics (apps/costs/api/) keeps the ids clients were generated from."""
+        domain = operation.view_func.__module__.split(".")[1]
+        return f"apps_{domain}_api_{operation.view_func.__name__}"
+
     def get_openapi_schema(self, *, path_prefix=None, path_params=None):
         schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
         for operations in schema.get("paths", {}).values():

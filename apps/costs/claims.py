@@ -24,7 +24,8 @@ from apps.costs.formulas import (
     tier_usd_per_gpu_hour,
     usd_per_mtok,
 )
-from apps.costs.procurement import DeploymentCurve, FieldError
+from apps.costs.procurement import DeploymentCurve
+from apps.costs.procurement_inputs import FieldError
 from apps.costs.reference import TIER_LABELS
 from apps.costs.slo import Slo, SloResult, best_throughput_at_slo
 

@@ -22,19 +22,16 @@ from apps.costs.claims import CLAIM_DEFAULTS, ClaimPage, Comparison, claim_page
 from apps.costs.formulas import CostInputError, Tier, TokenKind
 from apps.costs.models import PriceProfile, SavedPage
 from apps.costs.prices import LINK_ONLY, ProfiledQuery, profile_prices, with_profile_prices
-from apps.costs.procurement import (
+from apps.costs.procurement import Row, cost_of_latency, procurement_rows
+from apps.costs.procurement_export import EXPORT_COLUMNS, export_records
+from apps.costs.procurement_inputs import (
     DEFAULTS,
-    EXPORT_COLUMNS,
     PRICE_PREFIX,
     SELL_FIELDS,
     WORKLOAD_UNITS,
     FieldError,
     ProcurementInputs,
-    Row,
-    cost_of_latency,
-    export_records,
     parse_inputs,
-    procurement_rows,
     state,
 )
 from apps.costs.reference import TIER_LABELS

@@ -35,7 +35,8 @@ class ScheduleForm(forms.ModelForm):
         ]
 
     def clean(self) -> dict:
-        from apps.jobs.services import JobError, schedule_validate
+        from apps.jobs.schedules import schedule_validate
+        from apps.jobs.specs import JobError
 
         data = super().clean()
         names = {field.name for field in Schedule._meta.concrete_fields}
@@ -65,7 +66,7 @@ class ScheduleAdmin(admin.ModelAdmin):
     readonly_fields = ["next_run_at", "last_run_at"]
 
     def save_model(self, request, obj, form, change) -> None:
-        from apps.jobs.services import schedule_save
+        from apps.jobs.schedules import schedule_save
 
         schedule_save(schedule=obj)
 

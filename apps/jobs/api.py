@@ -25,7 +25,7 @@ from apps.api.errors import ServiceUnavailable
 from apps.api.params import Finite
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
-from apps.jobs import services
+from apps.jobs import broker, schedules, services, specs
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
@@ -162,7 +162,7 @@ class ScheduleOut(Schema):
     last_run_at: datetime | None
 
 
-def _broker_down(exc: services.BrokerUnavailable) -> ServiceUnavailable:
+def _broker_down(exc: broker.BrokerUnavailable) -> ServiceUnavailable:
     # 503 with Retry-After (apps.api.api); the job is stored as failed and can be retried.
     return ServiceUnavailable("broker", f"job {exc} failed: the broker is unreachable")
 
@@ -294,7 +294,7 @@ def _create_endpoint(request: HttpRequest, body: EndpointIn) -> Status:
         )
     except EndpointRefused as exc:
         return Status(422, _errors("url", str(exc)))
-    except services.JobError as exc:
+    except specs.JobError as exc:
         return Status(422, _errors(exc.field, exc.message))
     except ValidationError as exc:
         return Status(422, _errors("deployment", str(exc.errors(include_url=False)[0]["msg"])))
@@ -336,11 +336,11 @@ def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
         )
     except EndpointRefused as exc:
         return Status(422, _errors("url", str(exc)))
-    except services.JobError as exc:
+    except specs.JobError as exc:
         return Status(422, _errors(exc.field, exc.message))
     except CredentialError as exc:
         return Status(422, _errors("api_key", str(exc)))
-    except services.BrokerUnavailable as exc:
+    except broker.BrokerUnavailable as exc:
         raise _broker_down(exc) from None
     return Status(202, job_out(job))
 
@@ -381,11 +381,11 @@ def cancel_job(request: HttpRequest, job_id: int):
 def retry_job(request: HttpRequest, job_id: int):
     try:
         job = services.job_retry(job=_job(request, job_id))
-    except services.JobError as exc:
+    except specs.JobError as exc:
         return Status(409, _errors(exc.field, exc.message))
     except EndpointRefused as exc:
         return Status(422, _errors("url", str(exc)))
-    except services.BrokerUnavailable as exc:
+    except broker.BrokerUnavailable as exc:
         raise _broker_down(exc) from None
     return Status(202, job_out(job))
 
@@ -441,7 +441,7 @@ def create_pool(request: HttpRequest, body: PoolIn):
     broker is involved. 409 when the name is another organization's or a first-party pool."""
     try:
         pool = services.pool_create(org=request.auth.org, name=body.name)
-    except services.JobError as exc:
+    except specs.JobError as exc:
         return Status(409, _errors(exc.field, exc.message))
     audit_record(
         org=request.auth.org, actor=actor_of(request), action="pool.created", target=pool.name
@@ -494,7 +494,7 @@ async def _agent_wait(row: Pool, wait: float, worker: str):
         seen = await _no_cache_io(services.agent_pool_version, row)
         job = await sync_to_async(services.job_claim)(pool=row, worker=worker)
         if job is not None:
-            return {"job_id": job.pk, "spec": await sync_to_async(services.job_spec)(job)}
+            return {"job_id": job.pk, "spec": await sync_to_async(specs.job_spec)(job)}
         # Give the connection back while waiting (one past its age, as a pooled one always is):
         # otherwise each idle agent holds one of apps/serving.py's pool for its whole poll.
         await sync_to_async(close_old_connections)()
@@ -536,8 +536,8 @@ def create_schedule(request: HttpRequest, endpoint_id: int, body: ScheduleIn):
         enabled=body.enabled,
     )
     try:
-        services.schedule_save(schedule=schedule)
-    except services.JobError as exc:
+        schedules.schedule_save(schedule=schedule)
+    except specs.JobError as exc:
         return Status(422, _errors(exc.field, exc.message))
     audit_record(
         org=endpoint.org,
@@ -565,8 +565,8 @@ def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePatch):
     for name, value in changes.items():
         setattr(schedule, name, value if value is not None else getattr(schedule, name))
     try:
-        services.schedule_save(schedule=schedule)
-    except services.JobError as exc:
+        schedules.schedule_save(schedule=schedule)
+    except specs.JobError as exc:
         return Status(422, _errors(exc.field, exc.message))
     return schedule_out(schedule)
 

@@ -1,48 +1,33 @@
-"""Writes for endpoints, jobs and schedules, and the one place that talks to the broker."""
+"""Writes for endpoints, pools and jobs: queueing, agents' claims and long polls, events and
+the reaper. Job specs are apps/jobs/specs.py, the broker apps/jobs/broker.py, schedules
+apps/jobs/schedules.py.
+"""
 
-import functools
-import itertools
 import logging
-import math
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from celery import Celery
 from django.conf import settings
 from django.core.cache import cache
 from django.db import models, transaction
 from django.utils import timezone
-from pydantic import ValidationError
 
 from apps.accounts.models import ApiToken, Organization
 from apps.accounts.services import audit_record
 from apps.catalog.models import Deployment, Scenario
 from apps.catalog.services import deployment_upsert
-from apps.jobs import cron
 from apps.jobs.allowlist import endpoint_check
-from apps.jobs.crypto import CredentialError, decrypt, encrypt, job_binding_secret
+from apps.jobs.broker import BrokerUnavailable, publish
+from apps.jobs.crypto import CredentialError, encrypt
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
+from apps.jobs.specs import JobError, job_credentials, job_options_check, job_spec, protocol_check
 from apps.runs.models import Run
 from workers import results as doc
-from workers.celery import TASK_ACCURACY, TASK_LOAD, make_app, pool_queue
-from workers.tasks import JobSpec, LoadSpec
+from workers.celery import TASK_ACCURACY, TASK_LOAD, pool_queue
 
 log = logging.getLogger(__name__)
-
-
-class JobError(ValueError):
-    """A job that cannot be queued as asked; `field` names what is wrong."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-
-
-class BrokerUnavailable(Exception):
-    """The broker did not take the job; the job is marked failed and can be retried."""
 
 
 @dataclass(frozen=True)
@@ -148,206 +133,7 @@ def endpoint_set_key(*, endpoint: Endpoint, api_key: str) -> None:
     endpoint.save(update_fields=["api_key_encrypted"])
 
 
-# Job specs ---------------------------------------------------------------------------------
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _number(value: Any) -> bool:
-    return (_whole(value) or isinstance(value, float)) and math.isfinite(value)
-
-
-def job_options_check(kind: str, options: dict[str, Any]) -> None:
-    """Raise JobError naming the option when it is of the wrong type or outside its bound
-    (settings JOB_MAX_*): a job or schedule must never ask a worker for unbounded work."""
-    if not isinstance(options, dict):
-        raise JobError("options", "an object of job options")
-    levels, top = settings.JOB_MAX_LEVELS, settings.JOB_MAX_CONCURRENCY
-    known = {"concurrency", "rates", "requests", "duration_s", "warmup", "seed", "limit"}
-    for name in options:
-        if name not in known:
-            raise JobError(name, f"unknown option (known: {', '.join(sorted(known))})")
-
-    def whole(name: str, low: int, high: int) -> None:
-        value = options.get(name)
-        if value is not None and not (_whole(value) and low <= value <= high):
-            raise JobError(name, f"an integer from {low} to {high}")
-
-    concurrency, rates = options.get("concurrency"), options.get("rates")
-    if kind == Job.Kind.ACCURACY:
-        whole("concurrency", 1, top)
-    elif concurrency is not None and not (
-        isinstance(concurrency, list)
-        and 0 < len(concurrency) <= levels
-        and all(_whole(c) and 1 <= c <= top for c in concurrency)
-    ):
-        raise JobError("concurrency", f"a list of 1 to {levels} integers from 1 to {top}")
-    if rates is not None and not (
-        isinstance(rates, list)
-        and 0 < len(rates) <= levels
-        and all(_number(r) and 0 < r <= settings.JOB_MAX_RATE for r in rates)
-    ):
-        raise JobError(
-            "rates", f"a list of 1 to {levels} numbers above 0, at most {settings.JOB_MAX_RATE}"
-        )
-    whole("requests", 1, settings.JOB_MAX_REQUESTS)
-    whole("warmup", 0, settings.JOB_MAX_WARMUP)
-    whole("seed", 0, 2**31 - 1)
-    whole("limit", 1, settings.JOB_MAX_ACCURACY_ITEMS)
-    duration = options.get("duration_s")
-    if duration is not None and not (
-        _number(duration) and 0 < duration <= settings.JOB_MAX_DURATION_S
-    ):
-        raise JobError("duration_s", f"seconds above 0, at most {settings.JOB_MAX_DURATION_S}")
-
-
-def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
-    concurrency = options.get("concurrency") or scenario.concurrency or [1]
-    rates = options.get("rates")
-    if scenario.length_spread is None or scenario.prefix_cache_hit_rate is None:
-        # An imported scenario may leave these unstated; a load run needs them, not a guess.
-        raise JobError("scenario", f"{scenario.slug} does not state its length spread and prefix")
-    if scenario.arrival == "open" and not rates:
-        raise JobError("rates", "an open-loop scenario needs arrival rates (requests/s)")
-    job_options_check(Job.Kind.LOAD, {"concurrency": concurrency, "rates": rates})
-    requests, duration = None, None
-    if options.get("requests"):
-        requests = options["requests"]
-    elif options.get("duration_s"):
-        duration = options["duration_s"]
-    elif scenario.request_count:
-        requests = scenario.request_count
-    elif scenario.duration_s:
-        duration = scenario.duration_s
-    else:
-        # Enough requests per level for stable percentiles at the highest concurrency.
-        requests = max(32, 4 * max(concurrency))
-    load = {
-        "concurrency": concurrency,
-        "rates": rates or None,
-        "requests": requests,
-        "duration_s": duration,
-        "warmup": options.get("warmup", scenario.warmup_requests),
-        "seed": options.get("seed", 0),
-    }
-    try:
-        return LoadSpec.model_validate(load).model_dump(mode="json")
-    except ValidationError as exc:
-        first = exc.errors(include_url=False)[0]
-        raise JobError(str(first["loc"][0]), first["msg"]) from None
-
-
-def _scenario_doc(scenario: Scenario, load: dict[str, Any]) -> dict[str, Any]:
-    slo = None
-    if scenario.slo_ttft_ms or scenario.slo_tpot_ms or scenario.slo_e2el_ms or scenario.slo_bounds:
-        # The whole SLO, so the worker's goodput and early stop judge what the board judges.
-        slo = {
-            "ttft_ms": scenario.slo_ttft_ms,
-            "ttft_percentile": scenario.slo_ttft_percentile,
-            "tpot_ms": scenario.slo_tpot_ms,
-            "e2el_ms": scenario.slo_e2el_ms,
-            "bounds": scenario.slo_bounds,
-            "min_success_rate": scenario.slo_min_success_rate,
-        }
-    return {
-        "preset": scenario.slug if scenario.is_preset else None,
-        "name": scenario.name,
-        "input_tokens": scenario.input_tokens,
-        "output_tokens": scenario.output_tokens,
-        "length_spread": scenario.length_spread,
-        "prefix_cache_hit_rate": scenario.prefix_cache_hit_rate,
-        "dataset": scenario.dataset,
-        "arrival": scenario.arrival,
-        "warmup_requests": load["warmup"],
-        "duration_s": load["duration_s"],
-        "request_count": load["requests"],
-        "slo": slo,
-    }
-
-
-def heartbeat_interval_s() -> float:
-    configured = getattr(settings, "JOB_HEARTBEAT_INTERVAL_S", None)
-    return float(configured or max(1.0, settings.JOB_HEARTBEAT_TIMEOUT_S / 4))
-
-
-# Version 2: the endpoint's key is not in the message. A worker gets it in the server's
-# answer to its `started` report (job_event), over the API with its organization's token,
-# so nothing a broker holds (queues, unacked messages, RDB/AOF files) carries a secret.
-JOB_SPEC_VERSION = 2
-
-
-def job_spec(job: Job) -> dict[str, Any]:
-    """The message a worker receives: everything but the endpoint's key (see job_credentials)."""
-    endpoint = job.endpoint
-    spec: dict[str, Any] = {
-        "version": JOB_SPEC_VERSION,
-        "job_id": job.pk or 0,
-        "attempt": job.attempt,
-        "idempotency_key": job.idempotency_key,
-        # Binds the result document to this job (origin "scheduled", checked at ingestion).
-        # Unlike the endpoint's key it opens nothing: it only vouches for one job's document.
-        "job_secret": job_binding_secret(job.idempotency_key),
-        "kind": job.kind,
-        "provenance": "simulated" if endpoint.simulated else "measured",
-        "private": not endpoint.is_public,
-        "server_url": settings.INFERBOARD_PUBLIC_URL,
-        "heartbeat_s": heartbeat_interval_s(),
-        "endpoint": {
-            "url": endpoint.url,
-            "served_model": endpoint.served_model,
-            "api": endpoint.api,
-        },
-        **endpoint.facts,
-    }
-    if job.kind == Job.Kind.LOAD:
-        load = _load_spec(job.scenario, job.options)
-        spec["load"] = load
-        spec["scenario"] = _scenario_doc(job.scenario, load)
-    else:
-        spec["protocol"] = job.protocol
-        spec["limit"] = job.options.get("limit")
-        spec["concurrency"] = job.options.get("concurrency", 8)
-    JobSpec.model_validate(spec)
-    return spec
-
-
-def job_credentials(job: Job) -> str | None:
-    """The endpoint's key in clear, for the worker that has just started the job; None when
-    the endpoint has none. Raises CredentialError when it cannot be decrypted."""
-    return decrypt(job.endpoint.api_key_encrypted) or None
-
-
-# Jobs --------------------------------------------------------------------------------------
-
-
-@functools.cache
-def _celery(broker_url: str) -> Celery:
-    return make_app(broker_url)
-
-
-def celery_app() -> Celery:
-    return _celery(settings.CELERY_BROKER_URL)
-
-
-def publish(name: str, spec: dict[str, Any], *, queue: str, task_id: str, label: str) -> None:
-    """Put a task on the broker. What Celery shows of the arguments (logs, monitoring) is
-    `label`: the spec names the endpoint's URL, which is the organization's business."""
-    app = celery_app()
-    # An explicit connection: Celery would let env CELERY_BROKER_URL override settings.
-    with app.connection_for_write(settings.CELERY_BROKER_URL) as connection:
-        app.send_task(
-            name,
-            args=[spec],
-            queue=queue,
-            task_id=task_id,
-            connection=connection,
-            argsrepr=label,
-            kwargsrepr="{}",
-            retry=True,
-            retry_policy={"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5},
-        )
+# Pools and jobs ---------------------------------------------------------------------------
 
 
 def pool_check(*, org: Organization, pool: str) -> Pool:
@@ -507,7 +293,7 @@ def job_enqueue(
     if kind == Job.Kind.LOAD and scenario is None:
         raise JobError("scenario", "a load job needs a scenario")
     if kind == Job.Kind.ACCURACY:
-        _check_protocol(protocol)
+        protocol_check(protocol)
     job_options_check(kind, options or {})
     job = Job(
         endpoint=endpoint,
@@ -534,15 +320,6 @@ def job_enqueue(
     )
     _send(job)
     return job
-
-
-def _check_protocol(protocol: str) -> None:
-    from workers.accuracy.protocols import get_protocol
-
-    try:
-        get_protocol(protocol)
-    except (KeyError, ValueError) as exc:
-        raise JobError("protocol", str(exc).strip("'\"") or "unknown protocol") from None
 
 
 def job_cancel(*, job: Job, actor: str = "") -> Job:
@@ -710,92 +487,3 @@ def jobs_reap_stale(*, now: datetime | None = None) -> int:
             job.save(update_fields=["status", "run", "error", "finished_at"])
             reaped += 1
     return reaped
-
-
-# Schedules ---------------------------------------------------------------------------------
-
-
-# A year: further apart is not a schedule. Enough consecutive firings are checked to see a
-# cron expression's shortest gap within an hour's minutes (`0,1 * * * *`).
-SCHEDULE_MAX_INTERVAL_MINUTES = 366 * 24 * 60
-CRON_GAPS_CHECKED = 61
-
-
-def schedule_next_run(schedule: Schedule, after: datetime) -> datetime:
-    if schedule.cron:
-        return cron.parse(schedule.cron).next_after(after)
-    return after + timedelta(minutes=schedule.interval_minutes or 0)
-
-
-def schedule_validate(schedule: Schedule) -> None:
-    """Raise JobError naming the field when the schedule could never queue a job."""
-    if bool(schedule.cron) == bool(schedule.interval_minutes):
-        raise JobError("cron", "give either a cron expression or an interval in minutes")
-    shortest, longest = settings.SCHEDULE_MIN_INTERVAL_MINUTES, SCHEDULE_MAX_INTERVAL_MINUTES
-    if schedule.interval_minutes is not None and not (
-        shortest <= schedule.interval_minutes <= longest
-    ):
-        raise JobError("interval_minutes", f"from {shortest} to {longest} minutes")
-    if schedule.cron:
-        try:
-            expression = cron.parse(schedule.cron)
-            # The next few firings exist (`0 0 31 2 *` never fires) and are far enough apart.
-            fires = [expression.next_after(timezone.now())]
-            for _ in range(CRON_GAPS_CHECKED):
-                fires.append(expression.next_after(fires[-1]))
-        except cron.CronError as exc:
-            raise JobError("cron", str(exc)) from None
-        gap = min(b - a for a, b in itertools.pairwise(fires))
-        if gap < timedelta(minutes=shortest):
-            raise JobError("cron", f"fires more often than every {shortest} minutes")
-    job_options_check(schedule.kind, schedule.options)
-    if schedule.kind == Job.Kind.LOAD and schedule.scenario_id is None:
-        raise JobError("scenario", "a load schedule needs a scenario")
-    if schedule.kind == Job.Kind.ACCURACY:
-        _check_protocol(schedule.protocol)
-
-
-def schedule_save(*, schedule: Schedule, now: datetime | None = None) -> Schedule:
-    """Validate and store a new or edited schedule, and work out when it next fires."""
-    schedule_validate(schedule)
-    schedule.next_run_at = schedule_next_run(schedule, now or timezone.now())
-    schedule.save()
-    return schedule
-
-
-def schedules_tick(*, now: datetime | None = None) -> list[Job]:
-    """Queue a job for every enabled schedule that is due. A schedule fires once per tick
-    however many runs it missed while the scheduler was down."""
-    now = now or timezone.now()
-    queued: list[Job] = []
-    due = Schedule.objects.filter(enabled=True, next_run_at__lte=now).values_list("pk", flat=True)
-    for schedule_id in due:
-        with transaction.atomic():
-            # Two schedulers by mistake still fire a schedule once: the row lock decides.
-            schedule = (
-                Schedule.objects.select_for_update(skip_locked=True, of=("self",))
-                .filter(pk=schedule_id, enabled=True, next_run_at__lte=now)
-                .select_related("endpoint", "scenario")
-                .order_by()
-                .first()
-            )
-            if schedule is None:
-                continue
-            schedule.last_run_at = now
-            schedule.next_run_at = schedule_next_run(schedule, now)
-            schedule.save(update_fields=["last_run_at", "next_run_at"])
-        try:
-            queued.append(
-                job_enqueue(
-                    endpoint=schedule.endpoint,
-                    kind=schedule.kind,
-                    scenario=schedule.scenario,
-                    protocol=schedule.protocol,
-                    options=schedule.options,
-                    schedule=schedule,
-                    requested_by=f"schedule {schedule.pk}",
-                )
-            )
-        except Exception:
-            log.exception("schedule %s could not queue its job", schedule.pk)
-    return queued

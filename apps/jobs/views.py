@@ -17,7 +17,7 @@ from apps.accounts.ratelimit import RateLimited, org_write_limit
 from apps.accounts.scoping import actor_of, current_org, orgs_of, require_role
 from apps.catalog.selectors import scenario_list
 from apps.htmx import vary_on_htmx, wants_partial
-from apps.jobs import services
+from apps.jobs import broker, services, specs
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
 from apps.jobs.models import Endpoint, Job
@@ -109,9 +109,9 @@ def endpoint_run(request: HttpRequest, endpoint_id: int) -> HttpResponse:
         )
     except (EndpointRefused, CredentialError) as exc:
         return _job_partial(request, None, str(exc))
-    except services.JobError as exc:
+    except specs.JobError as exc:
         return _job_partial(request, None, exc.message)
-    except services.BrokerUnavailable:
+    except broker.BrokerUnavailable:
         return _broker_down(request, Job.objects.filter(endpoint=endpoint).first())
     return _job_partial(request, job)
 
@@ -149,9 +149,9 @@ def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
         return refusal
     try:
         job = services.job_retry(job=job)
-    except (services.JobError, EndpointRefused, CredentialError) as exc:
+    except (specs.JobError, EndpointRefused, CredentialError) as exc:
         return _job_partial(request, job, str(exc))
-    except services.BrokerUnavailable:
+    except broker.BrokerUnavailable:
         job.refresh_from_db()
         return _broker_down(request, job)
     return _job_partial(request, job)

@@ -8,7 +8,7 @@ from typing import Any
 
 from apps.costs.capacity import Candidate, CapacityPlan, ScenarioShape, plan_capacity
 from apps.costs.formulas import AcceleratorPrices, CostInputError, TokenKind, tier_price
-from apps.costs.procurement import ProcurementInputs
+from apps.costs.procurement_inputs import ProcurementInputs
 from apps.costs.slo import Metric, Slo
 
 PROJECTED_SKU = "B200"

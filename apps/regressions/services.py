@@ -23,8 +23,8 @@ from django.utils import timezone
 
 from apps.accounts.models import Organization
 from apps.catalog.models import Deployment
+from apps.leaderboard.deployment_selectors import deployment_facts
 from apps.leaderboard.fairness import differences
-from apps.leaderboard.selectors import deployment_facts
 from apps.regressions import detection
 from apps.regressions.models import (
     METRICS,

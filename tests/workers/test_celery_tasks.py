@@ -261,8 +261,9 @@ def test_the_task_time_limit_fails_a_wedged_job_on_a_prefork_worker(site, pools,
 def test_a_job_spec_the_worker_cannot_read_fails_the_job_without_logging_the_key(
     site, pools, broker_url
 ):
+    from apps.jobs.broker import publish
     from apps.jobs.models import Job
-    from apps.jobs.services import job_spec, publish
+    from apps.jobs.specs import job_spec
 
     pool = pools()
     endpoint = make_endpoint(site, "http://127.0.0.1:9/", pool)

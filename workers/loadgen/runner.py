@@ -1,26 +1,21 @@
-"""Load shapes: closed-loop concurrency sweeps and open-loop arrivals, and the result document.
+"""Load shapes: closed-loop concurrency sweeps and open-loop arrivals.
 
 Closed loop: C workers, each sending its next request as soon as its previous one ends.
 Open loop: requests are scheduled on a Poisson (or gamma-burst) clock whatever the server
 does; each keeps its planned send time t_sched so that latency from t_sched is reported
 (no coordinated omission). Warm-up requests run before the measured ones and are kept in
-the per-request records but left out of every aggregate.
+the per-request records but left out of every aggregate. The result document is output.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import multiprocessing
-import platform
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from pathlib import Path
 from time import perf_counter_ns
 from typing import Any, Literal, Protocol
 
@@ -33,26 +28,20 @@ from workers.loadgen.client import (
     make_http_client,
     stream_request,
 )
+from workers.loadgen.client_load import (
+    ClientLimits,
+    ClientMonitor,
+    client_bound,
+    merge_client_loads,
+)
 from workers.loadgen.metrics import (
     NS_PER_MS,
     NS_PER_S,
     RequestTiming,
     build_point,
     saturation_reason,
-    to_record,
 )
-from workers.results import (
-    ClientLoad,
-    Deployment,
-    Environment,
-    ModelInfo,
-    Point,
-    ResultDocument,
-    Scenario,
-    Slo,
-)
-
-LOADGEN_VERSION = "0.1.0"
+from workers.results import ClientLoad, Point, Slo
 
 
 class Workload(Protocol):
@@ -77,82 +66,6 @@ class Level:
         if self.name is not None:
             return self.name
         return f"c={self.concurrency}" if self.rate is None else f"rate={self.rate:g}/s"
-
-
-@dataclass(slots=True, frozen=True)
-class ClientLimits:
-    """When the client itself is the bottleneck: its process busy at or above `cpu` of one
-    core, or its event loop running timers `loop_lag_ms` late or more (p99). Either way its
-    timestamps carry its own queueing, so the level cannot stand for the server."""
-
-    cpu: float = 0.9
-    # Above a shared host's scheduling noise (10-20 ms seen on a busy 2-core machine); a
-    # saturated loop runs late by hundreds of ms.
-    loop_lag_ms: float = 50.0
-
-
-LAG_PROBE_S = 0.005  # how often the loop-lag probe asks to run
-
-
-class ClientMonitor:
-    """Measures the client process over one level: CPU utilisation and event-loop lag.
-
-    Lag is how late a timer set for LAG_PROBE_S from now actually ran: every callback that
-    holds the loop (parsing, stamping, scheduling) delays it, as it delays reading the
-    streams.
-    """
-
-    def __init__(self, limits: ClientLimits) -> None:
-        self.limits = limits
-        self.lags_ns: list[int] = []
-        self._task: asyncio.Task[None] | None = None
-        self._cpu0 = self._cpu1 = 0.0
-        self._wall0 = self._wall1 = 0
-
-    async def __aenter__(self) -> ClientMonitor:
-        self._cpu0 = time.process_time()
-        self._wall0 = perf_counter_ns()
-        self._task = asyncio.create_task(self._probe())
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self._cpu1 = time.process_time()
-        self._wall1 = perf_counter_ns()
-        if self._task is not None:
-            self._task.cancel()
-            # gather, not a suppressed await: a cancellation of the level itself (Ctrl-C)
-            # arriving now must still propagate.
-            await asyncio.gather(self._task, return_exceptions=True)
-
-    async def _probe(self) -> None:
-        interval_ns = int(LAG_PROBE_S * NS_PER_S)
-        while True:
-            before = perf_counter_ns()
-            await asyncio.sleep(LAG_PROBE_S)
-            self.lags_ns.append(max(0, perf_counter_ns() - before - interval_ns))
-
-    def result(self) -> ClientLoad:
-        wall_s = max(1e-9, (self._wall1 - self._wall0) / NS_PER_S)
-        lags = np.asarray(self.lags_ns, dtype=np.float64) / NS_PER_MS
-        return ClientLoad(
-            cpu_utilization=(self._cpu1 - self._cpu0) / wall_s,
-            loop_lag_p99_ms=float(np.percentile(lags, 99)) if lags.size else None,
-            loop_lag_max_ms=float(lags.max()) if lags.size else None,
-            cpu_threshold=self.limits.cpu,
-            loop_lag_threshold_ms=self.limits.loop_lag_ms,
-        )
-
-
-def client_bound(load: ClientLoad) -> bool:
-    """The level's client was saturated, by its own measurements and thresholds."""
-    cpu_limit, lag_limit = load.cpu_threshold, load.loop_lag_threshold_ms
-    busy = cpu_limit is not None and load.cpu_utilization >= cpu_limit
-    lagging = (
-        lag_limit is not None
-        and load.loop_lag_p99_ms is not None
-        and load.loop_lag_p99_ms >= lag_limit
-    )
-    return busy or lagging
 
 
 @dataclass(slots=True)
@@ -504,20 +417,6 @@ async def _run_share(share: Share) -> tuple[list[RequestTiming], ClientLoad, int
     return timings, monitor.result(), skew
 
 
-def merge_client_loads(loads: list[ClientLoad]) -> ClientLoad:
-    """Client processes together: mean CPU per process, the worst loop lag."""
-    lags = [load.loop_lag_p99_ms for load in loads if load.loop_lag_p99_ms is not None]
-    maxima = [load.loop_lag_max_ms for load in loads if load.loop_lag_max_ms is not None]
-    return ClientLoad(
-        cpu_utilization=sum(load.cpu_utilization for load in loads) / len(loads),
-        loop_lag_p99_ms=max(lags) if lags else None,
-        loop_lag_max_ms=max(maxima) if maxima else None,
-        cpu_threshold=loads[0].cpu_threshold,
-        loop_lag_threshold_ms=loads[0].loop_lag_threshold_ms,
-        processes=len(loads),
-    )
-
-
 # Client processes start this long after their level is handed out, all at one instant.
 START_MARGIN_S = 0.5
 
@@ -593,66 +492,3 @@ def _sweep_in_processes(runner: _Runner, result: SweepResult) -> SweepResult:
             if result.add_level(level, point, timings, plan):
                 break
     return result
-
-
-def make_document(
-    *,
-    model: ModelInfo,
-    deployment: Deployment,
-    scenario: Scenario,
-    result: SweepResult,
-    started_at: datetime,
-    interrupted: bool = False,
-    extra: dict[str, Any] | None = None,
-) -> ResultDocument:
-    if not result.points:
-        raise ValueError("no load level finished: nothing to report")
-    failed_all = all(p.requests is not None and p.requests.succeeded == 0 for p in result.points)
-    status = "failed" if failed_all else ("partial" if interrupted else "succeeded")
-    environment_extra = dict(extra or {})
-    if result.stop_reason:
-        environment_extra["stop_reason"] = result.stop_reason
-    if result.start_skew_ms:
-        environment_extra["client_start_skew_ms"] = result.start_skew_ms
-    return ResultDocument(
-        idempotency_key=str(uuid.uuid4()),
-        provenance="measured",
-        status=status,
-        model=model,
-        deployment=deployment,
-        scenario=scenario,
-        environment=Environment(
-            host=platform.node() or None,
-            loadgen_version=f"inferboard-loadgen {LOADGEN_VERSION}",
-            started_at=started_at,
-            finished_at=datetime.now(UTC),
-            extra=environment_extra,
-        ),
-        points=result.points,
-    )
-
-
-def request_lines(result: SweepResult) -> Iterator[dict[str, Any]]:
-    """Every request of every level, warm-up included (flagged), as JSON-ready dicts."""
-    for point_index, (level, timings) in enumerate(zip(result.levels, result.timings, strict=True)):
-        origin = min((t.t_send_ns for t in timings if not t.warmup), default=0)
-        for timing in timings:
-            line = {"point": point_index, "level": level.label, "warmup": timing.warmup}
-            line.update(to_record(timing, origin).model_dump(mode="json", exclude_none=True))
-            line["n_out_source"] = timing.n_out_source
-            if timing.target_n_in is not None:
-                line["target_n_in"] = timing.target_n_in
-            if timing.chunk_tokens is not None:
-                line["chunk_tokens"] = timing.chunk_tokens
-            yield line
-
-
-def write_outputs(document: ResultDocument, result: SweepResult, path: Path) -> Path:
-    """Write the document to `path` and the per-request JSONL beside it; return the JSONL path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document.to_json_dict(), indent=1) + "\n")
-    jsonl = path.with_name(path.stem + ".requests.jsonl")
-    with jsonl.open("w") as out:
-        for line in request_lines(result):
-            out.write(json.dumps(line, separators=(",", ":")) + "\n")
-    return jsonl

@@ -19,17 +19,16 @@ from time import perf_counter_ns
 from typing import Any
 
 from workers.loadgen.client import EndpointConfig, RequestSpec, make_http_client, stream_request
+from workers.loadgen.client_load import ClientMonitor, client_bound
 from workers.loadgen.metrics import NS_PER_S, RequestTiming, distribution
 from workers.loadgen.prompts import PromptBuilder, code_words
 from workers.loadgen.runner import (
-    ClientMonitor,
     Level,
     LevelProgress,
     LoadPlan,
     ProgressCallback,
     SweepResult,
     _Runner,
-    client_bound,
     level_point,
 )
 from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for callers

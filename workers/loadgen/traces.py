@@ -20,15 +20,10 @@ from time import perf_counter_ns
 from typing import Any
 
 from workers.loadgen.client import EndpointConfig, RequestSpec, make_http_client, stream_request
+from workers.loadgen.client_load import ClientLimits, ClientMonitor, client_bound
 from workers.loadgen.metrics import NS_PER_S, RequestTiming, build_point
 from workers.loadgen.prompts import PromptBuilder, code_words
-from workers.loadgen.runner import (
-    ClientLimits,
-    ClientMonitor,
-    LevelProgress,
-    ProgressCallback,
-    client_bound,
-)
+from workers.loadgen.runner import LevelProgress, ProgressCallback
 from workers.results import Point, TraceIdentity
 
 BLOCK_TOKENS = 512  # Mooncake's block size

@@ -6,6 +6,7 @@ import pytest
 
 from apps.accounts.services import organization_get_or_create, token_create
 from apps.jobs import services as jobs
+from apps.jobs import specs
 from apps.jobs.models import Pool
 from apps.runs.models import Run
 from tests.apps.imports.files import H200_FACTS
@@ -102,7 +103,7 @@ def test_another_organizations_pool_is_not_a_pool_to_this_one(org, broker):
     rival = organization_get_or_create(slug="rival")
     Pool.objects.create(name="pool.rival-h100", org=rival)
     deployment = jobs.deployment_from_facts(**DEPLOYMENT_FACTS)
-    with pytest.raises(jobs.JobError) as refused:
+    with pytest.raises(specs.JobError) as refused:
         jobs.endpoint_create(
             org=org, name="e", url="http://127.0.0.1:9/", deployment=deployment,
             pool="pool.rival-h100",

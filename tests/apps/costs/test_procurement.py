@@ -6,13 +6,9 @@ import pytest
 
 from apps.costs.charts import cost_vs_interactivity
 from apps.costs.formulas import TokenKind
-from apps.costs.procurement import (
-    DeploymentCurve,
-    export_records,
-    parse_inputs,
-    procurement_rows,
-    state,
-)
+from apps.costs.procurement import DeploymentCurve, procurement_rows
+from apps.costs.procurement_export import export_records
+from apps.costs.procurement_inputs import parse_inputs, state
 from apps.costs.reference import REFERENCE_PRICES
 from apps.costs.slo import SloPoint
 

@@ -11,7 +11,7 @@ import pytest
 
 from apps.accounts.services import organization_get_or_create
 from apps.costs.models import PriceProfile, SavedPage
-from apps.costs.procurement import EXPORT_COLUMNS
+from apps.costs.procurement_export import EXPORT_COLUMNS
 from apps.runs.services import run_ingest
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("costs_site")]

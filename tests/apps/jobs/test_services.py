@@ -3,7 +3,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.utils import timezone
 
-from apps.jobs import services
+from apps.jobs import schedules, services, specs
 from apps.jobs.crypto import CredentialError, decrypt, encrypt
 from apps.jobs.models import Endpoint, Job, Schedule
 from apps.runs.services import run_ingest
@@ -141,32 +141,32 @@ def test_retry_finds_the_run_a_lost_attempt_stored(job, broker, document, settin
 
 
 def test_only_failed_or_cancelled_jobs_are_retried(job):
-    with pytest.raises(services.JobError):
+    with pytest.raises(specs.JobError):
         services.job_retry(job=job)
 
 
 def test_due_schedules_queue_jobs_and_move_on(endpoint, scenario, broker):
     # A fixed noon, so that "31 minutes later" never crosses the nightly 02:00.
     now = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
-    nightly = services.schedule_save(
+    nightly = schedules.schedule_save(
         schedule=Schedule(endpoint=endpoint, scenario=scenario, cron="0 2 * * *"), now=now
     )
-    every = services.schedule_save(
+    every = schedules.schedule_save(
         schedule=Schedule(endpoint=endpoint, scenario=scenario, interval_minutes=30), now=now
     )
-    services.schedule_save(
+    schedules.schedule_save(
         schedule=Schedule(endpoint=endpoint, scenario=scenario, interval_minutes=5, enabled=False),
         now=now - timedelta(hours=1),
     )
-    assert services.schedules_tick(now=now) == []
+    assert schedules.schedules_tick(now=now) == []
     soon = now + timedelta(minutes=31)
-    (queued,) = services.schedules_tick(now=soon)
+    (queued,) = schedules.schedules_tick(now=soon)
     assert queued.schedule == every and queued.status == "queued"
     every.refresh_from_db()
     assert every.next_run_at == soon + timedelta(minutes=30)
-    assert services.schedules_tick(now=soon) == []
+    assert schedules.schedules_tick(now=soon) == []
     tomorrow = now + timedelta(days=1, minutes=1)
-    assert {j.schedule for j in services.schedules_tick(now=tomorrow)} == {every, nightly}
+    assert {j.schedule for j in schedules.schedules_tick(now=tomorrow)} == {every, nightly}
     assert len(broker.messages(endpoint.pool)) == 3
 
 
@@ -175,8 +175,8 @@ def test_a_schedule_needs_exactly_one_of_cron_and_interval(endpoint, scenario):
         Schedule(endpoint=endpoint, scenario=scenario),
         Schedule(endpoint=endpoint, scenario=scenario, cron="@daily", interval_minutes=5),
     ):
-        with pytest.raises(services.JobError, match="either a cron"):
-            services.schedule_save(schedule=bad)
+        with pytest.raises(specs.JobError, match="either a cron"):
+            schedules.schedule_save(schedule=bad)
 
 
 def test_a_simulated_endpoint_labels_its_runs_simulated(endpoint, scenario):
@@ -185,7 +185,7 @@ def test_a_simulated_endpoint_labels_its_runs_simulated(endpoint, scenario):
     job = Job(
         endpoint=endpoint, scenario=scenario, idempotency_key=Job.new_key(), pool=endpoint.pool
     )
-    assert services.job_spec(job)["provenance"] == "simulated"
+    assert specs.job_spec(job)["provenance"] == "simulated"
 
 
 def test_runscheduler_once_queues_due_jobs_and_reaps(endpoint, scenario, broker, settings):
@@ -193,7 +193,7 @@ def test_runscheduler_once_queues_due_jobs_and_reaps(endpoint, scenario, broker,
 
     from django.core.management import call_command
 
-    schedule = services.schedule_save(
+    schedule = schedules.schedule_save(
         schedule=Schedule(endpoint=endpoint, scenario=scenario, interval_minutes=10),
         now=timezone.now() - timedelta(minutes=11),
     )
@@ -211,6 +211,6 @@ def test_each_load_job_gets_its_own_prompt_seed_so_no_run_reuses_cached_prompts(
     first = services.job_enqueue(endpoint=endpoint, scenario=scenario)
     second = services.job_enqueue(endpoint=endpoint, scenario=scenario)
     assert first.options["seed"] != second.options["seed"]
-    assert services.job_spec(first)["load"]["seed"] == first.options["seed"]
+    assert specs.job_spec(first)["load"]["seed"] == first.options["seed"]
     chosen = services.job_enqueue(endpoint=endpoint, scenario=scenario, options={"seed": 7})
-    assert services.job_spec(chosen)["load"]["seed"] == 7
+    assert specs.job_spec(chosen)["load"]["seed"] == 7

@@ -1,7 +1,7 @@
 import pytest
 
 from apps.catalog.services import scenario_create
-from apps.jobs.services import _scenario_doc
+from apps.jobs.specs import _scenario_doc
 from apps.runs.summary import scenario_slo
 from workers import results
 

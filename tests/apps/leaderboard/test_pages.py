@@ -9,7 +9,8 @@ from django.core.management import call_command
 from apps.runs.services import run_ingest
 from tests.factories import document, point
 from tests.workers.loadgen.test_client_bound import starved_sweep
-from workers.loadgen.runner import ClientLimits, make_document
+from workers.loadgen.client_load import ClientLimits
+from workers.loadgen.output import make_document
 from workers.results import Deployment, ModelInfo, Scenario
 from workers.testing.processes import fault_server
 

@@ -120,7 +120,7 @@ def test_a_plain_submission_is_self_reported_and_the_api_filters_by_origin(clien
 
 
 def test_the_job_spec_carries_the_secret_that_ingestion_checks(org):
-    from apps.jobs.services import job_spec
+    from apps.jobs.specs import job_spec
     from apps.runs.services import _origin
 
     job = queued_job(org)

@@ -18,7 +18,8 @@ from workers.loadgen.client import (
     request_body,
 )
 from workers.loadgen.metrics import RequestTiming, token_weighted_gaps_ns
-from workers.loadgen.runner import Level, make_document, request_lines, write_outputs
+from workers.loadgen.output import make_document, request_lines, write_outputs
+from workers.loadgen.runner import Level
 from workers.results import (
     Deployment,
     Engine,

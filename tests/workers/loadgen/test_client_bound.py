@@ -8,7 +8,8 @@ import time
 from tests.workers.loadgen.support import WordWorkload
 from tests.workers.loadgen.test_cli import bench
 from workers.loadgen.client import EndpointConfig
-from workers.loadgen.runner import ClientLimits, Level, LoadPlan, client_bound, run_sweep
+from workers.loadgen.client_load import ClientLimits, client_bound
+from workers.loadgen.runner import Level, LoadPlan, run_sweep
 from workers.results import ClientLoad, parse_document
 
 

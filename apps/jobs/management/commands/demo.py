@@ -33,13 +33,13 @@ from apps.accounts.services import (
 from apps.catalog.models import Scenario
 from apps.jobs.allowlist import endpoint_check
 from apps.jobs.models import Endpoint, Job
+from apps.jobs.schedules import schedules_tick
 from apps.jobs.services import (
     deployment_from_facts,
     endpoint_create,
     job_enqueue,
     jobs_reap_stale,
     pools_first_party_ensure,
-    schedules_tick,
 )
 from workers.testing.processes import dies_with_parent, stop
 

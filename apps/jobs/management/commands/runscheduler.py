@@ -10,7 +10,8 @@ import time
 from django.core.management.base import BaseCommand
 
 from apps.imports.services import inferencex_sync_due
-from apps.jobs.services import jobs_reap_stale, schedules_tick
+from apps.jobs.schedules import schedules_tick
+from apps.jobs.services import jobs_reap_stale
 from apps.regressions.services import regressions_tick
 
 

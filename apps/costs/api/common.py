@@ -1,0 +1,61 @@
+"""What the costs API's answers share: the 422 for an input the model cannot use, the price a
+request chose and how an answer states it.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import Status
+
+from apps.accounts.auth import optional_org
+from apps.costs import selectors
+from apps.costs.formulas import CostInputError, TierPrice, choose_price
+from apps.costs.slo import Slo, SloCost
+
+
+def error_status(error: CostInputError) -> Status:
+    return Status(422, {"detail": [{"path": error.field, "message": error.message}]})
+
+
+def request_price(
+    request: HttpRequest, usd_per_gpu_hour: float | None, accelerator: str | None, tier: str | None
+) -> TierPrice:
+    book = selectors.price_book(org=optional_org(request))
+    return choose_price(book, usd_per_gpu_hour=usd_per_gpu_hour, accelerator=accelerator, tier=tier)
+
+
+def price_out(price: TierPrice) -> dict:
+    return {
+        "usd_per_gpu_hour": price.usd_per_gpu_hour,
+        "accelerator": price.accelerator,
+        "tier": price.tier,
+        "source": price.source,
+        "citation": price.citation,
+    }
+
+
+def slo_cost_out(cost: SloCost, slo: Slo, price: TierPrice) -> dict:
+    result = cost.result
+    return {
+        "meets": result.meets,
+        "tok_per_s_per_gpu": result.tok_per_s_per_gpu,
+        "provenance": result.provenance,
+        "usd_per_mtok": cost.usd_per_mtok,
+        "lower": result.lower.label if result.lower else None,
+        "upper": result.upper.label if result.upper else None,
+        "binding": result.binding.describe() if result.binding else None,
+        "metrics": result.metrics,
+        "reason": result.reason,
+        "skipped": list(result.skipped),
+        "slo": slo.describe(),
+        "price": price_out(price),
+    }
+
+
+def kw_per_gpu(request: HttpRequest, accelerator: str | None, kw: float | None) -> float | None:
+    if kw is not None:
+        return kw
+    if not accelerator:
+        return None
+    book = selectors.price_book(org=optional_org(request)).get(accelerator.strip().upper())
+    return book.all_in_kw if book else None

@@ -1,0 +1,147 @@
+"""Costs of stored runs: one run at an SLO, the procurement table, and two runs compared."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import Query, Router, Status
+
+from apps.accounts.auth import optional_org
+from apps.costs import selectors
+from apps.costs.api.claims import _suffixed
+from apps.costs.api.common import error_status, price_out, request_price, slo_cost_out
+from apps.costs.api.schemas import CompareOut, CompareQuery, ErrorOut, RunSloQuery, SloCostOut
+from apps.costs.claims import compare_runs
+from apps.costs.formulas import CostInputError, TokenKind
+from apps.costs.prices import with_profile_prices
+from apps.costs.procurement import procurement_rows
+from apps.costs.procurement_export import export_records
+from apps.costs.procurement_inputs import parse_inputs, state
+from apps.costs.slo import cost_at_slo
+
+router = Router()
+
+
+@router.get(
+    "/runs/{run_id}/slo",
+    response={200: SloCostOut, 404: ErrorOut, 422: ErrorOut},
+    summary="Best throughput and $/Mtok at an SLO for a stored run",
+)
+def run_slo_cost(request: HttpRequest, run_id: int, query: Query[RunSloQuery]):
+    """The run's points priced at the given price, or at its accelerator's tier."""
+    org = optional_org(request)
+    curves = selectors.deployment_curves(org=org, kind=TokenKind(query.token_kind), run_id=run_id)
+    if not curves:
+        return Status(
+            404, {"detail": [{"path": "run_id", "message": "no visible run with throughput"}]}
+        )
+    (curve,) = curves
+    try:
+        price = request_price(
+            request, query.usd_per_gpu_hour, query.accelerator or curve.accelerator, query.tier
+        )
+        slo = query.slo()
+        cost = cost_at_slo(curve.points, slo, price.usd_per_gpu_hour)
+    except CostInputError as error:
+        return error_status(error)
+    return slo_cost_out(cost, slo, price)
+
+
+@router.get(
+    "/procurement",
+    response={200: dict, 422: ErrorOut},
+    summary="The procurement calculator's ranked table",
+)
+def procurement_table(request: HttpRequest):
+    """Takes the same query parameters as the /costs/ page (tier, price_<SKU>, ttft_s_max,
+    interactivity_min, e2el_s_max, requests_per_day, input_tokens, output_tokens,
+    cache_hit_rate, peak_to_average, headroom, gpus_per_node, token_kind, and for an own
+    price built from capex + opex: capex_accelerator, gpu_purchase_usd, server_share_usd,
+    depreciation_years, kw_per_gpu, usd_per_kwh, pue, hosting_usd_per_month, utilization;
+    model, scenario, min_success_pct, workload_unit with tokens_per_day /
+    input_tokens_per_day + output_tokens_per_day / peak_requests_per_s, length_mix, and the
+    sell_*_usd_per_mtok token prices) and returns its rows, cheapest per month first, each
+    with the price it used. The token's organization's active price profile applies."""
+    org = optional_org(request)
+    book = selectors.price_book(org=org)
+    # The token's organization's active price profile applies, as on every page.
+    profiled = with_profile_prices(request.GET, org)
+    params = profiled.params
+    inputs, errors = parse_inputs(params, book, profile=profiled)
+    if inputs is None:
+        detail = [{"path": error.field, "message": error.message} for error in errors]
+        return Status(422, {"detail": detail})
+    curves = selectors.deployment_curves(
+        org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
+    )
+    rows = procurement_rows(curves, inputs, book)
+    return {
+        "state": state(params),
+        "price_profile": profiled.profile,
+        "rows": export_records(rows, inputs),
+    }
+
+
+@router.get(
+    "/compare",
+    response={200: CompareOut, 404: ErrorOut, 422: ErrorOut},
+    summary="A vs B: cost ratio at an SLO with everything that differs",
+)
+def compare(request: HttpRequest, query: Query[CompareQuery]):
+    org = optional_org(request)
+    kind = TokenKind(query.token_kind)
+    curves = {}
+    for side, run_id in (("a", query.run_a), ("b", query.run_b)):
+        found = selectors.deployment_curves(org=org, kind=kind, run_id=run_id)
+        if not found:
+            message = "no visible run with throughput"
+            return Status(404, {"detail": [{"path": f"run_{side}", "message": message}]})
+        curves[side] = found[0]
+    try:
+        price_a = _suffixed(
+            request_price,
+            request,
+            query.usd_per_gpu_hour_a,
+            curves["a"].accelerator,
+            query.tier_a,
+            "_a",
+        )
+        price_b = _suffixed(
+            request_price,
+            request,
+            query.usd_per_gpu_hour_b,
+            curves["b"].accelerator,
+            query.tier_b,
+            "_b",
+        )
+        slo = query.slo()
+    except CostInputError as error:
+        return error_status(error)
+    result = compare_runs(curves["a"], price_a, curves["b"], price_b, slo)
+
+    def side_out(side) -> dict:
+        return {
+            "run_id": side.curve.run_id,
+            "deployment": side.curve.label,
+            "tok_per_s_per_gpu": side.result.tok_per_s_per_gpu,
+            "throughput_at_slo": side.result.provenance,
+            "usd_per_mtok": side.usd_per_mtok,
+            "reason": side.result.reason,
+            "price": price_out(side.price),
+        }
+
+    return {
+        "cost_ratio": result.cost_ratio,
+        "throughput_ratio": result.throughput_ratio,
+        "slo": slo.describe(),
+        "a": side_out(result.a),
+        "b": side_out(result.b),
+        "differences": [
+            {
+                "field": d.field,
+                "a": None if d.a is None else str(d.a),
+                "b": None if d.b is None else str(d.b),
+            }
+            for d in result.differences
+        ],
+        "reason": result.reason,
+    }

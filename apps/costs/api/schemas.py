@@ -1,0 +1,314 @@
+"""The costs API's request and response schemas, every topic's."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ninja import Field, Schema
+from pydantic import ConfigDict
+
+from apps.costs.slo import Slo
+
+
+class ErrorItem(Schema):
+    path: str
+    message: str
+
+
+class ErrorOut(Schema):
+    detail: list[ErrorItem]
+
+
+class PriceOut(Schema):
+    usd_per_gpu_hour: float
+    accelerator: str
+    tier: str
+    source: str = Field(description="where the price came from")
+    citation: str = Field("", description="the reference it cites, if any")
+
+
+# --- $/Mtok --------------------------------------------------------------------------------
+
+
+class PriceQuery(Schema):
+    model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
+
+    usd_per_gpu_hour: float | None = Field(None, description="your own $/GPU-hr")
+    accelerator: str | None = Field(None, description="SKU, to price from a tier instead")
+    tier: str | None = Field(
+        None, description="owning_hyperscaler, owning_neocloud, rental_3yr or your own tier"
+    )
+
+
+class MtokQuery(PriceQuery):
+    tok_per_s: float = Field(description="throughput of the whole deployment, all its GPUs")
+    gpus: int = Field(1, description="GPUs the throughput was measured on")
+    token_kind: Literal["input", "output", "total", "unlabelled"] = Field(
+        "total", description="which tokens tok_per_s counts (echoed, for the record)"
+    )
+    kw_per_gpu: float | None = Field(
+        None, description="all-in kW per GPU for energy figures (default: the accelerator's)"
+    )
+
+
+class MtokOut(Schema):
+    usd_per_mtok: float
+    token_kind: str
+    tok_per_s: float
+    gpus: int
+    tok_per_s_per_gpu: float
+    usd_per_hour: float = Field(description="the whole deployment")
+    price: PriceOut
+    kw_per_gpu: float | None
+    joules_per_token: float | None
+    tok_per_s_per_mw: float | None
+
+
+class KindsQuery(PriceQuery):
+    input_tok_per_s: float = Field(description="whole deployment")
+    output_tok_per_s: float = Field(description="whole deployment")
+    gpus: int = 1
+    mix_input: float = Field(3.0, description="input weight of the blend")
+    mix_output: float = Field(1.0, description="output weight of the blend")
+    cached_input_usd_per_mtok: float | None = Field(
+        None, description="price cached input tokens apart at this $/Mtok"
+    )
+    cached_input_share: float = Field(0.0, description="share of input tokens from the cache")
+
+
+class KindsOut(Schema):
+    input: float
+    output: float
+    total: float
+    blended: float
+    mix: str
+    cached_input: float | None
+    uncached_input: float | None
+    price: PriceOut
+
+
+# --- $/GPU-hr ------------------------------------------------------------------------------
+
+
+class GpuHourQuery(Schema):
+    model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
+
+    gpu_purchase_usd: float
+    server_share_usd: float = Field(0.0, description="this GPU's share of the server")
+    depreciation_years: float = 4.0
+    kw_per_gpu: float = Field(description="all-in kW per GPU")
+    usd_per_kwh: float
+    pue: float = Field(1.0, description="1.0 when kw_per_gpu already includes the facility")
+    hosting_usd_per_month: float = 0.0
+    utilization: float = 1.0
+
+
+class GpuHourOut(Schema):
+    usd_per_gpu_hour: float
+    depreciation: float
+    power: float
+    hosting: float
+    utilization: float
+
+
+# --- cost at an SLO ------------------------------------------------------------------------
+
+
+class SloIn(Schema):
+    ttft_s_max: float | None = None
+    ttft_percentile: str = "p99"
+    interactivity_min: float | None = Field(None, description="tok/s/user")
+    interactivity_percentile: str = "p50"
+    tpot_s_max: float | None = None
+    tpot_percentile: str = "p50"
+    e2el_s_max: float | None = None
+    e2el_percentile: str = "p99"
+    min_success_rate: float = Field(0.99, description="a point with fewer successes misses")
+
+    def to_slo(self) -> Slo:
+        return Slo.of(**self.dict())
+
+
+class PointIn(Schema):
+    label: str = ""
+    tok_per_s_per_gpu: float
+    metrics: dict[str, float] = Field(
+        description='keys like "ttft_s.p99", "interactivity.p50", "tpot_s.p50", "e2el_s.p999"'
+    )
+    success_rate: float | None = Field(
+        None, description="succeeded / total; without it the SLO cannot be checked"
+    )
+
+
+class SloCostIn(Schema):
+    points: list[PointIn]
+    slo: SloIn
+    usd_per_gpu_hour: float | None = None
+    accelerator: str | None = None
+    tier: str | None = None
+
+
+class SloCostOut(Schema):
+    meets: bool
+    tok_per_s_per_gpu: float | None
+    provenance: str | None = Field(description="measured or interpolated")
+    usd_per_mtok: float | None
+    lower: str | None
+    upper: str | None
+    binding: str | None
+    metrics: dict[str, float]
+    reason: str
+    skipped: list[str]
+    slo: str
+    price: PriceOut
+
+
+# --- capacity ------------------------------------------------------------------------------
+
+
+class WorkloadIn(Schema):
+    input_tokens: float
+    output_tokens: float
+    requests_per_day: float | None = None
+    peak_requests_per_s: float | None = None
+    peak_to_average: float = 1.0
+    cache_hit_rate: float = 0.0
+    headroom: float = 0.2
+
+
+class CandidateIn(Schema):
+    label: str
+    accelerator: str
+    tok_per_s_per_gpu: float | None = Field(description="at the SLO; null: cannot meet it")
+    token_kind: Literal["input", "output", "total"] = "output"
+    gpus_per_replica: int = 8
+    gpus_per_node: int = 8
+    usd_per_gpu_hour: float | None = None
+    tier: str | None = None
+    throughput_provenance: str = "measured"
+    scenario_input_tokens: float | None = None
+    scenario_output_tokens: float | None = None
+    scenario_cache_hit_rate: float | None = None
+
+
+class CapacityIn(Schema):
+    workload: WorkloadIn
+    candidates: list[CandidateIn]
+
+
+class PlanOut(Schema):
+    label: str
+    accelerator: str
+    feasible: bool
+    peak_requests_per_s: float
+    requests_per_s_per_gpu: float | None
+    replicas: int | None
+    gpus: int | None
+    nodes: int | None
+    peak_utilization: float | None
+    usd_per_month: float | None
+    usd_per_mtok_served: float | None
+    warnings: list[str]
+    reason: str
+    price: PriceOut
+
+
+# --- claims --------------------------------------------------------------------------------
+
+
+class ClaimQuery(Schema):
+    model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
+
+    throughput_ratio: float = Field(description="A's throughput / B's, e.g. 0.8")
+    claimed_cost_ratio: float = Field(description="e.g. 0.5 for 'half the cost'")
+    comparison: Literal["<", "<=", "~"] = "<"
+    usd_per_gpu_hour_a: float | None = None
+    usd_per_gpu_hour_b: float | None = None
+    accelerator_a: str | None = None
+    accelerator_b: str | None = None
+    tier_a: str | None = None
+    tier_b: str | None = None
+
+
+class VerdictOut(Schema):
+    label: str
+    kind: str
+    throughput_ratio: float
+    usd_per_gpu_hour_a: float
+    usd_per_gpu_hour_b: float
+    cost_ratio: float
+    holds: bool
+
+
+class ClaimOut(Schema):
+    cost_ratio: float
+    holds: bool
+    summary: str
+    throughput_ratio_needed: float
+    usd_per_gpu_hour_a_needed: float
+    price_a: PriceOut
+    price_b: PriceOut
+    assumptions: list[VerdictOut]
+
+
+# --- stored runs ---------------------------------------------------------------------------
+
+
+class SloQuery(Schema):
+    """An SLO in a query string: bounds in s (tok/s/user for interactivity), percentiles
+    spelled p50, p90, p95, p99 or p99.9, and a minimum success rate."""
+
+    model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
+
+    ttft_s_max: float | None = None
+    ttft_percentile: str = "p99"
+    interactivity_min: float | None = None
+    interactivity_percentile: str = "p50"
+    tpot_s_max: float | None = None
+    tpot_percentile: str = "p50"
+    e2el_s_max: float | None = None
+    e2el_percentile: str = "p99"
+    min_success_rate: float = 0.99
+
+    def slo(self) -> Slo:
+        return Slo.of(**{name: getattr(self, name) for name in SloQuery.model_fields})
+
+
+class RunSloQuery(PriceQuery, SloQuery):
+    token_kind: Literal["input", "output", "total"] = "output"
+
+
+class CompareQuery(SloQuery):
+    run_a: int
+    run_b: int
+    token_kind: Literal["input", "output", "total"] = "output"
+    usd_per_gpu_hour_a: float | None = None
+    tier_a: str | None = "owning_hyperscaler"
+    usd_per_gpu_hour_b: float | None = None
+    tier_b: str | None = "owning_hyperscaler"
+
+
+class SideOut(Schema):
+    run_id: int
+    deployment: str
+    tok_per_s_per_gpu: float | None
+    throughput_at_slo: str | None
+    usd_per_mtok: float | None
+    reason: str
+    price: PriceOut
+
+
+class DifferenceOut(Schema):
+    field: str
+    a: str | None
+    b: str | None
+
+
+class CompareOut(Schema):
+    cost_ratio: float | None = Field(description="$/Mtok of A over $/Mtok of B")
+    throughput_ratio: float | None
+    slo: str
+    a: SideOut
+    b: SideOut
+    differences: list[DifferenceOut]
+    reason: str

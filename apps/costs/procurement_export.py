@@ -1,0 +1,97 @@
+"""The procurement table as flat records, for its CSV and JSON downloads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from apps.costs.procurement import Row
+from apps.costs.procurement_inputs import ProcurementInputs
+
+EXPORT_COLUMNS = (
+    "rank",
+    "run_id",
+    "deployment",
+    "accelerator",
+    "gpus",
+    "engine",
+    "quantization",
+    "scenario",
+    "provenance",
+    "token_kind",
+    "usd_per_gpu_hour",
+    "price_source",
+    "price_citation",
+    "tok_per_s_per_gpu_at_slo",
+    "throughput_at_slo",
+    "usd_per_mtok",
+    "gpus_needed",
+    "nodes_needed",
+    "usd_per_month",
+    "usd_per_request",
+    # What the page shows as "$/Mtok served": each kind carrying the whole bill, blended 3:1.
+    "usd_per_mtok_input_served",
+    "usd_per_mtok_output_served",
+    "usd_per_mtok_blended_served",
+    "best_for_accelerator",
+    "revenue_per_month",
+    "margin_per_month",
+    "joules_per_token",
+    "slo_miss",
+    "nearest_slo_met",
+    "usd_per_month_at_nearest_slo",
+    "notes",
+)
+
+
+def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[str, object]]:
+    """One flat record per row, for CSV and JSON export."""
+    records = []
+    for rank, row in enumerate(rows, start=1):
+        plan = row.plan
+        notes = [row.problem] if row.problem else []
+        notes += list(plan.warnings) if plan else []
+        relaxed_ok = row.relaxed_plan is not None and row.relaxed_plan.feasible
+        records.append(
+            {
+                "rank": rank if row.ok else None,
+                "run_id": row.curve.run_id,
+                "deployment": row.curve.label,
+                "accelerator": row.curve.accelerator,
+                "gpus": row.curve.gpus,
+                "engine": row.curve.engine,
+                "quantization": row.curve.quantization,
+                "scenario": row.curve.scenario,
+                "provenance": row.curve.provenance,
+                "token_kind": inputs.token_kind.value,
+                "usd_per_gpu_hour": row.price.usd_per_gpu_hour if row.price else None,
+                "price_source": (
+                    f"{row.price.tier}: {row.price.source}" if row.price else "no price"
+                ),
+                "price_citation": row.price.citation if row.price else "",
+                "tok_per_s_per_gpu_at_slo": row.slo.tok_per_s_per_gpu if row.slo else None,
+                "throughput_at_slo": (row.slo.provenance if row.slo else None) or "",
+                "usd_per_mtok": row.usd_per_mtok,
+                "gpus_needed": plan.gpus if plan else None,
+                "nodes_needed": plan.nodes if plan else None,
+                "usd_per_month": plan.usd_per_month if plan else None,
+                "usd_per_request": row.usd_per_request,
+                "usd_per_mtok_input_served": row.served_input_usd_per_mtok,
+                "usd_per_mtok_output_served": row.served_output_usd_per_mtok,
+                "usd_per_mtok_blended_served": row.served_blended_usd_per_mtok,
+                "best_for_accelerator": row.best_for_accelerator,
+                "revenue_per_month": row.revenue_per_month,
+                "margin_per_month": row.margin_per_month,
+                "joules_per_token": row.joules_per_token,
+                "slo_miss": row.miss.describe() if row.miss else "",
+                "nearest_slo_met": (
+                    row.miss.relaxed.describe()
+                    if row.miss and row.miss.relaxed and relaxed_ok
+                    else ""
+                ),
+                "usd_per_month_at_nearest_slo": (
+                    row.relaxed_plan.usd_per_month if relaxed_ok and row.relaxed_plan else None
+                ),
+                "notes": "; ".join(notes),
+            }
+        )
+    return records

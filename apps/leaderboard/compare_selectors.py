@@ -1,0 +1,58 @@
+"""Reads behind /compare/: the deployments to pick from, the scenario they share, and the
+scenarios and accuracy results of the compared runs.
+"""
+
+from collections import Counter
+
+from django.db.models import QuerySet
+
+from apps.accounts.models import Organization
+from apps.accuracy.models import AccuracyResult
+from apps.catalog.models import Deployment, Scenario
+from apps.runs.selectors import runs_visible
+
+
+def deployment_choices(*, org: Organization | None = None) -> list[tuple[int, str]]:
+    """Every deployment with a visible run, labelled for a picker (the id tells apart two
+    deployments that differ only in what the label leaves out)."""
+    ids = runs_visible(org=org).order_by().values_list("deployment_id", flat=True).distinct()
+    deployments = Deployment.objects.filter(pk__in=ids).select_related(
+        "model", "accelerator", "engine"
+    )
+    return sorted(
+        (
+            (
+                d.pk,
+                f"{d.model.name}: {d.gpus}×{d.accelerator.sku} {d.engine.name} "
+                f"{d.engine_version or ''} {d.quant_weights} {d.parallelism_label or ''} "
+                f"(#{d.pk})".replace("  ", " "),
+            )
+            for d in deployments
+        ),
+        key=lambda choice: choice[1],
+    )
+
+
+def common_scenario(*, deployment_ids: list[int], org: Organization | None) -> str | None:
+    """The scenario most of the deployments have a visible run in."""
+    counts = Counter(
+        runs_visible(org=org)
+        .filter(deployment_id__in=deployment_ids, scenario__isnull=False)
+        .order_by()
+        .values_list("scenario__slug", "deployment_id")
+        .distinct()
+    )
+    per_scenario = Counter(slug for slug, _ in counts)
+    return per_scenario.most_common(1)[0][0] if per_scenario else None
+
+
+def scenarios_of(*, deployments: list[Deployment], org: Organization | None) -> QuerySet[Scenario]:
+    """Only scenarios of runs the viewer may see: a private run's scenario name stays private."""
+    return Scenario.objects.filter(
+        runs__in=runs_visible(org=org).filter(deployment__in=deployments)
+    ).distinct()
+
+
+def accuracy_results(*, result_ids: list[int]) -> dict[int, AccuracyResult]:
+    """The stored accuracy results by id, for a paired comparison."""
+    return AccuracyResult.objects.in_bulk(result_ids)

@@ -1,0 +1,130 @@
+"""Reads behind a deployment's page: the deployment, its run history with regressions marked,
+its facts and its accuracy results.
+"""
+
+from django.db.models.functions import Coalesce
+
+from apps.accounts.models import Organization
+from apps.accuracy.models import AccuracyResult
+from apps.catalog.models import Deployment
+from apps.costs.formulas import TokenKind, priced_throughput
+from apps.runs.selectors import runs_visible
+
+REGRESSION_DROP = 0.10
+BASELINE_RUNS = 3
+
+
+def deployment_get(*, deployment_id: int, org: Organization | None = None) -> Deployment | None:
+    """The deployment if the caller can see at least one of its runs."""
+    visible = runs_visible(org=org).filter(deployment_id=deployment_id)
+    if not visible.exists():
+        return None
+    return Deployment.objects.select_related("model", "accelerator", "engine").get(pk=deployment_id)
+
+
+def deployment_history(*, deployment: Deployment, org: Organization | None = None) -> list[dict]:
+    """Each visible run's best throughput per GPU, oldest first, with regressions marked.
+
+    A regression is a drop of more than REGRESSION_DROP below the median of the previous
+    BASELINE_RUNS runs of the same deployment in the same scenario.
+    """
+    runs = (
+        runs_visible(org=org)
+        .filter(deployment=deployment)
+        .select_related("scenario", "best_point")
+        .annotate(measured_at=Coalesce("started_at", "created_at"))
+        .order_by("measured_at", "id")
+    )
+    history, by_scenario = [], {}
+    for run in runs:
+        # The run's leaderboard point (apps/runs/summary.py), as the board shows it.
+        per_gpu = run.best_tput_per_gpu
+        previous = by_scenario.setdefault(run.scenario_id, [])
+        window = sorted(previous[-BASELINE_RUNS:])
+        baseline = window[len(window) // 2] if window else None
+        regression = bool(
+            per_gpu is not None and baseline and per_gpu < (1 - REGRESSION_DROP) * baseline
+        )
+        if per_gpu is not None:
+            previous.append(per_gpu)
+        point, scenario = run.best_point, run.scenario
+        # A figure of unstated kind reads as the board reads it: both readings, flagged.
+        unstated = (
+            priced_throughput(
+                TokenKind.OUTPUT,
+                gpus=deployment.gpus,
+                usd_per_gpu_hour=None,
+                unlabelled_tok_s=point.unlabelled_tok_s,
+                input_tokens=scenario.input_tokens if scenario else None,
+                output_tokens=scenario.output_tokens if scenario else None,
+            )
+            if point is not None
+            and point.unlabelled_tok_s is not None
+            and point.output_tok_s is None
+            and point.total_tok_s is None
+            else None
+        )
+        history.append(
+            {
+                "run_id": run.pk,
+                "when": run.measured_at.isoformat(),
+                "scenario": run.scenario.name if run.scenario else "—",
+                "provenance": run.provenance,
+                "engine_version": deployment.engine_version or "—",
+                "tput_per_gpu": per_gpu,
+                "tput_range": (unstated.tok_low, unstated.tok_high)
+                if unstated and unstated.tok_low is not None
+                else None,
+                "tput_kind": "unstated" if unstated else "output",
+                "baseline": baseline,
+                "regression": regression,
+            }
+        )
+    return history
+
+
+def deployment_facts(deployment: Deployment) -> dict[str, str]:
+    quant = deployment.quant_weights
+    if deployment.quant_activations or deployment.quant_kv_cache:
+        quant += (
+            f" (act {deployment.quant_activations or '?'}, kv {deployment.quant_kv_cache or '?'})"
+        )
+    return {
+        "model": deployment.model.name,
+        "quantization": quant,
+        "engine": deployment.engine.name,
+        "engine_version": deployment.engine_version or "unstated",
+        "hardware": f"{deployment.gpus}×{deployment.accelerator.sku}",
+        "parallelism": deployment.parallelism_label,
+        # Named apart from parallelism: one pool serving both, or a pool for each.
+        "serving": deployment.serving_label,
+        "nodes": {True: "multi-node", False: "one node", None: "unstated"}[deployment.multinode],
+        "speculative": deployment.spec_method or "none",
+    }
+
+
+def accuracy_for(*, deployment: Deployment, org: Organization | None = None) -> list[dict]:
+    """Latest accuracy result per task for a deployment, with per-item outcomes if stored."""
+    results = (
+        AccuracyResult.objects.filter(run__in=runs_visible(org=org), run__deployment=deployment)
+        .order_by("task", "-run__created_at")
+        .prefetch_related("items")
+    )
+    latest: dict[str, dict] = {}
+    for r in results:
+        if r.task in latest:
+            continue
+        items = {i.item_id: bool(i.correct) for i in r.items.all() if i.correct is not None}
+        latest[r.task] = {
+            "task": r.task,
+            "metric": r.metric,
+            "score": r.score,
+            "n": r.n,
+            "ci_low": r.ci_low,
+            "ci_high": r.ci_high,
+            "protocol_hash": r.protocol_hash,
+            "items": items or None,
+            "run_id": r.run_id,
+            "result_id": r.pk,
+        }
+    return list(latest.values())

@@ -1,0 +1,266 @@
+"""/compare/: two to four deployments side by side, with ratios, intervals and accuracy deltas."""
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import render
+
+from apps.accounts.models import Organization
+from apps.accounts.scoping import viewer_org
+from apps.accuracy import selectors as accuracy_selectors
+from apps.catalog.selectors import scenario_list
+from apps.costs.formulas import TokenKind
+from apps.costs.prices import price_sheet
+from apps.leaderboard import (
+    charts,
+    compare_selectors,
+    deployment_selectors,
+    fairness,
+    run_selectors,
+    selectors,
+)
+from apps.leaderboard.views.common import (
+    BASES,
+    board_table,
+    csv_download,
+    embed_response,
+    json_download,
+    query_int,
+    query_tier,
+    query_without,
+)
+from apps.runs import significance as run_significance
+
+
+def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
+    ids = list(dict.fromkeys(query_int(v, 0) for v in request.GET.getlist("d")))[:4]
+    # An embed is public by nature (framed anywhere, cached publicly): public runs only.
+    org = None if embed else viewer_org(request)
+    deployments = [
+        d for i in ids if (d := deployment_selectors.deployment_get(deployment_id=i, org=org))
+    ]
+    picker = _compare_picker(deployments, org)
+    if len(deployments) < 2:
+        # 400 keeps scripts honest; a person gets the picker to add what is missing.
+        return render(
+            request,
+            "leaderboard/compare.html",
+            {
+                "error": (
+                    "Pick 2 to 4 deployments to compare: add them below, or tick them in the "
+                    "leaderboard's Compare column."
+                ),
+                **picker,
+            },
+            status=400,
+        )
+    scenario_slug = request.GET.get("scenario") or compare_selectors.common_scenario(
+        deployment_ids=[d.pk for d in deployments], org=org
+    )
+    tier = query_tier(request.GET.get("tier"))
+    sheet = price_sheet(request)  # the one price reader (apps.costs.prices)
+    basis = (
+        request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
+    )
+    board = selectors.Board(
+        scenario=scenario_slug,
+        tier=tier,
+        deployments=tuple(d.pk for d in deployments),
+        include_simulated=True,
+        # A comparison the visitor asked for shows each deployment's run, checked or not
+        # (its rows say which origin and which rules failed).
+        include_unchecked=True,
+        basis=basis,
+        own_prices=sheet.pairs(),
+        price_profile=sheet.profile,
+    )
+    board_page = selectors.leaderboard_rows(board=board, org=org)
+    rows = {r.deployment_id: r for r in board_page.rows}
+    ordered = [rows.get(d.pk) for d in deployments]
+    facts = [deployment_selectors.deployment_facts(d) for d in deployments]
+    for fact, row in zip(facts, ordered, strict=True):
+        fact["provenance"] = row.provenance if row else "no run in this scenario"
+        fact["scenario"] = scenario_slug if row else "—"
+    baseline = ordered[0]
+
+    def stated(row: selectors.Row | None) -> bool:
+        # A ratio to or from a figure of unstated kind would pick one of its two readings.
+        return row is not None and row.tput_range is None
+
+    ratios = [
+        (r.tput_per_gpu / baseline.tput_per_gpu)
+        if stated(r) and stated(baseline) and r.tput_per_gpu and baseline.tput_per_gpu
+        else None
+        for r in ordered
+    ]
+    cost_ratios = [
+        (r.usd_per_mtok / baseline.usd_per_mtok)
+        if stated(r) and stated(baseline) and r.usd_per_mtok and baseline.usd_per_mtok
+        else None
+        for r in ordered
+    ]
+    diffs = fairness.differences(facts)
+    for d, fact in zip(deployments, facts, strict=True):
+        # Added after the fairness check: presentation, not facts to compare.
+        fact["name"] = picker["names"][d.pk]
+        fact["remove"] = picker["removal"][d.pk]
+    deltas = _accuracy_deltas(deployments, org)
+    speculation = run_selectors.runs_speculation(run_ids=[r.run_id for r in ordered if r])
+    for fact, row in zip(facts, ordered, strict=True):
+        # Presentation too: what the speculation accepted at the column's leaderboard point.
+        fact["speculation"] = speculation.get(row.run_id) if row else None
+    significance = _compare_significance(ordered, basis, org)
+    if request.GET.get("format") in {"csv", "json"}:
+        table = board_table([r for r in ordered if r])
+        for entry, ratio in zip(table, ratios, strict=False):
+            entry["throughput_ratio_vs_first"] = ratio
+        cells = [c for c, r in zip(significance, ordered, strict=True) if r]
+        for entry, cell in zip(table, cells, strict=True):
+            # The ratio's interval (workers/significance.py): flat fields, for CSV too.
+            throughput = cell.get("throughput") if cell else None
+            entry["throughput_change_vs_first"] = throughput.change if throughput else None
+            entry["throughput_change_low"] = throughput.low if throughput else None
+            entry["throughput_change_high"] = throughput.high if throughput else None
+            entry["throughput_verdict_vs_first"] = throughput.verdict if throughput else None
+        if request.GET["format"] == "csv":
+            return csv_download("compare.csv", table)
+        return json_download("compare.json", table)
+    points = selectors.chart_points(
+        run_ids=board_page.run_ids, tier=tier, basis=basis, own=board.own_prices
+    )
+    context = {
+        "significance": significance,
+        "deployments": deployments,
+        "columns": list(zip(deployments, ordered, ratios, cost_ratios, facts, strict=True)),
+        "differences": diffs,
+        "unfair": any(d.unfair for d in diffs),
+        "accuracy_deltas": deltas,
+        "scenario": scenario_list(org=org).filter(slug=scenario_slug).first(),
+        "scenarios": compare_selectors.scenarios_of(deployments=deployments, org=org),
+        "tier": tier,
+        "basis": basis,
+        "own_prices": sheet.pairs(),
+        "price_profile": sheet.profile,
+        "slo_text": board_page.slo_text,
+        "tiers": selectors.price_tiers(),
+        "query": request.GET.urlencode(),
+        "chart": charts.pareto_figure(
+            points,
+            x="interactivity",
+            y="tput_per_gpu",
+            optimal_only=False,
+            title="Each deployment's load levels",
+            basis=basis,
+            series="deployment_id",
+            names=picker["names"],
+            lines=True,
+        ),
+        "embed_query": query_without(request.GET, "format"),
+        **picker,
+    }
+    if embed:
+        return embed_response(
+            request,
+            figure=context["chart"],
+            caption=f"{context['scenario'].name if context['scenario'] else ''} · {tier}",
+            source=f"/compare/?{request.GET.urlencode()}",
+        )
+    return render(request, "leaderboard/compare.html", context)
+
+
+# What /compare/ states with an interval against the first column (workers/significance.py).
+SIGNIFICANCE_METRICS = ("interactivity_p50", "ttft_p99_ms")
+
+
+def _compare_significance(ordered: list, basis: str, org: Organization | None) -> list:
+    """Per column, sentences on throughput and latency against the first column with a 95%
+    interval ("within noise" when it holds 0); None for the first column and where request
+    records are missing (the ratio then stands alone, and the page says why)."""
+    first = ordered[0]
+    if first is None:
+        return [None] * len(ordered)
+    metrics = [f"{basis}_tok_s_gpu", *SIGNIFICANCE_METRICS]
+    rest = [row.run_id if row else None for row in ordered[1:]]
+    found = run_significance.compare_runs(
+        baseline_run=first.run_id, other_runs=rest, metrics=metrics, org=org
+    )
+    cells: list = [None]
+    for row, diffs in zip(ordered[1:], found, strict=True):
+        if row is None:
+            cells.append(None)
+        elif diffs is None:
+            cells.append({"missing": True})
+        else:
+            cells.append(
+                {
+                    "sentences": [d.sentence("the first column", "This column") for d in diffs],
+                    "verdict": diffs[0].verdict,
+                    "throughput": diffs[0],
+                    "runs": (diffs[0].runs_a, diffs[0].runs_b),
+                }
+            )
+    return cells
+
+
+def column_name(deployment) -> str:
+    """A compare column's heading, and the name of its line on the chart."""
+    facts = deployment_selectors.deployment_facts(deployment)
+    return f"{facts['hardware']} {facts['engine']} {facts['quantization']} (#{deployment.pk})"
+
+
+def _compare_picker(deployments: list, org: Organization | None) -> dict[str, Any]:
+    """What /compare/ needs to add or remove a deployment on the page itself."""
+    chosen = [d.pk for d in deployments]
+    removal = {}
+    for d in deployments:
+        rest = QueryDict(mutable=True)
+        rest.setlist("d", [str(i) for i in chosen if i != d.pk])
+        removal[d.pk] = rest.urlencode()
+    return {
+        "chosen": chosen,
+        "names": {d.pk: column_name(d) for d in deployments},
+        "removal": removal,
+        "choices": [c for c in compare_selectors.deployment_choices(org=org) if c[0] not in chosen],
+        "can_add": len(chosen) < 4,
+    }
+
+
+def _accuracy_deltas(deployments, org: Organization | None) -> list[fairness.AccuracyDelta]:
+    """Each task both sides scored: paired through the one comparison /accuracy/compare/
+    uses when both have per-item outcomes, else an unpaired interval (never across protocols)."""
+    base = {
+        a["task"]: a for a in deployment_selectors.accuracy_for(deployment=deployments[0], org=org)
+    }
+    deltas = []
+    for other in deployments[1:]:
+        for result in deployment_selectors.accuracy_for(deployment=other, org=org):
+            if result["task"] not in base:
+                continue
+            a, labels = (
+                base[result["task"]],
+                {
+                    "baseline_label": deployments[0].quant_weights,
+                    "candidate_label": other.quant_weights,
+                },
+            )
+            if a["items"] and result["items"]:
+                stored = compare_selectors.accuracy_results(
+                    result_ids=[a["result_id"], result["result_id"]]
+                )
+                view = accuracy_selectors.paired_comparison(
+                    baseline=stored[a["result_id"]],
+                    candidate=stored[result["result_id"]],
+                    margin_points=accuracy_selectors.DEFAULT_MARGIN_POINTS,
+                )
+                delta = fairness.paired_delta(
+                    view.comparison,
+                    view.error,
+                    task=result["task"],
+                    text=view.difference_text,
+                    **labels,
+                )
+            else:
+                delta = fairness.accuracy_delta(a, result, **labels)
+            if delta:
+                deltas.append(delta)
+    return deltas

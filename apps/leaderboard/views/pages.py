@@ -1,0 +1,79 @@
+"""The board's prose pages: the GLM 5.2 story and the methodology."""
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from apps.accounts.models import Organization
+from apps.accounts.scoping import viewer_org
+from apps.catalog.models import PublishedFigure
+from apps.costs.formulas import CostInputError
+from apps.leaderboard import charts, evidence_selectors, selectors, story
+from apps.leaderboard.methodology import methodology_html
+from apps.leaderboard.story import CLAIMED_COST_RATIO, PUBLISHED_THROUGHPUT_RATIO
+from apps.leaderboard.views.board import HEADLINE_SKUS
+from apps.projections import selectors as projection_selectors
+
+
+def story_glm(request: HttpRequest) -> HttpResponse:
+    figures = {f.key: f for f in PublishedFigure.objects.all()}
+    try:
+        context = story.glm_story(
+            figures={k: f.payload for k, f in figures.items()},
+            prices=selectors.reference_price_book(),
+        )
+    except (KeyError, CostInputError) as exc:
+        raise Http404(f"reference data incomplete: {exc}") from exc
+    context["citations"] = sorted({f.citation for f in figures.values()})
+    org = viewer_org(request)
+    context["published_runs"] = evidence_selectors.published_runs(model="GLM 5.2", org=org)
+    context["measured_b200"] = evidence_selectors.measured_runs_count(
+        model="GLM 5.2", sku="B200", org=org
+    )
+    context["evidence"] = _like_for_like_evidence(org)
+    context["claim_query"] = urlencode(
+        {"throughput_ratio": PUBLISHED_THROUGHPUT_RATIO, "claimed_cost_ratio": CLAIMED_COST_RATIO}
+    )
+    context["calculator_query"] = urlencode(
+        {"model": "GLM 5.2", "input_tokens": 20000, "output_tokens": 1000, "cache_hit_rate": 0.6}
+    )
+    context["timeline_chart"] = charts.bar_figure(
+        context["timeline_labels"],
+        context["timeline_values"],
+        title="GLM 5.2 on 8×MI355X: per-node tok/s as published",
+        y_title="tok/s per node (kind unstated)",
+    )
+    # B200 projected, never measured: drawn dashed with its held-out error band.
+    context["projection"] = projection_selectors.glm_story_context(context["final"])
+    return render(request, "leaderboard/story.html", context)
+
+
+def _like_for_like_evidence(org: Organization | None) -> list[dict[str, Any]]:
+    """MI355X against B200 where the data has both on one model, precision and scenario:
+    per precision, the fastest pair in the widest views, with what still differs."""
+    found = []
+    for model, scenario in selectors.widest_views(org=org)[:4]:
+        pairs = evidence_selectors.like_for_like_pairs(
+            org=org, model=model, scenario=scenario, skus=HEADLINE_SKUS
+        )
+        for pair in pairs:
+            found.append(
+                {
+                    "model": model,
+                    "scenario": scenario,
+                    "pair": pair,
+                    "ratio": pair.b.tput_per_gpu / pair.a.tput_per_gpu,
+                    "cost_ratio": pair.a.usd_per_mtok / pair.b.usd_per_mtok
+                    if pair.a.usd_per_mtok and pair.b.usd_per_mtok
+                    else None,
+                }
+            )
+    return found
+
+
+def methodology(request: HttpRequest) -> HttpResponse:
+    """docs/methodology.md, rendered: every number's heading on the pages links here."""
+    response = render(request, "leaderboard/methodology.html", {"body": methodology_html()})
+    return response
