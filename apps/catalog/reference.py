@@ -62,6 +62,16 @@ def published_documents(data: dict[str, Any]) -> list[doc.ResultDocument]:
                 )
             )
         flags = [flag.strip() for flag in result.get("flags", "").split(";") if flag.strip()]
+        # The source states speculative decoding only in its prose ("MTP speculative decoding
+        # fixed"); stated so, it is the deployment's speculative method, as pages compare it.
+        speculative = next(
+            (
+                doc.Speculative(method=flag.split()[0])
+                for flag in flags
+                if "speculative decoding" in flag.lower()
+            ),
+            None,
+        )
         documents.append(
             doc.ResultDocument(
                 idempotency_key=f"published:{result['id']}",
@@ -75,6 +85,7 @@ def published_documents(data: dict[str, Any]) -> list[doc.ResultDocument]:
                     quantization=_quantization(result["quantization"]),
                     parallelism=_parallelism(result["parallelism"]),
                     engine_flags=flags,
+                    speculative=speculative,
                 ),
                 scenario=doc.Scenario(
                     preset="seed-20k-1k-60"

@@ -99,7 +99,9 @@ def deployment_facts(deployment: Deployment) -> dict[str, str]:
         # Named apart from parallelism: one pool serving both, or a pool for each.
         "serving": deployment.serving_label,
         "nodes": {True: "multi-node", False: "one node", None: "unstated"}[deployment.multinode],
-        "speculative": deployment.spec_method or "none",
+        "speculative": deployment.spec_method or "off",
+        # Flags and hand-picked kernels change what is measured as much as parallelism does.
+        "engine_flags": " · ".join(deployment.engine_flags or []) or "none",
     }
 
 

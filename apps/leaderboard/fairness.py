@@ -17,6 +17,7 @@ FACTS = [
     ("serving", "Prefill and decode"),
     ("nodes", "Nodes"),
     ("speculative", "Speculative decoding"),
+    ("engine_flags", "Engine flags and kernels"),
     ("provenance", "Provenance"),
     ("scenario", "Scenario"),
 ]

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
+from django.utils.text import Truncator
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import viewer_org
@@ -202,10 +203,21 @@ def _compare_significance(ordered: list, basis: str, org: Organization | None) -
     return cells
 
 
-def column_name(deployment) -> str:
-    """A compare column's heading, and the name of its line on the chart."""
-    facts = deployment_selectors.deployment_facts(deployment)
-    return f"{facts['hardware']} {facts['engine']} {facts['quantization']} (#{deployment.pk})"
+# Facts a column heading adds when the compared deployments differ in them: two columns of
+# "8×MI355X sglang MXFP4" must not read the same but for their ids.
+NAMING_FACTS = ("engine_version", "parallelism", "serving", "speculative", "engine_flags")
+
+
+def column_names(deployments: list) -> dict[int, str]:
+    """Each compare column's heading, and the name of its line on the chart."""
+    facts = {d.pk: deployment_selectors.deployment_facts(d) for d in deployments}
+    differing = [k for k in NAMING_FACTS if len({f[k] for f in facts.values()}) > 1]
+    names = {}
+    for pk, f in facts.items():
+        extra = [Truncator(f[k]).chars(48) for k in differing]
+        base = f"{f['hardware']} {f['engine']} {f['quantization']}"
+        names[pk] = " · ".join([base, *extra]) + f" (#{pk})"
+    return names
 
 
 def _compare_picker(deployments: list, org: Organization | None) -> dict[str, Any]:
@@ -218,7 +230,7 @@ def _compare_picker(deployments: list, org: Organization | None) -> dict[str, An
         removal[d.pk] = rest.urlencode()
     return {
         "chosen": chosen,
-        "names": {d.pk: column_name(d) for d in deployments},
+        "names": column_names(deployments),
         "removal": removal,
         "choices": [c for c in compare_selectors.deployment_choices(org=org) if c[0] not in chosen],
         "can_add": len(chosen) < 4,

@@ -25,7 +25,8 @@ def test_compare_names_speculation_as_the_only_difference(document, org, client)
     html = page.content.decode()
     assert page.status_code == 200
     assert "What differs" in html and "Not like for like" not in html
-    assert "<strong>Speculative decoding</strong>: mtp vs none" in html
+    # One word for no speculation on every page: the table row and this list both say "off".
+    assert "<strong>Speculative decoding</strong>: mtp vs off" in html
     assert "600 of 900 draft tokens accepted" in client.get(f"/runs/{run_on.pk}/").content.decode()
 
 
