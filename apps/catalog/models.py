@@ -1,3 +1,5 @@
+import textwrap
+
 from django.db import models
 
 
@@ -119,6 +121,12 @@ class Deployment(models.Model):
         if self.disaggregated:
             return f"disaggregated {self.parallelism_label}"
         return "aggregated"
+
+
+def short_flag(text: str, width: int = 48) -> str:
+    """An engine flag as a row label or column heading names it: cut between words with an
+    ellipsis, never mid-word ("…chosen by hand ins" told readers nothing)."""
+    return textwrap.shorten(text, width=width, placeholder=" …")
 
 
 class Scenario(models.Model):

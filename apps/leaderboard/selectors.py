@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
-from apps.catalog.models import Deployment, Model, PriceTier, Scenario
+from apps.catalog.models import Deployment, Model, PriceTier, Scenario, short_flag
 from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind, priced_throughput
 from apps.costs.prices import prices_by_accelerator_id
@@ -163,7 +163,7 @@ class Row:
     def label(self) -> str:
         spec = f" · {self.speculative}" if self.speculative else ""
         # Deployments that differ only in engine flags must still be told apart.
-        flags = f" · {self.flags[0][:40]}" if self.flags else ""
+        flags = f" · {short_flag(self.flags[0])}" if self.flags else ""
         return (
             f"{self.gpus}×{self.accelerator} · {self.engine} {self.engine_version} · "
             f"{self.quantization} · {self.parallelism}{spec}{flags}"

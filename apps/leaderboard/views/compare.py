@@ -4,11 +4,11 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
-from django.utils.text import Truncator
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import viewer_org
 from apps.accuracy import selectors as accuracy_selectors
+from apps.catalog.models import short_flag
 from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind
 from apps.costs.prices import price_sheet
@@ -214,7 +214,7 @@ def column_names(deployments: list) -> dict[int, str]:
     differing = [k for k in NAMING_FACTS if len({f[k] for f in facts.values()}) > 1]
     names = {}
     for pk, f in facts.items():
-        extra = [Truncator(f[k]).chars(48) for k in differing]
+        extra = [short_flag(f[k]) for k in differing]
         base = f"{f['hardware']} {f['engine']} {f['quantization']}"
         names[pk] = " · ".join([base, *extra]) + f" (#{pk})"
     return names

@@ -26,3 +26,13 @@ def test_compare_names_the_hand_picked_kernel_and_mtp_and_tells_its_columns_apar
     headings = re.findall(r'<th scope="col"><a href="/deployments/\d+/">([^<]*)</a>', page)
     without_ids = {re.sub(r" \(#\d+\)$", "", h) for h in headings}
     assert len(headings) == 2 and len(without_ids) == 2, headings
+
+
+def test_a_long_engine_flag_is_cut_between_words_on_the_board_and_in_its_csv(client):
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    board = "/?model=GLM 5.2&scenario=seed-20k-1k-60&unchecked=1"
+    page = client.get(board).content.decode()
+    csv = client.get(board + "&format=csv").content.decode()
+    for text in (page, csv):
+        assert re.search(r"chosen by hand ins(?!tead)", text) is None  # no word cut in two
+        assert "fp4 MoE expert kernel chosen by hand instead …" in text
