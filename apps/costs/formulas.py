@@ -253,6 +253,12 @@ def unstated_readings(
     return as_output, as_total
 
 
+def readings_text(readings: tuple[float, float] | None) -> str:
+    """Both readings of a figure of unstated kind as exports and the API write them: "low-high"
+    (empty when the kind is stated), the same on the board's and the cost pages' exports."""
+    return f"{readings[0]:.6g}-{readings[1]:.6g}" if readings else ""
+
+
 @dataclass(frozen=True, slots=True)
 class PricedThroughput:
     """A point's tok/s per GPU and $/Mtok of one basis. When the source did not state which

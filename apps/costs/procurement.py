@@ -110,11 +110,23 @@ class Row:
             return None
         return usd_per_mtok(self.price.usd_per_gpu_hour, self.slo.lower.tok_per_s_per_gpu)
 
+    # The names templates/includes/throughput.html reads, so /costs/ renders a row's tok/s
+    # by the same rule as the board, run and compare pages.
     @property
-    def usd_range(self) -> tuple[float, float] | None:
+    def tput_per_gpu(self) -> float | None:
+        return self.slo.tok_per_s_per_gpu if self.slo else None
+
+    @property
+    def tput_kind(self) -> str:
+        if self.curve.token_kind == "unlabelled":
+            return "unstated"
+        return self.token_basis.value if self.token_basis else self.curve.token_kind
+
+    @property
+    def tput_range(self) -> tuple[float, float] | None:
         """Both readings of a figure whose token kind the source did not state: read as
-        output tokens and as total tokens of the scenario's shape (low, high $/Mtok)."""
-        if self.curve.token_kind != "unlabelled" or self.price is None or self.slo is None:
+        output tokens and as total tokens of the scenario's shape (low, high tok/s/GPU)."""
+        if self.curve.token_kind != "unlabelled" or self.slo is None:
             return None
         tput = self.slo.tok_per_s_per_gpu
         shape = (self.curve.input_tokens, self.curve.output_tokens)
@@ -123,6 +135,15 @@ class Row:
         readings = unstated_readings(
             tput, self.token_basis, input_tokens=shape[0], output_tokens=shape[1]
         )
+        low, high = sorted(readings)
+        return low, high
+
+    @property
+    def usd_range(self) -> tuple[float, float] | None:
+        """$/Mtok at the two readings of `tput_range` (low, high)."""
+        readings = self.tput_range
+        if readings is None or self.price is None:
+            return None
         costs = sorted(usd_per_mtok(self.price.usd_per_gpu_hour, r) for r in readings)
         return costs[0], costs[1]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from apps.costs.formulas import readings_text
 from apps.costs.procurement import Row
 from apps.costs.procurement_inputs import ProcurementInputs
 
@@ -22,8 +23,11 @@ EXPORT_COLUMNS = (
     "price_source",
     "price_citation",
     "tok_per_s_per_gpu_at_slo",
+    "tok_s_kind",
+    "tok_s_per_gpu_range",
     "throughput_at_slo",
     "usd_per_mtok",
+    "usd_per_mtok_range",
     "gpus_needed",
     "nodes_needed",
     "usd_per_month",
@@ -69,8 +73,12 @@ def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[
                 ),
                 "price_citation": row.price.citation if row.price else "",
                 "tok_per_s_per_gpu_at_slo": row.slo.tok_per_s_per_gpu if row.slo else None,
+                # As the board's export: a figure of unstated kind carries both readings.
+                "tok_s_kind": row.tput_kind,
+                "tok_s_per_gpu_range": readings_text(row.tput_range),
                 "throughput_at_slo": (row.slo.provenance if row.slo else None) or "",
                 "usd_per_mtok": row.usd_per_mtok,
+                "usd_per_mtok_range": readings_text(row.usd_range),
                 "gpus_needed": plan.gpus if plan else None,
                 "nodes_needed": plan.nodes if plan else None,
                 "usd_per_month": plan.usd_per_month if plan else None,

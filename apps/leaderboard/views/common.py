@@ -7,7 +7,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 
-from apps.costs.formulas import TokenKind
+from apps.costs.formulas import TokenKind, readings_text
 from apps.csv_safe import safe_rows
 from apps.leaderboard import selectors
 
@@ -40,9 +40,7 @@ def board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             "provenance": row.provenance,
             "tok_s_per_gpu": row.tput_per_gpu,
             "tok_s_kind": row.tput_kind,
-            "tok_s_per_gpu_range": (
-                f"{row.tput_range[0]:.6g}-{row.tput_range[1]:.6g}" if row.tput_range else ""
-            ),
+            "tok_s_per_gpu_range": readings_text(row.tput_range),
             "meets_slo": row.meets_slo,
             "interactivity_tok_s_user_p50": row.interactivity,
             "ttft_p50_ms": row.ttft_p50_ms,
@@ -52,9 +50,7 @@ def board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             "usd_per_gpu_hour": row.usd_per_gpu_hour,
             "token_basis": row.basis,
             f"usd_per_mtok_{row.basis}": row.usd_per_mtok,
-            "usd_per_mtok_range": (
-                f"{row.usd_range[0]:.6g}-{row.usd_range[1]:.6g}" if row.usd_range else ""
-            ),
+            "usd_per_mtok_range": readings_text(row.usd_range),
             "run_id": row.run_id,
             "run_date": row.run_date.isoformat() if row.run_date else None,
             "origin": row.origin,
