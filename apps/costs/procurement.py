@@ -73,6 +73,19 @@ class DeploymentCurve:
     decode_gpus: int | None = None
 
 
+def curve_readings(
+    curve: DeploymentCurve, tput: float | None, basis: TokenKind | None
+) -> tuple[float, float] | None:
+    """A curve's tok/s/GPU under both readings (low, high) when its source did not state the
+    token kind; None when it did, or when the scenario's shape is unknown."""
+    shape = (curve.input_tokens, curve.output_tokens)
+    if curve.token_kind != "unlabelled" or tput is None or basis is None or not all(shape):
+        return None
+    readings = unstated_readings(tput, basis, input_tokens=shape[0], output_tokens=shape[1])
+    low, high = sorted(readings)
+    return low, high
+
+
 @dataclass(frozen=True, slots=True)
 class Row:
     curve: DeploymentCurve
@@ -126,17 +139,9 @@ class Row:
     def tput_range(self) -> tuple[float, float] | None:
         """Both readings of a figure whose token kind the source did not state: read as
         output tokens and as total tokens of the scenario's shape (low, high tok/s/GPU)."""
-        if self.curve.token_kind != "unlabelled" or self.slo is None:
+        if self.slo is None:
             return None
-        tput = self.slo.tok_per_s_per_gpu
-        shape = (self.curve.input_tokens, self.curve.output_tokens)
-        if tput is None or not all(shape) or self.token_basis is None:
-            return None
-        readings = unstated_readings(
-            tput, self.token_basis, input_tokens=shape[0], output_tokens=shape[1]
-        )
-        low, high = sorted(readings)
-        return low, high
+        return curve_readings(self.curve, self.slo.tok_per_s_per_gpu, self.token_basis)
 
     @property
     def usd_range(self) -> tuple[float, float] | None:

@@ -9,7 +9,7 @@ from ninja import Status
 
 from apps.accounts.auth import optional_org
 from apps.costs import selectors
-from apps.costs.formulas import CostInputError, TierPrice, choose_price
+from apps.costs.formulas import CostInputError, TierPrice, choose_price, readings_text, usd_per_mtok
 from apps.costs.slo import Slo, SloCost
 
 
@@ -34,11 +34,27 @@ def price_out(price: TierPrice) -> dict:
     }
 
 
-def slo_cost_out(cost: SloCost, slo: Slo, price: TierPrice) -> dict:
+def slo_cost_out(
+    cost: SloCost,
+    slo: Slo,
+    price: TierPrice,
+    *,
+    tok_s_kind: str = "as given",
+    readings: tuple[float, float] | None = None,
+) -> dict:
+    """`readings`: both tok/s readings of a figure of unstated kind (tok_s_kind "unstated")."""
     result = cost.result
+    usd = (
+        tuple(sorted(usd_per_mtok(price.usd_per_gpu_hour, r) for r in readings))
+        if readings
+        else None
+    )
     return {
         "meets": result.meets,
         "tok_per_s_per_gpu": result.tok_per_s_per_gpu,
+        "tok_s_kind": tok_s_kind,
+        "tok_s_per_gpu_range": readings_text(readings),
+        "usd_per_mtok_range": readings_text(usd),
         "provenance": result.provenance,
         "usd_per_mtok": cost.usd_per_mtok,
         "lower": result.lower.label if result.lower else None,

@@ -13,7 +13,7 @@ from apps.costs.api.schemas import CompareOut, CompareQuery, ErrorOut, RunSloQue
 from apps.costs.claims import compare_runs
 from apps.costs.formulas import CostInputError, TokenKind
 from apps.costs.prices import with_profile_prices
-from apps.costs.procurement import procurement_rows
+from apps.costs.procurement import curve_readings, procurement_rows
 from apps.costs.procurement_export import export_records
 from apps.costs.procurement_inputs import parse_inputs, state
 from apps.costs.slo import cost_at_slo
@@ -43,7 +43,14 @@ def run_slo_cost(request: HttpRequest, run_id: int, query: Query[RunSloQuery]):
         cost = cost_at_slo(curve.points, slo, price.usd_per_gpu_hour)
     except CostInputError as error:
         return error_status(error)
-    return slo_cost_out(cost, slo, price)
+    basis = TokenKind(query.token_kind)
+    return slo_cost_out(
+        cost,
+        slo,
+        price,
+        tok_s_kind="unstated" if curve.token_kind == "unlabelled" else basis.value,
+        readings=curve_readings(curve, cost.result.tok_per_s_per_gpu, basis),
+    )
 
 
 @router.get(

@@ -151,6 +151,9 @@ class SloCostIn(Schema):
 class SloCostOut(Schema):
     meets: bool
     tok_per_s_per_gpu: float | None
+    tok_s_kind: str = Field(description='the token basis, or "unstated" (source did not say)')
+    tok_s_per_gpu_range: str = Field(description='both readings, "low-high", when unstated')
+    usd_per_mtok_range: str = Field(description="$/Mtok at both readings, when unstated")
     provenance: str | None = Field(description="measured or interpolated")
     usd_per_mtok: float | None
     lower: str | None

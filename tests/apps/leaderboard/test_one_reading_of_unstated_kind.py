@@ -58,3 +58,18 @@ def test_costs_its_exports_and_the_api_read_the_figure_as_the_board_does(client)
         assert mine["tok_s_kind"] == "unstated"
         assert mine["tok_s_per_gpu_range"] == on_board["tok_s_per_gpu_range"]
         assert mine["usd_per_mtok_range"] == on_board["usd_per_mtok_range"]
+
+
+def test_the_run_cost_api_reads_the_figure_as_the_board_does(client):
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    run = Run.objects.get(idempotency_key="published:wafer-glm52-mi355x-tp4dp2-fp4kernel")
+    board_json = client.get(
+        "/?model=GLM 5.2&scenario=seed-20k-1k-60&unchecked=1&format=json"
+    ).json()
+    [on_board] = [r for r in board_json if r["run_id"] == run.pk]
+    body = client.get(
+        f"/api/v1/costs/runs/{run.pk}/slo?min_success_pct=0&tier=owning_hyperscaler"
+    ).json()
+    assert body["tok_s_kind"] == "unstated"
+    assert body["tok_s_per_gpu_range"] == on_board["tok_s_per_gpu_range"]
+    assert body["usd_per_mtok_range"] == on_board["usd_per_mtok_range"]
