@@ -263,9 +263,7 @@ def create_endpoint(request: HttpRequest, body: EndpointIn):
 
 def _create_endpoint(request: HttpRequest, body: EndpointIn) -> Status:
     org = request.auth.org
-    if Endpoint.objects.filter(org=org, name=body.name).exists():
-        return Status(409, _errors("name", "your organization already has this endpoint name"))
-    facts = None
+    deployment, facts = None, None
     if body.deployment_id is not None:
         # Only a deployment the caller could already see: registering an endpoint must not
         # reveal the facts of another organization's private deployment.
@@ -275,12 +273,10 @@ def _create_endpoint(request: HttpRequest, body: EndpointIn) -> Status:
             "model": body.model.model_dump(mode="json"),
             "deployment": body.deployment.model_dump(mode="json"),
         }
-        deployment = services.deployment_from_facts(**facts)
-    else:
-        return Status(422, _errors("deployment", "give deployment_id, or model and deployment"))
     try:
-        endpoint = services.endpoint_create(
+        endpoint = services.endpoint_register(
             org=org,
+            actor=actor_of(request),
             name=body.name,
             url=body.url,
             deployment=deployment,
@@ -292,13 +288,14 @@ def _create_endpoint(request: HttpRequest, body: EndpointIn) -> Status:
             simulated=body.simulated,
             is_public=not body.private,
         )
+    except services.EndpointNameTaken as exc:
+        return Status(409, _errors(exc.field, exc.message))
     except EndpointRefused as exc:
         return Status(422, _errors("url", str(exc)))
     except specs.JobError as exc:
         return Status(422, _errors(exc.field, exc.message))
     except ValidationError as exc:
         return Status(422, _errors("deployment", str(exc.errors(include_url=False)[0]["msg"])))
-    audit_record(org=org, actor=actor_of(request), action="endpoint.created", target=endpoint.name)
     return Status(201, endpoint_out(endpoint))
 
 

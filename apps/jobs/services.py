@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.db import models, transaction
 from django.utils import timezone
+from pydantic import ValidationError
 
 from apps.accounts.models import ApiToken, Organization
 from apps.accounts.services import audit_record
@@ -126,6 +127,56 @@ def endpoint_create(
         simulated=simulated,
         is_public=is_public,
     )
+
+
+class EndpointNameTaken(JobError):
+    """The organization already has an endpoint of this name."""
+
+
+def endpoint_register(
+    *,
+    org: Organization,
+    actor: str,
+    name: str,
+    url: str,
+    deployment: Deployment | None = None,
+    facts: dict[str, Any] | None = None,
+    served_model: str = "",
+    api: str = Endpoint.Api.COMPLETIONS,
+    pool: str = "",
+    api_key: str = "",
+    simulated: bool = False,
+    is_public: bool = True,
+) -> Endpoint:
+    """Register an endpoint as the API and the endpoints page both do: for an existing
+    deployment, or for the deployment its facts describe; audited, in one transaction, so a
+    refusal stores nothing (not even the catalog rows of new facts). Raises EndpointNameTaken,
+    JobError (field named), EndpointRefused (the allowlist)."""
+    with transaction.atomic():
+        if Endpoint.objects.filter(org=org, name=name).exists():
+            raise EndpointNameTaken("name", "your organization already has this endpoint name")
+        if deployment is None:
+            if facts is None:
+                raise JobError("deployment", "give deployment_id, or model and deployment")
+            try:
+                deployment = deployment_from_facts(**facts)
+            except ValidationError as exc:
+                raise JobError("deployment", exc.errors(include_url=False)[0]["msg"]) from exc
+        endpoint = endpoint_create(
+            org=org,
+            name=name,
+            url=url,
+            deployment=deployment,
+            facts=facts,
+            served_model=served_model,
+            api=api,
+            pool=pool,
+            api_key=api_key,
+            simulated=simulated,
+            is_public=is_public,
+        )
+        audit_record(org=org, actor=actor, action="endpoint.created", target=endpoint.name)
+    return endpoint
 
 
 def endpoint_set_key(*, endpoint: Endpoint, api_key: str) -> None:

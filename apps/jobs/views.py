@@ -5,21 +5,23 @@ and who acts (member: run, cancel, retry). DEBUG changes nothing here.
 """
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.csrf import ensure_csrf_cookie
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from apps.accounts.models import Role
 from apps.accounts.ratelimit import RateLimited, org_write_limit
 from apps.accounts.scoping import actor_of, current_org, orgs_of, require_role
-from apps.catalog.selectors import scenario_list
+from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.htmx import vary_on_htmx, wants_partial
 from apps.jobs import broker, services, specs
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
+from apps.jobs.forms import EndpointForm
 from apps.jobs.models import Endpoint, Job
 
 
@@ -60,12 +62,26 @@ def _broker_down(request: HttpRequest, job: Job | None) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 @ensure_csrf_cookie  # static/js/csrf.js sends it with "Run now", "Cancel" and "Retry"
 def endpoint_list(request: HttpRequest) -> HttpResponse:
+    """The organization's endpoints; a member registers one with the form below them."""
     if not request.user.is_authenticated:
         return redirect_to_login(request.get_full_path())
     org = current_org(request)
+    deployments = deployments_visible(org=org).select_related("model", "accelerator", "engine")
+    form = EndpointForm(deployments=deployments)
+    status = 200
+    if request.method == "POST":
+        if org is None:
+            return _refused(request, "register endpoints")
+        if refusal := _acting(request, org, "register endpoints"):
+            return refusal
+        form = EndpointForm(request.POST, deployments=deployments)
+        if form.is_valid() and (created := _register(request, org, form)):
+            messages.success(request, f"Endpoint “{created.name}” registered: Run now measures it.")
+            return redirect("jobs:endpoint-list")
+        status = 422
     endpoints = list(
         Endpoint.objects.filter(org=org)
         .select_related("deployment__model", "deployment__accelerator", "deployment__engine")
@@ -78,8 +94,35 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
         "org": org,
         "scenarios": scenario_list(org=org),
         "default_scenario": "single-stream",
+        "form": form,
+        "may_register": org is not None and _acting(request, org, "register endpoints") is None,
     }
-    return render(request, "jobs/endpoint_list.html", context)
+    return render(request, "jobs/endpoint_list.html", context, status=status)
+
+
+def _register(request: HttpRequest, org, form: EndpointForm) -> Endpoint | None:
+    """The endpoint, or None with the refusal put on the form's field."""
+    data = form.cleaned_data
+    try:
+        return services.endpoint_register(
+            org=org,
+            actor=actor_of(request),
+            name=data["name"],
+            url=data["url"],
+            deployment=data.get("deployment"),
+            facts=form.facts(),
+            served_model=data.get("served_model") or "",
+            api=data["api"],
+            pool=data.get("pool") or "",
+            api_key=data.get("api_key") or "",
+            is_public=not data.get("private"),
+        )
+    except EndpointRefused as exc:
+        form.add_error("url", str(exc))
+    except specs.JobError as exc:
+        field = exc.field if exc.field in form.fields else None
+        form.add_error(field, exc.message)
+    return None
 
 
 @require_POST

@@ -1,0 +1,96 @@
+"""The endpoints page's form: register an endpoint for an existing deployment or for the one
+its facts describe (what POST /api/v1/endpoints takes, as fields a person fills in)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from apps.catalog.models import Accelerator, Deployment
+from apps.jobs.models import Endpoint
+
+
+class EndpointForm(forms.Form):
+    name = forms.CharField(max_length=200, help_text="unique in your organization")
+    url = forms.CharField(
+        label="URL", max_length=2000, help_text="OpenAI-compatible base URL, inside the allowlist"
+    )
+    api = forms.ChoiceField(label="API", choices=Endpoint.Api.choices, initial="completions")
+    served_model = forms.CharField(
+        max_length=200, required=False, help_text="the name sent in requests (default: the model)"
+    )
+    api_key = forms.CharField(
+        label="API key",
+        max_length=4000,
+        required=False,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="stored encrypted, never shown again",
+    )
+    pool = forms.RegexField(
+        regex=r"^[A-Za-z0-9._-]*$",
+        max_length=95,
+        required=False,
+        help_text="default: pool.<accelerator>",
+    )
+    private = forms.BooleanField(required=False, help_text="its runs are your organization's")
+    deployment = forms.ModelChoiceField(
+        queryset=Deployment.objects.none(),
+        required=False,
+        empty_label="— new: describe it below —",
+        help_text="a deployment already measured",
+    )
+    model_name = forms.CharField(label="Model", max_length=200, required=False)
+    accelerator = forms.ChoiceField(choices=(), required=False)
+    gpus = forms.IntegerField(label="GPUs", min_value=1, max_value=4096, required=False)
+    engine = forms.CharField(max_length=100, required=False, help_text="sglang, vllm, atom …")
+    engine_version = forms.CharField(max_length=100, required=False)
+    quantization = forms.CharField(
+        max_length=50, required=False, help_text="weights: FP8, MXFP4, BF16 …"
+    )
+    tp = forms.IntegerField(label="TP", min_value=1, max_value=4096, required=False)
+
+    FACT_FIELDS = ("model_name", "accelerator", "gpus", "engine", "quantization")
+    ENDPOINT_FIELDS = ("name", "url", "api", "served_model", "api_key", "pool", "private")
+
+    def endpoint_fields(self) -> list[forms.BoundField]:
+        """The fields about the endpoint itself (the page's first group)."""
+        return [self[name] for name in self.ENDPOINT_FIELDS]
+
+    def deployment_fields(self) -> list[forms.BoundField]:
+        """The fields saying what it serves (the second group)."""
+        return [self[name] for name in self.fields if name not in self.ENDPOINT_FIELDS]
+
+    def __init__(self, *args: Any, deployments=None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if deployments is not None:
+            self.fields["deployment"].queryset = deployments
+        skus = Accelerator.objects.order_by("sku").values_list("sku", flat=True)
+        self.fields["accelerator"].choices = [("", "—")] + [(s, s) for s in skus]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("deployment") is None:
+            for name in self.FACT_FIELDS:
+                if not data.get(name):
+                    self.add_error(name, "needed for a new deployment (or pick one above)")
+        return data
+
+    def facts(self) -> dict[str, Any] | None:
+        """The deployment's facts as the result document states them; None for an existing
+        deployment."""
+        data = self.cleaned_data
+        if data.get("deployment") is not None:
+            return None
+        engine = {"name": data["engine"]}
+        if data.get("engine_version"):
+            engine["version"] = data["engine_version"]
+        deployment: dict[str, Any] = {
+            "accelerator": data["accelerator"],
+            "gpus": data["gpus"],
+            "engine": engine,
+            "quantization": {"weights": data["quantization"]},
+        }
+        if data.get("tp"):
+            deployment["parallelism"] = {"tp": data["tp"]}
+        return {"model": {"name": data["model_name"]}, "deployment": deployment}
