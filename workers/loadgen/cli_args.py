@@ -27,7 +27,8 @@ from workers.loadgen.prompts import (
 )
 from workers.loadgen.runner import Level, LoadPlan, parse_concurrency
 from workers.loadgen.sessions import SESSION_PRESETS
-from workers.results import Deployment, SessionScenario, Slo, json_path
+from workers.result_facts import Deployment, SessionScenario, Slo
+from workers.result_fields import json_path
 
 
 @dataclass(frozen=True)
