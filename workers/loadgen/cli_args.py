@@ -169,7 +169,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--slo-e2el-ms", type=float, help="E2E latency SLO for goodput and early stop")
     g.add_argument(
         "--slo-percentile",
-        type=slo_percentile,
+        type=_slo_percentile,
         default=99.0,
         help="percentile the SLOs apply at: 50, 90, 95, 99 or 99.9",
     )
@@ -377,7 +377,7 @@ def token_counter(args: argparse.Namespace, cfg: EndpointConfig) -> TokenCounter
     return CalibratedCounter(usage_probe(cfg))
 
 
-def slo_percentile(text: str) -> float:
+def _slo_percentile(text: str) -> float:
     """A percentile that is stored (workers/slo.py), as the document's number."""
     try:
         return float(slo_rule.percentile_name(text).removeprefix("p"))
