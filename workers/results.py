@@ -5,325 +5,42 @@ GPU hosts install the worker without the server.
 
 Units: every latency is in milliseconds (`*_ms`), every throughput in tokens (or requests)
 per second over the measurement window, every rate in [0, 1].
+
+Here: the measured points, accuracy results and the document itself, and how a document is
+parsed. Its field types and limits are result_fields.py; what was measured (model,
+deployment, scenario, environment) is result_facts.py.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    ValidationError,
-    field_validator,
-    model_validator,
+from pydantic import ConfigDict, Field, ValidationError, model_validator
+
+from workers.result_facts import Deployment, Environment, ModelInfo, Scenario, Source
+from workers.result_fields import (
+    MAX_LABELS,
+    Count,
+    LabelKey,
+    LabelValue,
+    NonNegative,
+    Provenance,
+    Rate,
+    ShortText,
+    Size,
+    StrictModel,
+    TokenTotal,
+    json_path,
 )
-
-from workers import slo as slo_rule
 
 SCHEMA_ID = "inferboard.run/v1"
 # v1 grows by optional fields only; a document says the revision whose fields it uses.
 SCHEMA_REVISION = 2
 
-# Limits a document must keep: the server's columns are 32-bit integers (counts, sizes) and
-# 64-bit ones (token totals), and free-form JSON (environment.extra) is bounded so that one
-# document cannot starve the server that stores and serves it.
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
-MAX_JSON_DEPTH = 32
-MAX_EXTRA_BYTES = 1024 * 1024
 
-Provenance = Literal["measured", "imported", "published", "simulated"]
-NonNegative = Annotated[float, Field(ge=0)]
-Rate = Annotated[float, Field(ge=0, le=1)]
-Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
-Size = Annotated[int, Field(ge=1, le=INT32_MAX)]
-TokenTotal = Annotated[int, Field(ge=0, le=INT64_MAX)]
-ShortText = Annotated[str, Field(min_length=1, max_length=200)]
-# Free labels of a run (branch, commit, pr, "unofficial" ...); the CLI's --label checks these.
-LABEL_KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,49}$"
-MAX_LABELS = 20
-MAX_LABEL_VALUE = 200
-LabelKey = Annotated[str, Field(pattern=LABEL_KEY_PATTERN)]
-LabelValue = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_VALUE, pattern=r"^[^\x00]*$")]
-NUL = "\x00"
-
-
-class _Strict(BaseModel):
-    # Unknown fields are errors: a typo in a field name must not silently drop a measurement.
-    # NaN and infinities are not numbers a measurement can have (and not JSON).
-    model_config = ConfigDict(extra="forbid", frozen=False, allow_inf_nan=False)
-
-    @model_validator(mode="after")
-    def _no_nul(self) -> _Strict:
-        # PostgreSQL stores no NUL character in text; say which field has one.
-        for name, value in self.__dict__.items():
-            texts = value if isinstance(value, list) else (value,)
-            if isinstance(value, dict):
-                texts = tuple(value)
-            if any(isinstance(text, str) and NUL in text for text in texts):
-                raise ValueError(f"{name} must not contain a NUL character (\\u0000)")
-        return self
-
-
-class Source(_Strict):
-    """Where a run came from when a worker of ours did not measure it."""
-
-    tool: str | None = Field(None, max_length=100, description="e.g. 'vllm bench serve 0.11.0'")
-    citation: str | None = Field(None, max_length=2000)
-    url: str | None = Field(None, max_length=2000)
-    file_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
-    file_name: str | None = Field(None, max_length=500)
-
-
-class ModelInfo(_Strict):
-    name: ShortText
-    family: str | None = Field(None, max_length=200)
-    revision: str | None = Field(None, max_length=200)
-
-
-class Engine(_Strict):
-    name: ShortText = Field(description="sglang, vllm, atom, trtllm, llama.cpp ...")
-    version: str | None = Field(None, max_length=100)
-    image_digest: str | None = Field(None, max_length=200)
-
-
-class Quantization(_Strict):
-    weights: str = Field(min_length=1, max_length=100, description="BF16, FP8, MXFP4, NVFP4 ...")
-    activations: str | None = Field(None, max_length=100)
-    kv_cache: str | None = Field(None, max_length=100)
-    note: str | None = Field(None, max_length=500)
-
-
-class Parallelism(_Strict):
-    """None means 'not stated by the source', which is not the same as 1."""
-
-    tp: Size | None = None
-    dp: Size | None = None
-    ep: Size | None = None
-    pp: Size | None = None
-    dp_attention: bool | None = None
-
-    def label(self) -> str:
-        parts = [f"{k.upper()}{v}" for k, v in self._sizes() if v and v > 1]
-        if self.dp_attention:
-            parts.append("DP-attn")
-        return "×".join(parts) if parts else ("TP1" if self.tp == 1 else "unstated")
-
-    def _sizes(self) -> list[tuple[str, int | None]]:
-        return [("tp", self.tp), ("dp", self.dp), ("ep", self.ep), ("pp", self.pp)]
-
-
-class Speculative(_Strict):
-    method: str = Field(min_length=1, max_length=100, description="mtp, eagle, ngram ...")
-    draft_tokens: Size | None = None
-
-
-class PoolShape(_Strict):
-    """How one pool of a disaggregated deployment is laid out (None: not stated)."""
-
-    tp: Size | None = None
-    ep: Size | None = None
-    dp_attention: bool | None = None
-    workers: Size | None = Field(None, description="engine instances in the pool")
-
-    def label(self) -> str:
-        parts = [f"{k.upper()}{v}" for k, v in (("tp", self.tp), ("ep", self.ep)) if v and v > 1]
-        if self.dp_attention:
-            parts.append("DP-attn")
-        return "×".join(parts) or ("TP1" if self.tp == 1 else "")
-
-
-class Disaggregation(_Strict):
-    """Prefill and decode served by separate GPU pools (e.g. InferenceX 'ctx 8 gen 8')."""
-
-    prefill_gpus: Size
-    decode_gpus: Size
-    prefill: PoolShape | None = None
-    decode: PoolShape | None = None
-
-    def label(self) -> str:
-        """'1P TP8 + 2D TP8×EP8': workers and layout of each pool, as far as stated."""
-
-        def side(letter: str, gpus: int, shape: PoolShape | None) -> str:
-            workers = shape.workers if shape and shape.workers else None
-            layout = shape.label() if shape else ""
-            head = f"{workers}{letter}" if workers else f"{letter}({gpus} GPUs)"
-            return f"{head} {layout}".strip()
-
-        return (
-            f"{side('P', self.prefill_gpus, self.prefill)} + "
-            f"{side('D', self.decode_gpus, self.decode)}"
-        )
-
-
-class Deployment(_Strict):
-    accelerator: str = Field(min_length=1, max_length=50, description="SKU: MI355X, B200 ...")
-    gpus: Size
-    nodes: Size = 1
-    engine: Engine
-    quantization: Quantization
-    parallelism: Parallelism = Field(default_factory=Parallelism)
-    speculative: Speculative | None = None
-    disaggregation: Disaggregation | None = None
-    multinode: bool | None = Field(None, description="served across nodes; None: not stated")
-    engine_flags: list[str] = Field(default_factory=list, max_length=500)
-    notes: str | None = Field(None, max_length=2000)
-
-
-class SloBound(_Strict):
-    metric: Literal["ttft", "tpot", "e2el", "interactivity"]
-    percentile: str = Field(description='"p50", "p90", "p95", "p99" or "p99.9"')
-    limit: float = Field(gt=0)
-    unit: Literal["ms", "s", "tok/s/user"] = Field(
-        "ms", description="ms or s for latencies, tok/s/user for interactivity (a floor)"
-    )
-
-    @field_validator("percentile")
-    @classmethod
-    def _known_percentile(cls, value: str) -> str:
-        return slo_rule.percentile_name(value)
-
-    @model_validator(mode="after")
-    def _unit_fits(self) -> SloBound:
-        slo_rule.Bound(self.metric, self.percentile, self.limit, self.unit)
-        return self
-
-
-class Slo(_Strict):
-    """Bounds plus a minimum success rate (workers/slo.py decides meets / misses / cannot
-    check). The older fields still mean what they did: each at `ttft_percentile`, in ms."""
-
-    ttft_ms: float | None = Field(None, gt=0, description="legacy: TTFT bound at ttft_percentile")
-    ttft_percentile: float = Field(
-        99, gt=0, le=100, description="legacy: the percentile of ttft_ms, tpot_ms and e2el_ms"
-    )
-    tpot_ms: float | None = Field(None, gt=0, description="legacy: TPOT bound at ttft_percentile")
-    e2el_ms: float | None = Field(None, gt=0, description="legacy: E2EL bound at ttft_percentile")
-    bounds: list[SloBound] = Field(default_factory=list, max_length=20)
-    min_success_rate: Rate = Field(
-        slo_rule.DEFAULT_MIN_SUCCESS_RATE, description="a point with fewer successes misses"
-    )
-
-    @field_validator("ttft_percentile")
-    @classmethod
-    def _stored_percentile(cls, value: float) -> float:
-        slo_rule.percentile_name(value, "ttft_percentile")
-        return value
-
-    def rule(self) -> slo_rule.Slo:
-        """The SLO as workers/slo.py judges it."""
-        legacy = slo_rule.from_legacy(
-            ttft_ms=self.ttft_ms,
-            ttft_percentile=self.ttft_percentile,
-            tpot_ms=self.tpot_ms,
-            e2el_ms=self.e2el_ms,
-        )
-        extra = tuple(slo_rule.Bound(b.metric, b.percentile, b.limit, b.unit) for b in self.bounds)
-        return slo_rule.Slo(legacy.bounds + extra, self.min_success_rate)
-
-
-class Scenario(_Strict):
-    preset: str | None = Field(None, max_length=100, description="name of a server-side preset")
-    name: str | None = Field(None, max_length=200)
-    input_tokens: Size
-    output_tokens: Size
-    # None = the source did not state it (an imported file); never read as 0. The load
-    # generator always states both.
-    length_spread: Rate | None = Field(
-        None, description="±fraction of uniform length spread; null: not stated"
-    )
-    prefix_cache_hit_rate: Rate | None = Field(
-        None, description="target prefix cache hit rate; null: not stated"
-    )
-    dataset: str = Field("random", max_length=100)
-    arrival: Literal["closed", "open"] = "closed"
-    warmup_requests: Count = 0
-    duration_s: float | None = Field(None, gt=0)
-    request_count: Size | None = None
-    slo: Slo | None = None
-    # Revision 2 (optional, so revision-1 documents still ingest): multi-turn sessions and
-    # trace replay are described by their parameters and the trace's identity, never by a
-    # file only the measurer holds.
-    sessions: SessionScenario | None = None
-    trace: TraceIdentity | None = None
-
-
-class SessionScenario(_Strict):
-    """Conversations whose turns depend on earlier ones: turn t's prompt is the whole
-    conversation so far (every earlier message and answer) plus one new message."""
-
-    kind: Literal["chat", "agentic"] = "chat"
-    turns: Size = Field(description="turns per session")
-    system_tokens: Count = Field(0, description="a system prompt shared by every session")
-    first_tokens: Size = Field(description="the first user message, unique per session")
-    turn_tokens: Size = Field(description="each later user or tool message")
-    output_tokens: Size = Field(description="answer tokens per turn")
-    think_time_s: NonNegative = Field(0.0, description="pause between an answer and the next turn")
-    sessions: Size | None = Field(None, description="sessions per load level")
-
-
-class TraceIdentity(_Strict):
-    """A replayed file: runs replaying the same bytes at the same scale are comparable."""
-
-    name: ShortText
-    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
-    format: Literal["mooncake", "prompts-jsonl", "sharegpt"] = "mooncake"
-    scale: float = Field(1.0, gt=0, description="time scale: 2 replays twice as fast")
-    requests: Count | None = None
-    block_tokens: Size | None = Field(None, description="tokens per hash_ids block")
-
-
-class Environment(_Strict):
-    worker: str | None = Field(None, max_length=200)
-    host: str | None = Field(None, max_length=200)
-    loadgen_version: str | None = Field(None, max_length=100)
-    started_at: datetime | None = None
-    finished_at: datetime | None = None
-    extra: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("extra")
-    @classmethod
-    def _bounded(cls, extra: dict[str, Any]) -> dict[str, Any]:
-        problem = json_problem(extra)
-        if problem:
-            raise ValueError(problem)
-        if len(json.dumps(extra, separators=(",", ":"))) > MAX_EXTRA_BYTES:
-            raise ValueError(f"must be at most {MAX_EXTRA_BYTES} bytes as JSON")
-        return extra
-
-
-def json_problem(value: Any, limit: int = MAX_JSON_DEPTH) -> str | None:
-    """What makes free-form JSON unstorable (too deep, NUL, not finite, too large an
-    integer), with its path; None when it is fine. Iterative: depth cannot overflow it."""
-    stack: list[tuple[Any, tuple[int | str, ...]]] = [(value, ())]
-    while stack:
-        item, loc = stack.pop()
-        where = json_path(loc) if loc else "the value"
-        if len(loc) > limit:
-            return f"{where}: nested deeper than {limit} levels"
-        if isinstance(item, str) and NUL in item:
-            return f"{where}: must not contain a NUL character (\\u0000)"
-        if isinstance(item, float) and not math.isfinite(item):
-            return f"{where}: must be a finite number"
-        if isinstance(item, int) and not isinstance(item, bool) and abs(item) > INT64_MAX:
-            return f"{where}: must be between -{INT64_MAX} and {INT64_MAX}"
-        if isinstance(item, dict):
-            for key, child in item.items():
-                if NUL in str(key):
-                    return f"{where}: a key must not contain a NUL character (\\u0000)"
-                stack.append((child, (*loc, str(key))))
-        elif isinstance(item, list):
-            stack.extend((child, (*loc, index)) for index, child in enumerate(item))
-    return None
-
-
-class Distribution(_Strict):
+class Distribution(StrictModel):
     """Summary of per-request values. `method` says how its percentiles were computed."""
 
     method: str | None = Field(
@@ -355,7 +72,7 @@ class Distribution(_Strict):
         return self
 
 
-class Latencies(_Strict):
+class Latencies(StrictModel):
     ttft: Distribution | None = None
     ttfo: Distribution | None = None
     tpot: Distribution | None = None
@@ -369,7 +86,7 @@ class Latencies(_Strict):
     e2el_from_sched: Distribution | None = None
 
 
-class RequestCounts(_Strict):
+class RequestCounts(StrictModel):
     # total and failed are None when the source counts only successes (sglang `completed`).
     total: Count | None = None
     succeeded: Count
@@ -386,14 +103,14 @@ class RequestCounts(_Strict):
         return self
 
 
-class TokenCounts(_Strict):
+class TokenCounts(StrictModel):
     input: TokenTotal | None = None
     output: TokenTotal | None = None
     cached: TokenTotal | None = Field(None, description="None: the server did not report it")
     source: Literal["usage", "tokenizer", "requested", "unknown"] = "usage"
 
 
-class Throughput(_Strict):
+class Throughput(StrictModel):
     """Whole-deployment rates over the window; per GPU is derived by dividing by GPUs."""
 
     requests_per_s: NonNegative | None = None
@@ -420,7 +137,7 @@ RequestStatus = Literal[
 ]
 
 
-class RequestRecord(_Strict):
+class RequestRecord(StrictModel):
     # Compact on purpose: documents carry tens of thousands of these.
     i: Count = Field(description="request index within the point")
     t_sched_ms: float | None = Field(None, description="planned send, from the window start")
@@ -445,7 +162,7 @@ class RequestRecord(_Strict):
         return self
 
 
-class SpeculativeAcceptance(_Strict):
+class SpeculativeAcceptance(StrictModel):
     """What the source measured of speculative decoding (vLLM `spec_decode_*` fields)."""
 
     rate: Rate | None = None
@@ -461,7 +178,7 @@ class SpeculativeAcceptance(_Strict):
     )
 
 
-class TurnStats(_Strict):
+class TurnStats(StrictModel):
     """One turn index over every session of a point: how TTFT grows with the context."""
 
     turn: Count
@@ -472,7 +189,7 @@ class TurnStats(_Strict):
     prefix_cache_hit_rate: Rate | None = Field(None, description="None: not reported")
 
 
-class SessionStats(_Strict):
+class SessionStats(StrictModel):
     total: Count
     completed: Count = Field(description="sessions whose every turn succeeded")
     completion_s: Distribution | None = Field(
@@ -480,7 +197,7 @@ class SessionStats(_Strict):
     )
 
 
-class ServerSeries(_Strict):
+class ServerSeries(StrictModel):
     """One server metric over a point's window, under an engine-neutral name."""
 
     name: str = Field(min_length=1, max_length=100, description="e.g. requests_waiting")
@@ -496,7 +213,7 @@ class ServerSeries(_Strict):
         return self
 
 
-class ServerMetrics(_Strict):
+class ServerMetrics(StrictModel):
     """The server's own view, scraped from its Prometheus /metrics while the point ran."""
 
     engine: str | None = Field(None, max_length=100, description="vllm, sglang, llama.cpp")
@@ -506,7 +223,7 @@ class ServerMetrics(_Strict):
     preemptions: NonNegative | None = Field(None, description="preemptions during the window")
 
 
-class ClientLoad(_Strict):
+class ClientLoad(StrictModel):
     """The load generator's own process during one level: was the client the bottleneck?"""
 
     cpu_utilization: NonNegative = Field(
@@ -523,7 +240,7 @@ class ClientLoad(_Strict):
     processes: int = Field(1, ge=1, description="client processes; CPU is their mean")
 
 
-class Point(_Strict):
+class Point(StrictModel):
     """One load level of a run."""
 
     label: str | None = Field(None, max_length=100)
@@ -556,7 +273,7 @@ class Point(_Strict):
     records: list[RequestRecord] | None = None
 
 
-class AccuracyItem(_Strict):
+class AccuracyItem(StrictModel):
     item_id: str = Field(min_length=1, max_length=200)
     correct: bool | None = Field(None, description="None when the item failed (see failure)")
     extracted: str | None = Field(None, max_length=500)
@@ -567,7 +284,7 @@ class AccuracyItem(_Strict):
     response: str | None = Field(None, max_length=100_000, description="never for GPQA")
 
 
-class AccuracyResult(_Strict):
+class AccuracyResult(StrictModel):
     protocol: ShortText = Field(description="e.g. gsm8k-5shot-v1")
     protocol_hash: str | None = Field(None, max_length=100)
     task: ShortText
@@ -603,7 +320,7 @@ class AccuracyResult(_Strict):
         return self
 
 
-class ResultDocument(_Strict):
+class ResultDocument(StrictModel):
     schema_: Literal["inferboard.run/v1"] = Field(SCHEMA_ID, alias="schema")
     schema_revision: int | None = Field(
         None,
@@ -690,17 +407,6 @@ class DocumentError(ValueError):
     def __init__(self, errors: list[tuple[str, str]]):
         self.errors = errors
         super().__init__("; ".join(f"{path}: {message}" for path, message in errors))
-
-
-def json_path(loc: tuple[int | str, ...]) -> str:
-    """('points', 3, 'latency_ms', 'ttft', 'p99') -> 'points[3].latency_ms.ttft.p99'."""
-    path = ""
-    for part in loc:
-        if isinstance(part, int):
-            path += f"[{part}]"
-        else:
-            path += f".{part}" if path else str(part)
-    return path or "(document)"
 
 
 def error_message(error: dict[str, Any]) -> str:

@@ -31,7 +31,8 @@ from celery.exceptions import Reject
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from workers.celery import TASK_ACCURACY, TASK_LOAD, app
-from workers.results import Deployment, ModelInfo, ResultDocument, Scenario
+from workers.result_facts import Deployment, ModelInfo, Scenario
+from workers.results import ResultDocument
 from workers.submit import ServerClient, ServerError, ServerRefused
 
 log = logging.getLogger(__name__)

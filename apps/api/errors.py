@@ -3,7 +3,8 @@ from typing import Any
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from workers.results import error_message, json_path
+from workers.result_fields import json_path
+from workers.results import error_message
 
 # The database could not be reached (refused, timed out, no pooled connection in time) or
 # dropped the connection: the request can succeed later, so it is a 503, not a 500.

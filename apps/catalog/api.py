@@ -6,7 +6,7 @@ from ninja import Field, Router, Schema, Status
 from apps.accounts.auth import BearerToken, optional_org
 from apps.catalog import selectors
 from apps.catalog.services import scenario_get_or_create
-from workers.results import Scenario as ScenarioIn
+from workers.result_facts import Scenario as ScenarioIn
 
 router = Router(tags=["catalog"])
 

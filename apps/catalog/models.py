@@ -151,7 +151,7 @@ class Scenario(models.Model):
     slo_ttft_percentile = models.FloatField(default=99)
     slo_tpot_ms = models.FloatField(null=True, blank=True)
     slo_e2el_ms = models.FloatField(null=True, blank=True)
-    # Bounds beyond the legacy columns above, as workers.results.SloBound dicts; together
+    # Bounds beyond the legacy columns above, as workers.result_facts.SloBound dicts; together
     # they are one workers.slo.Slo (apps.runs.summary.scenario_slo).
     slo_bounds = models.JSONField(default=list, blank=True)
     slo_min_success_rate = models.FloatField(default=0.99)

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from workers import result_facts
 from workers import results as doc
 
 REFERENCE_FILE = Path(__file__).parent / "reference" / "published.json"
@@ -24,14 +25,14 @@ def reference_data() -> dict[str, Any]:
     return json.loads(REFERENCE_FILE.read_text())
 
 
-def _parallelism(text: str) -> doc.Parallelism:
+def _parallelism(text: str) -> result_facts.Parallelism:
     sizes = {k.lower(): int(v) for k, v in re.findall(r"\b(TP|DP|EP|PP)\s*(\d+)", text.upper())}
-    return doc.Parallelism(**sizes)
+    return result_facts.Parallelism(**sizes)
 
 
-def _quantization(text: str) -> doc.Quantization:
+def _quantization(text: str) -> result_facts.Quantization:
     weights, _, rest = text.partition(" ")
-    return doc.Quantization(weights=weights, note=rest.strip(" ()") or None)
+    return result_facts.Quantization(weights=weights, note=rest.strip(" ()") or None)
 
 
 def published_documents(data: dict[str, Any]) -> list[doc.ResultDocument]:
@@ -76,18 +77,20 @@ def published_documents(data: dict[str, Any]) -> list[doc.ResultDocument]:
             doc.ResultDocument(
                 idempotency_key=f"published:{result['id']}",
                 provenance="published",
-                source=doc.Source(citation=data["sources"][result["source"]]),
-                model=doc.ModelInfo(name=result["model"], family=result["model"].split()[0]),
-                deployment=doc.Deployment(
+                source=result_facts.Source(citation=data["sources"][result["source"]]),
+                model=result_facts.ModelInfo(
+                    name=result["model"], family=result["model"].split()[0]
+                ),
+                deployment=result_facts.Deployment(
                     accelerator=result["accelerator"],
                     gpus=result["gpus"],
-                    engine=doc.Engine(name=result["engine"]),
+                    engine=result_facts.Engine(name=result["engine"]),
                     quantization=_quantization(result["quantization"]),
                     parallelism=_parallelism(result["parallelism"]),
                     engine_flags=flags,
                     speculative=speculative,
                 ),
-                scenario=doc.Scenario(
+                scenario=result_facts.Scenario(
                     preset="seed-20k-1k-60"
                     if (scenario["input_tokens"], scenario["output_tokens"]) == (20_000, 1_000)
                     else None,
@@ -95,7 +98,9 @@ def published_documents(data: dict[str, Any]) -> list[doc.ResultDocument]:
                     output_tokens=scenario["output_tokens"],
                     prefix_cache_hit_rate=scenario.get("prefix_cache_hit_rate"),
                 ),
-                environment=doc.Environment(extra={"unit_note": result.get("unit_note", "")}),
+                environment=result_facts.Environment(
+                    extra={"unit_note": result.get("unit_note", "")}
+                ),
                 points=points,
             )
         )

@@ -6,6 +6,7 @@ from django.utils.text import slugify
 
 from apps.catalog.models import Accelerator, Deployment, Engine, Model, PriceTier, Scenario
 from apps.catalog.presets import PRESETS, preset_row, shape_key
+from workers import result_facts
 from workers import results as doc
 
 
@@ -60,7 +61,7 @@ def deployment_upsert(*, document: doc.ResultDocument) -> Deployment:
     )
 
 
-def scenario_resolve(*, scenario: doc.Scenario, org=None) -> Scenario:
+def scenario_resolve(*, scenario: result_facts.Scenario, org=None) -> Scenario:
     """The stored scenario a document's scenario denotes: its named preset, or its shape."""
     if scenario.preset:
         preset = preset_get(slug=scenario.preset)
@@ -99,7 +100,7 @@ def presets_ensure() -> None:
         preset_get(slug=definition["slug"])
 
 
-def _shape_key_of(scenario: doc.Scenario) -> str:
+def _shape_key_of(scenario: result_facts.Scenario) -> str:
     return shape_key(
         input_tokens=scenario.input_tokens,
         output_tokens=scenario.output_tokens,
@@ -110,7 +111,7 @@ def _shape_key_of(scenario: doc.Scenario) -> str:
     )
 
 
-def scenario_get_or_create(*, scenario: doc.Scenario, org=None) -> tuple[Scenario, bool]:
+def scenario_get_or_create(*, scenario: result_facts.Scenario, org=None) -> tuple[Scenario, bool]:
     """The scenario with this shape, created when new; True when created.
 
     An organization's scenarios are its own (their key carries the organization): its name
@@ -133,7 +134,7 @@ def scenario_get_or_create(*, scenario: doc.Scenario, org=None) -> tuple[Scenari
     return scenario_create(scenario=scenario, key=f"org{org.pk}:{key}", org=org), True
 
 
-def _slo_columns(slo: doc.Slo | None) -> dict[str, Any]:
+def _slo_columns(slo: result_facts.Slo | None) -> dict[str, Any]:
     return {
         "slo_ttft_ms": slo.ttft_ms if slo else None,
         "slo_ttft_percentile": slo.ttft_percentile if slo else 99,
@@ -144,7 +145,7 @@ def _slo_columns(slo: doc.Slo | None) -> dict[str, Any]:
     }
 
 
-def _agrees(stored: Scenario, scenario: doc.Scenario) -> bool:
+def _agrees(stored: Scenario, scenario: result_facts.Scenario) -> bool:
     """Whether a document's scenario says nothing that differs from a stored one."""
     if scenario.name and scenario.name != stored.name:
         return False
@@ -153,7 +154,9 @@ def _agrees(stored: Scenario, scenario: doc.Scenario) -> bool:
     return all(getattr(stored, k) == v for k, v in _slo_columns(scenario.slo).items())
 
 
-def scenario_create(*, scenario: doc.Scenario, key: str | None = None, org=None) -> Scenario:
+def scenario_create(
+    *, scenario: result_facts.Scenario, key: str | None = None, org=None
+) -> Scenario:
     key = key or _shape_key_of(scenario)
     prefix = (
         f"-{round(scenario.prefix_cache_hit_rate * 100)}pc"

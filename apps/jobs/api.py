@@ -29,7 +29,7 @@ from apps.jobs import broker, schedules, services, specs
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
-from workers import results as doc
+from workers import result_facts
 
 router = Router(tags=["jobs"], auth=BearerToken())
 
@@ -47,8 +47,8 @@ class EndpointIn(Schema):
     name: str = Field(min_length=1, max_length=200)
     url: str = Field(min_length=1, max_length=2000, description="must be inside the allowlist")
     deployment_id: int | None = Field(None, description="an existing deployment, or:")
-    model: doc.ModelInfo | None = Field(None, description="model facts (with deployment)")
-    deployment: doc.Deployment | None = Field(None, description="deployment facts")
+    model: result_facts.ModelInfo | None = Field(None, description="model facts (with deployment)")
+    deployment: result_facts.Deployment | None = Field(None, description="deployment facts")
     served_model: str = Field("", max_length=200, description="name sent in requests")
     api: Literal["completions", "chat"] = "completions"
     pool: str = Field(

@@ -25,6 +25,7 @@ from apps.jobs.crypto import CredentialError, encrypt
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from apps.jobs.specs import JobError, job_credentials, job_options_check, job_spec, protocol_check
 from apps.runs.models import Run
+from workers import result_facts
 from workers import results as doc
 from workers.celery import TASK_ACCURACY, TASK_LOAD, pool_queue
 
@@ -34,8 +35,8 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class _Facts:
     # Duck-types the parts of a ResultDocument that deployment_upsert reads.
-    model: doc.ModelInfo
-    deployment: doc.Deployment
+    model: result_facts.ModelInfo
+    deployment: result_facts.Deployment
 
     def deployment_fingerprint(self) -> str:
         return doc.deployment_fingerprint(self.model.name, self.deployment)
@@ -80,8 +81,8 @@ def facts_of(deployment: Deployment) -> dict[str, Any]:
 
 
 def _validated_facts(facts: dict[str, Any]) -> dict[str, Any]:
-    model = doc.ModelInfo.model_validate(facts["model"])
-    deployment = doc.Deployment.model_validate(facts["deployment"])
+    model = result_facts.ModelInfo.model_validate(facts["model"])
+    deployment = result_facts.Deployment.model_validate(facts["deployment"])
     return {
         "model": model.model_dump(mode="json", exclude_none=True),
         "deployment": deployment.model_dump(mode="json", exclude_none=True),
@@ -90,7 +91,10 @@ def _validated_facts(facts: dict[str, Any]) -> dict[str, Any]:
 
 def deployment_from_facts(*, model: dict[str, Any], deployment: dict[str, Any]) -> Deployment:
     """The catalog deployment for these facts (created when new). Raises pydantic errors."""
-    facts = _Facts(doc.ModelInfo.model_validate(model), doc.Deployment.model_validate(deployment))
+    facts = _Facts(
+        result_facts.ModelInfo.model_validate(model),
+        result_facts.Deployment.model_validate(deployment),
+    )
     return deployment_upsert(document=facts)  # type: ignore[arg-type]
 
 

@@ -17,7 +17,8 @@ from apps.accounts.services import audit_record
 from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest, runs_version
-from workers.results import INT32_MAX, ResultDocument
+from workers.result_fields import INT32_MAX
+from workers.results import ResultDocument
 from workers.submit import JOB_SECRET_HEADER
 
 DOCUMENT_REF = f"#/components/schemas/{ResultDocument.__name__}"

@@ -25,6 +25,7 @@ from apps.runs import summary
 from apps.runs.lean import LeanDocument
 from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
 from apps.trust.services import run_rules_after_ingest, run_rules_refresh
+from workers import result_facts
 from workers import results as doc
 
 BULK_BATCH = 5_000
@@ -172,7 +173,7 @@ def _store(
     submitted_by: ApiToken | None,
     origin: tuple[str, str] = (Run.Origin.SUBMITTED, ""),
 ) -> Run:
-    source = parsed.source or doc.Source()
+    source = parsed.source or result_facts.Source()
     doc.percentile_methods_fill(parsed)
     document_json = parsed.model_dump(
         mode="json", by_alias=True, exclude_none=True, exclude={"points": {"__all__": {"records"}}}

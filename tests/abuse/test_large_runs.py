@@ -27,7 +27,7 @@ def test_run_lists_never_load_a_runs_document_or_environment(client, auth, docum
 
 
 def test_environment_extra_over_its_limit_gets_422_naming_it(client, auth, document):
-    from workers.results import MAX_EXTRA_BYTES
+    from workers.result_fields import MAX_EXTRA_BYTES
 
     document["environment"]["extra"] = {"blob": "x" * MAX_EXTRA_BYTES}
     answer = client.post(

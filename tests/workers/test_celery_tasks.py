@@ -128,7 +128,7 @@ def site(live_server, settings) -> Site:
     """The live server's URL, with a worker token and a tiny scenario."""
     from apps.accounts.services import organization_get_or_create, token_create
     from apps.catalog.services import scenario_create
-    from workers import results as doc
+    from workers import result_facts
 
     settings.INFERBOARD_PUBLIC_URL = live_server.url
     settings.JOB_HEARTBEAT_TIMEOUT_S = 4
@@ -139,7 +139,7 @@ def site(live_server, settings) -> Site:
         org=org,
         token=token_create(org=org, name="worker").plaintext,
         scenario=scenario_create(
-            scenario=doc.Scenario(
+            scenario=result_facts.Scenario(
                 name="e2e",
                 input_tokens=24,
                 output_tokens=8,
@@ -591,7 +591,7 @@ def test_a_job_measures_a_real_llama_server_and_lands_as_a_run(site, pools, brok
 def test_a_load_job_whose_prompts_cannot_match_the_scenario_fails_before_measuring():
     import threading
 
-    from workers.results import Scenario
+    from workers.result_facts import Scenario
     from workers.tasks import Progress, measure_load
 
     with fault_server() as url:
@@ -607,7 +607,7 @@ def test_a_load_job_whose_prompts_cannot_match_the_scenario_fails_before_measuri
 
 
 def _load_spec(url: str):
-    from workers.results import Deployment, Engine, ModelInfo, Quantization, Scenario
+    from workers.result_facts import Deployment, Engine, ModelInfo, Quantization, Scenario
     from workers.tasks import EndpointSpec, JobSpec, LoadSpec
 
     return JobSpec(

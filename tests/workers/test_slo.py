@@ -1,13 +1,13 @@
 import pytest
 
 from tests.slo_cases import CASES, Case
-from workers import results, slo
+from workers import result_facts, results, slo
 from workers.results import DocumentError, parse_document
 from workers.slo import Bound, Slo, SloError, judge, percentile_name, point_figures, stored_key
 
 
 def verdict_of(case: Case) -> slo.Verdict:
-    rule = results.Slo.model_validate(case.slo).rule()
+    rule = result_facts.Slo.model_validate(case.slo).rule()
     point = results.Point.model_validate(case.point)
     figures = point_figures(
         point.latency_ms.model_dump(exclude_none=True),
@@ -63,7 +63,7 @@ def test_a_document_asking_for_an_unstored_percentile_is_refused_with_its_path()
 
 
 def test_an_old_document_slo_means_every_bound_at_its_ttft_percentile():
-    rule = results.Slo(ttft_ms=100, tpot_ms=50, e2el_ms=900, ttft_percentile=90).rule()
+    rule = result_facts.Slo(ttft_ms=100, tpot_ms=50, e2el_ms=900, ttft_percentile=90).rule()
     assert [(b.metric, b.percentile, b.limit, b.unit) for b in rule.bounds] == [
         ("ttft", "p90", 100, "ms"),
         ("tpot", "p90", 50, "ms"),

@@ -27,7 +27,9 @@ from workers.accuracy.data import DataError
 from workers.accuracy.protocols import ALIASES, PROTOCOLS, get_protocol, prepare
 from workers.accuracy.runner import RequestFailed, evaluate, preflight
 from workers.client import InferboardClient
-from workers.results import Deployment, ModelInfo, ResultDocument, json_path
+from workers.result_facts import Deployment, ModelInfo
+from workers.result_fields import json_path
+from workers.results import ResultDocument
 from workers.submit import ServerError, ServerRefused, runs_url, server_base
 
 ENDPOINT_KEY_ENV = "INFERBOARD_ENDPOINT_API_KEY"

@@ -33,14 +33,8 @@ from workers.accuracy.protocols import (
     score,
 )
 from workers.accuracy.stats import clustered_score
-from workers.results import (
-    AccuracyItem,
-    AccuracyResult,
-    Deployment,
-    Environment,
-    ModelInfo,
-    ResultDocument,
-)
+from workers.result_facts import Deployment, Environment, ModelInfo
+from workers.results import AccuracyItem, AccuracyResult, ResultDocument
 
 RUNNER_VERSION = "accuracy/1"
 INFRA_FAILURES = frozenset({"transport_error", "http_error", "bad_response"})

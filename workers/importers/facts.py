@@ -30,7 +30,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workers.importers.errors import ImportFailure
-from workers.results import json_path
+from workers.result_fields import json_path
 
 
 class _Facts(BaseModel):

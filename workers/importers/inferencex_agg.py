@@ -26,7 +26,6 @@ disaggregated or multi-node aggregates do not state their GPU pools and are refu
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from workers.importers.common import (
@@ -39,32 +38,20 @@ from workers.importers.common import (
     to_ms,
 )
 from workers.importers.errors import ImportFailure
+from workers.importers.inferencex_rows import (
+    RESULT_NAME,
+    TIME_METRICS,
+    check_known,
+    deployment_from_row,
+    per_gpu_throughput,
+    row_concurrency,
+    split_stats,
+)
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
-from workers.slo import STAT_SLOTS
 
 AGG_TOOL = "InferenceX process_result.py aggregate (bf030960, 2026)"
 AGENTIC_TOOL = "InferenceX multiturn agentic aggregate (e872f86c, 2026)"
-
-# The InferenceX result name: precision, framework, parallelism, disagg, spec, concurrency.
-RESULT_NAME = re.compile(
-    r"_(?P<precision>[a-z0-9]+)_(?P<framework>[a-z0-9.-]+)"
-    r"_tp(?P<tp>\d+)(?:-pp(?P<pp>\d+))?(?:-dcp\d+-pcp\d+)?-ep(?P<ep>\d+)"
-    r"-dpa(?P<dpa>true|false)"
-    r"_disagg-(?P<disagg>true|false)_spec-(?P<spec>[a-z0-9_]+?)_conc(?P<conc>\d+)_",
-    re.IGNORECASE,
-)
-STAT_KEY = re.compile(r"^(mean|median|std|min|max|p\d+(?:\.\d+)?)_(.+)$")
-# Their metric name -> ours; all in seconds in these files.
-TIME_METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el", "ttlt": "e2el"}
-# Statistics kept as written (not time, or not a distribution): name -> why it is extra.
-EXTRA_STATS = {
-    "intvty",
-    "qps",
-    "input_tokens",
-    "output_tokens_actual",
-    "output_tokens_expected",
-}
 DEPLOYMENT_KEYS = {
     "hw",
     "conc",
@@ -152,162 +139,6 @@ def _sniff_agentic(seen: Preview) -> bool:
     return bool(rows) and _is_agentic(rows[0])
 
 
-# --- shared pieces -----------------------------------------------------------------------
-
-
-def split_stats(
-    row: dict[str, Any], where: str
-) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]], set[str]]:
-    """(latency_ms distributions, statistics kept as written, keys consumed).
-
-    Percentiles without a slot (p75) stay with the kept statistics, named as in the file.
-    """
-    latency: dict[str, dict[str, float]] = {}
-    kept: dict[str, dict[str, float]] = {}
-    consumed: set[str] = set()
-    for key in row:
-        match = STAT_KEY.match(key)
-        if not match:
-            continue
-        stat, metric = match.groups()
-        if metric not in TIME_METRICS and metric not in EXTRA_STATS:
-            continue  # not a statistic of ours (e.g. 'total_tput_tps'); checked by the caller
-        consumed.add(key)
-        value = number(row, key, where)
-        if value is None:
-            continue
-        slot = STAT_SLOTS.get(stat)
-        if metric in TIME_METRICS and slot is not None:
-            latency.setdefault(TIME_METRICS[metric], {})[slot] = to_ms(value, "s")
-        else:
-            kept.setdefault(metric, {})[stat] = value
-    return latency, kept, consumed
-
-
-def _check_known(row: dict[str, Any], known: set[str], consumed: set[str], where: str) -> None:
-    unknown = sorted(k for k in row if k not in known and k not in consumed)
-    if unknown:
-        raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")
-    missing = [k for k in ("hw", "model", "framework", "precision", "tp") if k not in row]
-    if missing:
-        raise ImportFailure(f"{where}: missing field(s) {', '.join(missing)}")
-
-
-def _flag(value: Any, key: str, where: str) -> bool | None:
-    """InferenceX writes booleans as JSON booleans or as the strings 'true'/'false'."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ImportFailure(f"{where}: field {key} should be true or false, got {value!r}")
-
-
-def _sku(hw: str) -> str:
-    # 'b200-trt' labels B200 runs served by TensorRT-LLM; the SKU is B200. Later files name
-    # the runner pool instead ('cluster:mi355x-amds'): the SKU is its first word.
-    text = hw.strip()
-    if text.startswith("cluster:"):
-        text = text.removeprefix("cluster:").split("-", 1)[0]
-    text = text[: -len("-trt")] if text.lower().endswith("-trt") else text
-    return text.upper()
-
-
-def _engine(row: dict[str, Any]) -> dict[str, Any]:
-    engine: dict[str, Any] = {"name": str(row["framework"])}
-    image = row.get("image") or ""
-    # The image tag is the engine release ('vllm/vllm-openai-rocm:v0.21.0' -> 0.21.0).
-    tag = image.rsplit(":", 1)[1] if ":" in image else ""
-    if re.fullmatch(r"v?\d+(\.\d+)+\S*", tag):
-        engine["version"] = tag.removeprefix("v")
-    return engine
-
-
-def deployment_from_row(row: dict[str, Any], filename: str, where: str) -> dict[str, Any]:
-    """Deployment facts the row states, checked against the result name in the file name."""
-    if _flag(row.get("disagg"), "disagg", where):
-        raise ImportFailure(
-            f"{where}: disaggregated aggregates (disagg: true) do not state the prefill and "
-            "decode GPU pools; import the run's benchmark_serving.py files instead"
-        )
-    if _flag(row.get("is_multinode"), "is_multinode", where):
-        raise ImportFailure(f"{where}: multi-node aggregates (is_multinode: true) are not read")
-    tp = integer(row, "tp", where)
-    ep = integer(row, "ep", where)
-    dpa = _flag(row.get("dp_attention"), "dp_attention", where)
-    spec = row.get("spec_decoding")
-    named = RESULT_NAME.search(filename)
-    if named:
-        checks = {
-            "precision": (
-                str(row["precision"] or named["precision"]).lower(),
-                named["precision"].lower(),
-            ),
-            "framework": (
-                str(row["framework"] or named["framework"]).lower(),
-                named["framework"].lower(),
-            ),
-            "tp": (tp, int(named["tp"])),
-            "ep": (ep if ep is not None else int(named["ep"]), int(named["ep"])),
-            "dp_attention": (
-                dpa if dpa is not None else named["dpa"] == "true",
-                named["dpa"].lower() == "true",
-            ),
-            "spec_decoding": (str(spec or named["spec"]).lower(), named["spec"].lower()),
-        }
-        for key, (in_file, in_name) in checks.items():
-            if in_file != in_name:
-                raise ImportFailure(
-                    f"{where}: field {key} is {in_file!r} but the file name says {in_name!r}"
-                )
-        ep = ep if ep is not None else int(named["ep"])
-        dpa = dpa if dpa is not None else named["dpa"].lower() == "true"
-        spec = spec or named["spec"]
-    precision = row["precision"] or (named["precision"] if named else "")
-    framework = row["framework"] or (named["framework"] if named else "")
-    parallelism = {"tp": tp, "ep": ep, "dp_attention": dpa}
-    deployment: dict[str, Any] = {
-        "accelerator": _sku(str(row["hw"])),
-        "gpus": tp,
-        # An empty string states nothing: left out, so the missing fact is named.
-        "engine": _engine({**row, "framework": framework}) if framework else {},
-        "quantization": {"weights": str(precision).upper()} if precision else {},
-        "parallelism": {k: v for k, v in parallelism.items() if v is not None},
-        # "none" is a statement (no speculative decoding), which a fact may not contradict.
-        "speculative": None if spec in (None, "none") else {"method": str(spec)},
-    }
-    if spec is None:
-        del deployment["speculative"]  # not stated either way
-    return deployment
-
-
-def _per_gpu_throughput(row: dict[str, Any], gpus: int, where: str) -> dict[str, float]:
-    """Totals from the per-GPU figures: InferenceX divides totals by TP, we multiply back."""
-    out = {}
-    for ours, theirs in (
-        ("total_tok_s", "tput_per_gpu"),
-        ("output_tok_s", "output_tput_per_gpu"),
-        ("input_tok_s", "input_tput_per_gpu"),
-    ):
-        value = number(row, theirs, where)
-        if value is not None:
-            out[ours] = value * gpus
-    return out
-
-
-def _concurrency(row: dict[str, Any], filename: str, where: str) -> int | None:
-    conc = integer(row, "conc", where)
-    users = integer(row, "users", where)
-    if conc is not None and users is not None and conc != users:
-        raise ImportFailure(f"{where}: conc ({conc}) and users ({users}) disagree")
-    value = conc if conc is not None else users
-    named = RESULT_NAME.search(filename)
-    if named and value is not None and int(named["conc"]) != value:
-        raise ImportFailure(
-            f"{where}: concurrency is {value} but the file name says conc{named['conc']}"
-        )
-    return value
-
-
 # --- single-turn aggregate ---------------------------------------------------------------
 
 
@@ -326,7 +157,7 @@ def parse_agg(job: ImportInput) -> list[ResultDocument]:
 def _agg_document(job: ImportInput, row: dict[str, Any], index: int | None) -> ResultDocument:
     where = job.main.name if index is None else f"{job.main.name} item {index}"
     latency, kept, consumed = split_stats(row, where)
-    _check_known(row, AGG_KEYS, consumed, where)
+    check_known(row, AGG_KEYS, consumed, where)
     deployment = deployment_from_row(row, job.main.name, where)
     isl = integer(row, "isl", where)
     osl = integer(row, "osl", where)
@@ -338,8 +169,8 @@ def _agg_document(job: ImportInput, row: dict[str, Any], index: int | None) -> R
     # InferenceX's single-turn benchmark always sends random prompts of these lengths.
     scenario["dataset"] = "random"
     point = {
-        "concurrency": _concurrency(row, job.main.name, where),
-        "throughput": _per_gpu_throughput(row, deployment["gpus"], where),
+        "concurrency": row_concurrency(row, job.main.name, where),
+        "throughput": per_gpu_throughput(row, deployment["gpus"], where),
         "latency_ms": latency,
     }
     extra: dict[str, Any] = {
@@ -383,7 +214,7 @@ def parse_agentic(job: ImportInput) -> list[ResultDocument]:
 def _agentic_document(job: ImportInput, row: dict[str, Any], index: int | None) -> ResultDocument:
     where = job.main.name if index is None else f"{job.main.name} item {index}"
     latency, kept, consumed = split_stats(row, where)
-    _check_known(row, AGENTIC_KEYS, consumed, where)
+    check_known(row, AGENTIC_KEYS, consumed, where)
     scenario_type = row.get("scenario_type")
     if scenario_type != "agentic-coding":
         raise ImportFailure(
@@ -421,7 +252,7 @@ def _agentic_document(job: ImportInput, row: dict[str, Any], index: int | None) 
         "total_tok_s": number(row, "total_tput_tps", where),
     }
     point: dict[str, Any] = {
-        "concurrency": _concurrency(row, job.main.name, where),
+        "concurrency": row_concurrency(row, job.main.name, where),
         "window_s": number(row, "duration_seconds", where),
         "requests": requests,
         "tokens": {
@@ -487,7 +318,7 @@ V2_SLOTS = {"mean": "mean", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p9
 def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
     where = job.main.name
     row = expect_object(load_json(job.main), where)
-    _check_known(row, AGENTIC_V2_KEYS, set(), where)
+    check_known(row, AGENTIC_V2_KEYS, set(), where)
     if row.get("scenario_type") != "agentic-coding":
         raise ImportFailure(
             f"{where}: scenario_type {row.get('scenario_type')!r} is not read; this reader "
@@ -559,7 +390,7 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
         requests = {"total": ok + errors, "succeeded": ok, "failed": errors}
     cache = ((row.get("server_metrics") or {}).get("cache")) or {}
     point = {
-        "concurrency": _concurrency(row, job.main.name, where),
+        "concurrency": row_concurrency(row, job.main.name, where),
         "window_s": throughput_in.get("duration_seconds"),
         "requests": requests,
         "throughput": {k: v for k, v in throughput.items() if v is not None},

@@ -27,7 +27,8 @@ from workers.loadgen.prompts import (
 )
 from workers.loadgen.runner import Level, LoadPlan, parse_concurrency
 from workers.loadgen.sessions import SESSION_PRESETS
-from workers.results import Deployment, SessionScenario, Slo, json_path
+from workers.result_facts import Deployment, SessionScenario, Slo
+from workers.result_fields import json_path
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--slo-e2el-ms", type=float, help="E2E latency SLO for goodput and early stop")
     g.add_argument(
         "--slo-percentile",
-        type=slo_percentile,
+        type=_slo_percentile,
         default=99.0,
         help="percentile the SLOs apply at: 50, 90, 95, 99 or 99.9",
     )
@@ -376,7 +377,7 @@ def token_counter(args: argparse.Namespace, cfg: EndpointConfig) -> TokenCounter
     return CalibratedCounter(usage_probe(cfg))
 
 
-def slo_percentile(text: str) -> float:
+def _slo_percentile(text: str) -> float:
     """A percentile that is stored (workers/slo.py), as the document's number."""
     try:
         return float(slo_rule.percentile_name(text).removeprefix("p"))

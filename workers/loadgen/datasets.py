@@ -18,7 +18,7 @@ from typing import Literal
 
 from workers.loadgen.client import RequestSpec
 from workers.loadgen.prompts import TokenCounter
-from workers.results import TraceIdentity
+from workers.result_facts import TraceIdentity
 
 Format = Literal["prompts-jsonl", "sharegpt"]
 

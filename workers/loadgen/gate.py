@@ -28,14 +28,8 @@ import httpx
 from pydantic import ValidationError
 
 from workers import significance
-from workers.results import (
-    LABEL_KEY_PATTERN,
-    MAX_LABEL_VALUE,
-    MAX_LABELS,
-    Point,
-    ResultDocument,
-    parse_document,
-)
+from workers.result_fields import LABEL_KEY_PATTERN, MAX_LABEL_VALUE, MAX_LABELS
+from workers.results import Point, ResultDocument, parse_document
 from workers.submit import server_base
 
 EXIT_REGRESSION = 4

@@ -22,6 +22,7 @@ from typing import Literal
 import numpy as np
 
 from workers import slo as slo_rule
+from workers.result_facts import Slo
 from workers.results import (
     Distribution,
     Latencies,
@@ -29,7 +30,6 @@ from workers.results import (
     RequestCounts,
     RequestRecord,
     RequestStatus,
-    Slo,
     SpeculativeAcceptance,
     Throughput,
     TokenCounts,

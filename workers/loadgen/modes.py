@@ -51,7 +51,7 @@ from workers.loadgen.sessions import (
     session_dataset,
 )
 from workers.loadgen.traces import TraceError, TracePrompts, read_mooncake, replay, trace_dataset
-from workers.results import Deployment, Scenario, SessionScenario
+from workers.result_facts import Deployment, Scenario, SessionScenario
 
 
 def _check_prompt_lengths(

@@ -12,7 +12,8 @@ from typing import Any
 
 from workers.loadgen.metrics import to_record
 from workers.loadgen.runner import SweepResult
-from workers.results import Deployment, Environment, ModelInfo, ResultDocument, Scenario
+from workers.result_facts import Deployment, Environment, ModelInfo, Scenario
+from workers.results import ResultDocument
 
 LOADGEN_VERSION = "0.1.0"
 

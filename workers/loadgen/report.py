@@ -17,7 +17,8 @@ from workers.loadgen.client import EndpointConfig
 from workers.loadgen.output import make_document, write_outputs
 from workers.loadgen.runner import SweepResult
 from workers.loadgen.scrape import Scraper, metrics_url, point_window, server_acceptance
-from workers.results import SCHEMA_REVISION, Deployment, ModelInfo, Point, ResultDocument, Scenario
+from workers.result_facts import Deployment, ModelInfo, Scenario
+from workers.results import SCHEMA_REVISION, Point, ResultDocument
 from workers.submit import ServerError, ServerRefused
 
 

@@ -41,7 +41,8 @@ from workers.loadgen.metrics import (
     build_point,
     saturation_reason,
 )
-from workers.results import ClientLoad, Point, Slo
+from workers.result_facts import Slo
+from workers.results import ClientLoad, Point
 
 
 class Workload(Protocol):

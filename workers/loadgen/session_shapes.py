@@ -3,7 +3,7 @@ catalog (apps/catalog/presets.py) reads them as the load generator does."""
 
 from __future__ import annotations
 
-from workers.results import SessionScenario
+from workers.result_facts import SessionScenario
 
 # Parameters, not files: anyone can rebuild the same conversations from these numbers.
 SESSION_PRESETS: dict[str, SessionScenario] = {

@@ -36,7 +36,8 @@ from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for cal
     mean_context_tokens,
     session_dataset,
 )
-from workers.results import SessionScenario, SessionStats, TurnStats
+from workers.result_facts import SessionScenario
+from workers.results import SessionStats, TurnStats
 
 _SESSION_KEY = 10**6  # seeds message text apart from a key's turn index
 

@@ -24,7 +24,8 @@ from workers.loadgen.client_load import ClientLimits, ClientMonitor, client_boun
 from workers.loadgen.metrics import NS_PER_S, RequestTiming, build_point
 from workers.loadgen.prompts import PromptBuilder, code_words
 from workers.loadgen.runner import LevelProgress, ProgressCallback
-from workers.results import Point, TraceIdentity
+from workers.result_facts import TraceIdentity
+from workers.results import Point
 
 BLOCK_TOKENS = 512  # Mooncake's block size
 

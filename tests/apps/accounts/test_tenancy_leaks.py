@@ -151,20 +151,24 @@ def test_a_private_scenario_name_stays_off_the_pages_even_for_a_guessed_slug(
 
 def test_an_organizations_run_joins_a_public_scenario_only_when_it_says_nothing_different(org):
     from apps.catalog.services import scenario_get_or_create
-    from workers import results as doc
+    from workers import result_facts
 
     shape = {"input_tokens": 512, "output_tokens": 64, "dataset": "chat"}
     slo = {"ttft_ms": 500, "ttft_percentile": 99}
-    public, _ = scenario_get_or_create(scenario=doc.Scenario(name="chat", slo=slo, **shape))
+    public, _ = scenario_get_or_create(
+        scenario=result_facts.Scenario(name="chat", slo=slo, **shape)
+    )
     assert public.created_by is None
     same = [
-        doc.Scenario(**shape),
-        doc.Scenario(name="chat", **shape),
-        doc.Scenario(name="chat", slo=slo, **shape),
+        result_facts.Scenario(**shape),
+        result_facts.Scenario(name="chat", **shape),
+        result_facts.Scenario(name="chat", slo=slo, **shape),
     ]
     for scenario in same:
         assert scenario_get_or_create(scenario=scenario, org=org) == (public, False)
-    stricter = doc.Scenario(name="chat", slo={"ttft_ms": 1, "ttft_percentile": 99}, **shape)
+    stricter = result_facts.Scenario(
+        name="chat", slo={"ttft_ms": 1, "ttft_percentile": 99}, **shape
+    )
     own, created = scenario_get_or_create(scenario=stricter, org=org)
     assert created and own.created_by == org and own.slo_ttft_ms == 1
     assert public.slo_ttft_ms == 500  # untouched

@@ -9,7 +9,7 @@ from apps.catalog.models import Scenario
 from apps.catalog.services import scenario_get_or_create
 from apps.runs.services import run_ingest
 from tests.conftest import example
-from workers import results as doc
+from workers import result_facts
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +40,7 @@ def test_a_run_that_does_not_state_them_does_not_join_the_scenario_that_states_z
 
 def test_only_the_fact_left_out_is_unstated():
     scenario, _ = scenario_get_or_create(
-        scenario=doc.Scenario(input_tokens=64, output_tokens=8, length_spread=0.25)
+        scenario=result_facts.Scenario(input_tokens=64, output_tokens=8, length_spread=0.25)
     )
     assert (scenario.length_spread, scenario.prefix_cache_hit_rate) == (0.25, None)
     assert scenario.shape_key == "64/8/spread=0.25/prefix=?/random/closed"

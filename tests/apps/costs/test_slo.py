@@ -118,10 +118,10 @@ def test_cost_at_an_slo_agrees_with_the_verdict_table():
     from apps.costs.selectors import point_metrics
     from apps.costs.slo import Metric, SloBound
     from tests.slo_cases import CASES
-    from workers import results
+    from workers import result_facts, results
 
     for case in CASES:
-        rule = results.Slo.model_validate(case.slo).rule()
+        rule = result_facts.Slo.model_validate(case.slo).rule()
         bounds = tuple(
             SloBound(
                 Metric(

@@ -5,7 +5,7 @@ import pytest
 import redis
 
 from apps.catalog.services import scenario_create
-from workers import results as doc
+from workers import result_facts
 
 DEPLOYMENT_FACTS = {
     "model": {"name": "test-model", "family": "test"},
@@ -64,7 +64,7 @@ def deployment(db):
 @pytest.fixture
 def scenario(db):
     return scenario_create(
-        scenario=doc.Scenario(
+        scenario=result_facts.Scenario(
             name="tiny",
             input_tokens=32,
             output_tokens=8,

@@ -271,9 +271,9 @@ def test_run_now_refuses_a_scenario_that_does_not_state_its_spread_or_prefix(
     new_endpoint, client, auth, broker
 ):
     from apps.catalog.services import scenario_create
-    from workers import results as doc
+    from workers import result_facts
 
-    imported = scenario_create(scenario=doc.Scenario(input_tokens=32, output_tokens=8))
+    imported = scenario_create(scenario=result_facts.Scenario(input_tokens=32, output_tokens=8))
     endpoint = new_endpoint().json()
     response = post(
         client, f"/api/v1/endpoints/{endpoint['id']}/runs", {"scenario": imported.slug}, auth

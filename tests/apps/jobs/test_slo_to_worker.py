@@ -3,14 +3,14 @@ import pytest
 from apps.catalog.services import scenario_create
 from apps.jobs.specs import _scenario_doc
 from apps.runs.summary import scenario_slo
-from workers import results
+from workers import result_facts
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_job_hands_the_worker_the_scenarios_whole_slo():
     scenario = scenario_create(
-        scenario=results.Scenario(
+        scenario=result_facts.Scenario(
             input_tokens=321,
             output_tokens=12,
             slo={
@@ -21,7 +21,7 @@ def test_a_job_hands_the_worker_the_scenarios_whole_slo():
         )
     )
     load = {"warmup": 0, "duration_s": None, "requests": 10}
-    sent = results.Scenario.model_validate(_scenario_doc(scenario, load))
+    sent = result_facts.Scenario.model_validate(_scenario_doc(scenario, load))
     assert sent.slo.rule() == scenario_slo(scenario)
     assert [b.describe() for b in sent.slo.rule().bounds] == [
         "TTFT p99 ≤ 500 ms",
@@ -31,7 +31,7 @@ def test_a_job_hands_the_worker_the_scenarios_whole_slo():
 
 def test_the_scenarios_api_shows_the_whole_slo(client):
     scenario_create(
-        scenario=results.Scenario(
+        scenario=result_facts.Scenario(
             input_tokens=654,
             output_tokens=32,
             slo={"bounds": [{"metric": "e2el", "percentile": "p90", "limit": 3, "unit": "s"}]},

@@ -11,7 +11,7 @@ from tests.factories import document, point
 from tests.workers.loadgen.test_client_bound import starved_sweep
 from workers.loadgen.client_load import ClientLimits
 from workers.loadgen.output import make_document
-from workers.results import Deployment, ModelInfo, Scenario
+from workers.result_facts import Deployment, ModelInfo, Scenario
 from workers.testing.processes import fault_server
 
 pytestmark = pytest.mark.django_db

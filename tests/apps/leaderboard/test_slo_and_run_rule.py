@@ -146,7 +146,7 @@ def test_the_compare_page_gives_the_verdict_of_the_table(client, org, index, cas
 
 @pytest.mark.parametrize(("index", "case"), list(enumerate(CASES)), ids=[c.name for c in CASES])
 def test_the_cost_api_gives_the_verdict_of_the_table(client, org, index, case):
-    from workers.results import Slo
+    from workers.result_facts import Slo
 
     run = run_ingest(document=case_document(case, index), org=org).run
     rule = Slo.model_validate(case.slo).rule()

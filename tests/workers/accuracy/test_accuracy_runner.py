@@ -15,7 +15,8 @@ from workers.accuracy.extract import gsm8k_gold
 from workers.accuracy.protocols import PreparedEval, get_protocol, prepare
 from workers.accuracy.runner import RequestFailed, api_base, evaluate, parse_reply, run_protocol
 from workers.accuracy.stats import clustered_score, wilson
-from workers.results import Deployment, Engine, ModelInfo, Quantization, parse_document
+from workers.result_facts import Deployment, Engine, ModelInfo, Quantization
+from workers.results import parse_document
 
 DEPLOYMENT = Deployment(
     accelerator="H200",

@@ -20,15 +20,8 @@ from workers.loadgen.client import (
 from workers.loadgen.metrics import RequestTiming, token_weighted_gaps_ns
 from workers.loadgen.output import make_document, request_lines, write_outputs
 from workers.loadgen.runner import Level
-from workers.results import (
-    Deployment,
-    Engine,
-    ModelInfo,
-    Quantization,
-    Scenario,
-    Slo,
-    parse_document,
-)
+from workers.result_facts import Deployment, Engine, ModelInfo, Quantization, Scenario, Slo
+from workers.results import parse_document
 
 
 def test_the_body_asks_for_usage_exact_lengths_and_greedy_decoding():

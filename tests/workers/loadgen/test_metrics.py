@@ -16,7 +16,8 @@ from workers.loadgen.metrics import (
     spread_tokens,
     token_weighted_gaps_ns,
 )
-from workers.results import Point, Slo, Throughput
+from workers.result_facts import Slo
+from workers.results import Point, Throughput
 
 MS = 1_000_000
 

@@ -20,7 +20,8 @@ from workers.loadgen.sessions import (
     run_session_sweep,
     session_stats,
 )
-from workers.results import SCHEMA_REVISION, SessionScenario, parse_document
+from workers.result_facts import SessionScenario
+from workers.results import SCHEMA_REVISION, parse_document
 from workers.testing.llama_server import llama_server, require
 from workers.testing.tiny_model import write_tiny_model
 

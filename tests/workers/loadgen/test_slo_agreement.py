@@ -4,7 +4,8 @@ import pytest
 
 from tests.slo_cases import CASES, Case
 from workers.loadgen.metrics import saturation_reason
-from workers.results import Point, Slo
+from workers.result_facts import Slo
+from workers.results import Point
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)

@@ -1,0 +1,60 @@
+"""The layout issue 29 asks for: no module over 600 lines, and `workers/` free of the server.
+
+Imports are read with `ast`, at module level and inside functions alike, so a lazy import
+counts. The apps.<domain> import graph still has cycles (accounts <-> runs, runs <-> trust,
+costs <-> leaderboard ...), so no test asserts its layering yet.
+"""
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_LINES = 600
+
+
+def _modules(top: str) -> list[Path]:
+    """Every Python module under `top`, migrations and the test helpers aside."""
+    return [
+        path
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if "migrations" not in path.parts and (ROOT / "workers" / "testing") not in path.parents
+    ]
+
+
+def _imports(path: Path) -> set[str]:
+    """The absolute names a module imports, wherever in it the import stands."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_no_module_is_over_600_lines():
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in _modules("apps") + _modules("workers")
+        if (lines := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert long == {}
+
+
+def test_the_layout_walk_sees_the_modules_and_their_lazy_imports():
+    modules = _modules("workers")
+    assert ROOT / "workers" / "results.py" in modules
+    assert not any("testing" in path.parts for path in modules)
+    # workers/tasks.py imports the load generator inside a function.
+    assert "workers.loadgen.output" in _imports(ROOT / "workers" / "tasks.py")
+
+
+def test_workers_import_nothing_of_the_server():
+    # GPU hosts install the worker without the server: no apps.*, no Django.
+    found = {
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in _modules("workers")
+        for name in _imports(path)
+        if name.split(".")[0] in ("apps", "django")
+    }
+    assert found == set()
