@@ -67,7 +67,7 @@ def published_documents(data: dict[str, Any]) -> list[doc.ResultDocument]:
         # fixed"); stated so, it is the deployment's speculative method, as pages compare it.
         speculative = next(
             (
-                doc.Speculative(method=flag.split()[0])
+                result_facts.Speculative(method=flag.split()[0])
                 for flag in flags
                 if "speculative decoding" in flag.lower()
             ),
