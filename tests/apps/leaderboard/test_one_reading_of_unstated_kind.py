@@ -73,3 +73,24 @@ def test_the_run_cost_api_reads_the_figure_as_the_board_does(client):
     assert body["tok_s_kind"] == "unstated"
     assert body["tok_s_per_gpu_range"] == on_board["tok_s_per_gpu_range"]
     assert body["usd_per_mtok_range"] == on_board["usd_per_mtok_range"]
+
+
+def test_the_run_page_and_the_compare_csv_read_it_as_the_board_does(client):
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    run = Run.objects.get(idempotency_key="published:wafer-glm52-mi355x-tp4dp2-fp4kernel")
+    other = Run.objects.filter(provenance="published").exclude(pk=run.pk).first()
+    board = client.get("/?model=GLM 5.2&scenario=seed-20k-1k-60&unchecked=1")
+    html = board.content.decode()
+    at = html.index(f'href="/runs/{run.pk}/"')
+    [on_board] = RANGE.findall(html[at - 3000 : at])
+    run_page = client.get(f"/runs/{run.pk}/?scenario=seed-20k-1k-60").content.decode()
+    assert f'{on_board[0]}–{on_board[1]} <span class="flag">kind unstated' in run_page
+    board_json = client.get(
+        "/?model=GLM 5.2&scenario=seed-20k-1k-60&unchecked=1&format=json"
+    ).json()
+    [row] = [r for r in board_json if r["run_id"] == run.pk]
+    csv = client.get(
+        f"/compare/?d={run.deployment_id}&d={other.deployment_id}&scenario=seed-20k-1k-60"
+        "&format=csv"
+    ).content.decode()
+    assert row["tok_s_per_gpu_range"] in csv and row["usd_per_mtok_range"] in csv
