@@ -12,6 +12,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from apps.catalog.models import Scenario
+from apps.costs.services import price_profile_save, saved_page_save
 from apps.jobs.services import endpoint_create, job_enqueue, pools_first_party_ensure
 from apps.regressions.models import ChangePoint, Subscription
 from apps.regressions.services import regressions_detect
@@ -243,6 +244,10 @@ def signed_in(seeded, org, person, settings, live_server):
     regressions_detect()
     Subscription.objects.create(org=org, name="ops", channel="webhook", target=WEBHOOK)
     change_point = ChangePoint.objects.first()
+    saved = saved_page_save(
+        org=org, user=user, name="GLM at our prices", kind="comparison", query="price_MI355X=1.2"
+    )
+    price_profile_save(org=org, user=user, name="list prices", usd_per_gpu_hour={"MI355X": 1.2})
     client = Client()
     client.force_login(user)
     cookie = {
@@ -261,6 +266,9 @@ def signed_in(seeded, org, person, settings, live_server):
         "/regressions/",
         f"/regressions/{change_point.pk}/",
         "/regressions/subscriptions/",
+        f"/costs/s/{saved.slug}/",
+        "/accounts/email/",
+        "/accounts/password/change/",
     ]
     yield cookie, pages
     redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(POOL)
