@@ -31,9 +31,10 @@ from __future__ import annotations
 import re
 import struct
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
+from operator import itemgetter
 from typing import Any, get_args
 
 import numpy as np
@@ -238,41 +239,65 @@ _MISSING = object()
 _NONE = type(None)
 
 
-def _types(values: list[Any]) -> set[type]:
+def _types(values: Sequence[Any]) -> set[type]:
     return set(map(type, values))
 
 
-def _ints(values: list[Any], *, nullable: bool, low: int, high: int) -> tuple[np.ndarray, Any]:
-    """int64 values and a null mask (None when no nulls): strict ints within [low, high]."""
-    kinds = _types(values)
-    if not kinds <= ({int, _NONE} if nullable else {int}):
-        raise Rejected("int")  # bool, float (lax 1.0), str ...: the model decides
-    nulls = None
-    if _NONE in kinds:
-        nulls = np.fromiter((v is None for v in values), dtype=bool, count=len(values))
-        values = [0 if v is None else v for v in values]
-    try:
-        array = np.array(values, dtype=np.int64)
-    except OverflowError:
-        raise Rejected("int range") from None
+def _ints(
+    values: Sequence[Any] | None, *, nullable: bool, low: int, high: int, plain: bool
+) -> tuple[np.ndarray, Any]:
+    """int64 values and a null mask (None when no nulls): strict ints within [low, high].
+    `values` None: the field is absent from every record. `plain`: the chunk's text proves
+    the values are JSON numbers or nulls (no string, bool, array or object)."""
+    if values is None:
+        if not nullable:
+            raise Rejected("required")
+        return _ZEROS_INT, True
+    array = np.array(values) if plain else None
+    if array is None or array.dtype != np.int64:  # nulls, floats (lax 1.0), huge ints ...
+        kinds = _types(values)
+        if not kinds <= ({int, _NONE} if nullable else {int}):
+            raise Rejected("int")  # bool, float, str ...: the model decides
+        nulls = None
+        if _NONE in kinds:
+            nulls = np.fromiter((v is None for v in values), dtype=bool, count=len(values))
+            values = [0 if v is None else v for v in values]
+        try:
+            array = np.array(values, dtype=np.int64)
+        except OverflowError:
+            raise Rejected("int range") from None
+    else:
+        nulls = None
     out_of_bounds = len(array) and (array.min() < low or array.max() > high)
     if out_of_bounds and (nulls is None or ((array < low) | (array > high))[~nulls].any()):
         raise Rejected("int bound")
     return array, nulls
 
 
-def _floats(values: list[Any], *, nullable: bool, non_negative: bool) -> tuple[np.ndarray, Any]:
-    kinds = _types(values)
-    if not kinds <= ({float, int, _NONE} if nullable else {float, int}):
+def _floats(
+    values: Sequence[Any] | None, *, nullable: bool, non_negative: bool, plain: bool
+) -> tuple[np.ndarray, Any]:
+    if values is None:
+        if not nullable:
+            raise Rejected("required")
+        return _ZEROS_FLOAT, True
+    if not plain and not _types(values) <= ({float, int, _NONE} if nullable else {float, int}):
         raise Rejected("float")
     # JSON (orjson) has no NaN or infinity, so NaN here is exactly a null.
     array = np.array(values, dtype=np.float64)
-    nulls = np.isnan(array) if _NONE in kinds else None
-    if non_negative and len(array):
-        negative = array < 0  # NaN compares False; -0.0 is >= 0, as for the model
-        if negative.any():
-            raise Rejected("negative")
+    nulls = None
+    if len(array) and np.isnan(array.min()):  # min is NaN when any value is
+        if not nullable:
+            raise Rejected("null")
+        nulls = np.isnan(array)
+    if non_negative and len(array) and (array < 0).any():  # NaN < 0 is False; -0.0 >= 0
+        raise Rejected("negative")
     return array, nulls
+
+
+# An absent field: "all null", whatever the chunk's length (encode reads no value then).
+_ZEROS_INT = np.zeros(0, dtype=np.int64)
+_ZEROS_FLOAT = np.zeros(0, dtype=np.float64)
 
 
 @cache
@@ -286,79 +311,139 @@ class Columns:
 
     n: int
     values: dict[str, np.ndarray]
-    nulls: dict[str, np.ndarray | None]
+    nulls: dict[str, np.ndarray | bool | None]  # a mask; True: all null; None: none
     status: np.ndarray  # codes into STATUSES
     errors: list[bytes | None]  # None where the error is "" (most records)
 
 
-def check_records(records: Any, text_colons: int, escaped_colons: int) -> Columns:
+@dataclass(frozen=True)
+class ChunkText:
+    """What the chunk's text says (counted in C over its bytes, no parsing)."""
+
+    colons: int  # every ':', in strings or not
+    # backslash-u003a (or -u003A) sequences: at least as many as the colons written escaped
+    escaped_colons: int
+    quotes: int  # quotes that open or close a string
+    braces: int  # every '{'
+    brackets: bool  # a '[' anywhere
+    words: bool  # 'true' or 'false' anywhere
+
+
+def _column_getter(records: list[dict[str, Any]]) -> Callable[[str], Sequence[Any] | None]:
+    """column(name): the records' values of one field, None where no record has it. Records
+    that all name the same fields (the usual case) are transposed in C (itemgetter, zip),
+    not key by key."""
+    first = records[0].keys()
+    if len(first) > 1 and first <= RECORD_KEYS and set(map(len, records)) == {len(first)}:
+        names = tuple(first)
+        try:
+            rows = list(map(itemgetter(*names), records))
+        except KeyError:
+            pass  # records of as many fields, not the same ones
+        else:
+            # Each record has len(names) fields, all of names: exactly these fields.
+            return dict(zip(names, zip(*rows, strict=True), strict=True)).get
+    keys = set().union(*records)
+    if not keys <= RECORD_KEYS:
+        raise Rejected("unknown field")
+
+    def by_key(name: str) -> Sequence[Any] | None:
+        return [r.get(name) for r in records] if name in keys else None
+
+    return by_key
+
+
+INT_FIELDS = (("i", 0, INT32_MAX), ("session", 0, INT32_MAX), ("turn", 0, INT32_MAX))
+INT_FIELDS += tuple((name, 0, INT32_MAX) for name in ("n_in", "n_out", "cached", "chunks"))
+INT_FIELDS += (("http_status", 100, 599),)
+FLOAT_FIELDS = (("t_sched_ms", False), ("t_send_ms", False), ("ttft_ms", True))
+FLOAT_FIELDS += (("ttfo_ms", True), ("e2el_ms", True), ("tpot_ms", True))
+REQUIRED = frozenset({"i", "t_send_ms"})
+
+
+def check_records(records: Any, text: ChunkText) -> Columns:
     """Columns of a chunk's records, or Rejected unless each record is one the model takes.
 
     Duplicate keys (`{"i": 1, "i": 2}`, which a dict keeps once) are found by counting: every
     colon of the chunk's text outside strings separates a key from its value, so the text's
     colons equal the records' keys plus the colons inside strings; the only strings with
-    colons here are `error` values (keys and statuses are known names)."""
+    colons here are `error` values (keys and statuses are known names). Likewise the text's
+    quotes show whether any value but a status or an error is a string."""
     if type(records) is not list:
         raise Rejected("records")
     n = len(records)
-    if n and _types(records) != {dict}:
+    if not n:
+        return Columns(n=0, values={}, nulls={}, status=_ZEROS_INT, errors=[])
+    if _types(records) != {dict}:
         raise Rejected("record")
-    if not all(map(RECORD_KEYS.issuperset, records)):
-        raise Rejected("unknown field")
-    get = dict.get
+    column = _column_getter(records)
+    members = sum(map(len, records))
+    statuses = column("status")
+    raw_errors = column("error")
+    strings = 0
+    if statuses is not None:
+        strings += n - statuses.count(None)
+    if raw_errors is not None:
+        strings += n - raw_errors.count(None)
+    # JSON numbers and nulls only, outside status and error: no per-value type checks needed.
+    plain = (
+        not text.words
+        and not text.brackets
+        and text.braces == n
+        and text.quotes == 2 * (members + strings)
+    )
     values: dict[str, np.ndarray] = {}
-    nulls: dict[str, np.ndarray | None] = {}
-    for name, nullable in (("i", False), ("session", True), ("turn", True)):
-        column = [get(r, name) for r in records]
-        values[name], nulls[name] = _ints(column, nullable=nullable, low=0, high=INT32_MAX)
-    for name in ("n_in", "n_out", "cached", "chunks"):
-        column = [get(r, name) for r in records]
-        values[name], nulls[name] = _ints(column, nullable=True, low=0, high=INT32_MAX)
-    column = [get(r, "http_status") for r in records]
-    values["http_status"], nulls["http_status"] = _ints(column, nullable=True, low=100, high=599)
-    for name, nullable, non_negative in (
-        ("t_sched_ms", True, False),
-        ("t_send_ms", False, False),
-        ("ttft_ms", True, True),
-        ("ttfo_ms", True, True),
-        ("e2el_ms", True, True),
-        ("tpot_ms", True, True),
-    ):
-        column = [get(r, name) for r in records]
-        values[name], nulls[name] = _floats(column, nullable=nullable, non_negative=non_negative)
-    statuses = [get(r, "status", "ok") for r in records]
+    nulls: dict[str, np.ndarray | bool | None] = {}
+    for name, low, high in INT_FIELDS:
+        values[name], nulls[name] = _ints(
+            column(name), nullable=name not in REQUIRED, low=low, high=high, plain=plain
+        )
+    for name, non_negative in FLOAT_FIELDS:
+        values[name], nulls[name] = _floats(
+            column(name), nullable=name not in REQUIRED, non_negative=non_negative, plain=plain
+        )
     codes = _status_codes()
-    if not set(statuses) <= codes.keys():
-        raise Rejected("status")
-    status = np.fromiter(map(codes.__getitem__, statuses), dtype=np.int64, count=n)
-    raw_errors = [get(r, "error") for r in records]
+    if statuses is None:
+        status = np.zeros(n, dtype=np.int64)  # "ok", the default
+    else:
+        if not set(statuses) <= codes.keys():  # an explicit null too
+            raise Rejected("status")
+        status = np.fromiter(map(codes.__getitem__, statuses), dtype=np.int64, count=n)
     errors: list[bytes | None] = [None] * n
     colons = 0
-    if _types(raw_errors) != {_NONE}:
+    if raw_errors is not None and _types(raw_errors) != {_NONE}:
         if not _types(raw_errors) <= {str, _NONE}:
             raise Rejected("error")
-        for index, text in enumerate(raw_errors):
-            if text:
-                if len(text) > ERROR_MAX_CHARS or "\x00" in text:
+        for index, message in enumerate(raw_errors):
+            if message:
+                if len(message) > ERROR_MAX_CHARS or "\x00" in message:
                     raise Rejected("error text")
-                colons += text.count(":")
+                colons += message.count(":")
                 try:
-                    errors[index] = text.encode()
+                    errors[index] = message.encode()
                 except UnicodeEncodeError:
                     raise Rejected("error encoding") from None
-    if text_colons + escaped_colons != sum(map(len, records)) + colons:
+    if text.colons + text.escaped_colons != members + colons:
         raise Rejected("duplicate key")
     return Columns(n=n, values=values, nulls=nulls, status=status, errors=errors)
 
 
 def chunk_columns(prepared: Prepared, span: Span) -> Iterator[Columns]:
-    body = prepared.body
-    has_escapes = bool(prepared.quotes.escaped) or b"\\" in body
+    body, quotes = prepared.body, prepared.quotes
+    has_escapes = b"\\" in body
     for records, start, end in chunks(prepared, span):
         escaped = 0
         if has_escapes:
             escaped = body.count(b"\\u003a", start, end) + body.count(b"\\u003A", start, end)
-        yield check_records(records, body.count(b":", start, end), escaped)
+        text = ChunkText(
+            colons=body.count(b":", start, end),
+            escaped_colons=escaped,
+            quotes=quotes.count(start, end),
+            braces=body.count(b"{", start, end),
+            brackets=body.find(b"[", start, end) >= 0,
+            words=body.find(b"true", start, end) >= 0 or body.find(b"false", start, end) >= 0,
+        )
+        yield check_records(records, text)
 
 
 # --- the binary COPY encoder -----------------------------------------------------------------
@@ -410,7 +495,9 @@ def encode(layout: Layout, point_id: int, columns: Columns) -> bytes:
     shape = np.zeros(n, dtype=np.int64)
     for bit, name in enumerate(nullable):
         mask = columns.nulls.get(name)
-        if mask is not None:
+        if mask is True:
+            shape |= 1 << bit
+        elif mask is not None:
             shape |= mask.astype(np.int64) << bit
     shape |= columns.status << len(nullable)
     if any(columns.errors):
