@@ -70,7 +70,8 @@ class _Quotes:
     def __init__(self, body: bytes) -> None:
         self.body = body
         self.escaped: list[int] = []
-        if b"\\" in body:
+        self.backslashes = b"\\" in body
+        if self.backslashes:
             for match in _ESCAPED_QUOTE.finditer(body):
                 if (match.end() - match.start() - 1) % 2:  # an odd run escapes the quote
                     self.escaped.append(match.end() - 1)
@@ -253,8 +254,13 @@ def _ints(
         if not nullable:
             raise Rejected("required")
         return _ZEROS_INT, True
-    array = np.array(values) if plain else None
-    if array is None or array.dtype != np.int64:  # nulls, floats (lax 1.0), huge ints ...
+    array = None
+    if plain:
+        try:
+            array = np.array(values)
+        except ValueError:  # ragged containers
+            array = None
+    if array is None or array.dtype != np.int64 or array.ndim != 1:  # nulls, floats, ...
         kinds = _types(values)
         if not kinds <= ({int, _NONE} if nullable else {int}):
             raise Rejected("int")  # bool, float, str ...: the model decides
@@ -284,7 +290,12 @@ def _floats(
     if not plain and not _types(values) <= ({float, int, _NONE} if nullable else {float, int}):
         raise Rejected("float")
     # JSON (orjson) has no NaN or infinity, so NaN here is exactly a null.
-    array = np.array(values, dtype=np.float64)
+    try:
+        array = np.array(values, dtype=np.float64)
+    except (TypeError, ValueError):  # an object or array among the values
+        raise Rejected("float") from None
+    if array.ndim != 1:  # every value an array of one shape
+        raise Rejected("float")
     nulls = None
     if len(array) and np.isnan(array.min()):  # min is NaN when any value is
         if not nullable:
@@ -318,15 +329,23 @@ class Columns:
 
 @dataclass(frozen=True)
 class ChunkText:
-    """What the chunk's text says (counted in C over its bytes, no parsing)."""
+    """Where a chunk's text lies, and what it says (counted in C over its bytes)."""
 
-    colons: int  # every ':', in strings or not
-    # backslash-u003a (or -u003A) sequences: at least as many as the colons written escaped
-    escaped_colons: int
+    body: bytes
+    start: int
+    end: int
     quotes: int  # quotes that open or close a string
-    braces: int  # every '{'
-    brackets: bool  # a '[' anywhere
     words: bool  # 'true' or 'false' anywhere
+    escapes: bool  # the document has a backslash somewhere
+
+    def colons(self) -> tuple[int, int]:
+        """(every ':', in strings or not; backslash-u003a or -u003A sequences, at least as
+        many as the colons written escaped)."""
+        body, start, end = self.body, self.start, self.end
+        escaped = 0
+        if self.escapes:
+            escaped = body.count(b"\\u003a", start, end) + body.count(b"\\u003A", start, end)
+        return body.count(b":", start, end), escaped
 
 
 def _column_getter(records: list[dict[str, Any]]) -> Callable[[str], Sequence[Any] | None]:
@@ -364,11 +383,11 @@ REQUIRED = frozenset({"i", "t_send_ms"})
 def check_records(records: Any, text: ChunkText) -> Columns:
     """Columns of a chunk's records, or Rejected unless each record is one the model takes.
 
-    Duplicate keys (`{"i": 1, "i": 2}`, which a dict keeps once) are found by counting: every
-    colon of the chunk's text outside strings separates a key from its value, so the text's
-    colons equal the records' keys plus the colons inside strings; the only strings with
-    colons here are `error` values (keys and statuses are known names). Likewise the text's
-    quotes show whether any value but a status or an error is a string."""
+    Duplicate keys (`{"i": 1, "i": 2}`, which a dict keeps once) are found by counting, in
+    the text's quotes (below), or else its colons: every colon outside strings separates a
+    key from its value, so the text's colons equal the records' keys plus the colons inside
+    strings; the only strings with colons here are `error` values (keys and statuses are
+    known names)."""
     if type(records) is not list:
         raise Rejected("records")
     n = len(records)
@@ -386,12 +405,12 @@ def check_records(records: Any, text: ChunkText) -> Columns:
     if raw_errors is not None:
         strings += n - raw_errors.count(None)
     # JSON numbers and nulls only, outside status and error: no per-value type checks needed.
-    plain = (
-        not text.words
-        and not text.brackets
-        and text.braces == n
-        and text.quotes == 2 * (members + strings)
-    )
+    # Every string of the text is a key or a value: when its quotes are two for each key the
+    # records kept and each status and error, no other value is a string and no key came twice
+    # (`{"i": 1, "i": 2}` is kept once). With no true or false in the text either, the other
+    # values are numbers, nulls, or containers (which numpy refuses), and need no type checks.
+    # (Exact once statuses and errors are checked strings, as they are before acceptance.)
+    plain = not text.words and text.quotes == 2 * (members + strings)
     values: dict[str, np.ndarray] = {}
     nulls: dict[str, np.ndarray | bool | None] = {}
     for name, low, high in INT_FIELDS:
@@ -423,25 +442,23 @@ def check_records(records: Any, text: ChunkText) -> Columns:
                     errors[index] = message.encode()
                 except UnicodeEncodeError:
                     raise Rejected("error encoding") from None
-    if text.colons + text.escaped_colons != members + colons:
-        raise Rejected("duplicate key")
+    if not plain:
+        text_colons, escaped_colons = text.colons()
+        if text_colons + escaped_colons != members + colons:
+            raise Rejected("duplicate key")
     return Columns(n=n, values=values, nulls=nulls, status=status, errors=errors)
 
 
 def chunk_columns(prepared: Prepared, span: Span) -> Iterator[Columns]:
     body, quotes = prepared.body, prepared.quotes
-    has_escapes = b"\\" in body
     for records, start, end in chunks(prepared, span):
-        escaped = 0
-        if has_escapes:
-            escaped = body.count(b"\\u003a", start, end) + body.count(b"\\u003A", start, end)
         text = ChunkText(
-            colons=body.count(b":", start, end),
-            escaped_colons=escaped,
+            body=body,
+            start=start,
+            end=end,
             quotes=quotes.count(start, end),
-            braces=body.count(b"{", start, end),
-            brackets=body.find(b"[", start, end) >= 0,
             words=body.find(b"true", start, end) >= 0 or body.find(b"false", start, end) >= 0,
+            escapes=quotes.backslashes,
         )
         yield check_records(records, text)
 

@@ -149,6 +149,9 @@ def test_a_bad_record_in_a_later_point_stores_nothing_and_names_its_path(org, pi
         (lambda r: r.pop("t_send_ms"), "points[2].records[30].t_send_ms", "required"),
         (lambda r: r.update(t_send_ms=None), "points[2].records[30].t_send_ms", None),
         (lambda r: r.update(n_out=[1]), "points[2].records[30].n_out", None),
+        (lambda r: r.update(ttfo_ms={"a": 1}), "points[2].records[30].ttfo_ms", None),
+        # A string where a number goes, beside a number where a string goes (as many quotes).
+        (lambda r: r.update(error=5, e2el_ms="9"), "points[2].records[30].error", None),
     ],
 )
 def test_each_kind_of_bad_record_is_the_general_paths_error(org, pipelined, change, path, message):
@@ -170,14 +173,30 @@ def test_a_duplicate_key_in_a_later_record_stores_nothing(org, pipelined):
     body = json.dumps(_document()).encode()
     marker = b'"i": 41, '
     at = body.rindex(marker)  # the last point's record 41
-    for duplicate in (b'"i": 41, "i": 42, ', b'"i": 41, "\\u0069": 42, '):
+    duplicates = (b'"i": 41, "i": 42, ', b'"i": 41, "\\u0069": 42, ', b'"i": 41, "status": "ok", ')
+    for duplicate in duplicates:
         before = _counts()
         with pytest.raises(DocumentError) as failure:
             run_ingest(document=body[:at] + duplicate + body[at + len(marker) :], org=org)
+        key = "status" if b"status" in duplicate else "i"
         assert failure.value.errors == [
-            ("i", "appears more than once in one object (duplicate key); send it once")
+            (key, "appears more than once in one object (duplicate key); send it once")
         ]
         assert _counts() == before
+
+
+def test_arrays_for_every_value_of_a_field_are_the_general_paths_errors(org, pipelined):
+    data = _document()
+    for record in data["points"][2]["records"]:
+        record["n_out"], record["ttft_ms"] = [5], [1.5]
+    before = _counts()
+    with pytest.raises(DocumentError) as failure:
+        run_ingest(document=json.dumps(data).encode(), org=org)
+    with pytest.raises(DocumentError) as general:
+        parse_document(json.dumps(data).encode())
+    assert failure.value.errors == general.value.errors
+    assert failure.value.errors[0][0] == "points[2].records[0].ttft_ms"
+    assert _counts() == before
 
 
 def test_values_the_fast_checks_leave_to_the_model_are_stored_as_the_model_reads_them(
