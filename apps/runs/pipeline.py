@@ -134,8 +134,8 @@ def _records_spans(body: bytes, quotes: _Quotes) -> list[tuple[int, int]]:
             if quotes.count(bracket, end) % 2 == 0:
                 break
         spans.append((bracket + 1, end))
-        count += quotes.count(counted_to, end + 1)
-        counted_to = pos = end + 1
+        count, counted_to = 0, end + 1  # outside strings again, as at the start
+        pos = counted_to
     return spans
 
 
