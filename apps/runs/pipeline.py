@@ -126,12 +126,15 @@ def _records_spans(body: bytes, quotes: _Quotes) -> list[tuple[int, int]]:
             continue
         # Records are flat objects: the first ] outside a string closes the array (if they are
         # not flat, the chunks fail to parse and the general path decides).
-        end = bracket
+        # Quotes counted once each (incrementally), whatever the text holds.
+        end, inside = bracket, 0
         while True:
-            end = body.find(b"]", end + 1)
-            if end < 0:
+            found = body.find(b"]", end + 1)
+            if found < 0:
                 raise Rejected("unclosed records array")
-            if quotes.count(bracket, end) % 2 == 0:
+            inside += quotes.count(end + 1, found)
+            end = found
+            if inside % 2 == 0:
                 break
         spans.append((bracket + 1, end))
         count, counted_to = 0, end + 1  # outside strings again, as at the start
@@ -211,8 +214,10 @@ def chunks(prepared: Prepared, span: Span) -> Iterator[tuple[list[Any], int, int
         cut = end_all
         if end_all - cur > CHUNK_BYTES:
             probe = cur + CHUNK_BYTES
+            inside = quotes.count(cur, probe)  # then counted once each, incrementally
             while (brace := body.find(b"}", probe, end_all)) >= 0:
-                if quotes.count(cur, brace) % 2 == 0:
+                inside += quotes.count(probe, brace)
+                if inside % 2 == 0:
                     cut = brace + 1
                     break
                 probe = brace + 1
