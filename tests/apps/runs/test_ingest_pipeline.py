@@ -230,3 +230,14 @@ def test_records_named_outside_a_point_are_not_taken_for_a_points(org, monkeypat
     run = run_ingest(document=json.dumps(data).encode(), org=org).run
     assert _stored(run) == _expected(data)
     assert run.document["environment"]["extra"] == {"records": [{"i": "not a record"}]}
+
+
+def test_braces_and_brackets_inside_strings_do_not_cut_records(org, pipelined):
+    # Chunks are cut after a record's closing brace and arrays end at a bracket, outside
+    # strings only: messages full of both (and escaped quotes) land where a cut is sought.
+    data = _document()
+    for n, record in enumerate(data["points"][1]["records"]):
+        record |= {"status": "http_error", "error": ('}, {"i": 1}] \\" ]' * 30)[: 400 + n]}
+    run = run_ingest(document=json.dumps(data).encode(), org=org).run
+    assert _stored(run) == _expected(data)
+    assert len(pipelined) > 3 * 2
