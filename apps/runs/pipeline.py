@@ -13,9 +13,10 @@ pass (pydantic), a row-building pass; and the database works only after all thre
 2. Each records array is cut at record boundaries into chunks of ~256 KB. Chunk k+1 is parsed
    (orjson), checked column by column (a cheaper validator of the same constraints as
    `workers.results.RequestRecord`) and encoded into binary COPY rows (numpy, a run of
-   records of one shape at a time), while chunk k travels to PostgreSQL and is stored there:
-   psycopg's QueuedLibpqWriter sends from its own thread, which waits for the network without the
-   GIL, and the server parses rows on its own core. One COPY carries every point's records.
+   records of one shape at a time), while chunk k travels to PostgreSQL and is stored
+   there: psycopg's QueuedLibpqWriter sends from its own thread, which waits for the network
+   without the GIL, and the server parses rows on its own core. One COPY carries every
+   point's records.
 3. Anything the cheap checks cannot vouch for (a bad value, a duplicate key, an odd layout)
    raises `Rejected`; the caller rolls the transaction back and runs the general path, which
    stores the document if it is valid after all, or raises the usual `DocumentError` naming
@@ -241,7 +242,6 @@ def chunks(prepared: Prepared, span: Span) -> Iterator[tuple[list[Any], int, int
 
 # --- the cheaper validator -------------------------------------------------------------------
 
-_MISSING = object()
 _NONE = type(None)
 
 
