@@ -1,5 +1,6 @@
 """Writes for runs: the one ingestion path every result document goes through."""
 
+import functools
 import gc
 from collections.abc import Iterable
 from contextlib import contextmanager
@@ -21,7 +22,7 @@ from apps.catalog.services import (
     reference_accelerators_load,
     scenario_resolve,
 )
-from apps.runs import summary
+from apps.runs import pipeline, summary
 from apps.runs.lean import LeanDocument
 from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
 from apps.trust.services import run_rules_after_ingest, run_rules_refresh
@@ -96,16 +97,28 @@ def run_ingest(
     Raises DocumentError (with JSON paths) for invalid input, JobBindingRefused when a job
     secret comes with a document that is not that job's.
     """
+    prepared: pipeline.Prepared | None = None
     if isinstance(document, doc.ResultDocument):
         parsed = document
     else:
         with _gc_paused():
+            prepared = _prepare(document)
             # Records as slotted rows, not models: memory near the document's size (lean.py).
-            parsed = doc.parse_document(document, LeanDocument)
-    origin = _origin(parsed, org, job_secret)
-    for attempt in range(INGEST_ATTEMPTS):
-        replay = _replay(parsed.idempotency_key, org)
+            parsed = prepared.document if prepared else doc.parse_document(document, LeanDocument)
+    try:
+        origin = _origin(parsed, org, job_secret)
+    except JobBindingRefused:
+        _records_checked(document, prepared)
+        raise
+    attempt = 0
+    while True:
+        try:
+            replay = _replay(parsed.idempotency_key, org)
+        except IdempotencyConflict:
+            _records_checked(document, prepared)
+            raise
         if replay is not None:
+            _records_checked(document, prepared)
             return replay
         try:
             with transaction.atomic():
@@ -115,17 +128,45 @@ def run_ingest(
                     is_public=is_public,
                     submitted_by=submitted_by,
                     origin=origin,
+                    prepared=prepared,
                 )
                 transaction.on_commit(runs_version_bump)
+        except pipeline.Rejected:
+            # Rolled back, nothing stored: a record the fast path cannot vouch for. The general
+            # path names the document's errors (DocumentError), or stores it if it is valid.
+            prepared = None
+            with _gc_paused():
+                parsed = doc.parse_document(document, LeanDocument)
+            continue
         except IntegrityError:
             # A concurrent submission won a race on a unique row: the same document (the
             # replay above answers), or a catalog row both created (a new deployment,
             # accelerator or scenario). Once the winner has committed, a retry finds its row.
-            if attempt == INGEST_ATTEMPTS - 1:
+            attempt += 1
+            if attempt == INGEST_ATTEMPTS:
                 raise
             continue
         return IngestResult(run=run, created=True)
-    raise AssertionError("unreachable")
+
+
+def _prepare(document: dict[str, Any] | str | bytes) -> pipeline.Prepared | None:
+    """The fast path's view of a document's text (apps/runs/pipeline.py), or None where the
+    general path takes it: a dict, another database than PostgreSQL, an unusual layout, or
+    an invalid document (the general path names every error)."""
+    if not isinstance(document, str | bytes) or _copy_layout() is None:
+        return None
+    try:
+        return pipeline.prepare(document)
+    except pipeline.Rejected:
+        return None
+
+
+def _records_checked(document: Any, prepared: pipeline.Prepared | None) -> None:
+    """Where the fast path answers before its records were checked (a replay, a refused job
+    binding), check them first: an invalid document is a DocumentError, as it always was."""
+    if prepared is not None:
+        with _gc_paused():
+            doc.parse_document(document, LeanDocument)
 
 
 @contextmanager
@@ -172,6 +213,7 @@ def _store(
     is_public: bool,
     submitted_by: ApiToken | None,
     origin: tuple[str, str] = (Run.Origin.SUBMITTED, ""),
+    prepared: pipeline.Prepared | None = None,
 ) -> Run:
     source = parsed.source or result_facts.Source()
     doc.percentile_methods_fill(parsed)
@@ -200,10 +242,14 @@ def _store(
         document=document_json,
         labels=parsed.labels or {},
     )
+    point_ids = []
     for ordinal, point in enumerate(parsed.points):
         stored = Point.objects.create(run=run, ordinal=ordinal, **_point_columns(point))
+        point_ids.append(stored.pk)
         if point.records:
             _records_insert(stored.pk, point.records)
+    if prepared is not None:
+        _records_copy_pipelined(prepared, point_ids)
     accuracy_store(run=run, results=parsed.accuracy)
     run_summary_refresh(run=run)
     run_rules_after_ingest(run=run)
@@ -320,6 +366,40 @@ def _records_insert(point_id: int, records: list[doc.RequestRecord]) -> None:
             RequestRecord.objects.bulk_create(batch)
             batch.clear()
     RequestRecord.objects.bulk_create(batch)
+
+
+@functools.cache
+def _copy_layout() -> pipeline.Layout | None:
+    """The COPY columns as the fast path's encoder writes them, or None where it cannot (not
+    PostgreSQL, or a column type it has no binary form for)."""
+    if connection.vendor != "postgresql":
+        return None
+    types = tuple(_record_column_types())
+    layout = pipeline.Layout(names=("point", *REQUEST_RECORD_FIELDS), types=types)
+    return layout if pipeline.layout_supported(layout) else None
+
+
+def _records_copy_pipelined(prepared: pipeline.Prepared, point_ids: list[int]) -> None:
+    """Every point's records in one binary COPY, checked and encoded chunk by chunk while
+    psycopg's writer thread sends the previous chunk (pipeline.py). Raises pipeline.Rejected,
+    the COPY aborted, at the first record the fast path cannot vouch for."""
+    from psycopg.copy import QueuedLibpqWriter
+
+    layout = _copy_layout()
+    assert layout is not None
+    table = RequestRecord._meta.db_table
+    columns = ", ".join(("point_id", *REQUEST_RECORD_FIELDS))
+    with (
+        _gc_paused(),
+        connection.cursor() as cursor,
+        # Django's cursor does not pass a writer on: psycopg's own, its errors translated.
+        connection.wrap_database_errors,
+        cursor.cursor.copy(
+            f"COPY {table} ({columns}) FROM STDIN (FORMAT BINARY)",
+            writer=QueuedLibpqWriter(cursor.cursor),
+        ) as copy,
+    ):
+        pipeline.copy_records(prepared, point_ids, layout, copy.write)
 
 
 def run_records_attach(*, run: Run, document: doc.ResultDocument) -> int:
