@@ -43,6 +43,7 @@ import orjson
 
 from apps.runs.lean import LeanDocument
 from workers import results as doc
+from workers.result_fields import INT32_MAX
 
 CHUNK_BYTES = 256 * 1024
 # PostgreSQL's binary COPY framing (https://www.postgresql.org/docs/current/sql-copy.html).
@@ -51,7 +52,6 @@ COPY_TRAILER = struct.pack(">h", -1)
 
 STATUSES = tuple(get_args(doc.RequestStatus))
 RECORD_KEYS = frozenset(doc.RequestRecord.model_fields)
-INT32_MAX = doc.INT32_MAX
 ERROR_MAX_CHARS = 500
 
 
