@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from apps.charts import LAYOUT, empty_figure, series_style
 from apps.costs.formulas import CostInputError, usd_per_mtok
 from apps.costs.procurement import Row
 from apps.costs.slo import Slo
-from apps.leaderboard.charts import LAYOUT, empty_figure, series_style
 
 INTERACTIVITY_KEY = "interactivity.p50"
 

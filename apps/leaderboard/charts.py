@@ -5,30 +5,11 @@ instead of an empty axis) and the traces themselves feed the data table under ea
 (figure_table), so every chart has a text alternative.
 """
 
-import zlib
 from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
-Figure = dict[str, Any]
-
-# Colour-blind-safe palette (Okabe-Ito, then Tableau's darker tones). A series keeps its
-# colour on every page because the colour is a hash of its name, not its position.
-PALETTE = [
-    "#0072B2",
-    "#D55E00",
-    "#009E73",
-    "#CC79A7",
-    "#E69F00",
-    "#56B4E9",
-    "#7F3C8D",
-    "#11A579",
-    "#3969AC",
-    "#E73F74",
-    "#80BA5A",
-    "#4B4B8F",
-]
-SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star"]
+from apps.charts import LAYOUT, Figure, empty_figure, series_style
 
 # The dimensions a reader can split the Pareto series by (query value -> label); "group" is
 # accelerator × precision, the historical default.
@@ -40,52 +21,6 @@ SERIES = {
     "parallelism": "parallelism",
 }
 
-
-def series_style(name: str) -> dict[str, Any]:
-    """The same colour and marker for a series name wherever it is drawn."""
-    h = zlib.crc32(name.encode())
-    colour = PALETTE[h % len(PALETTE)]
-    return {
-        # 9 px: Plotly's default 6 px markers are hard to see, and to hover, on a phone.
-        "marker": {
-            "color": colour,
-            "symbol": SYMBOLS[(h // len(PALETTE)) % len(SYMBOLS)],
-            "size": 9,
-        },
-        "line": {"color": colour},
-    }
-
-
-def empty_figure(title: str, reason: str) -> Figure:
-    return {"data": [], "layout": {**LAYOUT, "title": {"text": title}}, "empty": reason}
-
-
-def figure_table(figure: Figure) -> dict[str, Any]:
-    """The chart as rows (series, x, y), for the data table each chart carries."""
-    layout = figure.get("layout", {})
-    x_title = layout.get("xaxis", {}).get("title", {}).get("text") or "x"
-    y_title = layout.get("yaxis", {}).get("title", {}).get("text") or "y"
-    rows = []
-    for trace in figure.get("data", []):
-        texts = trace.get("text") or []
-        for i, (x, y) in enumerate(zip(trace.get("x", []), trace.get("y", []), strict=False)):
-            label = texts[i] if isinstance(texts, list) and i < len(texts) else ""
-            rows.append({"series": trace.get("name", ""), "label": label, "x": x, "y": y})
-    return {"x_title": x_title, "y_title": y_title, "rows": rows}
-
-
-LAYOUT = {
-    "margin": {"l": 60, "r": 20, "t": 80, "b": 50},
-    # Plotly hides the legend when one series is drawn; the series' name (which accelerator and
-    # precision, which scenario) is then exactly what the reader cannot tell from the chart.
-    "showlegend": True,
-    "hovermode": "closest",
-    # Legend above the plot: below, a long one covers the x-axis title and crushes the plot.
-    "legend": {"orientation": "h", "y": 1.02, "yanchor": "bottom", "x": 0},
-    "paper_bgcolor": "#ffffff",
-    "plot_bgcolor": "#ffffff",
-    "font": {"family": "system-ui, sans-serif", "size": 12},
-}
 
 # Titles name the token basis ({basis}: output, input or total).
 Y_AXES = {

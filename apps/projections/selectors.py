@@ -180,7 +180,7 @@ def projected_traces(projection: dict[str, Any], *, basis: str = "output") -> li
 
 def projection_figure(projection: dict[str, Any], *, measured: list[dict[str, float]]) -> dict:
     """B200 dashed with its band, MI355X's anchored model dotted, the published point."""
-    from apps.leaderboard.charts import LAYOUT
+    from apps.charts import LAYOUT
 
     mi = projection["series"]["MI355X"]["points"]
     traces = projected_traces(projection)

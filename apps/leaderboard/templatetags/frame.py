@@ -57,7 +57,7 @@ def chart(figure: dict, chart_id: str, figure_id: str, embed: str = "") -> dict:
     """A chart with its text alternative: the plot (or, when there is nothing to draw, the
     reason in words) and a keyboard-reachable data table of every plotted point. `embed` is
     the /embed/ URL of this chart, for the "copy embed code" control."""
-    from apps.leaderboard.charts import figure_table
+    from apps.charts import figure_table
 
     title = (figure.get("layout", {}).get("title") or {}).get("text", "")
     return {

@@ -2,7 +2,8 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
-from apps.leaderboard.charts import SERIES, pareto_figure, series_style
+from apps.charts import series_style
+from apps.leaderboard.charts import SERIES, pareto_figure
 from apps.runs.services import run_ingest
 from tests.factories import document
 
