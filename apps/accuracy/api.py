@@ -3,18 +3,10 @@ from ninja import Router, Schema, Status
 
 from apps.accounts.auth import optional_org
 from apps.accuracy import selectors
+from apps.api.errors import Errors
 from apps.api.params import Finite
 
 router = Router(tags=["accuracy"])
-
-
-class ErrorItem(Schema):
-    path: str
-    message: str
-
-
-class Errors(Schema):
-    detail: list[ErrorItem]
 
 
 class PairedOut(Schema):

@@ -14,10 +14,17 @@ from ninja.parser import Parser
 
 from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accuracy.api import router as accuracy_router
-from apps.api.errors import ServiceUnavailable, database_unavailable, error_items
+from apps.api.errors import (
+    ServiceUnavailable,
+    database_unavailable,
+    error_body,
+    error_items,
+    errors_json_schema,
+)
 from apps.api.middleware import body_too_large, unavailable_response
 from apps.catalog.api import router as catalog_router
 from apps.costs.api import router as costs_router
+from apps.costs.formulas import CostInputError
 from apps.imports.api import router as imports_router
 from apps.jobs.api import router as jobs_router
 from apps.runs.api import router as runs_router
@@ -27,25 +34,7 @@ from workers.results import DocumentError, DuplicateKey, unique_keys
 # Answers any operation can give, whatever its own code declares: a body that is not JSON
 # (400), a missing, malformed or revoked token where one is given or needed (401), input that
 # breaks the schema or a limit (422), a body over API_MAX_BODY_BYTES (413).
-_ERROR_BODY = {
-    "type": "object",
-    "properties": {
-        "detail": {
-            "anyOf": [
-                {"type": "string"},
-                {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {"path": {"type": "string"}, "message": {"type": "string"}},
-                        "required": ["path", "message"],
-                    },
-                },
-            ]
-        }
-    },
-    "required": ["detail"],
-}
+_ERROR_BODY = errors_json_schema()
 _COMMON_ERRORS = {
     "400": "the body is not JSON (or not the declared form)",
     "401": "a token was given (or is required) and is missing, malformed or revoked",
@@ -123,6 +112,13 @@ def validation_failed(request: HttpRequest, exc: ValidationError) -> HttpRespons
 def document_invalid(request: HttpRequest, exc: DocumentError) -> HttpResponse:
     detail = [{"path": path, "message": message} for path, message in exc.errors]
     return api.create_response(request, {"detail": detail}, status=422)
+
+
+@api.exception_handler(CostInputError)
+def cost_input_refused(request: HttpRequest, exc: CostInputError) -> HttpResponse:
+    """A cost formula refused an input (a price at the edge of float range, a tier no
+    accelerator has): 422 naming the field, for every cost endpoint in one place."""
+    return api.create_response(request, error_body(exc.field, exc.message), status=422)
 
 
 @api.exception_handler(AuthenticationError)

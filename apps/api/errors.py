@@ -2,9 +2,46 @@ from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
+from ninja import Schema
 
 from workers.result_fields import json_path
 from workers.results import error_message
+
+
+class ErrorItem(Schema):
+    path: str
+    message: str
+
+
+class Errors(Schema):
+    """Every error body the API answers: what is wrong, each item naming its field path, or
+    one sentence (a 401, a 503). One schema for every endpoint and the OpenAPI document."""
+
+    detail: list[ErrorItem] | str
+
+
+def error_body(path: str, message: str) -> dict[str, Any]:
+    return {"detail": [{"path": path, "message": message}]}
+
+
+def errors_json_schema() -> dict[str, Any]:
+    """`Errors` as an inline JSON Schema (its $defs resolved in place), for responses the
+    OpenAPI document adds to every operation."""
+    schema = Errors.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            if ref.startswith("#/$defs/"):
+                return inline(defs[ref.removeprefix("#/$defs/")])
+            return {key: inline(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [inline(value) for value in node]
+        return node
+
+    return inline(schema)
+
 
 # The database could not be reached (refused, timed out, no pooled connection in time) or
 # dropped the connection: the request can succeed later, so it is a 503, not a 500.

@@ -14,6 +14,7 @@ from ninja import File, Form, Router, Schema, Status, UploadedFile
 
 from apps.accounts.auth import BearerToken
 from apps.accounts.services import audit_record
+from apps.api.errors import Errors
 from apps.imports.services import import_ingest
 from workers.importers import ImportFailure, load_facts_yaml
 
@@ -30,15 +31,6 @@ class ImportOut(Schema):
     created: int
     records_added: int
     runs: list[ImportedRun]
-
-
-class ErrorItem(Schema):
-    path: str
-    message: str
-
-
-class Errors(Schema):
-    detail: list[ErrorItem] | str
 
 
 router = Router(tags=["imports"])

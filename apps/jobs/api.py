@@ -21,7 +21,7 @@ from apps.accounts.auth import BearerToken
 from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accounts.scoping import actor_of
 from apps.accounts.services import audit_record
-from apps.api.errors import ServiceUnavailable
+from apps.api.errors import Errors, ServiceUnavailable
 from apps.api.params import Finite
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
@@ -32,15 +32,6 @@ from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from workers import result_facts
 
 router = Router(tags=["jobs"], auth=BearerToken())
-
-
-class ErrorItem(Schema):
-    path: str
-    message: str
-
-
-class Errors(Schema):
-    detail: list[ErrorItem] | str
 
 
 class EndpointIn(Schema):

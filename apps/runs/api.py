@@ -14,6 +14,7 @@ from ninja.renderers import JSONRenderer
 from apps.accounts.auth import BearerToken, optional_org
 from apps.accounts.models import Organization
 from apps.accounts.services import audit_record
+from apps.api.errors import Errors
 from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest, runs_version
@@ -31,15 +32,6 @@ class RunCreated(Schema):
     created: bool
     url: str = Field(description="the run in this API")
     page: str = Field(description="the run's page, as a person opens it")
-
-
-class ErrorItem(Schema):
-    path: str
-    message: str
-
-
-class Errors(Schema):
-    detail: list[ErrorItem] | str
 
 
 class RuleFailure(Schema):

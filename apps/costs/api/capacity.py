@@ -5,8 +5,9 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
-from apps.costs.api.common import error_status, price_out, request_price
-from apps.costs.api.schemas import CapacityIn, ErrorOut, PlanOut
+from apps.api.errors import Errors
+from apps.costs.api.common import price_out, request_price
+from apps.costs.api.schemas import CapacityIn, PlanOut
 from apps.costs.capacity import Candidate, ScenarioShape, Workload, rank_plans
 from apps.costs.formulas import CostInputError, TierPrice, TokenKind
 
@@ -15,44 +16,41 @@ router = Router()
 
 @router.post(
     "/capacity",
-    response={200: list[PlanOut], 422: ErrorOut},
+    response={200: list[PlanOut], 422: Errors},
     summary="GPUs, nodes and $/month per deployment, cheapest first",
 )
 def capacity(request: HttpRequest, payload: CapacityIn):
-    try:
-        workload = Workload(**payload.workload.dict())
-        candidates = []
-        prices: dict[str, TierPrice] = {}
-        for index, c in enumerate(payload.candidates):
-            try:
-                price = request_price(request, c.usd_per_gpu_hour, c.accelerator, c.tier)
-            except CostInputError as error:
-                raise CostInputError(f"candidates[{index}].{error.field}", error.message) from None
-            prices[c.label] = price
-            shape = None
-            if c.scenario_input_tokens and c.scenario_output_tokens:
-                shape = ScenarioShape(
-                    c.scenario_input_tokens,
-                    c.scenario_output_tokens,
-                    c.scenario_cache_hit_rate or 0.0,
-                )
-            candidates.append(
-                Candidate(
-                    label=c.label,
-                    accelerator=c.accelerator,
-                    tok_per_s_per_gpu=c.tok_per_s_per_gpu,
-                    token_kind=TokenKind(c.token_kind),
-                    gpus_per_replica=c.gpus_per_replica,
-                    gpus_per_node=c.gpus_per_node,
-                    usd_per_gpu_hour=price.usd_per_gpu_hour,
-                    price_label=price.source,
-                    throughput_provenance=c.throughput_provenance,
-                    scenario=shape,
-                )
+    workload = Workload(**payload.workload.dict())
+    candidates = []
+    prices: dict[str, TierPrice] = {}
+    for index, c in enumerate(payload.candidates):
+        try:
+            price = request_price(request, c.usd_per_gpu_hour, c.accelerator, c.tier)
+        except CostInputError as error:
+            raise CostInputError(f"candidates[{index}].{error.field}", error.message) from None
+        prices[c.label] = price
+        shape = None
+        if c.scenario_input_tokens and c.scenario_output_tokens:
+            shape = ScenarioShape(
+                c.scenario_input_tokens,
+                c.scenario_output_tokens,
+                c.scenario_cache_hit_rate or 0.0,
             )
-        plans = rank_plans(workload, candidates)
-    except CostInputError as error:
-        return error_status(error)
+        candidates.append(
+            Candidate(
+                label=c.label,
+                accelerator=c.accelerator,
+                tok_per_s_per_gpu=c.tok_per_s_per_gpu,
+                token_kind=TokenKind(c.token_kind),
+                gpus_per_replica=c.gpus_per_replica,
+                gpus_per_node=c.gpus_per_node,
+                usd_per_gpu_hour=price.usd_per_gpu_hour,
+                price_label=price.source,
+                throughput_provenance=c.throughput_provenance,
+                scenario=shape,
+            )
+        )
+    plans = rank_plans(workload, candidates)
     return [
         {
             "label": plan.candidate.label,

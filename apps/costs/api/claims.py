@@ -6,60 +6,56 @@ from django.http import HttpRequest
 from ninja import Query, Router
 
 from apps.accounts.auth import optional_org
+from apps.api.errors import Errors
 from apps.costs import selectors
-from apps.costs.api.common import error_status, price_out, request_price
-from apps.costs.api.schemas import ClaimOut, ClaimQuery, ErrorOut
+from apps.costs.api.common import price_out, request_price
+from apps.costs.api.schemas import ClaimOut, ClaimQuery
 from apps.costs.claims import Claim, Comparison, check_claim, tier_pair_assumptions
 from apps.costs.formulas import CostInputError, TierPrice, require_positive
 
 router = Router()
 
 
-@router.get(
-    "/claim", response={200: ClaimOut, 422: ErrorOut}, summary="Check a published cost claim"
-)
+@router.get("/claim", response={200: ClaimOut, 422: Errors}, summary="Check a published cost claim")
 def claim(request: HttpRequest, query: Query[ClaimQuery]):
     """Cost ratio = (price A / price B) / throughput ratio, and every reference tier pairing.
 
     `?throughput_ratio=0.8&usd_per_gpu_hour_a=1.48&usd_per_gpu_hour_b=1.95&claimed_cost_ratio=0.5`
     gives 0.95: the claim does not hold.
     """
-    try:
-        price_a = _suffixed(
-            request_price,
-            request,
-            query.usd_per_gpu_hour_a,
-            query.accelerator_a,
-            query.tier_a,
-            "_a",
+    price_a = _suffixed(
+        request_price,
+        request,
+        query.usd_per_gpu_hour_a,
+        query.accelerator_a,
+        query.tier_a,
+        "_a",
+    )
+    price_b = _suffixed(
+        request_price,
+        request,
+        query.usd_per_gpu_hour_b,
+        query.accelerator_b,
+        query.tier_b,
+        "_b",
+    )
+    stated = Claim(
+        throughput_ratio=query.throughput_ratio,
+        usd_per_gpu_hour_a=price_a.usd_per_gpu_hour,
+        usd_per_gpu_hour_b=price_b.usd_per_gpu_hour,
+        claimed_cost_ratio=query.claimed_cost_ratio,
+        comparison=Comparison(query.comparison),
+        label_a=query.accelerator_a or "A",
+        label_b=query.accelerator_b or "B",
+    )
+    assumptions = []
+    if query.accelerator_a and query.accelerator_b:
+        book = selectors.price_book(org=optional_org(request))
+        require_positive("throughput_ratio", query.throughput_ratio)
+        assumptions = tier_pair_assumptions(
+            book, query.accelerator_a, query.accelerator_b, query.throughput_ratio
         )
-        price_b = _suffixed(
-            request_price,
-            request,
-            query.usd_per_gpu_hour_b,
-            query.accelerator_b,
-            query.tier_b,
-            "_b",
-        )
-        stated = Claim(
-            throughput_ratio=query.throughput_ratio,
-            usd_per_gpu_hour_a=price_a.usd_per_gpu_hour,
-            usd_per_gpu_hour_b=price_b.usd_per_gpu_hour,
-            claimed_cost_ratio=query.claimed_cost_ratio,
-            comparison=Comparison(query.comparison),
-            label_a=query.accelerator_a or "A",
-            label_b=query.accelerator_b or "B",
-        )
-        assumptions = []
-        if query.accelerator_a and query.accelerator_b:
-            book = selectors.price_book(org=optional_org(request))
-            require_positive("throughput_ratio", query.throughput_ratio)
-            assumptions = tier_pair_assumptions(
-                book, query.accelerator_a, query.accelerator_b, query.throughput_ratio
-            )
-        check = check_claim(stated, assumptions)
-    except CostInputError as error:
-        return error_status(error)
+    check = check_claim(stated, assumptions)
     return {
         "cost_ratio": check.cost_ratio,
         "holds": check.holds,

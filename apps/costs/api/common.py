@@ -5,16 +5,11 @@ request chose and how an answer states it.
 from __future__ import annotations
 
 from django.http import HttpRequest
-from ninja import Status
 
 from apps.accounts.auth import optional_org
 from apps.costs import selectors
-from apps.costs.formulas import CostInputError, TierPrice, choose_price, readings_text, usd_per_mtok
+from apps.costs.formulas import TierPrice, choose_price, readings_text, usd_per_mtok
 from apps.costs.slo import Slo, SloCost
-
-
-def error_status(error: CostInputError) -> Status:
-    return Status(422, {"detail": [{"path": error.field, "message": error.message}]})
 
 
 def request_price(

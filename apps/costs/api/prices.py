@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Query, Router
 
-from apps.costs.api.common import error_status, kw_per_gpu, price_out, request_price
+from apps.api.errors import Errors
+from apps.costs.api.common import kw_per_gpu, price_out, request_price
 from apps.costs.api.schemas import (
-    ErrorOut,
     GpuHourOut,
     GpuHourQuery,
     KindsOut,
@@ -17,7 +17,6 @@ from apps.costs.api.schemas import (
 )
 from apps.costs.formulas import (
     CapexOpex,
-    CostInputError,
     Throughput,
     TokenMix,
     capex_opex_usd_per_gpu_hour,
@@ -34,7 +33,7 @@ router = Router()
 
 @router.get(
     "/mtok",
-    response={200: MtokOut, 422: ErrorOut},
+    response={200: MtokOut, 422: Errors},
     summary="$/Mtok from a price and a deployment's throughput",
 )
 def mtok(request: HttpRequest, query: Query[MtokQuery]):
@@ -42,16 +41,13 @@ def mtok(request: HttpRequest, query: Query[MtokQuery]):
 
     `GET /api/v1/costs/mtok?usd_per_gpu_hour=1.48&gpus=8&tok_per_s=2626` gives 1.2524.
     """
-    try:
-        price = request_price(request, query.usd_per_gpu_hour, query.accelerator, query.tier)
-        gpus = require_gpus(query.gpus)
-        tput = require_positive("tok_per_s", query.tok_per_s)
-        cost = deployment_usd_per_mtok(price.usd_per_gpu_hour, gpus, tput)
-        kw = kw_per_gpu(request, query.accelerator, query.kw_per_gpu)
-        energy = joules_per_token(kw, gpus, tput) if kw is not None else None
-        per_mw = tok_per_s_per_mw(kw, gpus, tput) if kw is not None else None
-    except CostInputError as error:
-        return error_status(error)
+    price = request_price(request, query.usd_per_gpu_hour, query.accelerator, query.tier)
+    gpus = require_gpus(query.gpus)
+    tput = require_positive("tok_per_s", query.tok_per_s)
+    cost = deployment_usd_per_mtok(price.usd_per_gpu_hour, gpus, tput)
+    kw = kw_per_gpu(request, query.accelerator, query.kw_per_gpu)
+    energy = joules_per_token(kw, gpus, tput) if kw is not None else None
+    per_mw = tok_per_s_per_mw(kw, gpus, tput) if kw is not None else None
     return {
         "usd_per_mtok": cost,
         "token_kind": query.token_kind,
@@ -68,26 +64,23 @@ def mtok(request: HttpRequest, query: Query[MtokQuery]):
 
 @router.get(
     "/mtok/kinds",
-    response={200: KindsOut, 422: ErrorOut},
+    response={200: KindsOut, 422: Errors},
     summary="$/Mtok for input, output, total and blended tokens",
 )
 def mtok_kinds(request: HttpRequest, query: Query[KindsQuery]):
     """Each kind carries the whole GPU cost; the blend is their mix-weighted mean (3:1)."""
-    try:
-        price = request_price(request, query.usd_per_gpu_hour, query.accelerator, query.tier)
-        costs = mtok_costs(
-            price.usd_per_gpu_hour,
-            Throughput(
-                gpus=query.gpus,
-                input_tok_per_s=query.input_tok_per_s,
-                output_tok_per_s=query.output_tok_per_s,
-                cached_input_share=query.cached_input_share,
-            ),
-            mix=TokenMix(query.mix_input, query.mix_output),
-            cached_input_usd_per_mtok=query.cached_input_usd_per_mtok,
-        )
-    except CostInputError as error:
-        return error_status(error)
+    price = request_price(request, query.usd_per_gpu_hour, query.accelerator, query.tier)
+    costs = mtok_costs(
+        price.usd_per_gpu_hour,
+        Throughput(
+            gpus=query.gpus,
+            input_tok_per_s=query.input_tok_per_s,
+            output_tok_per_s=query.output_tok_per_s,
+            cached_input_share=query.cached_input_share,
+        ),
+        mix=TokenMix(query.mix_input, query.mix_output),
+        cached_input_usd_per_mtok=query.cached_input_usd_per_mtok,
+    )
     return {
         "input": costs.input,
         "output": costs.output,
@@ -102,15 +95,12 @@ def mtok_kinds(request: HttpRequest, query: Query[KindsQuery]):
 
 @router.get(
     "/gpu-hour",
-    response={200: GpuHourOut, 422: ErrorOut},
+    response={200: GpuHourOut, 422: Errors},
     summary="$/GPU-hr from capex and opex",
 )
 def gpu_hour(request: HttpRequest, query: Query[GpuHourQuery]):
     """(capex / (years x 8760) + kW x PUE x $/kWh + hosting / 730) / utilization."""
-    try:
-        cost = capex_opex_usd_per_gpu_hour(CapexOpex(**query.dict()))
-    except CostInputError as error:
-        return error_status(error)
+    cost = capex_opex_usd_per_gpu_hour(CapexOpex(**query.dict()))
     return {
         "usd_per_gpu_hour": cost.usd_per_gpu_hour,
         "depreciation": cost.depreciation,

@@ -6,12 +6,13 @@ from django.http import HttpRequest
 from ninja import Query, Router, Status
 
 from apps.accounts.auth import optional_org
+from apps.api.errors import Errors
 from apps.costs import selectors
 from apps.costs.api.claims import _suffixed
-from apps.costs.api.common import error_status, price_out, request_price, slo_cost_out
-from apps.costs.api.schemas import CompareOut, CompareQuery, ErrorOut, RunSloQuery, SloCostOut
+from apps.costs.api.common import price_out, request_price, slo_cost_out
+from apps.costs.api.schemas import CompareOut, CompareQuery, RunSloQuery, SloCostOut
 from apps.costs.claims import compare_runs
-from apps.costs.formulas import CostInputError, TokenKind
+from apps.costs.formulas import TokenKind
 from apps.costs.prices import with_profile_prices
 from apps.costs.procurement import curve_readings, procurement_rows
 from apps.costs.procurement_export import export_records
@@ -23,7 +24,7 @@ router = Router()
 
 @router.get(
     "/runs/{run_id}/slo",
-    response={200: SloCostOut, 404: ErrorOut, 422: ErrorOut},
+    response={200: SloCostOut, 404: Errors, 422: Errors},
     summary="Best throughput and $/Mtok at an SLO for a stored run",
 )
 def run_slo_cost(request: HttpRequest, run_id: int, query: Query[RunSloQuery]):
@@ -35,14 +36,11 @@ def run_slo_cost(request: HttpRequest, run_id: int, query: Query[RunSloQuery]):
             404, {"detail": [{"path": "run_id", "message": "no visible run with throughput"}]}
         )
     (curve,) = curves
-    try:
-        price = request_price(
-            request, query.usd_per_gpu_hour, query.accelerator or curve.accelerator, query.tier
-        )
-        slo = query.slo()
-        cost = cost_at_slo(curve.points, slo, price.usd_per_gpu_hour)
-    except CostInputError as error:
-        return error_status(error)
+    price = request_price(
+        request, query.usd_per_gpu_hour, query.accelerator or curve.accelerator, query.tier
+    )
+    slo = query.slo()
+    cost = cost_at_slo(curve.points, slo, price.usd_per_gpu_hour)
     basis = TokenKind(query.token_kind)
     return slo_cost_out(
         cost,
@@ -55,7 +53,7 @@ def run_slo_cost(request: HttpRequest, run_id: int, query: Query[RunSloQuery]):
 
 @router.get(
     "/procurement",
-    response={200: dict, 422: ErrorOut},
+    response={200: dict, 422: Errors},
     summary="The procurement calculator's ranked table",
 )
 def procurement_table(request: HttpRequest):
@@ -90,7 +88,7 @@ def procurement_table(request: HttpRequest):
 
 @router.get(
     "/compare",
-    response={200: CompareOut, 404: ErrorOut, 422: ErrorOut},
+    response={200: CompareOut, 404: Errors, 422: Errors},
     summary="A vs B: cost ratio at an SLO with everything that differs",
 )
 def compare(request: HttpRequest, query: Query[CompareQuery]):
@@ -103,26 +101,23 @@ def compare(request: HttpRequest, query: Query[CompareQuery]):
             message = "no visible run with throughput"
             return Status(404, {"detail": [{"path": f"run_{side}", "message": message}]})
         curves[side] = found[0]
-    try:
-        price_a = _suffixed(
-            request_price,
-            request,
-            query.usd_per_gpu_hour_a,
-            curves["a"].accelerator,
-            query.tier_a,
-            "_a",
-        )
-        price_b = _suffixed(
-            request_price,
-            request,
-            query.usd_per_gpu_hour_b,
-            curves["b"].accelerator,
-            query.tier_b,
-            "_b",
-        )
-        slo = query.slo()
-    except CostInputError as error:
-        return error_status(error)
+    price_a = _suffixed(
+        request_price,
+        request,
+        query.usd_per_gpu_hour_a,
+        curves["a"].accelerator,
+        query.tier_a,
+        "_a",
+    )
+    price_b = _suffixed(
+        request_price,
+        request,
+        query.usd_per_gpu_hour_b,
+        curves["b"].accelerator,
+        query.tier_b,
+        "_b",
+    )
+    slo = query.slo()
     result = compare_runs(curves["a"], price_a, curves["b"], price_b, slo)
 
     def side_out(side) -> dict:

@@ -10,15 +10,6 @@ from pydantic import ConfigDict
 from apps.costs.slo import Slo
 
 
-class ErrorItem(Schema):
-    path: str
-    message: str
-
-
-class ErrorOut(Schema):
-    detail: list[ErrorItem]
-
-
 class PriceOut(Schema):
     usd_per_gpu_hour: float
     accelerator: str

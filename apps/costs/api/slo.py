@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
-from apps.costs.api.common import error_status, request_price, slo_cost_out
-from apps.costs.api.schemas import ErrorOut, SloCostIn, SloCostOut
-from apps.costs.formulas import CostInputError
+from apps.api.errors import Errors
+from apps.costs.api.common import request_price, slo_cost_out
+from apps.costs.api.schemas import SloCostIn, SloCostOut
 from apps.costs.slo import SloPoint, cost_at_slo
 
 router = Router()
@@ -15,19 +15,16 @@ router = Router()
 
 @router.post(
     "/slo",
-    response={200: SloCostOut, 422: ErrorOut},
+    response={200: SloCostOut, 422: Errors},
     summary="Best throughput and $/Mtok at an SLO",
 )
 def slo_cost(request: HttpRequest, payload: SloCostIn):
     """Highest throughput per GPU meeting the SLO, interpolated along the Pareto front."""
-    try:
-        price = request_price(request, payload.usd_per_gpu_hour, payload.accelerator, payload.tier)
-        slo = payload.slo.to_slo()
-        points = [
-            SloPoint(p.label or f"#{i}", p.tok_per_s_per_gpu, dict(p.metrics), p.success_rate)
-            for i, p in enumerate(payload.points)
-        ]
-        cost = cost_at_slo(points, slo, price.usd_per_gpu_hour)
-    except CostInputError as error:
-        return error_status(error)
+    price = request_price(request, payload.usd_per_gpu_hour, payload.accelerator, payload.tier)
+    slo = payload.slo.to_slo()
+    points = [
+        SloPoint(p.label or f"#{i}", p.tok_per_s_per_gpu, dict(p.metrics), p.success_rate)
+        for i, p in enumerate(payload.points)
+    ]
+    cost = cost_at_slo(points, slo, price.usd_per_gpu_hour)
     return slo_cost_out(cost, slo, price)
