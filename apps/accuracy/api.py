@@ -3,7 +3,7 @@ from ninja import Router, Schema, Status
 
 from apps.accounts.auth import optional_org
 from apps.accuracy import selectors
-from apps.api.errors import Errors
+from apps.api.errors import Errors, error_body
 from apps.api.params import Finite
 
 router = Router(tags=["accuracy"])
@@ -38,7 +38,7 @@ def compare(request: HttpRequest, a: int, b: int, margin: Finite = 1.5):
     95% interval of the difference, the flipped items, and a verdict against `margin`."""
     org = optional_org(request)
     if margin < 0:
-        return Status(422, {"detail": [{"path": "margin", "message": "must be >= 0"}]})
+        return Status(422, error_body("margin", "must be >= 0"))
     found = {
         k: selectors.accuracy_result_get(result_id=v, org=org) for k, v in (("a", a), ("b", b))
     }
@@ -49,7 +49,7 @@ def compare(request: HttpRequest, a: int, b: int, margin: Finite = 1.5):
         baseline=found["a"], candidate=found["b"], margin_points=margin
     )
     if view.error:
-        return Status(422, {"detail": [{"path": "b", "message": view.error}]})
+        return Status(422, error_body("b", view.error))
     c = view.comparison
     return {
         "n": c.n,

@@ -26,7 +26,11 @@ from apps.catalog.api import router as catalog_router
 from apps.costs.api import router as costs_router
 from apps.costs.formulas import CostInputError
 from apps.imports.api import router as imports_router
+from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.api import router as jobs_router
+from apps.jobs.broker import BrokerUnavailable
+from apps.jobs.crypto import CredentialError
+from apps.jobs.specs import JobConflict, JobError
 from apps.runs.api import router as runs_router
 from apps.runs.services import IdempotencyConflict, JobBindingRefused
 from workers.results import DocumentError, DuplicateKey, unique_keys
@@ -119,6 +123,33 @@ def cost_input_refused(request: HttpRequest, exc: CostInputError) -> HttpRespons
     """A cost formula refused an input (a price at the edge of float range, a tier no
     accelerator has): 422 naming the field, for every cost endpoint in one place."""
     return api.create_response(request, error_body(exc.field, exc.message), status=422)
+
+
+@api.exception_handler(JobError)
+def job_refused(request: HttpRequest, exc: JobError) -> HttpResponse:
+    """A job, endpoint, pool or schedule refused as asked: 422 naming the field, or 409 when
+    it conflicts with what exists (JobConflict: a taken name, a job not retryable)."""
+    status = 409 if isinstance(exc, JobConflict) else 422
+    return api.create_response(request, error_body(exc.field, exc.message), status=status)
+
+
+@api.exception_handler(EndpointRefused)
+def endpoint_refused(request: HttpRequest, exc: EndpointRefused) -> HttpResponse:
+    """A URL outside the allowlist: nothing stored, nothing sent."""
+    return api.create_response(request, error_body("url", str(exc)), status=422)
+
+
+@api.exception_handler(CredentialError)
+def credential_refused(request: HttpRequest, exc: CredentialError) -> HttpResponse:
+    return api.create_response(request, error_body("api_key", str(exc)), status=422)
+
+
+@api.exception_handler(BrokerUnavailable)
+def broker_down(request: HttpRequest, exc: BrokerUnavailable) -> HttpResponse:
+    # 503 with Retry-After; the job is stored as failed and can be retried.
+    return unavailable(
+        request, ServiceUnavailable("broker", f"job {exc} failed: the broker is unreachable")
+    )
 
 
 @api.exception_handler(AuthenticationError)

@@ -14,7 +14,7 @@ from ninja import File, Form, Router, Schema, Status, UploadedFile
 
 from apps.accounts.auth import BearerToken
 from apps.accounts.services import audit_record
-from apps.api.errors import Errors
+from apps.api.errors import Errors, error_body
 from apps.imports.services import import_ingest
 from workers.importers import ImportFailure, load_facts_yaml
 
@@ -74,11 +74,11 @@ def import_results(
             submitted_by=token,
         )
     except ImportFailure as exc:
-        return Status(422, {"detail": [{"path": "file", "message": str(exc)}]})
+        return Status(422, error_body("file", str(exc)))
     except RecursionError:
         # Format sniffing walks the parsed file; JSON nested past Python's stack is no result.
         message = "the file nests JSON too deeply to be a result file"
-        return Status(422, {"detail": [{"path": "file", "message": message}]})
+        return Status(422, error_body("file", message))
     if outcome.created:
         audit_record(
             org=token.org,

@@ -11,23 +11,20 @@ from datetime import datetime
 from typing import Any, Literal
 
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections, transaction
+from django.db import close_old_connections
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
-from pydantic import ValidationError
 
 from apps.accounts.auth import BearerToken
 from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accounts.scoping import actor_of
 from apps.accounts.services import audit_record
-from apps.api.errors import Errors, ServiceUnavailable
+from apps.api.errors import Errors, error_body
 from apps.api.params import Finite
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
-from apps.jobs import broker, schedules, services, specs
-from apps.jobs.allowlist import EndpointRefused
-from apps.jobs.crypto import CredentialError
+from apps.jobs import schedules, services, specs
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from workers import result_facts
 
@@ -153,15 +150,6 @@ class ScheduleOut(Schema):
     last_run_at: datetime | None
 
 
-def _broker_down(exc: broker.BrokerUnavailable) -> ServiceUnavailable:
-    # 503 with Retry-After (apps.api.api); the job is stored as failed and can be retried.
-    return ServiceUnavailable("broker", f"job {exc} failed: the broker is unreachable")
-
-
-def _errors(path: str, message: str) -> dict[str, Any]:
-    return {"detail": [{"path": path, "message": message}]}
-
-
 def endpoint_out(endpoint: Endpoint) -> dict[str, Any]:
     return {
         "id": endpoint.pk,
@@ -244,15 +232,6 @@ def _scenario(request: HttpRequest, slug: str | None) -> Scenario | None:
 def create_endpoint(request: HttpRequest, body: EndpointIn):
     """Refused with 422 (path `url`) when the URL is outside the server's allowlist; nothing
     is stored and nothing is sent. The key is stored encrypted and never returned."""
-    # One transaction: a refusal after the deployment was looked up leaves no catalog rows.
-    with transaction.atomic():
-        answer = _create_endpoint(request, body)
-        if answer.status_code != 201:
-            transaction.set_rollback(True)
-    return answer
-
-
-def _create_endpoint(request: HttpRequest, body: EndpointIn) -> Status:
     org = request.auth.org
     deployment, facts = None, None
     if body.deployment_id is not None:
@@ -264,29 +243,22 @@ def _create_endpoint(request: HttpRequest, body: EndpointIn) -> Status:
             "model": body.model.model_dump(mode="json"),
             "deployment": body.deployment.model_dump(mode="json"),
         }
-    try:
-        endpoint = services.endpoint_register(
-            org=org,
-            actor=actor_of(request),
-            name=body.name,
-            url=body.url,
-            deployment=deployment,
-            facts=facts,
-            served_model=body.served_model,
-            api=body.api,
-            pool=body.pool,
-            api_key=body.api_key,
-            simulated=body.simulated,
-            is_public=not body.private,
-        )
-    except services.EndpointNameTaken as exc:
-        return Status(409, _errors(exc.field, exc.message))
-    except EndpointRefused as exc:
-        return Status(422, _errors("url", str(exc)))
-    except specs.JobError as exc:
-        return Status(422, _errors(exc.field, exc.message))
-    except ValidationError as exc:
-        return Status(422, _errors("deployment", str(exc.errors(include_url=False)[0]["msg"])))
+    # One transaction in the service: a refusal after the deployment was looked up leaves no
+    # catalog rows. Its refusals (JobError, EndpointRefused) are answered by apps.api.api.
+    endpoint = services.endpoint_register(
+        org=org,
+        actor=actor_of(request),
+        name=body.name,
+        url=body.url,
+        deployment=deployment,
+        facts=facts,
+        served_model=body.served_model,
+        api=body.api,
+        pool=body.pool,
+        api_key=body.api_key,
+        simulated=body.simulated,
+        is_public=not body.private,
+    )
     return Status(201, endpoint_out(endpoint))
 
 
@@ -309,27 +281,18 @@ def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
     endpoint = _endpoint(request, endpoint_id)
     scenario = _scenario(request, body.scenario)
     if body.scenario and scenario is None:
-        return Status(422, _errors("scenario", f"unknown scenario {body.scenario!r}"))
+        return Status(422, error_body("scenario", f"unknown scenario {body.scenario!r}"))
     options = body.model_dump(
         exclude={"kind", "scenario", "protocol"}, exclude_none=True, mode="json"
     )
-    try:
-        job = services.job_enqueue(
-            endpoint=endpoint,
-            kind=body.kind,
-            scenario=scenario,
-            protocol=body.protocol,
-            options=options,
-            requested_by=f"token {request.auth.prefix}",
-        )
-    except EndpointRefused as exc:
-        return Status(422, _errors("url", str(exc)))
-    except specs.JobError as exc:
-        return Status(422, _errors(exc.field, exc.message))
-    except CredentialError as exc:
-        return Status(422, _errors("api_key", str(exc)))
-    except broker.BrokerUnavailable as exc:
-        raise _broker_down(exc) from None
+    job = services.job_enqueue(
+        endpoint=endpoint,
+        kind=body.kind,
+        scenario=scenario,
+        protocol=body.protocol,
+        options=options,
+        requested_by=f"token {request.auth.prefix}",
+    )
     return Status(202, job_out(job))
 
 
@@ -367,14 +330,7 @@ def cancel_job(request: HttpRequest, job_id: int):
     summary="Retry a failed or cancelled job",
 )
 def retry_job(request: HttpRequest, job_id: int):
-    try:
-        job = services.job_retry(job=_job(request, job_id))
-    except specs.JobError as exc:
-        return Status(409, _errors(exc.field, exc.message))
-    except EndpointRefused as exc:
-        return Status(422, _errors("url", str(exc)))
-    except broker.BrokerUnavailable as exc:
-        raise _broker_down(exc) from None
+    job = services.job_retry(job=_job(request, job_id))
     return Status(202, job_out(job))
 
 
@@ -427,10 +383,7 @@ AGENT_WAIT_MAX_S = 30
 def create_pool(request: HttpRequest, body: PoolIn):
     """Jobs on this pool go only to agents holding one of your organization's tokens; no
     broker is involved. 409 when the name is another organization's or a first-party pool."""
-    try:
-        pool = services.pool_create(org=request.auth.org, name=body.name)
-    except specs.JobError as exc:
-        return Status(409, _errors(exc.field, exc.message))
+    pool = services.pool_create(org=request.auth.org, name=body.name)
     audit_record(
         org=request.auth.org, actor=actor_of(request), action="pool.created", target=pool.name
     )
@@ -456,7 +409,7 @@ async def agent_claim(
     # Async, so an idle agent's long poll waits on the event loop, not on a server thread.
     row = await Pool.objects.filter(name=pool, org=request.auth.org).afirst()
     if row is None:
-        return Status(404, _errors("pool", f"your organization has no pool {pool!r}"))
+        return Status(404, error_body("pool", f"your organization has no pool {pool!r}"))
     if not await _no_cache_io(services.agent_poll_open, request.auth):
         raise RateLimited("token's open long polls", AGENT_WAIT_MAX_S)
     try:
@@ -512,7 +465,7 @@ def create_schedule(request: HttpRequest, endpoint_id: int, body: ScheduleIn):
     endpoint = _endpoint(request, endpoint_id)
     scenario = _scenario(request, body.scenario)
     if body.scenario and scenario is None:
-        return Status(422, _errors("scenario", f"unknown scenario {body.scenario!r}"))
+        return Status(422, error_body("scenario", f"unknown scenario {body.scenario!r}"))
     schedule = Schedule(
         endpoint=endpoint,
         kind=body.kind,
@@ -523,10 +476,7 @@ def create_schedule(request: HttpRequest, endpoint_id: int, body: ScheduleIn):
         interval_minutes=body.interval_minutes,
         enabled=body.enabled,
     )
-    try:
-        schedules.schedule_save(schedule=schedule)
-    except specs.JobError as exc:
-        return Status(422, _errors(exc.field, exc.message))
+    schedules.schedule_save(schedule=schedule)
     audit_record(
         org=endpoint.org,
         actor=actor_of(request),
@@ -552,10 +502,7 @@ def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePatch):
         schedule.cron = ""
     for name, value in changes.items():
         setattr(schedule, name, value if value is not None else getattr(schedule, name))
-    try:
-        schedules.schedule_save(schedule=schedule)
-    except specs.JobError as exc:
-        return Status(422, _errors(exc.field, exc.message))
+    schedules.schedule_save(schedule=schedule)
     return schedule_out(schedule)
 
 

@@ -23,7 +23,14 @@ from apps.jobs.allowlist import endpoint_check
 from apps.jobs.broker import BrokerUnavailable, publish
 from apps.jobs.crypto import CredentialError, encrypt
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
-from apps.jobs.specs import JobError, job_credentials, job_options_check, job_spec, protocol_check
+from apps.jobs.specs import (
+    JobConflict,
+    JobError,
+    job_credentials,
+    job_options_check,
+    job_spec,
+    protocol_check,
+)
 from apps.runs.models import Run
 from workers import result_facts
 from workers import results as doc
@@ -133,7 +140,7 @@ def endpoint_create(
     )
 
 
-class EndpointNameTaken(JobError):
+class EndpointNameTaken(JobConflict):
     """The organization already has an endpoint of this name."""
 
 
@@ -224,7 +231,7 @@ def pool_create(*, org: Organization, name: str) -> Pool:
     if existing is not None:
         return existing
     if Pool.objects.filter(name=queue, org__isnull=True).exists():
-        raise JobError("name", f"pool {queue!r} is one of the service's own pools")
+        raise JobConflict("name", f"pool {queue!r} is one of the service's own pools")
     return Pool.objects.create(name=queue, org=org)
 
 
@@ -402,7 +409,9 @@ def job_retry(*, job: Job) -> Job:
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
         if job.is_active or job.status == Job.Status.SUCCEEDED:
-            raise JobError("status", f"only failed or cancelled jobs can be retried ({job.status})")
+            raise JobConflict(
+                "status", f"only failed or cancelled jobs can be retried ({job.status})"
+            )
         # Refused before anything changes: a retry that cannot be sent must not leave the
         # job queued forever (the reaper only looks at running jobs).
         endpoint_check(job.endpoint.url)

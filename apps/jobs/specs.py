@@ -15,12 +15,17 @@ from workers.tasks import JobSpec, LoadSpec
 
 
 class JobError(ValueError):
-    """A job that cannot be queued as asked; `field` names what is wrong."""
+    """A job that cannot be queued as asked; `field` names what is wrong (the API: 422)."""
 
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+class JobConflict(JobError):
+    """What was asked conflicts with what exists: a job not in a retryable state, a name
+    already taken (the API: 409)."""
 
 
 def _whole(value: Any) -> bool:

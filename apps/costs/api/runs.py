@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Status
 
 from apps.accounts.auth import optional_org
-from apps.api.errors import Errors
+from apps.api.errors import Errors, error_body
 from apps.costs import selectors
 from apps.costs.api.claims import _suffixed
 from apps.costs.api.common import price_out, request_price, slo_cost_out
@@ -32,9 +32,7 @@ def run_slo_cost(request: HttpRequest, run_id: int, query: Query[RunSloQuery]):
     org = optional_org(request)
     curves = selectors.deployment_curves(org=org, kind=TokenKind(query.token_kind), run_id=run_id)
     if not curves:
-        return Status(
-            404, {"detail": [{"path": "run_id", "message": "no visible run with throughput"}]}
-        )
+        return Status(404, error_body("run_id", "no visible run with throughput"))
     (curve,) = curves
     price = request_price(
         request, query.usd_per_gpu_hour, query.accelerator or curve.accelerator, query.tier
@@ -99,7 +97,7 @@ def compare(request: HttpRequest, query: Query[CompareQuery]):
         found = selectors.deployment_curves(org=org, kind=kind, run_id=run_id)
         if not found:
             message = "no visible run with throughput"
-            return Status(404, {"detail": [{"path": f"run_{side}", "message": message}]})
+            return Status(404, error_body(f"run_{side}", message))
         curves[side] = found[0]
     price_a = _suffixed(
         request_price,
