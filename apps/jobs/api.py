@@ -24,7 +24,7 @@ from apps.api.errors import Errors, error_body
 from apps.api.params import Finite
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
-from apps.jobs import schedules, services, specs
+from apps.jobs import schedules, selectors, services, specs
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from workers import result_facts
 
@@ -264,7 +264,7 @@ def create_endpoint(request: HttpRequest, body: EndpointIn):
 
 @router.get("/endpoints", response={200: list[EndpointOut], 401: Errors}, summary="Endpoints")
 def list_endpoints(request: HttpRequest):
-    endpoints = Endpoint.objects.filter(org=request.auth.org).select_related("deployment")
+    endpoints = selectors.endpoints_of(org=request.auth.org)
     return [endpoint_out(e) for e in endpoints]
 
 

@@ -18,7 +18,7 @@ from apps.accounts.ratelimit import RateLimited, org_write_limit
 from apps.accounts.scoping import actor_of, current_org, orgs_of, require_role
 from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.htmx import vary_on_htmx, wants_partial
-from apps.jobs import broker, services, specs
+from apps.jobs import broker, selectors, services, specs
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
 from apps.jobs.forms import EndpointForm
@@ -82,13 +82,7 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Endpoint “{created.name}” registered: Run now measures it.")
             return redirect("jobs:endpoint-list")
         status = 422
-    endpoints = list(
-        Endpoint.objects.filter(org=org)
-        .select_related("deployment__model", "deployment__accelerator", "deployment__engine")
-        .prefetch_related("schedules__scenario")
-    )
-    for endpoint in endpoints:
-        endpoint.latest_job = endpoint.jobs.select_related("scenario").first()
+    endpoints = selectors.endpoints_with_latest_job(org=org)
     context = {
         "endpoints": endpoints,
         "org": org,

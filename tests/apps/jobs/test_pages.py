@@ -132,3 +132,32 @@ def test_run_now_past_the_organizations_write_limit_is_429(member, endpoint, sce
     refused = member.post(f"/endpoints/{endpoint.pk}/run/", {"scenario": scenario.slug})
     assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
     assert Job.objects.count() == 1
+
+
+def test_the_endpoint_list_asks_the_database_as_often_for_four_endpoints_as_for_one(
+    member, endpoint, scenario, deployment, broker
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.jobs import services
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as seen:
+            assert member.get("/endpoints/").status_code == 200
+        return len(seen)
+
+    services.job_enqueue(endpoint=endpoint, scenario=scenario)
+    one = queries()
+    for n in range(3):
+        more = services.endpoint_create(
+            org=endpoint.org,
+            name=f"more-{n}",
+            url="http://127.0.0.1:9/",
+            deployment=deployment,
+            pool=broker.pool(),
+        )
+        services.job_enqueue(endpoint=more, scenario=scenario)
+    assert queries() == one
+    html = member.get("/endpoints/").content.decode()
+    assert html.count('data-status="queued"') == 4  # each row shows its own latest job

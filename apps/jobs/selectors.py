@@ -1,0 +1,33 @@
+"""Reads behind the endpoints page and the endpoints API."""
+
+from __future__ import annotations
+
+from django.db.models import OuterRef, QuerySet, Subquery
+
+from apps.accounts.models import Organization
+from apps.jobs.models import Endpoint, Job
+
+
+def endpoints_of(*, org: Organization | None) -> QuerySet[Endpoint]:
+    """The organization's endpoints with their deployment's facts (none without an org)."""
+    return Endpoint.objects.filter(org=org).select_related(
+        "deployment__model", "deployment__accelerator", "deployment__engine"
+    )
+
+
+def endpoints_with_latest_job(*, org: Organization | None) -> list[Endpoint]:
+    """The endpoints page's rows: each endpoint with its schedules and `latest_job` (or None),
+    in a fixed number of queries however many endpoints there are (one query per endpoint
+    before)."""
+    newest = Job.objects.filter(endpoint=OuterRef("pk")).order_by("-created_at", "-id")
+    endpoints = list(
+        endpoints_of(org=org)
+        .annotate(latest_job_id=Subquery(newest.values("id")[:1]))
+        .prefetch_related("schedules__scenario")
+    )
+    jobs = Job.objects.select_related("scenario").in_bulk(
+        [e.latest_job_id for e in endpoints if e.latest_job_id]
+    )
+    for endpoint in endpoints:
+        endpoint.latest_job = jobs.get(endpoint.latest_job_id)
+    return endpoints
