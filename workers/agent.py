@@ -21,6 +21,7 @@ import time
 import httpx
 from pydantic import ValidationError
 
+from workers.retry import backoff_delays
 from workers.submit import ServerClient
 from workers.tasks import TOKEN_ENV, JobSpec, execute
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     worker = args.name or f"agent:{socket.gethostname()}:{os.getpid()}"
     client = ServerClient(server, args.token)
     headers = {"Authorization": f"Bearer {args.token}"}
-    backoff = 1.0
+    delays = backoff_delays(1.0, cap_s=MAX_BACKOFF_S)
     print(f"agent {worker}: polling {server} for jobs on {args.pool}", flush=True)
     while True:
         try:
@@ -66,11 +67,11 @@ def run(args: argparse.Namespace) -> int:
                 timeout=args.wait + 30,
             )
         except httpx.HTTPError as exc:
-            log.warning("agent: server unreachable (%s); retrying in %.0f s", exc, backoff)
-            time.sleep(backoff)
-            backoff = min(backoff * 2, MAX_BACKOFF_S)
+            delay = next(delays)
+            log.warning("agent: server unreachable (%s); retrying in %.0f s", exc, delay)
+            time.sleep(delay)
             continue
-        backoff = 1.0
+        delays = backoff_delays(1.0, cap_s=MAX_BACKOFF_S)  # reachable again: start over
         if response.status_code == 204:
             continue
         if response.status_code in (401, 403, 404):

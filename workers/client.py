@@ -15,6 +15,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict
 
 from workers.results import ResultDocument
+from workers.retry import backoff_delays
 from workers.submit import RUNS_PATH, ServerClient, ServerError, ServerRefused, log
 
 
@@ -80,7 +81,7 @@ class InferboardClient(ServerClient):
     def _get(self, path: str, params: dict[str, Any] | None = None) -> Any:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         query = {k: v for k, v in (params or {}).items() if v is not None}
-        delay, last = self.backoff_s, ""
+        delays, last = backoff_delays(self.backoff_s), ""
         for attempt in range(1, self.attempts + 1):
             try:
                 response = httpx.get(
@@ -95,9 +96,9 @@ class InferboardClient(ServerClient):
                 if response.status_code < 500 and response.status_code != 429:
                     raise ServerRefused(f"{path}: {last}")
             if attempt < self.attempts:
+                delay = next(delays)
                 log.warning("GET %s failed (%s); retrying in %.0f s", path, last, delay)
                 time.sleep(delay)
-                delay = min(delay * 2, 60)
         raise ServerError(f"GET {path} failed after {self.attempts} attempts: {last}")
 
     def list_runs(

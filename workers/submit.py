@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 
 from workers.results import ResultDocument
+from workers.retry import backoff_delays
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ class ServerClient:
             **(extra_headers or {}),
         }
         url = self.base_url + path
-        delay = self.backoff_s
+        delays = backoff_delays(self.backoff_s)
         last = ""
         tries = attempts or self.attempts
         for attempt in range(1, tries + 1):
@@ -112,9 +113,9 @@ class ServerClient:
                     if response.status_code < 500 and response.status_code != 429:
                         raise ServerRefused(f"{path}: {last}")
             if attempt < tries:
+                delay = next(delays)
                 log.warning("POST %s failed (%s); retrying in %.0f s", path, last, delay)
                 time.sleep(delay)
-                delay = min(delay * 2, 60)
         raise ServerError(f"POST {path} failed after {tries} attempts: {last}")
 
     def event(

@@ -35,6 +35,7 @@ from workers.accuracy.protocols import (
 from workers.accuracy.stats import clustered_score
 from workers.result_facts import Deployment, Environment, ModelInfo
 from workers.results import AccuracyItem, AccuracyResult, ResultDocument
+from workers.retry import backoff_delays
 
 RUNNER_VERSION = "accuracy/1"
 INFRA_FAILURES = frozenset({"transport_error", "http_error", "bad_response"})
@@ -117,9 +118,10 @@ class EndpointClient:
         path = "/completions" if protocol.endpoint == "completions" else "/chat/completions"
         body = self.body(protocol, item)
         last = RequestFailed("transport_error", "no attempt made")
+        delays = backoff_delays(self.backoff_s, cap_s=None)
         for attempt in range(self.retries + 1):
             if attempt:
-                await asyncio.sleep(self.backoff_s * 2 ** (attempt - 1))
+                await asyncio.sleep(next(delays))
             try:
                 response = await self._client.post(self.base + path, json=body)
             except httpx.TransportError as exc:
