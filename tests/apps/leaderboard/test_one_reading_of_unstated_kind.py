@@ -11,19 +11,36 @@ from apps.runs.models import Run
 pytestmark = pytest.mark.django_db
 
 RANGE = re.compile(r"(\d+\.\d)–(\d+\.\d) <span class=\"flag\">kind unstated")
+# Cited figures fail the board's rules (no image digest, no flags): the board that lists
+# unchecked runs shows them.
+BOARD = "/?model=GLM 5.2&scenario=seed-20k-1k-60&unchecked=1"
 
 
-def test_the_board_compare_and_deployment_pages_show_the_same_two_readings(client):
+@pytest.fixture
+def wafer():
+    """The published Wafer figure (2,626 tok/s per node, kind unstated) and another run."""
     call_command("loadreference", no_inferencex=True, verbosity=0)
     run = Run.objects.get(idempotency_key="published:wafer-glm52-mi355x-tp4dp2-fp4kernel")
-    other = Run.objects.filter(provenance="published").exclude(pk=run.pk).first()
-    # Cited figures fail the board's rules (no image digest, no flags): the board that lists
-    # unchecked runs shows them.
-    board = client.get("/?model=GLM 5.2&scenario=seed-20k-1k-60&unchecked=1").content.decode()
-    row = board[
-        board.index(f'href="/runs/{run.pk}/"') - 3000 : board.index(f'href="/runs/{run.pk}/"')
-    ]
-    [on_board] = RANGE.findall(row)
+    return run, Run.objects.filter(provenance="published").exclude(pk=run.pk).first()
+
+
+def board_range(client, run) -> tuple[str, str]:
+    """The two readings the board's row for `run` shows."""
+    board = client.get(BOARD).content.decode()
+    at = board.index(f'href="/runs/{run.pk}/"')
+    [shown] = RANGE.findall(board[at - 3000 : at])
+    return shown
+
+
+def board_record(client, run) -> dict:
+    """The board's JSON export's row for `run`."""
+    [record] = [r for r in client.get(f"{BOARD}&format=json").json() if r["run_id"] == run.pk]
+    return record
+
+
+def test_the_board_compare_and_deployment_pages_show_the_same_two_readings(client, wafer):
+    run, other = wafer
+    on_board = board_range(client, run)
     compare = client.get(
         f"/compare/?d={run.deployment_id}&d={other.deployment_id}&scenario=seed-20k-1k-60"
     ).content.decode()
@@ -34,22 +51,15 @@ def test_the_board_compare_and_deployment_pages_show_the_same_two_readings(clien
     assert on_board in RANGE.findall(history)
 
 
-def test_costs_its_exports_and_the_api_read_the_figure_as_the_board_does(client):
-    call_command("loadreference", no_inferencex=True, verbosity=0)
-    run = Run.objects.get(idempotency_key="published:wafer-glm52-mi355x-tp4dp2-fp4kernel")
-    board_json = client.get(
-        "/?model=GLM 5.2&scenario=seed-20k-1k-60&unchecked=1&format=json"
-    ).json()
-    [on_board] = [r for r in board_json if r["run_id"] == run.pk]
+def test_costs_its_exports_and_the_api_read_the_figure_as_the_board_does(client, wafer):
+    run, _ = wafer
+    on_board = board_record(client, run)
     assert on_board["tok_s_kind"] == "unstated" and on_board["tok_s_per_gpu_range"]
     # No SLO bound: the figure is priced as published, on the board's default tier and basis.
     query = "model=GLM 5.2&ttft_s_max=&min_success_pct=0"
-    board = client.get("/?model=GLM 5.2&scenario=seed-20k-1k-60&unchecked=1").content.decode()
-    at = board.index(f'href="/runs/{run.pk}/"')
-    [as_shown] = RANGE.findall(board[at - 3000 : at])
     page = client.get(f"/costs/?{query}").content.decode()
     row = page[page.index(f'<tr class="row-main" data-run="{run.pk}"') :].split("</tr>")[0]
-    assert as_shown in RANGE.findall(row)
+    assert board_range(client, run) in RANGE.findall(row)
     for records in (
         client.get(f"/costs/export.json?{query}").json()["rows"],
         client.get(f"/api/v1/costs/procurement?{query}").json()["rows"],
@@ -60,13 +70,9 @@ def test_costs_its_exports_and_the_api_read_the_figure_as_the_board_does(client)
         assert mine["usd_per_mtok_range"] == on_board["usd_per_mtok_range"]
 
 
-def test_the_run_cost_api_reads_the_figure_as_the_board_does(client):
-    call_command("loadreference", no_inferencex=True, verbosity=0)
-    run = Run.objects.get(idempotency_key="published:wafer-glm52-mi355x-tp4dp2-fp4kernel")
-    board_json = client.get(
-        "/?model=GLM 5.2&scenario=seed-20k-1k-60&unchecked=1&format=json"
-    ).json()
-    [on_board] = [r for r in board_json if r["run_id"] == run.pk]
+def test_the_run_cost_api_reads_the_figure_as_the_board_does(client, wafer):
+    run, _ = wafer
+    on_board = board_record(client, run)
     body = client.get(
         f"/api/v1/costs/runs/{run.pk}/slo?min_success_pct=0&tier=owning_hyperscaler"
     ).json()
@@ -75,20 +81,12 @@ def test_the_run_cost_api_reads_the_figure_as_the_board_does(client):
     assert body["usd_per_mtok_range"] == on_board["usd_per_mtok_range"]
 
 
-def test_the_run_page_and_the_compare_csv_read_it_as_the_board_does(client):
-    call_command("loadreference", no_inferencex=True, verbosity=0)
-    run = Run.objects.get(idempotency_key="published:wafer-glm52-mi355x-tp4dp2-fp4kernel")
-    other = Run.objects.filter(provenance="published").exclude(pk=run.pk).first()
-    board = client.get("/?model=GLM 5.2&scenario=seed-20k-1k-60&unchecked=1")
-    html = board.content.decode()
-    at = html.index(f'href="/runs/{run.pk}/"')
-    [on_board] = RANGE.findall(html[at - 3000 : at])
+def test_the_run_page_and_the_compare_csv_read_it_as_the_board_does(client, wafer):
+    run, other = wafer
+    low, high = board_range(client, run)
     run_page = client.get(f"/runs/{run.pk}/?scenario=seed-20k-1k-60").content.decode()
-    assert f'{on_board[0]}–{on_board[1]} <span class="flag">kind unstated' in run_page
-    board_json = client.get(
-        "/?model=GLM 5.2&scenario=seed-20k-1k-60&unchecked=1&format=json"
-    ).json()
-    [row] = [r for r in board_json if r["run_id"] == run.pk]
+    assert f'{low}–{high} <span class="flag">kind unstated' in run_page
+    row = board_record(client, run)
     csv = client.get(
         f"/compare/?d={run.deployment_id}&d={other.deployment_id}&scenario=seed-20k-1k-60"
         "&format=csv"
