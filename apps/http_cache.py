@@ -44,7 +44,7 @@ from django.urls import Resolver404, resolve
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
 
-from apps.runs.services import runs_version
+from apps.runs.services import runs_version, runs_version_pinned
 
 # Pages anyone may see (by view name); what they show depends on the runs and the catalog.
 PUBLIC_VIEWS = frozenset(
@@ -228,8 +228,13 @@ class HttpCacheMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponseBase:
+        if not _public_candidate(request):
+            return self._answer(request, public=False)
+        with runs_version_pinned():
+            return self._answer(request, public=True)
+
+    def _answer(self, request: HttpRequest, *, public: bool) -> HttpResponseBase:
         validators = None
-        public = _public_candidate(request)
         if public:
             validators = _validators(request)
             if _may_skip_the_view(request):

@@ -2,8 +2,9 @@
 
 import functools
 import gc
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -185,9 +186,29 @@ def _gc_paused():
 RUNS_VERSION_KEY = "runs:version"
 
 
+# Set for the length of one public read (apps.http_cache): its validators, its page-cache key
+# and its list-cache key then name one version, read from Redis once instead of up to three
+# times.
+_pinned_version: ContextVar[int | None] = ContextVar("runs_version_pinned", default=None)
+
+
 def runs_version() -> int:
     """Changes whenever a run lands; cached pages key on it, so they never show stale data."""
+    pinned = _pinned_version.get()
+    if pinned is not None:
+        return pinned
     return cache.get_or_set(RUNS_VERSION_KEY, 1, timeout=None)
+
+
+@contextmanager
+def runs_version_pinned() -> Iterator[int]:
+    """One reading of the runs version for a read that changes nothing (GET, HEAD)."""
+    version = cache.get_or_set(RUNS_VERSION_KEY, 1, timeout=None)
+    token = _pinned_version.set(version)
+    try:
+        yield version
+    finally:
+        _pinned_version.reset(token)
 
 
 def runs_version_bump() -> None:
