@@ -2,8 +2,6 @@
 its facts and its accuracy results.
 """
 
-from django.db.models.functions import Coalesce
-
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment
@@ -32,7 +30,6 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
         runs_visible(org=org)
         .filter(deployment=deployment)
         .select_related("scenario", "best_point")
-        .annotate(measured_at=Coalesce("started_at", "created_at"))
         .order_by("measured_at", "id")
     )
     history, by_scenario = [], {}

@@ -9,8 +9,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, Count, Exists, F, Max, OuterRef, QuerySet, Value, When
-from django.db.models.functions import Coalesce
+from django.db.models import Case, Count, Exists, F, Max, OuterRef, QuerySet, Subquery, Value, When
 from django.utils import timezone
 
 from apps.accounts.models import Organization
@@ -20,7 +19,13 @@ from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind, priced_throughput
 from apps.costs.prices import prices_by_accelerator_id
 from apps.runs.models import Point, Run
-from apps.runs.selectors import RunFilters, runs_filtered, runs_narrowed, runs_visible
+from apps.runs.selectors import (
+    RunFilters,
+    deployment_lookups,
+    runs_filtered,
+    runs_narrowed,
+    runs_visible,
+)
 from apps.runs.summary import MEETS, MISSES, UNVERIFIED, scenario_slo
 
 SORTS = {
@@ -225,7 +230,7 @@ def imported_sources(*, run_ids: list[int]) -> list[dict[str, Any]]:
         Run.objects.filter(pk__in=run_ids, provenance=Run.Provenance.IMPORTED)
         .exclude(source_tool="")
         .values("source_tool")
-        .annotate(runs=Count("id"), as_of=Max(Coalesce("started_at", "created_at")))
+        .annotate(runs=Count("id"), as_of=Max("measured_at"))
         .order_by("-runs")
     )
 
@@ -244,14 +249,8 @@ def _slo_text(scenario: Scenario | None) -> str:
 
 
 def _runs_for(board: Board, org: Organization | None):
-    filters = RunFilters(
-        model=board.model,
-        accelerator=board.accelerator,
-        quantization=board.quantization,
-        scenario=board.scenario,  # an unknown slug matches nothing, not everything
-    )
     runs = runs_narrowed(
-        runs_filtered(org=org, filters=filters),
+        runs_filtered(org=org, filters=_run_filters(board)),
         accelerators=board.accelerators,
         engines=board.engines,
         quantizations=board.quantizations,
@@ -274,15 +273,50 @@ def _runs_for(board: Board, org: Organization | None):
     return runs
 
 
-def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
+def _run_filters(board: Board) -> RunFilters:
+    return RunFilters(
+        model=board.model,
+        accelerator=board.accelerator,
+        quantization=board.quantization,
+        scenario=board.scenario,  # an unknown slug matches nothing, not everything
+    )
+
+
+def _board_deployments(board: Board) -> QuerySet[Deployment]:
+    """The deployments whose facts the board's filters allow (runs decide the rest)."""
+    deployments = Deployment.objects.filter(
+        **deployment_lookups(
+            _run_filters(board),
+            accelerators=board.accelerators,
+            engines=board.engines,
+            quantizations=board.quantizations,
+            servings=board.servings,
+        )
+    )
+    if board.deployments:
+        deployments = deployments.filter(pk__in=board.deployments)
+    return deployments
+
+
+def _row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, Any]]:
     """Per deployment, the run the board's rule picks (Board.rule_text says which).
 
     "latest" picks among every run with points, so a latest run without a rankable point
     (every level client-bound or off its prompt length) hides the row rather than letting
     an older run stand in for it."""
-    # A run is dated by when it was measured where its document says, else when it landed
-    # (an imported history lands all at once, measured over months).
-    runs = runs.annotate(measured_at=Coalesce("started_at", "created_at"))
+    columns = (
+        "id",
+        "deployment_id",
+        "provenance",
+        "origin",
+        "rules_passed",
+        "rules_failed",
+        "is_public",
+        "best_meets_slo",
+        "best_point",
+        "labels",
+        *BEST_ROW_COLUMNS,
+    )
     if board.rule == "best":
         runs = runs.filter(best_point__isnull=False)
         if not board.include_unchecked:
@@ -301,19 +335,18 @@ def _row_runs(runs, board: Board) -> list[dict[str, Any]]:
     else:
         has_points = Exists(Point.objects.filter(run=OuterRef("pk")))
         ordered = runs.filter(has_points).order_by("deployment_id", "-measured_at", "-id")
-    columns = (
-        "id",
-        "deployment_id",
-        "provenance",
-        "origin",
-        "rules_passed",
-        "rules_failed",
-        "is_public",
-        "best_meets_slo",
-        "best_point",
-        "labels",
-        *BEST_ROW_COLUMNS,
-    )
+        if connection.vendor == "postgresql" and scenario is not None:
+            # Each deployment's latest run is one walk down runs_run_latest_idx that stops
+            # at the first run the filters keep: the board's cost grows with deployments,
+            # not with runs (DISTINCT ON sorted every run of the scenario).
+            latest = (
+                ordered.filter(scenario_id=scenario.pk, deployment_id=OuterRef("pk"))
+                .order_by("-measured_at", "-id")
+                .values("id")[:1]
+            )
+            ids = _board_deployments(board).annotate(run_id=Subquery(latest)).values("run_id")
+            picked = list(Run.objects.filter(pk__in=ids).values(*columns))
+            return [row for row in picked if row["best_point"] is not None]
     if connection.vendor == "postgresql":
         picked = list(ordered.distinct("deployment_id").values(*columns))
     else:
@@ -376,7 +409,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     # scenario name and SLO must not show for a guessed slug).
     visible = scenario_list(org=org)
     scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
-    best, unchecked = _checked(_row_runs(_runs_for(board, org), board), board)
+    best, unchecked = _checked(_row_runs(_runs_for(board, org), board, scenario), board)
     prices = reference_prices(board.tier, board.own_prices)
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)
     rows = []

@@ -39,28 +39,54 @@ def run_list(*, org: Organization | None, filters: RunFilters) -> QuerySet[Run]:
 
 
 def runs_filtered(*, org: Organization | None, filters: RunFilters) -> QuerySet[Run]:
-    runs = runs_visible(org=org)
-    if filters.model:
-        runs = runs.filter(deployment__model__name__iexact=filters.model)
-    if filters.accelerator:
-        runs = runs.filter(deployment__accelerator__sku__iexact=filters.accelerator)
-    if filters.engine:
-        runs = runs.filter(deployment__engine__name__iexact=filters.engine)
-    if filters.quantization:
-        runs = runs.filter(deployment__quant_weights__iexact=filters.quantization)
+    runs = runs_visible(org=org).filter(**_on_runs(deployment_lookups(filters)))
     if filters.scenario:
         runs = runs.filter(scenario__slug=filters.scenario)
     if filters.provenance:
         runs = runs.filter(provenance=filters.provenance)
-    if filters.deployment:
-        # Short digit strings are IDs (a fingerprint is 64 hex digits); no overflowing int.
-        if filters.deployment.isdigit() and len(filters.deployment) < 10:
-            runs = runs.filter(deployment_id=int(filters.deployment))
-        else:
-            runs = runs.filter(deployment__fingerprint=filters.deployment.lower())
     if filters.origin:
         runs = runs.filter(origin=filters.origin)
     return runs
+
+
+def deployment_lookups(
+    filters: RunFilters,
+    *,
+    accelerators: Sequence[str] = (),
+    engines: Sequence[str] = (),
+    quantizations: Sequence[str] = (),
+    servings: Sequence[str] = (),
+) -> dict[str, object]:
+    """The deployment facts a run list filters on, as lookups on Deployment: the runs filters
+    apply them through `deployment__`, and the board to the deployments it probes one by one."""
+    lookups: dict[str, object] = {}
+    if filters.model:
+        lookups["model__name__iexact"] = filters.model
+    if filters.accelerator:
+        lookups["accelerator__sku__iexact"] = filters.accelerator
+    if filters.engine:
+        lookups["engine__name__iexact"] = filters.engine
+    if filters.quantization:
+        lookups["quant_weights__iexact"] = filters.quantization
+    if filters.deployment:
+        # Short digit strings are IDs (a fingerprint is 64 hex digits); no overflowing int.
+        if filters.deployment.isdigit() and len(filters.deployment) < 10:
+            lookups["pk"] = int(filters.deployment)
+        else:
+            lookups["fingerprint"] = filters.deployment.lower()
+    if accelerators:
+        lookups["accelerator__sku__in"] = list(accelerators)
+    if engines:
+        lookups["engine__name__in"] = list(engines)
+    if quantizations:
+        lookups["quant_weights__in"] = list(quantizations)
+    if servings and set(servings) != set(SERVINGS):
+        lookups["disaggregated"] = "disaggregated" in servings
+    return lookups
+
+
+def _on_runs(lookups: dict[str, object]) -> dict[str, object]:
+    return {f"deployment__{name}": value for name, value in lookups.items()}
 
 
 # Columns a run list shows, read as plain rows: no model instances, no JSON columns decoded.
@@ -175,14 +201,17 @@ def runs_narrowed(
     """Runs whose deployment is any of the picked accelerators, engines, quantizations and
     servings ("aggregated", "disaggregated"; each list empty: no filter), added within
     [since, until] (dates, inclusive)."""
-    if accelerators:
-        runs = runs.filter(deployment__accelerator__sku__in=accelerators)
-    if engines:
-        runs = runs.filter(deployment__engine__name__in=engines)
-    if quantizations:
-        runs = runs.filter(deployment__quant_weights__in=quantizations)
-    if servings and set(servings) != set(SERVINGS):
-        runs = runs.filter(deployment__disaggregated="disaggregated" in servings)
+    runs = runs.filter(
+        **_on_runs(
+            deployment_lookups(
+                RunFilters(),
+                accelerators=accelerators,
+                engines=engines,
+                quantizations=quantizations,
+                servings=servings,
+            )
+        )
+    )
     if since:
         runs = runs.filter(created_at__date__gte=since)
     if until:
