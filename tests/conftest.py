@@ -4,11 +4,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 EXAMPLES = Path(__file__).parent / "examples"
 
 # production_server: the documented production command on the test database.
 pytest_plugins = ["tests.production"]
+
+# No time limit per example: hypothesis's default (200 ms) is a timing threshold, and on a
+# shared, busy machine a pure function's example can take longer (a property test of the
+# Pareto front failed that way), and so can generating one (the too_slow health check).
+# What the properties check does not depend on speed.
+settings.register_profile("inferboard", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("inferboard")
 
 
 def example(name: str = "measured-run.json") -> dict[str, Any]:
