@@ -1,6 +1,7 @@
-"""Server time of the public pages with 1,000 and 10,000 runs (1,000,000 request records).
+"""Server time of the public pages with 1,000, 10,000 and 100,000 runs (1,000,000 request
+records at the largest size).
 
-    python bench/pages.py [--requests 30]
+    python bench/pages.py [--requests 30] [--sizes 1000,10000,100000]
 
 Fills a throwaway PostgreSQL database (DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/inferboard_bench_pages; created and dropped by the run)
@@ -93,6 +94,19 @@ def fill(target_runs: int, records_per_point: int) -> None:
                         e2el_p50_ms=5000 + 100 * concurrency,
                         e2el_p99_ms=8000 + 150 * concurrency,
                         interactivity_p50=speed / concurrency**0.3,
+                        # The distributions the SLO verdict reads (workers/slo.py).
+                        latency_ms={
+                            "ttft": {
+                                "p50": 200 * concurrency**0.5,
+                                "p99": 400 * concurrency**0.5,
+                            },
+                            "tpot": {"p50": 1000 / (speed / concurrency**0.3)},
+                            "e2el": {
+                                "p50": 5000 + 100 * concurrency,
+                                "p99": 8000 + 150 * concurrency,
+                            },
+                        },
+                        interactivity={"p50": speed / concurrency**0.3},
                     )
                 )
         points = Point.objects.bulk_create(points, batch_size=5000)
@@ -120,12 +134,17 @@ def _summarise(runs, points) -> None:
     for p in points:
         by_run.setdefault(p.run_id, []).append(
             summary.PointFigures(
-                p.pk, p.output_tok_s, None, p.ttft_p50_ms, p.ttft_p99_ms, p.tpot_p50_ms,
-                p.e2el_p99_ms,
+                point_id=p.pk,
+                output_tok_s=p.output_tok_s,
+                unlabelled_tok_s=None,
+                latency_ms=p.latency_ms,
+                interactivity=p.interactivity,
+                success_rate=p.success_rate,
+                ordinal=p.ordinal,
             )
-        )  # fmt: skip
+        )
     for run in runs:
-        slo = summary.SloBounds.of(run.scenario)
+        slo = summary.scenario_slo(run.scenario)
         best = summary.best_point(by_run[run.pk], slo, run.deployment.gpus)
         run.best_point_id, run.best_tput_per_gpu = best.point_id, best.tput_per_gpu
         run.best_meets_slo = best.meets_slo
@@ -167,7 +186,18 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument("--requests", type=int, default=30, help="timed requests per page")
+    parser.add_argument(
+        "--sizes",
+        default="1000,10000,100000",
+        help="run counts to measure at, ascending (comma-separated; the first is the baseline)",
+    )
     args = parser.parse_args()
+    try:
+        sizes = sorted({int(size) for size in args.sizes.split(",")})
+    except ValueError:
+        parser.error(f"--sizes: comma-separated run counts, not {args.sizes!r}")
+    if not sizes or sizes[0] < 10:
+        parser.error("--sizes: at least one run count of 10 or more")
     sys.path.insert(0, str(ROOT))
     os.environ["DATABASE_URL"] = os.environ.get("DATABASE_URL", DEFAULT_DB)
     # Measure as production runs: DEBUG off (no query log); plain HTTP in-process.
@@ -196,9 +226,9 @@ def main() -> None:
     try:
         call_command("loadreference", stdout=io.StringIO())
         client = Client()
-        records_per_point = RECORDS_TOTAL // (10_000 * POINTS_PER_RUN)
+        records_per_point = max(1, RECORDS_TOTAL // (sizes[-1] * POINTS_PER_RUN))
         results = {}
-        for runs in (1_000, 10_000):
+        for runs in sizes:
             started = time.perf_counter()
             fill(runs, records_per_point)
             filled = time.perf_counter() - started
@@ -228,9 +258,11 @@ def main() -> None:
                     f"({p50 / trivial[0]:5.1f}x / {p95 / trivial[1]:5.1f}x trivial)"
                 )
             print(f"  {'leaderboard cached':20} p50 {pct(cached, 50):7.1f} ms")
-        print("\n10,000-run figure / 1,000-run figure (p95):")
-        for name in ("leaderboard", "compare", "run"):
-            print(f"  {name:12} {results[10_000][name][1] / results[1_000][name][1]:.2f}x")
+        base = sizes[0]
+        for runs in sizes[1:]:
+            print(f"\n{runs:,}-run figure / {base:,}-run figure (p95):")
+            for name in ("leaderboard", "compare", "run"):
+                print(f"  {name:12} {results[runs][name][1] / results[base][name][1]:.2f}x")
     finally:
         connection.creation.destroy_test_db(test_db, verbosity=0)
 
