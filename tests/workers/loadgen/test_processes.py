@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from tests.workers.loadgen.support import sweep
 from tests.workers.loadgen.test_cli import bench
 from workers.loadgen.runner import Level
@@ -85,5 +87,5 @@ def test_the_cli_splits_sessions_over_client_processes_each_session_in_one(
     for session, records in by_session.items():
         records.sort(key=lambda r: r.turn)
         assert [r.i for r in records] == [session * 3 + t for t in range(3)]
-        assert all(a.t_send_ms < b.t_send_ms for a, b in zip(records, records[1:]))
+        assert all(a.t_send_ms < b.t_send_ms for a, b in pairwise(records))
     assert len(document.environment.extra["client_start_skew_ms"]) == 1
