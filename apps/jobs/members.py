@@ -54,6 +54,8 @@ def job_member_event(
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
         members = job_members(job)
+        if members == 1:
+            raise JobError("member", "this job runs on one worker: report without a member")
         if not 0 <= member < members:
             raise JobError("member", f"this job has members 0 to {members - 1}")
         if attempt != job.attempt:

@@ -234,3 +234,14 @@ def test_a_member_s_share_is_held_by_one_worker_at_a_time(fanned_out):
     assert event(0, "heartbeat", worker="intruder")["cancel"] is True
     assert submit(0, worker="intruder").status_code == 409
     assert event(5, "started").get("proceed") is not True  # no member 5 in a job of 3
+
+
+def test_a_job_of_one_worker_takes_no_member_reports(client, auth, endpoint, scenario, broker):
+    assert run_now(client, auth, endpoint, scenario).status_code == 202
+    job = Job.objects.get()
+    body = {"event": "started", "attempt": 1, "worker": "w", "member": 0}
+    response = post(client, f"/api/v1/jobs/{job.pk}/events", body, auth)
+    assert response.status_code == 422
+    assert response.json()["detail"][0]["path"] == "member"
+    job.refresh_from_db()
+    assert job.status == "queued" and not JobPart.objects.exists()
