@@ -427,6 +427,7 @@ def measure_load(
         "transport": cfg.transport,
     }
     if spec.members > 1:
+        progress.text = f"member {spec.member} of {spec.members}: measuring from start_at"
         return _measure_member(spec, cfg, workload, plan, counter, started_at, extra, cancel)
     result = SweepResult()
     sweep = run_sweep(
