@@ -404,6 +404,7 @@ def job_cancel(*, job: Job, actor: str = "") -> Job:
             job.finished_at = timezone.now()
             job.error = "cancelled"
             job.save(update_fields=["status", "finished_at", "error"])
+            JobPart.objects.filter(job=job).delete()  # a fanned-out job's parts never merge
             if actor:
                 audit_record(
                     org=job.endpoint.org,

@@ -245,3 +245,15 @@ def test_a_job_of_one_worker_takes_no_member_reports(client, auth, endpoint, sce
     assert response.json()["detail"][0]["path"] == "member"
     job.refresh_from_db()
     assert job.status == "queued" and not JobPart.objects.exists()
+
+
+def test_cancelling_a_fanned_out_job_discards_its_parts(fanned_out, client, auth):
+    job, event, submit = fanned_out
+    for member in range(3):
+        event(member, "started")
+    assert submit(0).status_code == 200
+    assert post(client, f"/api/v1/jobs/{job.pk}/cancel", {}, auth).json()["status"] == "cancelled"
+    assert not JobPart.objects.exists()
+    assert event(1, "heartbeat")["cancel"] is True
+    assert submit(1).status_code == 409
+    assert not Run.objects.exists()
