@@ -37,7 +37,8 @@ def broker_url(settings) -> Iterator[str]:
     base = urlsplit(settings.REDIS_URL or "redis://127.0.0.1:6379/0")
     url = urlunsplit((base.scheme, base.netloc, "/12", "", ""))
     settings.CELERY_BROKER_URL = url
-    settings.JOB_MEMBERS_START_LEAD_S = 4
+    # Time for three workers on a shared 2-core host to calibrate and warm up before it.
+    settings.JOB_MEMBERS_START_LEAD_S = 8
     yield url
 
 
@@ -93,13 +94,15 @@ def test_a_job_of_three_members_lands_as_one_run_equal_to_a_single_process_run(
     assert len(skews) == 3 and all(isinstance(s, float) for s in skews), skews
     # One instant, chosen by the server once and ahead of the members' start.
     start_at = datetime.fromisoformat(run.environment["extra"]["members_start_at"])
-    assert start_at >= job.created_at + timedelta(seconds=4)
+    assert start_at >= job.created_at + timedelta(seconds=8)
     assert all(m["client"][0]["cpu_utilization"] >= 0 for m in members)
     assert point.requests_total == alone.requests_total == PLAN["requests"]
     assert point.requests_succeeded == PLAN["requests"]
     # Same plan, same server pace: the figures agree within what a loaded 2-core host adds.
-    # Throughput: members start a few ms apart, against a window of ~0.4 s.
-    assert 0.7 <= point.output_tok_s / alone.output_tok_s <= 1.4
+    # Throughput: a member that starts late (its skew) stretches the merged window by as
+    # much at most, against a window of ~0.4 s.
+    stretch = alone.window_s / (alone.window_s + max(level_skew) / 1000)
+    assert 0.7 * stretch <= point.output_tok_s / alone.output_tok_s <= 1.4
     # Latency is set by the server (a first token, then 7 gaps of 4 ms), whoever sends: p50
     # barely moves. p99 of 60 requests is their slowest one or two, which one scheduler stall
     # on a shared host moves by tens of ms either way: a floor the server sets, a wide ratio.
