@@ -257,6 +257,10 @@ JOB_MAX_DURATION_S = float(os.environ.get("JOB_MAX_DURATION_S", "3600"))
 JOB_MAX_RATE = float(os.environ.get("JOB_MAX_RATE", "10000"))
 JOB_MAX_WARMUP = int(os.environ.get("JOB_MAX_WARMUP", "10000"))
 JOB_MAX_ACCURACY_ITEMS = int(os.environ.get("JOB_MAX_ACCURACY_ITEMS", "100000"))
+JOB_MAX_MEMBERS = int(os.environ.get("JOB_MAX_MEMBERS", "16"))
+# A fanned-out job's members start this long after it is queued: time for each worker to take
+# its message and calibrate prompts. A member that comes later starts at once (its skew says so).
+JOB_MEMBERS_START_LEAD_S = float(os.environ.get("JOB_MEMBERS_START_LEAD_S", "10"))
 SCHEDULE_MIN_INTERVAL_MINUTES = int(os.environ.get("SCHEDULE_MIN_INTERVAL_MINUTES", "5"))
 # Loopback services that are never endpoints, even inside the allowlist (SSH, SMTP,
 # PostgreSQL, Redis, memcached, MySQL, MongoDB).

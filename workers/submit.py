@@ -128,6 +128,7 @@ class ServerClient:
         message: str = "",
         run_id: int | None = None,
         retries: int | None = None,
+        member: int | None = None,
     ) -> EventAnswer:
         body: dict[str, Any] = {
             "event": event,
@@ -137,6 +138,8 @@ class ServerClient:
         }
         if run_id is not None:
             body["run_id"] = run_id
+        if member is not None:  # one member of a job fanned out over several workers
+            body["member"] = member
         data = self._post(f"/api/v1/jobs/{job_id}/events", json.dumps(body), retries)
         return EventAnswer(
             status=str(data.get("status", "")),
@@ -157,3 +160,20 @@ class ServerClient:
         headers = {JOB_SECRET_HEADER: job_secret} if job_secret else None
         data = self._post(path, json.dumps(document.to_json_dict()), extra_headers=headers)
         return int(data["id"])
+
+    def submit_part(
+        self,
+        job_id: int,
+        part: dict[str, Any],
+        *,
+        attempt: int,
+        member: int,
+        worker: str,
+        job_secret: str | None = None,
+    ) -> dict[str, Any]:
+        """POST one member's part of a fanned-out job; the server answers the job's status
+        and, once the last part is in, the merged run's id. Resending a part replaces it."""
+        body = {"attempt": attempt, "member": member, "worker": worker, "part": part}
+        headers = {JOB_SECRET_HEADER: job_secret} if job_secret else None
+        data = self._post(f"/api/v1/jobs/{job_id}/parts", json.dumps(body), extra_headers=headers)
+        return {"status": str(data.get("status", "")), "run_id": data.get("run_id")}

@@ -89,6 +89,11 @@ class JobSpec(BaseModel):
     protocol: str | None = None
     limit: int | None = Field(None, ge=1)
     concurrency: int = Field(8, ge=1, description="accuracy requests in flight")
+    # A load job fanned out over several workers of the pool (workers/loadgen/members.py):
+    # this message runs share `member` of `members`, its first level from `start_at`.
+    member: int = Field(0, ge=0)
+    members: int = Field(1, ge=1, le=16)
+    start_at: datetime | None = None
 
 
 class JobCancelled(Exception):
@@ -174,6 +179,8 @@ def execute(spec: JobSpec, *, worker: str, client: ServerClient | None = None) -
         attempts=int(os.environ.get("INFERBOARD_SERVER_ATTEMPTS", "6")),
     )
 
+    member = spec.member if spec.members > 1 else None
+
     def report(event: str, message: str = "", run_id: int | None = None) -> None:
         try:
             client.event(
@@ -183,13 +190,16 @@ def execute(spec: JobSpec, *, worker: str, client: ServerClient | None = None) -
                 worker=worker,
                 message=message,
                 run_id=run_id,
+                member=member,
             )
         except (ServerError, ServerRefused) as exc:
             # Never re-run a finished measurement for a lost report: the server's reaper
             # finds the run by the job's idempotency key.
             log.error("job %s: could not report %s: %s", spec.job_id, event, exc)
 
-    answer = client.event(spec.job_id, "started", attempt=spec.attempt, worker=worker)
+    answer = client.event(
+        spec.job_id, "started", attempt=spec.attempt, worker=worker, member=member
+    )
     if not answer.proceed:
         log.info("job %s not started: %s", spec.job_id, answer.detail or answer.status)
         return {"job": spec.job_id, "outcome": "skipped", "detail": answer.detail}
@@ -209,7 +219,7 @@ def execute(spec: JobSpec, *, worker: str, client: ServerClient | None = None) -
     )
     beat.start()
     try:
-        document = measure(spec, progress=progress, cancel=cancel)
+        document, part = measure(spec, progress=progress, cancel=cancel)
     except JobCancelled:
         stop.set()
         report("cancelled", "stopped on request")
@@ -229,6 +239,8 @@ def execute(spec: JobSpec, *, worker: str, client: ServerClient | None = None) -
     if cancel.is_set():
         report("cancelled", "stopped on request")
         return {"job": spec.job_id, "outcome": "cancelled"}
+    if part is not None:
+        return _submit_part(client, spec, part, worker=worker, report=report)
     try:
         run_id = client.submit(
             document,
@@ -240,6 +252,25 @@ def execute(spec: JobSpec, *, worker: str, client: ServerClient | None = None) -
         return {"job": spec.job_id, "outcome": "failed"}
     report("succeeded", f"run {run_id}", run_id=run_id)
     return {"job": spec.job_id, "outcome": "succeeded", "run": run_id}
+
+
+def _submit_part(
+    client: ServerClient, spec: JobSpec, part: Any, *, worker: str, report: Any
+) -> dict[str, Any]:
+    """A member's share goes to the server as a part; the last part in makes the run."""
+    try:
+        answer = client.submit_part(
+            spec.job_id,
+            part.model_dump(mode="json", by_alias=True, exclude_none=True),
+            attempt=spec.attempt,
+            member=spec.member,
+            worker=worker,
+            job_secret=spec.job_secret.get_secret_value() if spec.job_secret else None,
+        )
+    except (ServerError, ServerRefused) as exc:
+        report("failed", f"part not accepted: {exc}")
+        return {"job": spec.job_id, "outcome": "failed", "member": spec.member}
+    return {"job": spec.job_id, "outcome": "submitted", "member": spec.member, **answer}
 
 
 def _heartbeats(
@@ -259,6 +290,7 @@ def _heartbeats(
                 worker=worker,
                 message=progress.text,
                 retries=2,
+                member=spec.member if spec.members > 1 else None,
             )
         except (ServerError, ServerRefused) as exc:
             # A missed heartbeat is not fatal; the server's timeout is several intervals long.
@@ -314,17 +346,22 @@ async def _until_cancelled[T](work: Awaitable[T], cancel: threading.Event) -> T:
     return task.result()
 
 
-def measure(spec: JobSpec, *, progress: Progress, cancel: threading.Event) -> ResultDocument:
+def measure(
+    spec: JobSpec, *, progress: Progress, cancel: threading.Event
+) -> tuple[ResultDocument, Any]:
+    """The job's document, and for a member of a fanned-out job its part (else None)."""
     if spec.kind == "load":
         return measure_load(spec, progress=progress, cancel=cancel)
-    return measure_accuracy(spec, progress=progress, cancel=cancel)
+    return measure_accuracy(spec, progress=progress, cancel=cancel), None
 
 
 # The two call sites into the measuring packages. They mirror the CLIs (`workers/loadgen/modes.py`
 # `run_mode`, `workers/accuracy/cli.py` `_run`) without the files and the terminal output.
 
 
-def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) -> ResultDocument:
+def measure_load(
+    spec: JobSpec, *, progress: Progress, cancel: threading.Event
+) -> tuple[ResultDocument, Any]:
     from workers.loadgen.client import EndpointConfig
     from workers.loadgen.output import make_document
     from workers.loadgen.prompts import (
@@ -382,25 +419,70 @@ def measure_load(spec: JobSpec, *, progress: Progress, cancel: threading.Event) 
         progress.text = f"{state.label}{phase}: {state.done}{total} requests, {state.errors} errors"
 
     started_at = datetime.now(UTC)
+    extra = {
+        "tokenizer": counter.name,
+        "prompt_overhead_tokens": overhead,
+        "api": cfg.api,
+        "seed": load.seed,
+        "transport": cfg.transport,
+    }
+    if spec.members > 1:
+        progress.text = f"member {spec.member} of {spec.members}: measuring from start_at"
+        return _measure_member(spec, cfg, workload, plan, counter, started_at, extra, cancel)
     result = SweepResult()
     sweep = run_sweep(
         cfg, workload, plan, result=result, progress=on_progress, count_tokens=counter.count
     )
     asyncio.run(_until_cancelled(sweep, cancel))
-    return make_document(
+    document = make_document(
         model=spec.model,
         deployment=spec.deployment,
         scenario=scenario,
         result=result,
         started_at=started_at,
-        extra={
-            "tokenizer": counter.name,
-            "prompt_overhead_tokens": overhead,
-            "api": cfg.api,
-            "seed": load.seed,
-            "transport": cfg.transport,
-        },
+        extra=extra,
     )
+    return document, None
+
+
+def _measure_member(
+    spec: JobSpec,
+    cfg: Any,
+    workload: Any,
+    plan: Any,
+    counter: Any,
+    started_at: datetime,
+    extra: dict[str, Any],
+    cancel: threading.Event,
+) -> tuple[ResultDocument, Any]:
+    from workers.loadgen.members import member_part, run_member
+    from workers.loadgen.output import make_document
+
+    if spec.start_at is None or spec.scenario is None:
+        raise ValueError("a member of a fanned-out job needs start_at and a scenario")
+    start_at_ns = int(spec.start_at.timestamp() * 1e9)
+    work = run_member(
+        cfg,
+        workload,
+        plan,
+        member=spec.member,
+        members=spec.members,
+        start_at_ns=start_at_ns,
+        count_tokens=counter.count,
+    )
+    run = asyncio.run(_until_cancelled(work, cancel))
+    document = make_document(
+        model=spec.model,
+        deployment=spec.deployment,
+        scenario=spec.scenario,
+        result=run.result,
+        started_at=started_at,
+        extra=extra,
+    )
+    part = member_part(
+        document, run, member=spec.member, members=spec.members, start_at_ns=start_at_ns
+    )
+    return part.document, part
 
 
 def measure_accuracy(

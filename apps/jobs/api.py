@@ -24,9 +24,10 @@ from apps.api.errors import Errors, error_body
 from apps.api.params import Finite
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
-from apps.jobs import schedules, selectors, services, specs
+from apps.jobs import members, schedules, selectors, services, specs
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from workers import result_facts
+from workers.submit import JOB_SECRET_HEADER
 
 router = Router(tags=["jobs"], auth=BearerToken())
 
@@ -72,6 +73,9 @@ class RunRequest(Schema):
     duration_s: float | None = Field(None, gt=0)
     warmup: int | None = Field(None, ge=0)
     limit: int | None = Field(None, ge=1, description="accuracy items")
+    members: int | None = Field(
+        None, ge=1, description="load jobs: workers of the pool sharing the job (at most 16)"
+    )
 
 
 class JobOut(Schema):
@@ -102,6 +106,7 @@ class EventIn(Schema):
     worker: str = Field(min_length=1, max_length=300)
     message: str = Field("", max_length=2000)
     run_id: int | None = Field(None, description="a hint only: the run is found by job key")
+    member: int | None = Field(None, ge=0, description="a fanned-out job: the member reporting")
 
 
 class EventOut(Schema):
@@ -345,9 +350,13 @@ def job_event(request: HttpRequest, job_id: int, body: EventIn):
     running elsewhere); `cancel` true on a heartbeat means: stop now. The answer that lets a
     worker start carries the endpoint's key (`api_key`): the job's message does not."""
     job = _job(request, job_id)
-    answer = services.job_event(
-        job=job, event=body.event, attempt=body.attempt, worker=body.worker, message=body.message
-    )
+    report = {"event": body.event, "attempt": body.attempt, "worker": body.worker}
+    if body.member is not None:
+        answer = members.job_member_event(
+            job=job, member=body.member, message=body.message, **report
+        )
+    else:
+        answer = services.job_event(job=job, message=body.message, **report)
     return {
         "job_id": job.pk,
         "status": answer.status,
@@ -356,6 +365,40 @@ def job_event(request: HttpRequest, job_id: int, body: EventIn):
         "detail": answer.detail,
         "api_key": answer.api_key,
     }
+
+
+class PartIn(Schema):
+    attempt: int = Field(ge=1)
+    member: int = Field(ge=0)
+    worker: str = Field(min_length=1, max_length=300)
+    part: dict[str, Any] = Field(description="workers.loadgen.members.MemberPart")
+
+
+class PartOut(Schema):
+    job_id: int
+    status: str
+    run_id: int | None
+
+
+@router.post(
+    "/jobs/{job_id}/parts",
+    response={200: PartOut, 401: Errors, 404: Errors, 409: Errors, 422: Errors},
+    summary="Worker: one member's share of a fanned-out load job",
+    throttle=[WriteThrottle(kind="reports")],
+)
+def job_part(request: HttpRequest, job_id: int, body: PartIn):
+    """For workers. The last member's part makes the job's one run (`run_id`); 409 when the
+    job no longer runs (a member failed: every part is discarded)."""
+    job = members.job_part_submit(
+        job=_job(request, job_id),
+        member=body.member,
+        attempt=body.attempt,
+        worker=body.worker,
+        part=body.part,
+        token=request.auth,
+        job_secret=request.headers.get(JOB_SECRET_HEADER),
+    )
+    return {"job_id": job.pk, "status": job.status, "run_id": job.run_id}
 
 
 class PoolIn(Schema):

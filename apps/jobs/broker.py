@@ -1,6 +1,7 @@
 """The one place that talks to the broker: the Celery app and the publish of a task."""
 
 import functools
+from datetime import datetime
 from typing import Any
 
 from celery import Celery
@@ -38,4 +39,26 @@ def publish(name: str, spec: dict[str, Any], *, queue: str, task_id: str, label:
             kwargsrepr="{}",
             retry=True,
             retry_policy={"max_retries": 3, "interval_start": 0.2, "interval_step": 0.5},
+        )
+
+
+def publish_members(
+    name: str,
+    spec: dict[str, Any],
+    *,
+    members: int,
+    start_at: datetime,
+    queue: str,
+    task_id: str,
+    label: str,
+) -> None:
+    """One message per member of a fanned-out load job, on the same queue: each carries the
+    same job, its member index, the member count and the one start instant."""
+    for member in range(members):
+        publish(
+            name,
+            {**spec, "member": member, "members": members, "start_at": start_at.isoformat()},
+            queue=queue,
+            task_id=f"{task_id}:m{member}",
+            label=f"{label[:-1]}, member {member} of {members})",
         )

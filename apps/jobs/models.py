@@ -110,6 +110,31 @@ class Job(models.Model):
         return self.status in self.ACTIVE
 
 
+class JobPart(models.Model):
+    """One member's share of a load job fanned out over several workers (options `members`),
+    held until every member's is in; the merged run is stored then, and the parts deleted."""
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="parts")
+    attempt = models.PositiveIntegerField()
+    member = models.PositiveIntegerField()
+    worker = models.CharField(max_length=300)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    # workers.loadgen.members.MemberPart as JSON; null until the member submits it.
+    part = models.JSONField(null=True, blank=True)
+    received_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job", "attempt", "member"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["job", "attempt", "member"], name="unique_job_part_member"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"job {self.job_id} member {self.member}"
+
+
 class Schedule(models.Model):
     """Measure an endpoint regularly: a cron expression (UTC) or a fixed interval."""
 

@@ -20,9 +20,9 @@ from apps.accounts.services import audit_record
 from apps.catalog.models import Deployment, Scenario
 from apps.catalog.services import deployment_upsert
 from apps.jobs.allowlist import endpoint_check
-from apps.jobs.broker import BrokerUnavailable, publish
+from apps.jobs.broker import BrokerUnavailable, publish, publish_members
 from apps.jobs.crypto import CredentialError, encrypt
-from apps.jobs.models import Endpoint, Job, Pool, Schedule
+from apps.jobs.models import Endpoint, Job, JobPart, Pool, Schedule
 from apps.jobs.specs import (
     JobConflict,
     JobError,
@@ -320,14 +320,23 @@ def _send(job: Job) -> None:
         return
     spec = job_spec(job)
     name = TASK_LOAD if job.kind == Job.Kind.LOAD else TASK_ACCURACY
+    label = f"(job {job.pk}, attempt {job.attempt})"
+    members = int(job.options.get("members") or 1)
     try:
-        publish(
-            name,
-            spec,
-            queue=job.pool,
-            task_id=job.task_id,
-            label=f"(job {job.pk}, attempt {job.attempt})",
-        )
+        if members > 1:
+            # Chosen once, here: every member's first level starts at this instant.
+            start_at = timezone.now() + timedelta(seconds=settings.JOB_MEMBERS_START_LEAD_S)
+            publish_members(
+                name,
+                spec,
+                members=members,
+                start_at=start_at,
+                queue=job.pool,
+                task_id=job.task_id,
+                label=label,
+            )
+        else:
+            publish(name, spec, queue=job.pool, task_id=job.task_id, label=label)
     except Exception as exc:
         log.error("job %s: the broker did not take it: %r", job.pk, exc)
         Job.objects.filter(pk=job.pk).update(
@@ -351,7 +360,9 @@ def job_enqueue(
     """Queue a job on the endpoint's pool. Raises EndpointRefused (allowlist), JobError (bad
     request, nothing stored) or BrokerUnavailable (the job is stored as failed)."""
     endpoint_check(endpoint.url)
-    pool_check(org=endpoint.org, pool=endpoint.pool)
+    pool = pool_check(org=endpoint.org, pool=endpoint.pool)
+    if (options or {}).get("members", 1) != 1 and pool.is_agent:
+        raise JobError("members", "only the service's own pools run a job on several workers")
     if kind == Job.Kind.LOAD and scenario is None:
         raise JobError("scenario", "a load job needs a scenario")
     if kind == Job.Kind.ACCURACY:
@@ -393,6 +404,7 @@ def job_cancel(*, job: Job, actor: str = "") -> Job:
             job.finished_at = timezone.now()
             job.error = "cancelled"
             job.save(update_fields=["status", "finished_at", "error"])
+            JobPart.objects.filter(job=job).delete()  # a fanned-out job's parts never merge
             if actor:
                 audit_record(
                     org=job.endpoint.org,
@@ -421,6 +433,7 @@ def job_retry(*, job: Job) -> Job:
         job.progress = ""
         job.worker = ""
         job.started_at = job.heartbeat_at = job.finished_at = None
+        JobPart.objects.filter(job=job).delete()  # an earlier attempt's parts never merge
         run = Run.objects.filter(idempotency_key=job.idempotency_key).first()
         if run is not None:
             job.status, job.run, job.finished_at = Job.Status.SUCCEEDED, run, timezone.now()
@@ -549,5 +562,6 @@ def jobs_reap_stale(*, now: datetime | None = None) -> int:
                 )
             job.finished_at = now
             job.save(update_fields=["status", "run", "error", "finished_at"])
+            JobPart.objects.filter(job=job).delete()
             reaped += 1
     return reaped

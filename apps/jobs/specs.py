@@ -42,7 +42,7 @@ def job_options_check(kind: str, options: dict[str, Any]) -> None:
     if not isinstance(options, dict):
         raise JobError("options", "an object of job options")
     levels, top = settings.JOB_MAX_LEVELS, settings.JOB_MAX_CONCURRENCY
-    known = {"concurrency", "rates", "requests", "duration_s", "warmup", "seed", "limit"}
+    known = {"concurrency", "rates", "requests", "duration_s", "warmup", "seed", "limit", "members"}
     for name in options:
         if name not in known:
             raise JobError(name, f"unknown option (known: {', '.join(sorted(known))})")
@@ -73,6 +73,9 @@ def job_options_check(kind: str, options: dict[str, Any]) -> None:
     whole("warmup", 0, settings.JOB_MAX_WARMUP)
     whole("seed", 0, 2**31 - 1)
     whole("limit", 1, settings.JOB_MAX_ACCURACY_ITEMS)
+    whole("members", 1, settings.JOB_MAX_MEMBERS)
+    if kind == Job.Kind.ACCURACY and (options.get("members") or 1) > 1:
+        raise JobError("members", "only a load job runs on several workers")
     duration = options.get("duration_s")
     if duration is not None and not (
         _number(duration) and 0 < duration <= settings.JOB_MAX_DURATION_S
@@ -101,6 +104,12 @@ def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
     else:
         # Enough requests per level for stable percentiles at the highest concurrency.
         requests = max(32, 4 * max(concurrency))
+    members = options.get("members") or 1
+    if members > 1 and requests is None:
+        # Members split a plan's requests; a duration has nothing to split.
+        raise JobError("members", "several workers need a request count, not a duration")
+    if members > 1 and requests < members:
+        raise JobError("members", f"at most one member per request ({requests})")
     load = {
         "concurrency": concurrency,
         "rates": rates or None,

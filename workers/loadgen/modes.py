@@ -353,8 +353,6 @@ def _run_sessions(
 ) -> int:
     """Multi-turn sessions: prompts depend on the answers, so there is no verification pass;
     the server's own usage counts every turn's context."""
-    if args.processes > 1:
-        raise CliError("--processes: sessions run in one client process")
     plan = load_plan(args, args.concurrency or "1", slo_limits(args))
     try:
         counter = token_counter(args, cfg)

@@ -372,10 +372,10 @@ class Share:
 
 def run_share(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
     """Run in a client process: (timings, its client load, how late it started in ns)."""
-    return asyncio.run(_run_share(share))
+    return asyncio.run(run_share_async(share))
 
 
-async def _run_share(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
+async def run_share_async(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
     delay = (share.start_ns - perf_counter_ns()) / NS_PER_S
     if delay > 0:
         await asyncio.sleep(delay)

@@ -14,21 +14,29 @@ import itertools
 import random
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import Any
 
 from workers.loadgen.client import EndpointConfig, RequestSpec, make_http_client, stream_request
-from workers.loadgen.client_load import ClientMonitor, client_bound
-from workers.loadgen.metrics import NS_PER_S, RequestTiming, distribution
+from workers.loadgen.client_load import (
+    ClientLimits,
+    ClientMonitor,
+    client_bound,
+    merge_client_loads,
+)
+from workers.loadgen.metrics import NS_PER_MS, NS_PER_S, RequestTiming, distribution
 from workers.loadgen.prompts import PromptBuilder, code_words
 from workers.loadgen.runner import (
+    START_MARGIN_S,
     Level,
     LevelProgress,
     LoadPlan,
     ProgressCallback,
     SweepResult,
     _Runner,
+    _start_pool,
     level_point,
 )
 from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for callers
@@ -37,7 +45,7 @@ from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for cal
     session_dataset,
 )
 from workers.result_facts import SessionScenario
-from workers.results import SessionStats, TurnStats
+from workers.results import ClientLoad, SessionStats, TurnStats
 
 _SESSION_KEY = 10**6  # seeds message text apart from a key's turn index
 
@@ -119,8 +127,10 @@ class _SessionRunner:
         state: LevelProgress,
         t_sched: int | None = None,
         warmup: bool = False,
+        key: int | None = None,
     ) -> list[RequestTiming]:
-        conversation = Conversation(self.workload, self.cfg, next(self.keys))
+        key = next(self.keys) if key is None else key
+        conversation = Conversation(self.workload, self.cfg, key)
         shape = self.workload.shape
         timings: list[RequestTiming] = []
         for turn in range(shape.turns):
@@ -268,10 +278,11 @@ async def run_session_sweep(
 ) -> SweepResult:
     """Every level in order (a level's `requests` counts sessions), appending each finished
     one to `result` as it ends, as `run_sweep` does."""
-    if plan.processes > 1:
-        raise ValueError("sessions run in one client process")
     result = result if result is not None else SweepResult()
     runner = _SessionRunner(cfg, workload, plan, progress)
+    if plan.processes > 1:
+        # Client processes block this thread while they run; the caller's loop waits.
+        return await asyncio.to_thread(_sweep_in_processes, runner, result)
     for level in plan.levels:
         timings = await runner.run_level(level)
         point = level_point(timings, level, plan)
@@ -281,4 +292,163 @@ async def run_session_sweep(
             point.client_bound = client_bound(runner.client_load)
         if result.add_level(level, point, timings, plan):
             break
+    return result
+
+
+# Several client processes (--processes): sessions split by session, each staying in one
+# process, since a turn's prompt carries the answers its own process received.
+
+
+@dataclass
+class _Messages:
+    """A SessionWorkload's texts for the sessions of one share, built in the parent: the
+    prompt builder (and the tokenizer behind it) never travels to a client process."""
+
+    shape: SessionScenario
+    system: str
+    texts: dict[tuple[int, int], str] = field(default_factory=dict)
+
+    def message(self, key: int, turn: int) -> str:
+        return self.texts[(key, turn)]
+
+
+@dataclass
+class SessionShare:
+    """What one client process runs at one level: whole sessions, by index."""
+
+    cfg: EndpointConfig
+    sessions: list[int]
+    keys: list[int]
+    messages: _Messages
+    offsets_ns: list[int] | None  # open loop: each session's planned start
+    concurrency: int  # closed loop: its sessions at once; open loop: its cap (0: none)
+    limits: ClientLimits
+    start_ns: int = 0  # perf_counter_ns: one clock for the whole host
+
+
+def _session_shares(runner: _SessionRunner, level: Level, processes: int) -> list[SessionShare]:
+    """Session s goes to process s % N with its key, its texts and, open loop, its start on
+    the one schedule planned here, so the split sends what one process would have sent."""
+    plan, shape = runner.plan, runner.workload.shape
+    count = plan.requests or 0
+    keys = [next(runner.keys) for _ in range(count)]
+    starts: list[int] = []
+    if level.rate is not None:
+        gaps, t = runner.base._gaps_s(level.rate), 0
+        for _ in range(count):
+            starts.append(t)
+            t += int(next(gaps) * NS_PER_S)
+    width = level.concurrency or 1
+    shares = []
+    for p in range(processes):
+        mine = list(range(p, count, processes))
+        texts = {
+            (keys[s], turn): runner.workload.message(keys[s], turn)
+            for s in mine
+            for turn in range(shape.turns)
+        }
+        if level.rate is None:
+            concurrency = width // processes + (p < width % processes)
+        else:
+            cap = plan.max_concurrency
+            concurrency = max(1, cap // processes) if cap else 0
+        shares.append(
+            SessionShare(
+                cfg=runner.cfg,
+                sessions=mine,
+                keys=[keys[s] for s in mine],
+                messages=_Messages(shape, runner.workload.system, texts),
+                offsets_ns=[starts[s] for s in mine] if starts else None,
+                concurrency=concurrency,
+                limits=plan.client_limits,
+            )
+        )
+    return [share for share in shares if share.sessions]
+
+
+def run_session_share(share: SessionShare) -> tuple[list[RequestTiming], ClientLoad, int]:
+    """Run in a client process: (timings, its client load, how late it started in ns)."""
+    return asyncio.run(_run_session_share(share))
+
+
+async def _run_session_share(share: SessionShare) -> tuple[list[RequestTiming], ClientLoad, int]:
+    plan = LoadPlan(levels=[], requests=len(share.sessions), client_limits=share.limits)
+    runner = _SessionRunner(share.cfg, share.messages, plan, None)  # type: ignore[arg-type]
+    turns = share.messages.shape.turns
+    delay = (share.start_ns - perf_counter_ns()) / NS_PER_S
+    if delay > 0:
+        await asyncio.sleep(delay)
+    skew = perf_counter_ns() - share.start_ns
+    state = LevelProgress("", None, None, perf_counter_ns())
+    timings: list[RequestTiming] = []
+    async with make_http_client(share.concurrency, share.cfg.transport) as http:
+
+        async def session(k: int, t_sched: int | None) -> None:
+            s = share.sessions[k]
+            # Request indices by session and turn: unique across processes.
+            requests = itertools.count(s * turns)
+            timings.extend(
+                await runner.session(http, s, requests, state, t_sched, key=share.keys[k])
+            )
+
+        async with ClientMonitor(share.limits) as monitor:
+            if share.offsets_ns is None:
+                queue = iter(range(len(share.sessions)))
+
+                async def worker() -> None:
+                    for k in queue:
+                        await session(k, None)
+
+                await asyncio.gather(*(worker() for _ in range(max(1, share.concurrency))))
+            else:
+                slots = asyncio.Semaphore(share.concurrency) if share.concurrency else None
+
+                async def one(k: int, t_sched: int) -> None:
+                    if slots is None:
+                        await session(k, t_sched)
+                    else:
+                        async with slots:
+                            await session(k, t_sched)
+
+                tasks = []
+                for k, offset in enumerate(share.offsets_ns):
+                    t_sched = share.start_ns + offset
+                    wait = (t_sched - perf_counter_ns()) / NS_PER_S
+                    if wait > 0:
+                        await asyncio.sleep(wait)
+                    tasks.append(asyncio.create_task(one(k, t_sched)))
+                await asyncio.gather(*tasks)
+    return timings, monitor.result(), skew
+
+
+def _level_in_processes(
+    runner: _SessionRunner, level: Level, pool: ProcessPoolExecutor
+) -> tuple[list[RequestTiming], ClientLoad, bool, int]:
+    async def warm() -> list[RequestTiming]:
+        async with make_http_client(level.concurrency or 1, runner.cfg.transport) as http:
+            return await runner._warmup(http, level)
+
+    warmed = asyncio.run(warm())
+    shares = _session_shares(runner, level, runner.plan.processes)
+    start = perf_counter_ns() + int(START_MARGIN_S * NS_PER_S)
+    for share in shares:
+        share.start_ns = start
+    results = list(pool.map(run_session_share, shares))
+    timings = sorted((t for r in results for t in r[0]), key=lambda t: t.i)
+    loads = [r[1] for r in results]
+    bound = any(client_bound(load) for load in loads)
+    return warmed + timings, merge_client_loads(loads), bound, max(r[2] for r in results)
+
+
+def _sweep_in_processes(runner: _SessionRunner, result: SweepResult) -> SweepResult:
+    plan, turns = runner.plan, runner.workload.shape.turns
+    with _start_pool(plan.processes) as pool:
+        for level in plan.levels:
+            timings, load, bound, skew_ns = _level_in_processes(runner, level, pool)
+            point = level_point(timings, level, plan)
+            point.turns, point.sessions = session_stats(timings, turns)
+            point.client, point.client_bound = load, bound
+            result.start_skew_ms.append(skew_ns / NS_PER_MS)
+            if result.add_level(level, point, timings, plan):
+                break
     return result

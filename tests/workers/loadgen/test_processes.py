@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from tests.workers.loadgen.support import sweep
 from tests.workers.loadgen.test_cli import bench
 from workers.loadgen.runner import Level
@@ -58,3 +60,32 @@ def test_processes_need_a_request_count(start_fault_server, tmp_path, capsys):
     )
     assert code == 2
     assert "--processes needs --requests" in capsys.readouterr().err
+
+
+def test_the_cli_splits_sessions_over_client_processes_each_session_in_one(
+    start_fault_server, tmp_path
+):
+    out = tmp_path / "run.json"
+    code = bench(
+        start_fault_server(),
+        out,
+        *("--scenario", "chat", "--turns", "3", "--output-tokens", "4", "--requests", "5"),
+        *("--concurrency", "3", "--processes", "2"),
+    )
+    assert code == 0
+    document = parse_document(out.read_text())
+    [point] = document.points
+    assert point.requests.succeeded == 15, point.errors
+    assert point.client.processes == 2
+    assert (point.sessions.total, point.sessions.completed) == (5, 5)
+    assert [(t.turn, t.succeeded) for t in point.turns] == [(0, 5), (1, 5), (2, 5)]
+    # Every turn of a session came from the process that held its conversation: request
+    # indices are session * turns + turn, and each session's turns follow one another.
+    by_session: dict[int, list] = {}
+    for record in point.records:
+        by_session.setdefault(record.session, []).append(record)
+    for session, records in by_session.items():
+        records.sort(key=lambda r: r.turn)
+        assert [r.i for r in records] == [session * 3 + t for t in range(3)]
+        assert all(a.t_send_ms < b.t_send_ms for a, b in pairwise(records))
+    assert len(document.environment.extra["client_start_skew_ms"]) == 1
