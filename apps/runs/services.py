@@ -22,7 +22,7 @@ from apps.catalog.services import (
     reference_accelerators_load,
     scenario_resolve,
 )
-from apps.runs import pipeline, summary
+from apps.runs import partitions, pipeline, summary
 from apps.runs.lean import LeanDocument
 from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
 from apps.trust.services import run_rules_after_ingest, run_rules_refresh
@@ -343,6 +343,7 @@ def _record_column_types() -> list[str]:
 
 
 def _records_insert(point_id: int, records: list[doc.RequestRecord]) -> None:
+    partitions.records_partitions_ensure(point_ids=[point_id])
     if connection.vendor == "postgresql":
         # COPY is several times faster than multi-row INSERT for tens of thousands of rows.
         table = RequestRecord._meta.db_table
@@ -387,6 +388,7 @@ def _records_copy_pipelined(prepared: pipeline.Prepared, point_ids: list[int]) -
 
     layout = _copy_layout()
     assert layout is not None
+    partitions.records_partitions_ensure(point_ids=point_ids)
     table = RequestRecord._meta.db_table
     columns = ", ".join(("point_id", *REQUEST_RECORD_FIELDS))
     with (
