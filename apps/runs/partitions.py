@@ -46,6 +46,8 @@ def records_partitions_ensure(*, point_ids: Iterable[int]) -> None:
     with connection.cursor() as cursor:
         if len(_attached(cursor, parent, wanted)) == len(wanted):
             return  # the common case: one catalog read, no lock
+        if not _partitioned(cursor, parent):
+            return  # a database migrated back before 0009: one plain table takes every row
         with transaction.atomic():
             partitions_create(cursor, parent=parent, indexes=range(first, last + 1))
 
@@ -85,6 +87,11 @@ def records_partitions(*, parent: str | None = None) -> list[tuple[str, str]]:
             [parent or RequestRecord._meta.db_table],
         )
         return sorted(cursor.fetchall(), key=lambda row: int(row[0].rsplit("_p", 1)[1]))
+
+
+def _partitioned(cursor: CursorWrapper, table: str) -> bool:
+    cursor.execute("SELECT 1 FROM pg_partitioned_table WHERE partrelid = to_regclass(%s)", [table])
+    return cursor.fetchone() is not None
 
 
 def _attached(cursor: CursorWrapper, parent: str, names: list[str]) -> set[str]:

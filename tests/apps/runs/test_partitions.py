@@ -92,3 +92,28 @@ def test_the_orm_deletes_a_runs_records_through_its_points(org):
     Run.objects.filter(pk=run.pk).delete()
     assert not Point.objects.filter(run_id=run.pk).exists()
     assert RequestRecord.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_converts_a_filled_plain_table_keeping_every_row_and_the_id_sequence(org):
+    from django.db.migrations.executor import MigrationExecutor
+
+    def migrate(target: str) -> None:
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate([("runs", target)])
+
+    migrate("0008_merge_0007_run_labels_0007_run_origin_and_board_rules")
+    try:
+        assert records_partitions() == []
+        run = run_ingest(document=_records_document(40), org=org).run
+        rows = "SELECT md5(string_agg(r::text, ',' ORDER BY id)), max(id) FROM runs_requestrecord r"
+        before = _fetch(rows)
+    finally:
+        migrate("0010_record_archive")
+
+    assert _fetch(rows) == before
+    k = run.points.get().pk // POINTS_PER_PARTITION
+    assert _where_rows_are(run) == {f"runs_requestrecord_p{k}": 40}
+    later = run_ingest(document=_records_document(1) | {"idempotency_key": "a-later-run"}, org=org).run
+    assert RequestRecord.objects.get(point__run=later).pk == before[0][1] + 1
