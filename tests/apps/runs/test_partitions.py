@@ -115,5 +115,7 @@ def test_the_migration_converts_a_filled_plain_table_keeping_every_row_and_the_i
     assert _fetch(rows) == before
     k = run.points.get().pk // POINTS_PER_PARTITION
     assert _where_rows_are(run) == {f"runs_requestrecord_p{k}": 40}
-    later = run_ingest(document=_records_document(1) | {"idempotency_key": "a-later-run"}, org=org).run
+    later = run_ingest(
+        document=_records_document(1) | {"idempotency_key": "a-later-run"}, org=org
+    ).run
     assert RequestRecord.objects.get(point__run=later).pk == before[0][1] + 1
