@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import models, transaction
@@ -174,8 +175,12 @@ def _filesystem(location: str):
     from pyarrow import fs
 
     if location.startswith("s3://"):
+        # "http://minio:9000", or "minio:9000" meaning HTTPS: pyarrow takes the scheme apart.
+        raw = settings.RECORDS_ARCHIVE_S3_ENDPOINT
+        endpoint = urlsplit(raw if "://" in raw else f"https://{raw}") if raw else None
         s3 = fs.S3FileSystem(
-            endpoint_override=settings.RECORDS_ARCHIVE_S3_ENDPOINT or None,
+            endpoint_override=endpoint.netloc if endpoint else None,
+            scheme=endpoint.scheme if endpoint else "https",
             region=settings.RECORDS_ARCHIVE_S3_REGION or None,
         )
         return s3, location.removeprefix("s3://")
