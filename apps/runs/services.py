@@ -24,7 +24,7 @@ from apps.catalog.services import (
 )
 from apps.runs import partitions, pipeline, summary
 from apps.runs.lean import LeanDocument
-from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
+from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RecordArchive, RequestRecord, Run
 from apps.trust.services import run_rules_after_ingest, run_rules_refresh
 from workers import result_facts
 from workers import results as doc
@@ -414,7 +414,8 @@ def run_records_attach(*, run: Run, document: doc.ResultDocument) -> int:
     added = 0
     with transaction.atomic():
         stored = list(Point.objects.select_for_update().filter(run=run).order_by("ordinal"))
-        if len(stored) != len(document.points):
+        # An archived run has its records, in its file (apps/runs/archive.py): none to add.
+        if len(stored) != len(document.points) or RecordArchive.objects.filter(run=run).exists():
             return 0
         for point, incoming in zip(stored, document.points, strict=True):
             if incoming.records and not RequestRecord.objects.filter(point=point).exists():

@@ -181,6 +181,17 @@ def test_an_archived_runs_requests_export_lines_parse_as_before(client, org, arc
     assert "ttft_ms" not in failed and "t_sched_ms" not in json.loads(lines[120 + 5])
 
 
+def test_an_import_bringing_records_again_adds_none_to_an_archived_run(org, archive_dir):
+    from apps.runs.services import run_records_attach
+    from workers.results import parse_document
+
+    run = _old_run(org)
+    archive.records_archive(older_than=timezone.now())
+    document = parse_document(json.dumps(_document()).encode())
+    assert run_records_attach(run=run, document=document) == 0
+    assert RequestRecord.objects.filter(point__run=run).count() == 0
+
+
 def _old_run_with_key(org, *, days: int) -> Run:
     data = _document()
     data["idempotency_key"] = f"{data['idempotency_key']}-recent"
