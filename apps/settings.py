@@ -38,6 +38,16 @@ def env_list(name: str, default: list[str]) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()] if value else default
 
 
+def env_positive_int(name: str) -> int | None:
+    """A whole number above zero, or None when unset: `30d` or `0` must not quietly pass."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or int(value) < 1:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number above zero")
+    return int(value)
+
+
 def database_from_url(url: str) -> dict:
     """sqlite:///abs/path.sqlite3 or postgres://user:password@host:port/name?sslmode=..."""
     parts = urlsplit(url)
@@ -281,6 +291,22 @@ if REDIS_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Retention of request records (apps/runs/archive.py, `manage.py records_archive`): records of
+# public runs older than this many days move to one zstd Parquet file per run, which the run
+# page and the exports read instead. Unset: records stay in the database forever.
+RECORDS_RETAIN_DAYS = env_positive_int("INFERBOARD_RECORDS_RETAIN_DAYS")
+# Where the files go: this folder, or, when INFERBOARD_ARCHIVE_S3_BUCKET is set
+# ("bucket" or "bucket/prefix"), S3-compatible storage at INFERBOARD_ARCHIVE_S3_ENDPOINT
+# (MinIO, Ceph, R2 ...; unset: AWS) with the usual AWS_* credentials in the environment.
+RECORDS_ARCHIVE_DIR = Path(os.environ.get("INFERBOARD_ARCHIVE_DIR") or VAR_DIR / "archive")
+RECORDS_ARCHIVE_S3_BUCKET = os.environ.get("INFERBOARD_ARCHIVE_S3_BUCKET", "").strip("/ ")
+RECORDS_ARCHIVE_S3_ENDPOINT = os.environ.get("INFERBOARD_ARCHIVE_S3_ENDPOINT", "")
+RECORDS_ARCHIVE_S3_REGION = os.environ.get("INFERBOARD_ARCHIVE_S3_REGION", "")
+if RECORDS_ARCHIVE_S3_ENDPOINT and not RECORDS_ARCHIVE_S3_BUCKET:
+    raise ImproperlyConfigured(
+        "INFERBOARD_ARCHIVE_S3_ENDPOINT is set without INFERBOARD_ARCHIVE_S3_BUCKET"
+    )
 
 # Result documents with per-request records are large; past this an upload gets 413.
 API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(64 * 1024 * 1024)))

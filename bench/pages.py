@@ -35,6 +35,7 @@ def fill(target_runs: int, records_per_point: int) -> None:
 
     from apps.catalog.models import Accelerator, Deployment, Engine, Model, Scenario
     from apps.runs.models import Point, RequestRecord, Run
+    from apps.runs.partitions import records_partitions_ensure
 
     rng = random.Random(len(Run.objects.all()) + target_runs)
     model, _ = Model.objects.get_or_create(name="GLM 5.2")
@@ -111,6 +112,8 @@ def fill(target_runs: int, records_per_point: int) -> None:
                 )
         points = Point.objects.bulk_create(points, batch_size=5000)
         _summarise(runs, points)
+        # Ingestion makes the partitions of new point ranges; this COPY goes around it.
+        records_partitions_ensure(point_ids=[point.pk for point in points])
         table = RequestRecord._meta.db_table
         columns = "point_id, i, t_send_ms, ttft_ms, e2el_ms, status, error"
         with (

@@ -88,3 +88,20 @@ def test_it_refuses_a_boolean_setting_it_cannot_read():
 def test_it_reads_the_usual_words_for_false(word):
     result = django_check({"DEBUG": word, **REAL_SECRETS})
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("value", ["30d", "0", "-5", "1.5"])
+def test_it_refuses_a_retention_that_is_not_a_whole_number_of_days(value):
+    result = django_check({"INFERBOARD_RECORDS_RETAIN_DAYS": value})
+    assert result.returncode != 0
+    assert f"INFERBOARD_RECORDS_RETAIN_DAYS={value!r} is not a whole number above zero" in (
+        result.stderr
+    )
+
+
+def test_it_refuses_an_s3_endpoint_without_a_bucket():
+    result = django_check({"INFERBOARD_ARCHIVE_S3_ENDPOINT": "http://127.0.0.1:9000"})
+    assert result.returncode != 0
+    assert "INFERBOARD_ARCHIVE_S3_ENDPOINT is set without INFERBOARD_ARCHIVE_S3_BUCKET" in (
+        result.stderr
+    )

@@ -8,7 +8,8 @@ from typing import Any
 from apps.costs.formulas import TokenKind, priced_throughput
 from apps.leaderboard.selectors import reference_prices
 from apps.runs import summary
-from apps.runs.models import Point, RequestRecord, Run
+from apps.runs.models import Point, Run
+from apps.runs.selectors import point_record_rows
 from apps.runs.summary import scenario_slo
 
 
@@ -25,13 +26,17 @@ def run_latency_series(*, run: Run, limit: int = 5000) -> dict[str, list[float]]
             if point.request_rate
             else f"#{point.ordinal}"
         )
-        records = RequestRecord.objects.filter(point=point, status="ok")
-        step = max(1, -(-records.count() // limit))
+        records = [
+            (ttft, e2el)
+            for _, status, ttft, e2el in point_record_rows(
+                run=run, columns=("status", "ttft_ms", "e2el_ms"), ordinals=[point.ordinal]
+            )
+            if status == "ok"
+        ]
+        step = max(1, -(-len(records) // limit))
         ttfts: list[float] = []
         e2els: list[float] = []
-        for index, (ttft, e2el) in enumerate(
-            records.order_by("i").values_list("ttft_ms", "e2el_ms")
-        ):
+        for index, (ttft, e2el) in enumerate(records):
             if index % step:
                 continue
             if ttft is not None:
@@ -50,8 +55,8 @@ def run_in_flight(*, run: Run, ordinals: list[int], samples: int = 200) -> dict[
     records (send, and send + E2EL), sampled at `samples` evenly spaced seconds from the
     level's start: the same origin as the server's series, so the two line up."""
     spans: dict[int, tuple[list[float], list[float]]] = {o: ([], []) for o in ordinals}
-    rows = RequestRecord.objects.filter(point__run=run, point__ordinal__in=ordinals)
-    for ordinal, send, e2el in rows.values_list("point__ordinal", "t_send_ms", "e2el_ms"):
+    rows = point_record_rows(run=run, columns=("t_send_ms", "e2el_ms"), ordinals=ordinals)
+    for ordinal, send, e2el in rows:
         # A request without an end was never answered in full: it has no known span.
         if e2el is not None:
             spans[ordinal][0].append(send)

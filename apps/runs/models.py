@@ -218,3 +218,18 @@ class RequestRecord(models.Model):
 
     def __str__(self) -> str:
         return f"point {self.point_id} request {self.i}"
+
+
+class RecordArchive(models.Model):
+    """Where retention moved a run's request records (apps/runs/archive.py): one compressed
+    Parquet file, checked against this digest and count before the rows were deleted."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="record_archive")
+    location = models.CharField(max_length=1000, help_text="file:///... or s3://bucket/key")
+    sha256 = models.CharField(max_length=64)
+    records = models.PositiveBigIntegerField()
+    size_bytes = models.PositiveBigIntegerField()
+    archived_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} records in {self.location}"

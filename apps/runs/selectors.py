@@ -1,14 +1,21 @@
 """Reads for runs. Visibility is decided here, once: public runs, plus the caller's own."""
 
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 
 from django.db.models import Q, QuerySet
 
 from apps.accounts.models import Organization
-from apps.runs import summary
-from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run, level_name
+from apps.runs import archive, summary
+from apps.runs.models import (
+    REQUEST_RECORD_FIELDS,
+    Point,
+    RecordArchive,
+    RequestRecord,
+    Run,
+    level_name,
+)
 
 
 @dataclass(frozen=True)
@@ -160,18 +167,36 @@ def run_points(*, run: Run) -> QuerySet[Point]:
 
 
 def run_record_count(*, run: Run) -> int:
+    stored = RecordArchive.objects.filter(run_id=run.pk).first()
+    if stored is not None:
+        return stored.records
     return RequestRecord.objects.filter(point__run=run).count()
 
 
+def point_record_rows(
+    *, run: Run, columns: Sequence[str], ordinals: Collection[int] | None = None
+) -> Iterator[tuple]:
+    """(point ordinal, *columns) of the run's request records (of the points `ordinals`, or
+    all), in point and request order: from the table, or from the run's Parquet file once
+    retention archived them (apps/runs/archive.py). Every reader of records comes here, so
+    an archived run's page, exports and comparisons read what they read before."""
+    stored = RecordArchive.objects.filter(run_id=run.pk).first()
+    if stored is not None:
+        yield from archive.archived_rows(stored, columns=columns, ordinals=ordinals)
+        return
+    rows = RequestRecord.objects.filter(point__run=run)
+    if ordinals is not None:
+        rows = rows.filter(point__ordinal__in=ordinals)
+    # id last: two records of one point with the same `i` come out in one order every time.
+    yield from rows.order_by("point__ordinal", "i", "id").values_list("point__ordinal", *columns)
+
+
 def run_records(*, run: Run, point: Point | None = None):
-    """Request records as dicts without empty fields, in order, streamed from the database."""
-    records = RequestRecord.objects.filter(point__run=run)
-    if point is not None:
-        records = records.filter(point=point)
-    for row in records.order_by("point__ordinal", "i").values(
-        "point__ordinal", *REQUEST_RECORD_FIELDS
-    ):
-        yield {k: v for k, v in row.items() if v not in (None, "")}
+    """Request records as dicts without empty fields, in order."""
+    names = ("point__ordinal", *REQUEST_RECORD_FIELDS)
+    ordinals = None if point is None else [point.ordinal]
+    for row in point_record_rows(run=run, columns=REQUEST_RECORD_FIELDS, ordinals=ordinals):
+        yield {k: v for k, v in zip(names, row, strict=True) if v not in (None, "")}
 
 
 def run_document(*, run: Run) -> dict:

@@ -23,9 +23,9 @@ from apps.catalog.services import (
     reference_accelerators_load,
     scenario_resolve,
 )
-from apps.runs import pipeline, summary
+from apps.runs import partitions, pipeline, summary
 from apps.runs.lean import LeanDocument
-from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RequestRecord, Run
+from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RecordArchive, RequestRecord, Run
 from apps.trust.services import run_rules_after_ingest, run_rules_refresh
 from workers import result_facts
 from workers import results as doc
@@ -364,6 +364,7 @@ def _record_column_types() -> list[str]:
 
 
 def _records_insert(point_id: int, records: list[doc.RequestRecord]) -> None:
+    partitions.records_partitions_ensure(point_ids=[point_id])
     if connection.vendor == "postgresql":
         # COPY is several times faster than multi-row INSERT for tens of thousands of rows.
         table = RequestRecord._meta.db_table
@@ -408,6 +409,7 @@ def _records_copy_pipelined(prepared: pipeline.Prepared, point_ids: list[int]) -
 
     layout = _copy_layout()
     assert layout is not None
+    partitions.records_partitions_ensure(point_ids=point_ids)
     table = RequestRecord._meta.db_table
     columns = ", ".join(("point_id", *REQUEST_RECORD_FIELDS))
     with (
@@ -433,7 +435,8 @@ def run_records_attach(*, run: Run, document: doc.ResultDocument) -> int:
     added = 0
     with transaction.atomic():
         stored = list(Point.objects.select_for_update().filter(run=run).order_by("ordinal"))
-        if len(stored) != len(document.points):
+        # An archived run has its records, in its file (apps/runs/archive.py): none to add.
+        if len(stored) != len(document.points) or RecordArchive.objects.filter(run=run).exists():
             return 0
         for point, incoming in zip(stored, document.points, strict=True):
             if incoming.records and not RequestRecord.objects.filter(point=point).exists():

@@ -12,8 +12,8 @@ import hashlib
 from django.core.cache import cache
 
 from apps.accounts.models import Organization
-from apps.runs.models import Point, RequestRecord, Run
-from apps.runs.selectors import runs_visible
+from apps.runs.models import Point, Run
+from apps.runs.selectors import point_record_rows, runs_visible
 from workers import significance
 
 # A leaderboard point's run plus up to this many earlier official runs of the same
@@ -26,7 +26,10 @@ RECORD_COLUMNS = ("t_send_ms", "ttft_ms", "tpot_ms", "e2el_ms", "n_in", "n_out",
 
 
 def _sample(point: Point, run: Run) -> significance.Sample | None:
-    rows = RequestRecord.objects.filter(point_id=point.pk).values(*RECORD_COLUMNS)
+    rows = (
+        dict(zip(RECORD_COLUMNS, row[1:], strict=True))
+        for row in point_record_rows(run=run, columns=RECORD_COLUMNS, ordinals=[point.ordinal])
+    )
     closed = run.scenario is None or run.scenario.arrival == "closed"
     return significance.sample_from_records(
         rows, gpus=run.deployment.gpus, closed_loop=closed, window_s=point.window_s
