@@ -1,32 +1,38 @@
 """Reads behind the leaderboard: its rows, chart points, scenarios and reference prices.
 
-The leaderboard must stay fast with tens of thousands of runs, so the best point per
-deployment is chosen in SQL (DISTINCT ON) on PostgreSQL; SQLite reduces in Python.
+The board's cost must follow its deployments, not its runs (bench/pages.py, 1,000 to 100,000
+runs): each run's leaderboard point is chosen at ingestion (Run.best_point), each
+deployment's run by an index walk (board_runs.py), and what exists (models, facets, the
+widest views) by index probes or the trigger-kept RunTally, on PostgreSQL; SQLite, the demo's
+database, reads the runs directly.
 """
 
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import Case, Count, Exists, F, Max, OuterRef, QuerySet, Subquery, Value, When
-from django.utils import timezone
+from django.db.models import (
+    Count,
+    Max,
+    QuerySet,
+    Sum,
+)
 
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
-from apps.catalog.models import Deployment, Model, PriceTier, Scenario, short_flag
+from apps.catalog.models import Model, PriceTier, Scenario, short_flag
 from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind, priced_throughput
 from apps.costs.prices import prices_by_accelerator_id
+from apps.leaderboard import board_runs
 from apps.runs.models import Point, Run
 from apps.runs.selectors import (
-    RunFilters,
-    deployment_lookups,
-    runs_filtered,
-    runs_narrowed,
+    deployments_with_runs,
     runs_visible,
+    tallies_visible,
 )
-from apps.runs.summary import MEETS, MISSES, UNVERIFIED, scenario_slo
+from apps.runs.summary import MEETS, UNVERIFIED, scenario_slo
 
 SORTS = {
     "throughput": ("tput_per_gpu", True),
@@ -36,29 +42,6 @@ SORTS = {
     "accelerator": ("accelerator", False),
 }
 PAGE_SIZE = 25
-# What a leaderboard row shows, read in the same query that ranks the runs.
-BEST_ROW_COLUMNS = (
-    "deployment__accelerator_id",
-    "deployment__accelerator__sku",
-    "deployment__gpus",
-    "deployment__engine__name",
-    "deployment__engine_version",
-    "deployment__quant_weights",
-    "deployment__parallelism_label",
-    "deployment__spec_method",
-    "deployment__engine_flags",
-    "best_point__input_tok_s",
-    "best_point__output_tok_s",
-    "best_point__total_tok_s",
-    "best_point__unlabelled_tok_s",
-    "scenario__input_tokens",
-    "scenario__output_tokens",
-    "best_point__interactivity_p50",
-    "best_point__ttft_p50_ms",
-    "best_point__ttft_p99_ms",
-    "best_point__success_rate",
-    "measured_at",
-)
 # Which run a row shows. "latest" keeps regressions visible; "best" is an option.
 RUN_RULES = ("latest", "best")
 DEFAULT_BEST_DAYS = 30
@@ -194,7 +177,7 @@ class BoardPage:
 
 
 def model_names(*, org: Organization | None = None) -> list[str]:
-    deployments = Deployment.objects.filter(runs__in=runs_visible(org=org))
+    deployments = deployments_with_runs(org=org)
     return list(
         Model.objects.filter(pk__in=deployments.values("model_id"))
         .order_by("name")
@@ -206,19 +189,33 @@ def widest_views(*, org: Organization | None = None) -> list[tuple[str, str]]:
     """(model, scenario slug) pairs, those whose runs span the most accelerators first: the
     board opens on the first, the view where most hardware can be set side by side. Simulated
     runs never count (they do not rank with measurements)."""
-    spans = (
-        runs_visible(org=org)
-        .exclude(provenance=Run.Provenance.SIMULATED)
-        .filter(scenario__isnull=False, best_point__isnull=False)
-        .values("deployment__model__name", "scenario__slug", "scenario__is_preset")
-        .annotate(accelerators=Count("deployment__accelerator", distinct=True), runs=Count("id"))
-        .order_by(
-            "-accelerators",
-            "-scenario__is_preset",
-            "-runs",
-            "deployment__model__name",
-            "scenario__slug",
+    if connection.vendor == "postgresql":
+        # The trigger-kept tally: a few rows per deployment and scenario, however many runs.
+        spans = (
+            tallies_visible(org=org)
+            .filter(ranked=True, scenario__isnull=False)
+            .exclude(provenance=Run.Provenance.SIMULATED)
+            .values("deployment__model__name", "scenario__slug", "scenario__is_preset")
+            .annotate(
+                accelerators=Count("deployment__accelerator", distinct=True), runs=Sum("runs")
+            )
         )
+    else:
+        spans = (
+            runs_visible(org=org)
+            .exclude(provenance=Run.Provenance.SIMULATED)
+            .filter(scenario__isnull=False, best_point__isnull=False)
+            .values("deployment__model__name", "scenario__slug", "scenario__is_preset")
+            .annotate(
+                accelerators=Count("deployment__accelerator", distinct=True), runs=Count("id")
+            )
+        )
+    spans = spans.order_by(
+        "-accelerators",
+        "-scenario__is_preset",
+        "-runs",
+        "deployment__model__name",
+        "scenario__slug",
     )
     return [(row["deployment__model__name"], row["scenario__slug"]) for row in spans]
 
@@ -246,117 +243,6 @@ def price_tiers() -> list[str]:
 
 def _slo_text(scenario: Scenario | None) -> str:
     return scenario_slo(scenario).describe()
-
-
-def _runs_for(board: Board, org: Organization | None):
-    runs = runs_narrowed(
-        runs_filtered(org=org, filters=_run_filters(board)),
-        accelerators=board.accelerators,
-        engines=board.engines,
-        quantizations=board.quantizations,
-        servings=board.servings,
-        since=board.since,
-        until=board.until,
-    )
-    if not board.include_simulated:
-        runs = runs.exclude(provenance=Run.Provenance.SIMULATED)
-    if board.unofficial:
-        runs = runs.filter(labels__has_key="unofficial")
-    else:
-        runs = runs.exclude(labels__has_key="unofficial")
-    if board.deployments:
-        runs = runs.filter(deployment_id__in=board.deployments)
-    if board.origins:
-        runs = runs.filter(origin__in=board.origins)
-    if board.official:
-        runs = runs.filter(review__status="approved")
-    return runs
-
-
-def _run_filters(board: Board) -> RunFilters:
-    return RunFilters(
-        model=board.model,
-        accelerator=board.accelerator,
-        quantization=board.quantization,
-        scenario=board.scenario,  # an unknown slug matches nothing, not everything
-    )
-
-
-def _board_deployments(board: Board) -> QuerySet[Deployment]:
-    """The deployments whose facts the board's filters allow (runs decide the rest)."""
-    deployments = Deployment.objects.filter(
-        **deployment_lookups(
-            _run_filters(board),
-            accelerators=board.accelerators,
-            engines=board.engines,
-            quantizations=board.quantizations,
-            servings=board.servings,
-        )
-    )
-    if board.deployments:
-        deployments = deployments.filter(pk__in=board.deployments)
-    return deployments
-
-
-def _row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, Any]]:
-    """Per deployment, the run the board's rule picks (Board.rule_text says which).
-
-    "latest" picks among every run with points, so a latest run without a rankable point
-    (every level client-bound or off its prompt length) hides the row rather than letting
-    an older run stand in for it."""
-    columns = (
-        "id",
-        "deployment_id",
-        "provenance",
-        "origin",
-        "rules_passed",
-        "rules_failed",
-        "is_public",
-        "best_meets_slo",
-        "best_point",
-        "labels",
-        *BEST_ROW_COLUMNS,
-    )
-    if board.rule == "best":
-        runs = runs.filter(best_point__isnull=False)
-        if not board.include_unchecked:
-            runs = runs.filter(rules_passed=True)
-        since = timezone.now() - timedelta(days=max(board.days, 1))
-        ordered = runs.filter(measured_at__gte=since).annotate(
-            slo_rank=Case(
-                When(best_meets_slo=MISSES, then=Value(0)),
-                When(best_meets_slo=UNVERIFIED, then=Value(1)),
-                default=Value(2),
-            )
-        )
-        ordered = ordered.order_by(
-            "deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-measured_at", "-id"
-        )
-    else:
-        has_points = Exists(Point.objects.filter(run=OuterRef("pk")))
-        ordered = runs.filter(has_points).order_by("deployment_id", "-measured_at", "-id")
-        if connection.vendor == "postgresql" and scenario is not None:
-            # Each deployment's latest run is one walk down runs_run_latest_idx that stops
-            # at the first run the filters keep: the board's cost grows with deployments,
-            # not with runs (DISTINCT ON sorted every run of the scenario).
-            latest = (
-                ordered.filter(scenario_id=scenario.pk, deployment_id=OuterRef("pk"))
-                .order_by("-measured_at", "-id")
-                .values("id")[:1]
-            )
-            ids = _board_deployments(board).annotate(run_id=Subquery(latest)).values("run_id")
-            picked = list(Run.objects.filter(pk__in=ids).values(*columns))
-            return [row for row in picked if row["best_point"] is not None]
-    if connection.vendor == "postgresql":
-        picked = list(ordered.distinct("deployment_id").values(*columns))
-    else:
-        chosen: dict[int, dict[str, Any]] = {}
-        for row in ordered.values(*columns):
-            chosen.setdefault(row["deployment_id"], row)
-        picked = list(chosen.values())
-    # "latest" drops a latest run that fails the board's rules after picking it: an older run
-    # that passes must not stand in for it (the latest run is the deployment's state).
-    return [row for row in picked if row["best_point"] is not None]
 
 
 def _checked(rows: list[dict[str, Any]], board: Board) -> tuple[list[dict[str, Any]], int]:
@@ -409,7 +295,8 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     # scenario name and SLO must not show for a guessed slug).
     visible = scenario_list(org=org)
     scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
-    best, unchecked = _checked(_row_runs(_runs_for(board, org), board, scenario), board)
+    runs = board_runs.runs_for(board, org)
+    best, unchecked = _checked(board_runs.row_runs(runs, board, scenario), board)
     prices = reference_prices(board.tier, board.own_prices)
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)
     rows = []

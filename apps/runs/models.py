@@ -233,3 +233,45 @@ class RecordArchive(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} records in {self.location}"
+
+
+class RunTally(models.Model):
+    """How many runs each (deployment, scenario, organization, visibility, provenance,
+    rankable) holds, so that aggregates over every run (the board's widest views) read a few
+    hundred rows, not every run. Kept by a PostgreSQL trigger on the run table (migration
+    0012): every write path counts, bulk ones and raw SQL included, in the writer's own
+    transaction. No Django code writes it; SQLite has no trigger and reads the runs."""
+
+    deployment = models.ForeignKey(
+        "catalog.Deployment", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    scenario = models.ForeignKey(
+        "catalog.Scenario",
+        null=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    org = models.ForeignKey(
+        "accounts.Organization",
+        null=True,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="+",
+    )
+    is_public = models.BooleanField()
+    provenance = models.CharField(max_length=20)
+    ranked = models.BooleanField(help_text="the runs have a leaderboard point")
+    runs = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["deployment", "scenario", "org", "is_public", "provenance", "ranked"],
+                nulls_distinct=False,
+                name="unique_run_tally",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.runs} runs of deployment {self.deployment_id} in {self.scenario_id}"

@@ -4,9 +4,10 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from apps.accounts.models import Organization
+from apps.catalog.models import Deployment
 from apps.runs import archive, summary
 from apps.runs.models import (
     REQUEST_RECORD_FIELDS,
@@ -14,6 +15,7 @@ from apps.runs.models import (
     RecordArchive,
     RequestRecord,
     Run,
+    RunTally,
     level_name,
 )
 
@@ -30,13 +32,24 @@ class RunFilters:
     origin: str | None = None
 
 
-def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
+def _visible(org: Organization | None) -> Q:
     visible = Q(is_public=True)
     if org is not None:
         visible |= Q(org=org)
+    return visible
+
+
+def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
+    visible = _visible(org)
     # Lists never load the stored document or environment: one large run (a 64 MiB
     # document) would otherwise slow every page that lists runs. Detail reads them alone.
     return Run.objects.filter(visible).defer("document", "environment")
+
+
+def tallies_visible(*, org: Organization | None) -> QuerySet[RunTally]:
+    """The run counts (RunTally) of the runs the caller may see, by the same rule as
+    runs_visible. PostgreSQL only: elsewhere nothing keeps the tally."""
+    return RunTally.objects.filter(_visible(org))
 
 
 def run_list(*, org: Organization | None, filters: RunFilters) -> QuerySet[Run]:
@@ -248,18 +261,28 @@ def runs_narrowed(
 SERVINGS = {"aggregated": False, "disaggregated": True}
 
 
+def deployments_with_runs(*, org: Organization | None) -> QuerySet[Deployment]:
+    """Deployments with at least one run the caller may see: one index probe per deployment
+    (a deployment's first visible run ends it), so the cost follows deployments, not runs."""
+    visible = runs_visible(org=org).filter(deployment_id=OuterRef("pk"))
+    return Deployment.objects.filter(Exists(visible))
+
+
 def run_facets(*, org: Organization | None) -> dict[str, list[str]]:
     """The values a visible run's deployment takes, per filterable dimension."""
-    runs = runs_visible(org=org).order_by()
-
-    def distinct(field: str) -> list[str]:
-        return sorted(v for v in runs.values_list(field, flat=True).distinct() if v)
-
-    split = set(runs.values_list("deployment__disaggregated", flat=True).distinct())
+    rows = deployments_with_runs(org=org).values_list(
+        "accelerator__sku", "engine__name", "quant_weights", "disaggregated"
+    )
+    accelerators, engines, quantizations, split = set(), set(), set(), set()
+    for accelerator, engine, quantization, disaggregated in rows:
+        accelerators.add(accelerator)
+        engines.add(engine)
+        quantizations.add(quantization)
+        split.add(disaggregated)
     return {
-        "accelerator": distinct("deployment__accelerator__sku"),
-        "engine": distinct("deployment__engine__name"),
-        "quantization": distinct("deployment__quant_weights"),
+        "accelerator": sorted(v for v in accelerators if v),
+        "engine": sorted(v for v in engines if v),
+        "quantization": sorted(v for v in quantizations if v),
         "serving": [name for name, flag in SERVINGS.items() if flag in split],
     }
 

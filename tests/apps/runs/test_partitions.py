@@ -98,19 +98,22 @@ def test_the_orm_deletes_a_runs_records_through_its_points(org):
 def test_the_migration_converts_a_filled_plain_table_keeping_every_row_and_the_id_sequence(org):
     from django.db.migrations.executor import MigrationExecutor
 
-    def migrate(target: str) -> None:
+    def migrate(target: str | None = None) -> None:
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()
-        executor.migrate([("runs", target)])
+        latest = executor.loader.graph.leaf_nodes("runs")[0]
+        executor.migrate([("runs", target)] if target else [latest])
 
+    # Ingested with today's models, then the table taken back to plain: a filled plain table
+    # (the later migrations' columns do not exist before 0009, so nothing is ingested there).
+    run = run_ingest(document=_records_document(40), org=org).run
     migrate("0008_merge_0007_run_labels_0007_run_origin_and_board_rules")
     try:
         assert records_partitions() == []
-        run = run_ingest(document=_records_document(40), org=org).run
         rows = "SELECT md5(string_agg(r::text, ',' ORDER BY id)), max(id) FROM runs_requestrecord r"
         before = _fetch(rows)
     finally:
-        migrate("0010_record_archive")
+        migrate()
 
     assert _fetch(rows) == before
     k = run.points.get().pk // POINTS_PER_PARTITION

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("accounts", "0005_token_created_by"),
         ("catalog", "0005_deployment_disaggregation"),
-        ("runs", "0008_merge_0007_run_labels_0007_run_origin_and_board_rules"),
+        ("runs", "0010_record_archive"),
     ]
 
     operations = [

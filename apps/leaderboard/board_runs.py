@@ -1,0 +1,162 @@
+"""Which run each deployment's row on the board shows: the board's filters on runs, and the
+pick of the latest (or best) run per deployment, flat in the number of runs on PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.db import connection
+from django.db.models import Case, Exists, F, OuterRef, QuerySet, Subquery, Value, When
+from django.utils import timezone
+
+from apps.accounts.models import Organization
+from apps.catalog.models import Deployment, Scenario
+from apps.runs.models import Point, Run
+from apps.runs.selectors import RunFilters, deployment_lookups, runs_filtered, runs_narrowed
+from apps.runs.summary import MISSES, UNVERIFIED
+
+if TYPE_CHECKING:
+    from apps.leaderboard.selectors import Board
+
+# What a leaderboard row shows, read in the same query that ranks the runs.
+BEST_ROW_COLUMNS = (
+    "deployment__accelerator_id",
+    "deployment__accelerator__sku",
+    "deployment__gpus",
+    "deployment__engine__name",
+    "deployment__engine_version",
+    "deployment__quant_weights",
+    "deployment__parallelism_label",
+    "deployment__spec_method",
+    "deployment__engine_flags",
+    "best_point__input_tok_s",
+    "best_point__output_tok_s",
+    "best_point__total_tok_s",
+    "best_point__unlabelled_tok_s",
+    "scenario__input_tokens",
+    "scenario__output_tokens",
+    "best_point__interactivity_p50",
+    "best_point__ttft_p50_ms",
+    "best_point__ttft_p99_ms",
+    "best_point__success_rate",
+    "measured_at",
+)
+
+
+def runs_for(board: Board, org: Organization | None):
+    runs = runs_narrowed(
+        runs_filtered(org=org, filters=_run_filters(board)),
+        accelerators=board.accelerators,
+        engines=board.engines,
+        quantizations=board.quantizations,
+        servings=board.servings,
+        since=board.since,
+        until=board.until,
+    )
+    if not board.include_simulated:
+        runs = runs.exclude(provenance=Run.Provenance.SIMULATED)
+    if board.unofficial:
+        runs = runs.filter(labels__has_key="unofficial")
+    else:
+        runs = runs.exclude(labels__has_key="unofficial")
+    if board.deployments:
+        runs = runs.filter(deployment_id__in=board.deployments)
+    if board.origins:
+        runs = runs.filter(origin__in=board.origins)
+    if board.official:
+        runs = runs.filter(review__status="approved")
+    return runs
+
+
+def _run_filters(board: Board) -> RunFilters:
+    return RunFilters(
+        model=board.model,
+        accelerator=board.accelerator,
+        quantization=board.quantization,
+        scenario=board.scenario,  # an unknown slug matches nothing, not everything
+    )
+
+
+def _board_deployments(board: Board) -> QuerySet[Deployment]:
+    """The deployments whose facts the board's filters allow (runs decide the rest)."""
+    deployments = Deployment.objects.filter(
+        **deployment_lookups(
+            _run_filters(board),
+            accelerators=board.accelerators,
+            engines=board.engines,
+            quantizations=board.quantizations,
+            servings=board.servings,
+        )
+    )
+    if board.deployments:
+        deployments = deployments.filter(pk__in=board.deployments)
+    return deployments
+
+
+def row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, Any]]:
+    """Per deployment, the run the board's rule picks (Board.rule_text says which).
+
+    "latest" picks among every run with points, so a latest run without a rankable point
+    (every level client-bound or off its prompt length) hides the row rather than letting
+    an older run stand in for it."""
+    columns = (
+        "id",
+        "deployment_id",
+        "provenance",
+        "origin",
+        "rules_passed",
+        "rules_failed",
+        "is_public",
+        "best_meets_slo",
+        "best_point",
+        "labels",
+        *BEST_ROW_COLUMNS,
+    )
+    if board.rule == "best":
+        runs = runs.filter(best_point__isnull=False)
+        if not board.include_unchecked:
+            runs = runs.filter(rules_passed=True)
+        since = timezone.now() - timedelta(days=max(board.days, 1))
+        ordered = runs.filter(measured_at__gte=since).annotate(
+            slo_rank=Case(
+                When(best_meets_slo=MISSES, then=Value(0)),
+                When(best_meets_slo=UNVERIFIED, then=Value(1)),
+                default=Value(2),
+            )
+        )
+        ordered = ordered.order_by(
+            "deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-measured_at", "-id"
+        )
+    else:
+        has_points = Exists(Point.objects.filter(run=OuterRef("pk")))
+        ordered = runs.filter(has_points).order_by("deployment_id", "-measured_at", "-id")
+        if connection.vendor == "postgresql" and scenario is not None:
+            # Each deployment's latest run is one walk down runs_run_latest_idx that stops
+            # at the first run the filters keep: the board's cost grows with deployments,
+            # not with runs (DISTINCT ON sorted every run of the scenario).
+            latest = (
+                ordered.filter(scenario_id=scenario.pk, deployment_id=OuterRef("pk"))
+                .order_by("-measured_at", "-id")
+                .values("id")[:1]
+            )
+            # Read the ids first: as one query the planner hashed every run to join them.
+            ids = [
+                run_id
+                for run_id in _board_deployments(board)
+                .annotate(run_id=Subquery(latest))
+                .values_list("run_id", flat=True)
+                if run_id is not None
+            ]
+            picked = list(Run.objects.filter(pk__in=ids).values(*columns))
+            return [row for row in picked if row["best_point"] is not None]
+    if connection.vendor == "postgresql":
+        picked = list(ordered.distinct("deployment_id").values(*columns))
+    else:
+        chosen: dict[int, dict[str, Any]] = {}
+        for row in ordered.values(*columns):
+            chosen.setdefault(row["deployment_id"], row)
+        picked = list(chosen.values())
+    # "latest" drops a latest run that fails the board's rules after picking it: an older run
+    # that passes must not stand in for it (the latest run is the deployment's state).
+    return [row for row in picked if row["best_point"] is not None]
