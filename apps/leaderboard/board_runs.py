@@ -148,7 +148,8 @@ def row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, An
                 .values_list("run_id", flat=True)
                 if run_id is not None
             ]
-            picked = list(Run.objects.filter(pk__in=ids).values(*columns))
+            # In deployment order, as DISTINCT ON gave them: rows that tie keep their order.
+            picked = list(Run.objects.filter(pk__in=ids).order_by("deployment_id").values(*columns))
             return [row for row in picked if row["best_point"] is not None]
     if connection.vendor == "postgresql":
         picked = list(ordered.distinct("deployment_id").values(*columns))
