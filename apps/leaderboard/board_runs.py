@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from apps.accounts.models import Organization
 from apps.catalog.models import Deployment, Scenario
-from apps.runs.models import Point, Run
+from apps.runs.models import MEASURED_AT, Point, Run
 from apps.runs.selectors import RunFilters, deployment_lookups, runs_filtered, runs_narrowed
 from apps.runs.summary import MISSES, UNVERIFIED
 
@@ -113,6 +113,7 @@ def row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, An
         "labels",
         *BEST_ROW_COLUMNS,
     )
+    runs = runs.annotate(measured_at=MEASURED_AT)
     if board.rule == "best":
         runs = runs.filter(best_point__isnull=False)
         if not board.include_unchecked:
@@ -149,7 +150,12 @@ def row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, An
                 if run_id is not None
             ]
             # In deployment order, as DISTINCT ON gave them: rows that tie keep their order.
-            picked = list(Run.objects.filter(pk__in=ids).order_by("deployment_id").values(*columns))
+            picked = list(
+                Run.objects.filter(pk__in=ids)
+                .annotate(measured_at=MEASURED_AT)
+                .order_by("deployment_id")
+                .values(*columns)
+            )
             return [row for row in picked if row["best_point"] is not None]
     if connection.vendor == "postgresql":
         picked = list(ordered.distinct("deployment_id").values(*columns))

@@ -6,6 +6,7 @@ from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment
 from apps.costs.formulas import TokenKind, priced_throughput
+from apps.runs.models import MEASURED_AT
 from apps.runs.selectors import runs_visible
 
 REGRESSION_DROP = 0.10
@@ -30,6 +31,7 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
         runs_visible(org=org)
         .filter(deployment=deployment)
         .select_related("scenario", "best_point")
+        .annotate(measured_at=MEASURED_AT)
         .order_by("measured_at", "id")
     )
     history, by_scenario = [], {}

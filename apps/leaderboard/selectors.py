@@ -26,7 +26,7 @@ from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind, priced_throughput
 from apps.costs.prices import prices_by_accelerator_id
 from apps.leaderboard import board_runs
-from apps.runs.models import Point, Run
+from apps.runs.models import MEASURED_AT, Point, Run
 from apps.runs.selectors import (
     deployments_with_runs,
     runs_visible,
@@ -227,7 +227,7 @@ def imported_sources(*, run_ids: list[int]) -> list[dict[str, Any]]:
         Run.objects.filter(pk__in=run_ids, provenance=Run.Provenance.IMPORTED)
         .exclude(source_tool="")
         .values("source_tool")
-        .annotate(runs=Count("id"), as_of=Max("measured_at"))
+        .annotate(runs=Count("id"), as_of=Max(MEASURED_AT))
         .order_by("-runs")
     )
 
