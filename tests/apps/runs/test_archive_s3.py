@@ -7,12 +7,11 @@ import socket
 
 import pytest
 from django.utils import timezone
+from moto import server as moto_server  # dev extra: a missing FAKE S3 fails, never skips
 
 from apps.runs import archive
 from apps.runs.models import RecordArchive, RequestRecord
 from tests.apps.runs.test_archive import _old_run, _reads
-
-moto_server = pytest.importorskip("moto.server", reason="moto[server] (dev extra) not installed")
 
 pytestmark = pytest.mark.django_db
 
