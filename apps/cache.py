@@ -22,9 +22,11 @@ import threading
 import time
 from typing import Any
 
+from django.core.cache import caches
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from django.utils.functional import cached_property
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -40,6 +42,13 @@ _MISSING = object()
 _state_lock = threading.Lock()
 _down_until: dict[str, float] = {}
 
+# One client layer (and so one set of connection pools) per server and options, per process:
+# under ASGI each request gets its own backend object (Django keeps them in an asgiref Local,
+# per request context), and a client layer made per object opened a new TCP connection to
+# Redis for every request (py-spy: 15% of a cached run-list read was connect()).
+_client_layers_lock = threading.Lock()
+_client_layers: dict[tuple[str, str], ReusedClientRedisCacheClient] = {}
+
 
 def _is_counter(key: Any) -> bool:
     return isinstance(key, str) and key.startswith(COUNTER_PREFIXES)
@@ -50,8 +59,8 @@ class ReusedClientRedisCacheClient(RedisCacheClient):
 
     Django builds a new redis.Redis for every command, and redis-py fills each with its ~170
     response callbacks: a third of a cache read's time (bench/api_load.py reads the cache
-    up to four times per request). A redis.Redis over a shared pool is thread-safe, so one
-    per pool does the same work."""
+    up to four times per request). A redis.Redis over a shared pool is thread-safe (and
+    redis-py resets a pool it finds in a forked child), so one per pool does the same work."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -83,6 +92,15 @@ class FailSoftRedisCache(RedisCache):
         self._name = str(server)
         # Shared by every backend object of the process (LocMemCache keys storage by name).
         self.fallback = LocMemCache(f"inferboard-fallback:{server}", {"OPTIONS": {}})
+
+    @cached_property
+    def _cache(self) -> ReusedClientRedisCacheClient:
+        shared = (repr(self._servers), repr(sorted(self._options.items())))
+        with _client_layers_lock:
+            client = _client_layers.get(shared)
+            if client is None:
+                client = _client_layers[shared] = self._class(self._servers, **self._options)
+        return client
 
     # The circuit breaker ---------------------------------------------------------------------
 
@@ -179,3 +197,9 @@ class FailSoftRedisCache(RedisCache):
         except (RedisConnectionError, RedisTimeoutError) as exc:
             self._failed(exc)
             return False
+
+
+def shared_cache_up() -> bool:
+    """Whether the default cache is one every process shares (Redis) and it answers now."""
+    backend = caches["default"]  # the backend itself; django.core.cache.cache is a proxy
+    return isinstance(backend, FailSoftRedisCache) and not backend.is_down()

@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db.models.signals import pre_delete
+from django.db.models.signals import post_delete, post_save, pre_delete
 
 
 class AccountsConfig(AppConfig):
@@ -7,9 +7,15 @@ class AccountsConfig(AppConfig):
     label = "accounts"
 
     def ready(self) -> None:
-        from apps.accounts.models import Membership
+        from apps.accounts.models import ApiToken, Membership, Organization
 
         pre_delete.connect(_membership_ends, sender=Membership, dispatch_uid="membership-ends")
+        # Every web process remembers tokens it has read (token_authenticate): any change to
+        # a token or its organization, admin edits and cascades included, forgets them all.
+        for model in (ApiToken, Organization):
+            for signal in (post_save, post_delete):
+                uid = f"tokens-changed-{model.__name__}-{id(signal)}"
+                signal.connect(_tokens_changed, sender=model, dispatch_uid=uid)
 
 
 def _membership_ends(sender, instance, **kwargs) -> None:
@@ -18,3 +24,9 @@ def _membership_ends(sender, instance, **kwargs) -> None:
     from apps.accounts.services import tokens_of_departed
 
     tokens_of_departed(membership=instance)
+
+
+def _tokens_changed(sender, **kwargs) -> None:
+    from apps.accounts.services import tokens_version_bump
+
+    tokens_version_bump()

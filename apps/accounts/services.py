@@ -1,14 +1,17 @@
 import hashlib
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.accounts.models import ApiToken, AuditEvent, Invitation, Membership, Organization, Role
+from apps.cache import shared_cache_up
 
 TOKEN_PREFIX = "ib_"
 
@@ -70,14 +73,61 @@ def token_revoke(*, token: ApiToken, actor: str = "", **detail: object) -> None:
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
+# Tokens found by digest are remembered in each web process, so a read with a token costs a
+# Redis read instead of an ORM query (a third of a cached run-list read, bench/api_load.py).
+# A saved or deleted token or organization bumps TOKENS_VERSION_KEY once its transaction
+# commits, and a remembered token counts only under the version it was read at: revoking
+# one is refused by every process at its next request. Only while a shared cache (Redis)
+# answers: with a per-process cache or Redis down, every request reads the database.
+TOKENS_VERSION_KEY = "accounts:tokens-version"
+TOKEN_MEMO_S = 30.0  # bounds how long a revocation made while Redis was down goes unseen
+TOKEN_MEMO_MAX = 10_000
+_token_memo: dict[str, tuple[object, float, ApiToken]] = {}
+
+
+def tokens_version_bump() -> None:
+    """Forget every remembered token, now and again once the change commits: a request
+    between the two could remember the row as it was before the commit."""
+
+    def bump() -> None:
+        try:
+            cache.incr(TOKENS_VERSION_KEY)
+        except ValueError:  # not set yet (or evicted): a new random one does the same
+            cache.set(TOKENS_VERSION_KEY, secrets.randbits(62), timeout=None)
+
+    bump()
+    transaction.on_commit(bump)
+
+
+def _memo_version() -> object | None:
+    if not shared_cache_up():
+        return None
+    # Random at first (and after an eviction), so a version never comes back to one a
+    # process remembered tokens under.
+    return cache.get_or_set(TOKENS_VERSION_KEY, lambda: secrets.randbits(62), timeout=None)
+
 
 def token_authenticate(plaintext: str) -> ApiToken | None:
     """The active token for this plaintext, or None (unknown or revoked alike)."""
-    token = (
-        ApiToken.objects.select_related("org")
-        .filter(digest=token_digest(plaintext), revoked_at__isnull=True)
-        .first()
-    )
+    digest = token_digest(plaintext)
+    version = _memo_version()
+    remembered = _token_memo.get(digest) if version is not None else None
+    if (
+        remembered is not None
+        and remembered[0] == version
+        and time.monotonic() - remembered[1] < TOKEN_MEMO_S
+    ):
+        token: ApiToken | None = remembered[2]
+    else:
+        token = (
+            ApiToken.objects.select_related("org")
+            .filter(digest=digest, revoked_at__isnull=True)
+            .first()
+        )
+        if token is not None and version is not None:
+            if len(_token_memo) >= TOKEN_MEMO_MAX:
+                _token_memo.clear()
+            _token_memo[digest] = (version, time.monotonic(), token)
     now = timezone.now()
     if token is not None and (
         token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION
@@ -85,6 +135,7 @@ def token_authenticate(plaintext: str) -> ApiToken | None:
         # At most one write a minute per token: every request writing the same row made
         # 32 concurrent readers queue on its lock.
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
     return token
 
 
