@@ -9,7 +9,7 @@ from django.utils import timezone
 from apps.accounts.services import audit_record
 from apps.accuracy.models import AccuracyResult
 from apps.runs import summary
-from apps.runs.models import Run
+from apps.runs.models import Point, Run
 from apps.trust import rules
 from apps.trust.models import Review
 from workers.accuracy.stats import wilson_fraction
@@ -59,13 +59,16 @@ def _reference(run: Run) -> dict[tuple[str, str], float]:
     return best
 
 
-def rule_input(run: Run, memo: dict | None = None) -> rules.RuleInput:
+def rule_input(
+    run: Run, memo: dict | None = None, points: list[dict] | None = None
+) -> rules.RuleInput:
     """What the rules read for `run`. `memo` shares the accuracy look-ups across a batch of
-    runs (one per deployment and audience, one per model and audience)."""
+    runs (one per deployment and audience, one per model and audience); `points`, the run's
+    `values("id", *FIGURE_FIELDS)` rows where the batch has read them already."""
     memo = {} if memo is None else memo
-    figures = summary.run_figures(
-        list(run.points.values("id", *summary.FIGURE_FIELDS)), run.document
-    )
+    if points is None:
+        points = list(run.points.values("id", *summary.FIGURE_FIELDS))
+    figures = summary.run_figures(points, run.document)
     deployment = (run.document or {}).get("deployment") or {}
     quantized = rules.is_quantized(deployment)
     scope = "public" if run.is_public else f"org:{run.org_id}"
@@ -96,13 +99,40 @@ def run_rules_refresh(*, run: Run, memo: dict | None = None) -> list[rules.Failu
     return failures
 
 
+REFRESH_BATCH = 500
+
+
 def runs_rules_refresh(*, runs) -> int:
-    """Check again every run of `runs` (after an accuracy result changed what they read)."""
+    """Check again every run of `runs` (after an accuracy result changed what they read).
+
+    In batches: one query for a batch's points and one update of the runs whose outcome
+    changed. A deployment's runs are all checked again whenever one of them brings an
+    accuracy result, so two queries a run made every ingestion grow with the deployment's
+    history (bench/api_load.py's POSTs waited seconds for a pooled connection)."""
     count, memo = 0, {}
-    for run in runs.select_related("deployment", "scenario").iterator(chunk_size=500):
-        run_rules_refresh(run=run, memo=memo)
-        count += 1
-    return count
+    batch: list[Run] = []
+    for run in runs.select_related("deployment", "scenario").iterator(chunk_size=REFRESH_BATCH):
+        batch.append(run)
+        if len(batch) == REFRESH_BATCH:
+            count += _rules_refresh_batch(batch, memo)
+            batch = []
+    return count + _rules_refresh_batch(batch, memo)
+
+
+def _rules_refresh_batch(runs: list[Run], memo: dict) -> int:
+    points: dict[int, list[dict]] = {run.pk: [] for run in runs}
+    rows = Point.objects.filter(run_id__in=points).order_by("run_id", "ordinal", "id")
+    for row in rows.values("run_id", "id", *summary.FIGURE_FIELDS):
+        points[row.pop("run_id")].append(row)
+    changed = []
+    for run in runs:
+        failures = rules.check(rule_input(run, memo, points[run.pk]))
+        outcome = ([f.as_json() for f in failures], not failures)
+        if (run.rules_failed, run.rules_passed) != outcome:
+            run.rules_failed, run.rules_passed = outcome
+            changed.append(run)
+    Run.objects.bulk_update(changed, ["rules_failed", "rules_passed"], batch_size=REFRESH_BATCH)
+    return len(runs)
 
 
 def run_rules_after_ingest(*, run: Run) -> None:
