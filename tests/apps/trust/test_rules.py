@@ -178,3 +178,29 @@ def test_the_check_command_stores_what_the_rules_say_now(org):
     assert [f.rule for f in run_rules_refresh(run=run)] == ["engine_flags_disclosed"]
     run.refresh_from_db()
     assert not run.rules_passed
+
+
+def test_checking_a_deployments_runs_again_costs_the_same_queries_for_three_runs_or_nine(org):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.runs.models import Run
+    from apps.trust.services import runs_rules_refresh
+
+    def queries_to_refresh() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            runs_rules_refresh(runs=Run.objects.all())
+        return len(queries.captured_queries)
+
+    for _ in range(3):
+        run_ingest(document=document(quantization="FP8", accuracy=[]), org=org)
+    three = queries_to_refresh()
+    for _ in range(6):
+        run_ingest(document=document(quantization="FP8", accuracy=[]), org=org)
+    assert queries_to_refresh() == three
+    assert not Run.objects.filter(rules_passed=True).exists()
+    # An accuracy result changes what every one of the nine reads: each is written.
+    accuracy_only = document(quantization="FP8", accuracy=[{**GSM, "n": 1319, "score": 0.95}])
+    accuracy_only["points"] = []
+    run_ingest(document=accuracy_only, org=org)
+    assert Run.objects.filter(rules_passed=True, points__isnull=False).distinct().count() == 9
