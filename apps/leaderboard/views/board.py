@@ -2,7 +2,7 @@
 
 import dataclasses
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -62,8 +62,32 @@ def _date(value: str | None) -> date | None:
         return None
 
 
+@dataclass(frozen=True)
+class BoardChoices:
+    """What a board query may name for one viewer: the models, price tiers and facet values
+    of the runs they may see."""
+
+    models: list[str]
+    tiers: list[str]
+    facets: dict[str, list[str]]
+
+
+def board_choices(request: HttpRequest, org: Organization | None) -> BoardChoices:
+    """Read once per request: the page cache's check and the page itself both need them, and
+    each read walks every deployment."""
+    memo = request.__dict__.setdefault("_board_choices", {})
+    key = org.pk if org is not None else None
+    if key not in memo:
+        memo[key] = BoardChoices(
+            models=selectors.model_names(org=org),
+            tiers=selectors.price_tiers(),
+            facets=run_facets(org=org),
+        )
+    return memo[key]
+
+
 def query_problems(
-    query: QueryDict, *, models: list[str], tiers: list[str], org: Organization | None
+    query: QueryDict, *, choices: BoardChoices, org: Organization | None
 ) -> list[dict]:
     """Unknown or out-of-range filter values, each with its query field and visible label;
     the page shows them and falls back to the default, the CSV/JSON forms answer 400."""
@@ -78,8 +102,8 @@ def query_problems(
             shown = ", ".join(label(a) for a in allowed)
             bad(field, f"“{value}” is not a choice here (choices: {shown}); showing the default.")
 
-    one_of("model", models)
-    one_of("tier", tiers)
+    one_of("model", choices.models)
+    one_of("tier", choices.tiers)
     one_of("sort", selectors.SORTS)
     one_of("rule", selectors.RUN_RULES)
     one_of("basis", BASES)
@@ -92,9 +116,8 @@ def query_problems(
     scenario = query.get("scenario")
     if scenario and not selectors.scenarios_with_runs(org=org).filter(slug=scenario).exists():
         bad("scenario", f"“{scenario}” is not a known scenario; showing the model's first one.")
-    facets = run_facets(org=org)
     for field in FACETS:
-        unknown = [v for v in query.getlist(field) if v and v not in facets[field]]
+        unknown = [v for v in query.getlist(field) if v and v not in choices.facets[field]]
         if unknown:
             bad(field, f"no run has {', '.join(unknown)}; ignored.")
     for field in ("since", "until"):
@@ -174,10 +197,11 @@ CACHED_PARAMS |= {"projected"}
 _CHOICES["projected"] = _FLAGS
 
 
-def _cacheable(query: QueryDict) -> bool:
+def _cacheable(request: HttpRequest) -> bool:
     """Only URLs the page can tell apart get a cache key: known parameters, each once (facets
     without repeats), with values the page accepts (query_problems finds none, ints and dates
     bounded), so `/?model=<random>` is rendered but stores nothing: the key count is bounded."""
+    query = request.GET
     if not set(query) <= CACHED_PARAMS:
         return False
     for name in query:
@@ -194,8 +218,7 @@ def _cacheable(query: QueryDict) -> bool:
         day = _date(query.get(name))
         if query.get(name) and (day is None or not CACHED_SINCE <= day <= date.today()):
             return False
-    models, tiers = selectors.model_names(), selectors.price_tiers()
-    return not query_problems(query, models=models, tiers=tiers, org=None)
+    return not query_problems(query, choices=board_choices(request, None), org=None)
 
 
 def _cached(request: HttpRequest, build) -> HttpResponse:
@@ -205,7 +228,7 @@ def _cached(request: HttpRequest, build) -> HttpResponse:
     may show their organization's private runs."""
     if request.user.is_authenticated:
         return build()  # apps.http_cache marks it private, no-store
-    if not _cacheable(request.GET):
+    if not _cacheable(request):
         return build()
     key = f"page:{runs_version()}:{int(wants_partial(request))}:{request.get_full_path()}"
     response = cache.get(key)
@@ -283,8 +306,9 @@ def _add_projection(
 
 
 def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse:
-    models = selectors.model_names(org=org)
-    problems = query_problems(request.GET, models=models, tiers=selectors.price_tiers(), org=org)
+    choices = board_choices(request, org)
+    models = choices.models
+    problems = query_problems(request.GET, choices=choices, org=org)
     if problems and request.GET.get("format") in {"csv", "json"}:
         return _bad_query(problems)
     board = board_from_query(request.GET, models, org)
@@ -305,7 +329,7 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         "private_org": current_org(request),
         "showing_private": org is not None,
         "unsorted_query": query_without(request.GET, "sort", "page"),
-        "facets": run_facets(org=org),
+        "facets": choices.facets,
         "problems": problems,
         "embed_query": query_without(request.GET, "page", "format"),
         "imported": selectors.imported_sources(run_ids=page.run_ids),

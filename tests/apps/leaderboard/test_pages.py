@@ -213,3 +213,16 @@ def test_a_deployment_that_misses_the_slo_everywhere_ranks_below_those_that_meet
 
 def test_an_unknown_scenario_shows_no_rows_rather_than_every_scenario(client, board):
     assert rows_of(client.get("/?scenario=no-such-scenario&format=csv")) == []
+
+
+def test_a_board_reads_what_its_query_may_name_once_per_request(client, board):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from apps.runs.services import runs_version_bump
+
+    runs_version_bump()  # a miss: the page cache's check and the page both run
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get("/?scenario=seed-20k-1k-60&accelerator=B200").status_code == 200
+    facet_reads = [q for q in queries.captured_queries if '"accelerator__sku"' in q["sql"]]
+    assert len(facet_reads) == 1
