@@ -100,15 +100,20 @@ def presets_ensure() -> None:
         preset_get(slug=definition["slug"])
 
 
+def _shape_of(scenario: result_facts.Scenario) -> dict[str, Any]:
+    """The facts that make a scenario's shape: its key is made of them, its row stores them."""
+    return {
+        "input_tokens": scenario.input_tokens,
+        "output_tokens": scenario.output_tokens,
+        "length_spread": scenario.length_spread,
+        "prefix_cache_hit_rate": scenario.prefix_cache_hit_rate,
+        "dataset": scenario.dataset,
+        "arrival": scenario.arrival,
+    }
+
+
 def _shape_key_of(scenario: result_facts.Scenario) -> str:
-    return shape_key(
-        input_tokens=scenario.input_tokens,
-        output_tokens=scenario.output_tokens,
-        length_spread=scenario.length_spread,
-        prefix_cache_hit_rate=scenario.prefix_cache_hit_rate,
-        dataset=scenario.dataset,
-        arrival=scenario.arrival,
-    )
+    return shape_key(**_shape_of(scenario))
 
 
 def scenario_get_or_create(*, scenario: result_facts.Scenario, org=None) -> tuple[Scenario, bool]:
@@ -188,12 +193,7 @@ def scenario_create(
         + (f" / {scenario.prefix_cache_hit_rate:.0%} prefix cache" if prefix else "")
         + (f" / {', '.join(unstated)} not stated" if unstated else ""),
         shape_key=key,
-        input_tokens=scenario.input_tokens,
-        output_tokens=scenario.output_tokens,
-        length_spread=scenario.length_spread,
-        prefix_cache_hit_rate=scenario.prefix_cache_hit_rate,
-        dataset=scenario.dataset,
-        arrival=scenario.arrival,
+        **_shape_of(scenario),
         warmup_requests=scenario.warmup_requests,
         duration_s=scenario.duration_s,
         request_count=scenario.request_count,
