@@ -7,6 +7,7 @@ from typing import Literal
 from ninja import Field, Schema
 from pydantic import ConfigDict
 
+from apps.costs.capacity import Workload
 from apps.costs.slo import Slo
 
 
@@ -165,16 +166,6 @@ class SloCostOut(Schema):
 # --- capacity ------------------------------------------------------------------------------
 
 
-class WorkloadIn(Schema):
-    input_tokens: float
-    output_tokens: float
-    requests_per_day: float | None = None
-    peak_requests_per_s: float | None = None
-    peak_to_average: float = 1.0
-    cache_hit_rate: float = 0.0
-    headroom: float = 0.2
-
-
 class CandidateIn(Schema):
     label: str
     accelerator: str
@@ -191,7 +182,7 @@ class CandidateIn(Schema):
 
 
 class CapacityIn(Schema):
-    workload: WorkloadIn
+    workload: Workload  # the dataclass itself: its fields and defaults are the schema
     candidates: list[CandidateIn]
 
 
