@@ -5,7 +5,7 @@ from typing import Any
 from django.utils.text import slugify
 
 from apps.catalog.models import Accelerator, Deployment, Engine, Model, PriceTier, Scenario
-from apps.catalog.presets import PRESETS, preset_row, shape_key
+from apps.catalog.presets import PRESETS, preset_row, shape_key, shape_of
 from workers import result_facts
 from workers import results as doc
 
@@ -100,20 +100,8 @@ def presets_ensure() -> None:
         preset_get(slug=definition["slug"])
 
 
-def _shape_of(scenario: result_facts.Scenario) -> dict[str, Any]:
-    """The facts that make a scenario's shape: its key is made of them, its row stores them."""
-    return {
-        "input_tokens": scenario.input_tokens,
-        "output_tokens": scenario.output_tokens,
-        "length_spread": scenario.length_spread,
-        "prefix_cache_hit_rate": scenario.prefix_cache_hit_rate,
-        "dataset": scenario.dataset,
-        "arrival": scenario.arrival,
-    }
-
-
 def _shape_key_of(scenario: result_facts.Scenario) -> str:
-    return shape_key(**_shape_of(scenario))
+    return shape_key(**shape_of(scenario))
 
 
 def scenario_get_or_create(*, scenario: result_facts.Scenario, org=None) -> tuple[Scenario, bool]:
@@ -193,7 +181,7 @@ def scenario_create(
         + (f" / {scenario.prefix_cache_hit_rate:.0%} prefix cache" if prefix else "")
         + (f" / {', '.join(unstated)} not stated" if unstated else ""),
         shape_key=key,
-        **_shape_of(scenario),
+        **shape_of(scenario),
         warmup_requests=scenario.warmup_requests,
         duration_s=scenario.duration_s,
         request_count=scenario.request_count,
