@@ -120,14 +120,19 @@ def invite_revoke(request: HttpRequest, invitation_id: int) -> HttpResponse:
     return redirect("accounts:org-home")
 
 
-@login_required
-@require_POST
-def member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
-    membership = get_object_or_404(
+def _membership_in_my_orgs(request: HttpRequest, membership_id: int) -> Membership:
+    """A membership of one of the user's organizations; any other id is a 404."""
+    return get_object_or_404(
         Membership.objects.select_related("org", "user"),
         pk=membership_id,
         org__in=orgs_of(request.user),
     )
+
+
+@login_required
+@require_POST
+def member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
+    membership = _membership_in_my_orgs(request, membership_id)
     # Anyone may leave; removing someone else needs admin, who chooses what becomes of the
     # tokens they made: revoked (the default) or reassigned to the admin.
     tokens = services.TokensOf.REVOKE
@@ -150,11 +155,7 @@ def member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def member_role(request: HttpRequest, membership_id: int) -> HttpResponse:
-    membership = get_object_or_404(
-        Membership.objects.select_related("org", "user"),
-        pk=membership_id,
-        org__in=orgs_of(request.user),
-    )
+    membership = _membership_in_my_orgs(request, membership_id)
     role = request.POST.get("role", "")
     if role not in Role.values:
         messages.error(request, "role: choose owner, admin, member or viewer")

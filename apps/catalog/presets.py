@@ -2,6 +2,23 @@
 
 from workers.loadgen.session_shapes import SESSION_PRESETS, mean_context_tokens, session_dataset
 
+# The facts that make a scenario's shape: `shape_key`'s arguments, the columns a scenario
+# row stores them in, and what a job's scenario tells the worker.
+SHAPE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "length_spread",
+    "prefix_cache_hit_rate",
+    "dataset",
+    "arrival",
+)
+
+
+def shape_of(scenario: object) -> dict:
+    """A scenario's shape facts, from anything that has them as attributes (a row, a
+    result document's scenario)."""
+    return {name: getattr(scenario, name) for name in SHAPE_FIELDS}
+
 
 def shape_key(
     *,

@@ -5,7 +5,7 @@ from typing import Any
 from django.utils.text import slugify
 
 from apps.catalog.models import Accelerator, Deployment, Engine, Model, PriceTier, Scenario
-from apps.catalog.presets import PRESETS, preset_row, shape_key
+from apps.catalog.presets import PRESETS, preset_row, shape_key, shape_of
 from workers import result_facts
 from workers import results as doc
 
@@ -101,14 +101,7 @@ def presets_ensure() -> None:
 
 
 def _shape_key_of(scenario: result_facts.Scenario) -> str:
-    return shape_key(
-        input_tokens=scenario.input_tokens,
-        output_tokens=scenario.output_tokens,
-        length_spread=scenario.length_spread,
-        prefix_cache_hit_rate=scenario.prefix_cache_hit_rate,
-        dataset=scenario.dataset,
-        arrival=scenario.arrival,
-    )
+    return shape_key(**shape_of(scenario))
 
 
 def scenario_get_or_create(*, scenario: result_facts.Scenario, org=None) -> tuple[Scenario, bool]:
@@ -188,12 +181,7 @@ def scenario_create(
         + (f" / {scenario.prefix_cache_hit_rate:.0%} prefix cache" if prefix else "")
         + (f" / {', '.join(unstated)} not stated" if unstated else ""),
         shape_key=key,
-        input_tokens=scenario.input_tokens,
-        output_tokens=scenario.output_tokens,
-        length_spread=scenario.length_spread,
-        prefix_cache_hit_rate=scenario.prefix_cache_hit_rate,
-        dataset=scenario.dataset,
-        arrival=scenario.arrival,
+        **shape_of(scenario),
         warmup_requests=scenario.warmup_requests,
         duration_s=scenario.duration_s,
         request_count=scenario.request_count,

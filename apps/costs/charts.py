@@ -5,7 +5,7 @@ The page hands the dict to Plotly.js as JSON; tests read it as data.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from apps.charts import LAYOUT, empty_figure, series_style
 from apps.costs.formulas import CostInputError, usd_per_mtok
@@ -13,6 +13,24 @@ from apps.costs.procurement import Row
 from apps.costs.slo import Slo
 
 INTERACTIVITY_KEY = "interactivity.p50"
+
+
+def _bound_lines(slo: Slo, drawn: Callable[[str], bool]) -> list[dict]:
+    """A dashed vertical line at each SLO bound whose metric key is `drawn` on the x axis."""
+    return [
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "paper",
+            "x0": bound.limit,
+            "x1": bound.limit,
+            "y0": 0,
+            "y1": 1,
+            "line": {"dash": "dash", "width": 1},
+        }
+        for bound in slo.bounds
+        if drawn(bound.key)
+    ]
 
 
 def cost_vs_interactivity(rows: Sequence[Row], slo: Slo) -> dict:
@@ -53,20 +71,7 @@ def cost_vs_interactivity(rows: Sequence[Row], slo: Slo) -> dict:
                 ),
             }
         )
-    shapes = [
-        {
-            "type": "line",
-            "xref": "x",
-            "yref": "paper",
-            "x0": bound.limit,
-            "x1": bound.limit,
-            "y0": 0,
-            "y1": 1,
-            "line": {"dash": "dash", "width": 1},
-        }
-        for bound in slo.bounds
-        if bound.key == INTERACTIVITY_KEY
-    ]
+    shapes = _bound_lines(slo, lambda key: key == INTERACTIVITY_KEY)
     if not traces:
         empty = empty_figure(
             "$/Mtok vs interactivity",
@@ -109,20 +114,7 @@ def cost_of_latency_figure(
         }
         for sku, points in series.items()
     ]
-    shapes = [
-        {
-            "type": "line",
-            "xref": "x",
-            "yref": "paper",
-            "x0": bound.limit,
-            "x1": bound.limit,
-            "y0": 0,
-            "y1": 1,
-            "line": {"dash": "dash", "width": 1},
-        }
-        for bound in slo.bounds
-        if bound.key.startswith("ttft_s.")
-    ]
+    shapes = _bound_lines(slo, lambda key: key.startswith("ttft_s."))
     return {
         "data": traces,
         "layout": {

@@ -38,20 +38,21 @@ class Metric(StrEnum):
     INTERACTIVITY = "interactivity"  # tok/s/user, higher is better
 
 
-# The metrics where a bound is a ceiling; interactivity's bound is a floor.
-_CEILINGS = frozenset({Metric.TTFT_S, Metric.TPOT_S, Metric.E2EL_S})
-
-_METRIC_LABELS = {
-    Metric.TTFT_S: "TTFT",
-    Metric.TPOT_S: "TPOT",
-    Metric.E2EL_S: "E2EL",
-    Metric.INTERACTIVITY: "interactivity",
+# Each metric as workers/slo.py names it, and the unit its bounds are written in here.
+_RULE_METRICS: dict[Metric, tuple[slo_rule.Metric, str]] = {
+    Metric.TTFT_S: ("ttft", "s"),
+    Metric.TPOT_S: ("tpot", "s"),
+    Metric.E2EL_S: ("e2el", "s"),
+    Metric.INTERACTIVITY: ("interactivity", "tok/s/user"),
 }
 
 
 @dataclass(frozen=True, slots=True)
 class SloBound:
-    """One bound: e.g. TTFT p99 <= 2.22 s, or interactivity p50 >= 30 tok/s/user."""
+    """One bound: e.g. TTFT p99 <= 2.22 s, or interactivity p50 >= 30 tok/s/user.
+
+    A bound in this module's units (s, tok/s/user); workers/slo.py's `Bound`, which
+    `rule()` gives, is the one definition of ceilings, labels and what holds."""
 
     metric: Metric
     percentile: str
@@ -59,7 +60,16 @@ class SloBound:
 
     @property
     def is_ceiling(self) -> bool:
-        return self.metric in _CEILINGS
+        return _RULE_METRICS[self.metric][0] in slo_rule.CEILINGS
+
+    @property
+    def label(self) -> str:
+        """The metric's one label and the percentile: "TTFT p99"."""
+        return f"{slo_rule.LABELS[_RULE_METRICS[self.metric][0]]} {self.percentile}"
+
+    @property
+    def unit(self) -> str:
+        return _RULE_METRICS[self.metric][1]
 
     @property
     def key(self) -> str:
@@ -72,20 +82,11 @@ class SloBound:
         return slo_rule.Bound(metric, self.percentile, self.limit, unit)
 
     def met_by(self, value: float) -> bool:
-        return value <= self.limit if self.is_ceiling else value >= self.limit
+        """Whether `value`, in this bound's unit, holds (by the rule `verdict` applies)."""
+        return self.rule().holds(value * slo_rule.UNITS[self.unit][1])
 
     def describe(self) -> str:
-        sign = "<=" if self.is_ceiling else ">="
-        unit = "s" if self.is_ceiling else "tok/s/user"
-        return f"{_METRIC_LABELS[self.metric]} {self.percentile} {sign} {self.limit:g} {unit}"
-
-
-_RULE_METRICS = {
-    Metric.TTFT_S: ("ttft", "s"),
-    Metric.TPOT_S: ("tpot", "s"),
-    Metric.E2EL_S: ("e2el", "s"),
-    Metric.INTERACTIVITY: ("interactivity", "tok/s/user"),
-}
+        return self.rule().describe()
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,7 +433,7 @@ def explain_miss(points: Sequence[SloPoint], slo: Slo) -> SloMiss:
         stated = sorted(
             {k.removeprefix(prefix) for p in points for k in p.metrics if k.startswith(prefix)}
         )
-        label = f"{_METRIC_LABELS[bound.metric]} {bound.percentile}"
+        label = bound.label
         unstated.append(
             f"{label} (it states {', '.join(stated)})"
             if stated
@@ -459,14 +460,14 @@ def explain_miss(points: Sequence[SloPoint], slo: Slo) -> SloMiss:
     bounds = []
     for bound in slo.bounds:
         value = nearest.metrics[bound.key]
-        unit = "s" if bound.is_ceiling else "tok/s/user"
+        unit = bound.unit
         if bound.met_by(value):
             bounds.append(bound)
             continue
         gap = abs(value - bound.limit)
         word = "over" if bound.is_ceiling else "under"
         failing.append(
-            f"{_METRIC_LABELS[bound.metric]} {bound.percentile} is {value:.3g} {unit}, "
+            f"{bound.label} is {value:.3g} {unit}, "
             f"{gap:.3g} {unit} ({gap / bound.limit:.0%}) {word} the bound {bound.rule().describe()}"
         )
         bounds.append(

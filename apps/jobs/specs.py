@@ -9,6 +9,7 @@ from django.conf import settings
 from pydantic import ValidationError
 
 from apps.catalog.models import Scenario
+from apps.catalog.presets import shape_of
 from apps.jobs.crypto import decrypt, job_binding_secret
 from apps.jobs.models import Job
 from workers.tasks import JobSpec, LoadSpec
@@ -140,12 +141,7 @@ def _scenario_doc(scenario: Scenario, load: dict[str, Any]) -> dict[str, Any]:
     return {
         "preset": scenario.slug if scenario.is_preset else None,
         "name": scenario.name,
-        "input_tokens": scenario.input_tokens,
-        "output_tokens": scenario.output_tokens,
-        "length_spread": scenario.length_spread,
-        "prefix_cache_hit_rate": scenario.prefix_cache_hit_rate,
-        "dataset": scenario.dataset,
-        "arrival": scenario.arrival,
+        **shape_of(scenario),
         "warmup_requests": load["warmup"],
         "duration_s": load["duration_s"],
         "request_count": load["requests"],

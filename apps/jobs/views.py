@@ -166,24 +166,28 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     return vary_on_htmx(render(request, "jobs/job.html", {"job": job}))
 
 
+def _job_to_act_on(request: HttpRequest, job_id: int, what: str) -> Job | HttpResponse:
+    """One of the caller's jobs, when it may act in the job's org; the refusal otherwise."""
+    if not request.user.is_authenticated:
+        return _refused(request, what)
+    job = get_object_or_404(_own_jobs(request).select_related("endpoint"), pk=job_id)
+    return _acting(request, job.endpoint.org, what) or job
+
+
 @require_POST
 def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
-    if not request.user.is_authenticated:
-        return _refused(request, "cancel jobs")
-    job = get_object_or_404(_own_jobs(request).select_related("endpoint"), pk=job_id)
-    if refusal := _acting(request, job.endpoint.org, "cancel jobs"):
-        return refusal
+    job = _job_to_act_on(request, job_id, "cancel jobs")
+    if isinstance(job, HttpResponse):
+        return job
     job = services.job_cancel(job=job, actor=actor_of(request))
     return _job_partial(request, job)
 
 
 @require_POST
 def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
-    if not request.user.is_authenticated:
-        return _refused(request, "retry jobs")
-    job = get_object_or_404(_own_jobs(request).select_related("endpoint"), pk=job_id)
-    if refusal := _acting(request, job.endpoint.org, "retry jobs"):
-        return refusal
+    job = _job_to_act_on(request, job_id, "retry jobs")
+    if isinstance(job, HttpResponse):
+        return job
     try:
         job = services.job_retry(job=job)
     except (specs.JobError, EndpointRefused, CredentialError) as exc:

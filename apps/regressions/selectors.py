@@ -38,22 +38,23 @@ def change_points_visible(*, org: Organization | None) -> QuerySet[ChangePoint]:
     )
 
 
+# Each text filter and the lookup it narrows by; an empty value leaves it out.
+_TEXT_FILTERS = (
+    ("model", "deployment__model__name__iexact"),
+    ("accelerator", "deployment__accelerator__sku__iexact"),
+    ("engine", "deployment__engine__name__iexact"),
+    ("organization", "after_run__org__slug"),
+    ("direction", "direction"),
+    ("metric", "metric"),
+    ("scenario", "scenario__slug"),
+)
+
+
 def change_point_list(*, org: Organization | None, filters: Filters) -> QuerySet[ChangePoint]:
     points = change_points_visible(org=org)
-    if filters.model:
-        points = points.filter(deployment__model__name__iexact=filters.model)
-    if filters.accelerator:
-        points = points.filter(deployment__accelerator__sku__iexact=filters.accelerator)
-    if filters.engine:
-        points = points.filter(deployment__engine__name__iexact=filters.engine)
-    if filters.organization:
-        points = points.filter(after_run__org__slug=filters.organization)
-    if filters.direction:
-        points = points.filter(direction=filters.direction)
-    if filters.metric:
-        points = points.filter(metric=filters.metric)
-    if filters.scenario:
-        points = points.filter(scenario__slug=filters.scenario)
+    for name, lookup in _TEXT_FILTERS:
+        if value := getattr(filters, name):
+            points = points.filter(**{lookup: value})
     if filters.deployment:
         points = points.filter(
             Q(deployment_id=filters.deployment) | Q(before_run__deployment_id=filters.deployment)

@@ -8,7 +8,7 @@ from ninja import Router
 from apps.api.errors import Errors
 from apps.costs.api.common import price_out, request_price
 from apps.costs.api.schemas import CapacityIn, PlanOut
-from apps.costs.capacity import Candidate, ScenarioShape, Workload, rank_plans
+from apps.costs.capacity import Candidate, ScenarioShape, rank_plans
 from apps.costs.formulas import CostInputError, TierPrice, TokenKind
 
 router = Router()
@@ -20,7 +20,6 @@ router = Router()
     summary="GPUs, nodes and $/month per deployment, cheapest first",
 )
 def capacity(request: HttpRequest, payload: CapacityIn):
-    workload = Workload(**payload.workload.dict())
     candidates = []
     prices: dict[str, TierPrice] = {}
     for index, c in enumerate(payload.candidates):
@@ -50,7 +49,7 @@ def capacity(request: HttpRequest, payload: CapacityIn):
                 scenario=shape,
             )
         )
-    plans = rank_plans(workload, candidates)
+    plans = rank_plans(payload.workload, candidates)
     return [
         {
             "label": plan.candidate.label,

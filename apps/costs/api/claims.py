@@ -8,10 +8,10 @@ from ninja import Query, Router
 from apps.accounts.auth import optional_org
 from apps.api.errors import Errors
 from apps.costs import selectors
-from apps.costs.api.common import price_out, request_price
+from apps.costs.api.common import price_out, side_prices
 from apps.costs.api.schemas import ClaimOut, ClaimQuery
 from apps.costs.claims import Claim, Comparison, check_claim, tier_pair_assumptions
-from apps.costs.formulas import CostInputError, TierPrice, require_positive
+from apps.costs.formulas import require_positive
 
 router = Router()
 
@@ -23,22 +23,7 @@ def claim(request: HttpRequest, query: Query[ClaimQuery]):
     `?throughput_ratio=0.8&usd_per_gpu_hour_a=1.48&usd_per_gpu_hour_b=1.95&claimed_cost_ratio=0.5`
     gives 0.95: the claim does not hold.
     """
-    price_a = _suffixed(
-        request_price,
-        request,
-        query.usd_per_gpu_hour_a,
-        query.accelerator_a,
-        query.tier_a,
-        "_a",
-    )
-    price_b = _suffixed(
-        request_price,
-        request,
-        query.usd_per_gpu_hour_b,
-        query.accelerator_b,
-        query.tier_b,
-        "_b",
-    )
+    price_a, price_b = side_prices(request, query, (query.accelerator_a, query.accelerator_b))
     stated = Claim(
         throughput_ratio=query.throughput_ratio,
         usd_per_gpu_hour_a=price_a.usd_per_gpu_hour,
@@ -77,11 +62,3 @@ def claim(request: HttpRequest, query: Query[ClaimQuery]):
             for v in check.verdicts
         ],
     }
-
-
-def _suffixed(resolve, request, price, accelerator, tier, suffix: str) -> TierPrice:
-    """Resolve one side's price, naming that side's fields (tier_a, usd_per_gpu_hour_b ...)."""
-    try:
-        return resolve(request, price, accelerator, tier)
-    except CostInputError as error:
-        raise CostInputError(error.field + suffix, error.message) from None

@@ -8,7 +8,7 @@ from django.http import HttpRequest
 
 from apps.accounts.auth import optional_org
 from apps.costs import selectors
-from apps.costs.formulas import TierPrice, choose_price, readings_text, usd_per_mtok
+from apps.costs.formulas import CostInputError, TierPrice, choose_price, readings_text, usd_per_mtok
 from apps.costs.slo import Slo, SloCost
 
 
@@ -17,6 +17,27 @@ def request_price(
 ) -> TierPrice:
     book = selectors.price_book(org=optional_org(request))
     return choose_price(book, usd_per_gpu_hour=usd_per_gpu_hour, accelerator=accelerator, tier=tier)
+
+
+def side_prices(
+    request: HttpRequest, query: object, accelerators: tuple[str | None, str | None]
+) -> tuple[TierPrice, TierPrice]:
+    """Sides A and B's prices from a query's usd_per_gpu_hour_a/_b and tier_a/_b, each
+    with its side's accelerator; an unusable input names that side's field (tier_b ...)."""
+    prices = []
+    for side, accelerator in zip(("a", "b"), accelerators, strict=True):
+        try:
+            prices.append(
+                request_price(
+                    request,
+                    getattr(query, f"usd_per_gpu_hour_{side}"),
+                    accelerator,
+                    getattr(query, f"tier_{side}"),
+                )
+            )
+        except CostInputError as error:
+            raise CostInputError(f"{error.field}_{side}", error.message) from None
+    return prices[0], prices[1]
 
 
 def price_out(price: TierPrice) -> dict:

@@ -8,8 +8,7 @@ from ninja import Query, Router, Status
 from apps.accounts.auth import optional_org
 from apps.api.errors import Errors, error_body
 from apps.costs import selectors
-from apps.costs.api.claims import _suffixed
-from apps.costs.api.common import price_out, request_price, slo_cost_out
+from apps.costs.api.common import price_out, request_price, side_prices, slo_cost_out
 from apps.costs.api.schemas import CompareOut, CompareQuery, RunSloQuery, SloCostOut
 from apps.costs.claims import compare_runs
 from apps.costs.formulas import TokenKind
@@ -99,22 +98,8 @@ def compare(request: HttpRequest, query: Query[CompareQuery]):
             message = "no visible run with throughput"
             return Status(404, error_body(f"run_{side}", message))
         curves[side] = found[0]
-    price_a = _suffixed(
-        request_price,
-        request,
-        query.usd_per_gpu_hour_a,
-        curves["a"].accelerator,
-        query.tier_a,
-        "_a",
-    )
-    price_b = _suffixed(
-        request_price,
-        request,
-        query.usd_per_gpu_hour_b,
-        curves["b"].accelerator,
-        query.tier_b,
-        "_b",
-    )
+    accelerators = (curves["a"].accelerator, curves["b"].accelerator)
+    price_a, price_b = side_prices(request, query, accelerators)
     slo = query.slo()
     result = compare_runs(curves["a"], price_a, curves["b"], price_b, slo)
 

@@ -7,6 +7,7 @@ from typing import Literal
 from ninja import Field, Schema
 from pydantic import ConfigDict
 
+from apps.costs.capacity import Workload
 from apps.costs.slo import Slo
 
 
@@ -106,6 +107,11 @@ class GpuHourOut(Schema):
 
 
 class SloIn(Schema):
+    """An SLO, in a query string or a body: bounds in s (tok/s/user for interactivity),
+    percentiles spelled p50, p90, p95, p99 or p99.9, and a minimum success rate."""
+
+    model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
+
     ttft_s_max: float | None = None
     ttft_percentile: str = "p99"
     interactivity_min: float | None = Field(None, description="tok/s/user")
@@ -116,8 +122,8 @@ class SloIn(Schema):
     e2el_percentile: str = "p99"
     min_success_rate: float = Field(0.99, description="a point with fewer successes misses")
 
-    def to_slo(self) -> Slo:
-        return Slo.of(**self.dict())
+    def slo(self) -> Slo:
+        return Slo.of(**{name: getattr(self, name) for name in SloIn.model_fields})
 
 
 class PointIn(Schema):
@@ -160,16 +166,6 @@ class SloCostOut(Schema):
 # --- capacity ------------------------------------------------------------------------------
 
 
-class WorkloadIn(Schema):
-    input_tokens: float
-    output_tokens: float
-    requests_per_day: float | None = None
-    peak_requests_per_s: float | None = None
-    peak_to_average: float = 1.0
-    cache_hit_rate: float = 0.0
-    headroom: float = 0.2
-
-
 class CandidateIn(Schema):
     label: str
     accelerator: str
@@ -186,7 +182,7 @@ class CandidateIn(Schema):
 
 
 class CapacityIn(Schema):
-    workload: WorkloadIn
+    workload: Workload  # the dataclass itself: its fields and defaults are the schema
     candidates: list[CandidateIn]
 
 
@@ -248,31 +244,11 @@ class ClaimOut(Schema):
 # --- stored runs ---------------------------------------------------------------------------
 
 
-class SloQuery(Schema):
-    """An SLO in a query string: bounds in s (tok/s/user for interactivity), percentiles
-    spelled p50, p90, p95, p99 or p99.9, and a minimum success rate."""
-
-    model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
-
-    ttft_s_max: float | None = None
-    ttft_percentile: str = "p99"
-    interactivity_min: float | None = None
-    interactivity_percentile: str = "p50"
-    tpot_s_max: float | None = None
-    tpot_percentile: str = "p50"
-    e2el_s_max: float | None = None
-    e2el_percentile: str = "p99"
-    min_success_rate: float = 0.99
-
-    def slo(self) -> Slo:
-        return Slo.of(**{name: getattr(self, name) for name in SloQuery.model_fields})
-
-
-class RunSloQuery(PriceQuery, SloQuery):
+class RunSloQuery(PriceQuery, SloIn):
     token_kind: Literal["input", "output", "total"] = "output"
 
 
-class CompareQuery(SloQuery):
+class CompareQuery(SloIn):
     run_a: int
     run_b: int
     token_kind: Literal["input", "output", "total"] = "output"

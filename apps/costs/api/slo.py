@@ -21,7 +21,7 @@ router = Router()
 def slo_cost(request: HttpRequest, payload: SloCostIn):
     """Highest throughput per GPU meeting the SLO, interpolated along the Pareto front."""
     price = request_price(request, payload.usd_per_gpu_hour, payload.accelerator, payload.tier)
-    slo = payload.slo.to_slo()
+    slo = payload.slo.slo()
     points = [
         SloPoint(p.label or f"#{i}", p.tok_per_s_per_gpu, dict(p.metrics), p.success_rate)
         for i, p in enumerate(payload.points)
