@@ -4,6 +4,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from apps.accounts.models import Organization
@@ -262,8 +263,12 @@ SERVINGS = {"aggregated": False, "disaggregated": True}
 
 
 def deployments_with_runs(*, org: Organization | None) -> QuerySet[Deployment]:
-    """Deployments with at least one run the caller may see: one index probe per deployment
-    (a deployment's first visible run ends it), so the cost follows deployments, not runs."""
+    """Deployments with at least one run the caller may see. On PostgreSQL from the run
+    tally (a few rows per deployment, however many runs); elsewhere one index probe per
+    deployment (its first visible run ends it)."""
+    if connection.vendor == "postgresql":
+        counted = tallies_visible(org=org).filter(deployment_id=OuterRef("pk"), runs__gt=0)
+        return Deployment.objects.filter(Exists(counted))
     visible = runs_visible(org=org).filter(deployment_id=OuterRef("pk"))
     return Deployment.objects.filter(Exists(visible))
 
