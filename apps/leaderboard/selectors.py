@@ -31,6 +31,7 @@ from apps.runs.selectors import (
     deployments_with_runs,
     runs_visible,
     tallies_visible,
+    visible_through,
 )
 from apps.runs.summary import MEETS, UNVERIFIED, scenario_slo
 
@@ -261,7 +262,7 @@ def _accuracy_by_deployment(
     # appear beside a deployment's public row.
     results = (
         AccuracyResult.objects.filter(
-            run__deployment_id__in=deployment_ids, run__in=runs_visible(org=org)
+            visible_through("run", org=org), run__deployment_id__in=deployment_ids
         )
         .order_by("run__deployment_id", "-run__created_at")
         .values("run__deployment_id", "task", "metric", "score", "ci_low", "ci_high", "n")

@@ -33,11 +33,17 @@ class RunFilters:
     origin: str | None = None
 
 
-def _visible(org: Organization | None) -> Q:
-    visible = Q(is_public=True)
+def _visible(org: Organization | None, via: str = "") -> Q:
+    visible = Q(**{f"{via}is_public": True})
     if org is not None:
-        visible |= Q(org=org)
+        visible |= Q(**{f"{via}org": org})
     return visible
+
+
+def visible_through(relation: str, *, org: Organization | None) -> Q:
+    """The runs_visible rule for rows reached through `relation` (e.g. "run" on accuracy
+    results): a join, where `run__in=runs_visible(...)` had the planner walk every run."""
+    return _visible(org, via=f"{relation}__")
 
 
 def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
