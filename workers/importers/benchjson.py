@@ -44,16 +44,19 @@ def latency_stats(
     return latency, unslotted, consumed
 
 
+# The --save-detailed / --output-details per-request arrays, one entry a request.
+REQUEST_LISTS = ("input_lens", "output_lens", "ttfts", "itls", "errors")
+
+
 def request_lists(row: dict[str, Any], where: str) -> dict[str, list[Any]] | None:
     """The --save-detailed / --output-details arrays, checked for equal length."""
-    names = ("input_lens", "output_lens", "ttfts", "itls", "errors")
-    present = [n for n in names if n in row]
+    present = [n for n in REQUEST_LISTS if n in row]
     if not present:
         return None
-    missing = [n for n in names if n not in row]
+    missing = [n for n in REQUEST_LISTS if n not in row]
     if missing:
         raise ImportFailure(f"{where}: per-request arrays incomplete, missing {', '.join(missing)}")
-    lists = {n: row[n] for n in names}
+    lists = {n: row[n] for n in REQUEST_LISTS}
     if "start_times" in row:
         lists["start_times"] = row["start_times"]
     lengths = {n: len(v) if isinstance(v, list) else -1 for n, v in lists.items()}

@@ -21,6 +21,7 @@ import json
 import math
 from typing import Any
 
+from workers.importers import benchjson
 from workers.importers.benchjson import counts_from_lists, latency_stats, records, request_lists
 from workers.importers.common import (
     ImportInput,
@@ -65,12 +66,8 @@ KNOWN = {
     "accept_length",
     "max_output_tokens_per_s",
     "max_concurrent_requests",
-    "input_lens",
-    "output_lens",
-    "ttfts",
-    "itls",
+    *benchjson.REQUEST_LISTS,
     "generated_texts",
-    "errors",
 }
 METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2e_latency": "e2el"}
 RANDOM_DATASETS = ("random", "random-ids")

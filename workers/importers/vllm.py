@@ -43,6 +43,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from workers.importers import benchjson
 from workers.importers.benchjson import counts_from_lists, latency_stats, records, request_lists
 from workers.importers.common import (
     ImportInput,
@@ -61,6 +62,14 @@ from workers.results import ResultDocument
 
 TOOL = "vllm bench serve 0.11-0.13"
 
+SPEC_KEYS = (
+    "spec_decode_acceptance_rate",
+    "spec_decode_acceptance_length",
+    "spec_decode_num_drafts",
+    "spec_decode_draft_tokens",
+    "spec_decode_accepted_tokens",
+    "spec_decode_per_position_acceptance_rates",
+)
 KNOWN = {
     "date",
     "endpoint_type",
@@ -88,18 +97,9 @@ KNOWN = {
     "max_output_tokens_per_s",
     "max_concurrent_requests",
     "rtfx",
-    "spec_decode_acceptance_rate",
-    "spec_decode_acceptance_length",
-    "spec_decode_num_drafts",
-    "spec_decode_draft_tokens",
-    "spec_decode_accepted_tokens",
-    "spec_decode_per_position_acceptance_rates",
-    "input_lens",
-    "output_lens",
-    "ttfts",
-    "itls",
+    *SPEC_KEYS,
+    *benchjson.REQUEST_LISTS,
     "generated_texts",
-    "errors",
     "start_times",
 }
 REQUIRED = ("model_id", "duration", "completed", "num_prompts")
@@ -121,14 +121,6 @@ CLIENT_NAME = re.compile(
 )
 # A Hugging Face cache path names the repository: .../models--openai--gpt-oss-120b/snapshots/..
 HF_CACHE = re.compile(r"models--(?P<org>[^/]+?)--(?P<name>[^/]+)")
-SPEC_KEYS = (
-    "spec_decode_acceptance_rate",
-    "spec_decode_acceptance_length",
-    "spec_decode_num_drafts",
-    "spec_decode_draft_tokens",
-    "spec_decode_accepted_tokens",
-    "spec_decode_per_position_acceptance_rates",
-)
 METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el"}
 LEGACY_METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "latency": "e2el"}
 DERIVED = "rounded means of the successful requests' input_lens and output_lens"
