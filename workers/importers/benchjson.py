@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workers.importers.common import number, to_ms
+from workers.importers.common import integer, number, to_ms
 from workers.importers.errors import ImportFailure
 from workers.slo import STAT_SLOTS
 
@@ -42,6 +42,17 @@ def latency_stats(
         else:
             latency.setdefault(metrics[metric], {})[slot] = value
     return latency, unslotted, consumed
+
+
+def token_totals(row: dict[str, Any], where: str) -> dict[str, Any]:
+    """The run's token totals. Prompts are counted with the local tokenizer and outputs from
+    usage where the server reports it: mixed sources (stated in environment.extra.token_sources
+    where the importer knows them), so neither label fits."""
+    return {
+        "input": integer(row, "total_input_tokens", where),
+        "output": integer(row, "total_output_tokens", where),
+        "source": "unknown",
+    }
 
 
 # The --save-detailed / --output-details per-request arrays, one entry a request.

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workers.importers.benchjson import token_totals
 from workers.importers.common import (
     ImportInput,
     build_document,
@@ -154,12 +155,7 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
         "request_rate": rate if open_loop else None,
         "window_s": number(row, "duration", where),
         "requests": {"total": prompts, "succeeded": completed, "failed": prompts - completed},
-        "tokens": {
-            "input": integer(row, "total_input_tokens", where),
-            "output": integer(row, "total_output_tokens", where),
-            # Mixed sources (see environment.extra.token_sources), so neither label fits.
-            "source": "unknown",
-        },
+        "tokens": token_totals(row, where),
         "throughput": {
             "requests_per_s": number(row, "request_throughput", where),
             "input_tok_s": number(row, "input_throughput", where),

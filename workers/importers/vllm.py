@@ -311,14 +311,7 @@ def _parse_row(
         "request_rate": rate if open_loop else None,
         "window_s": number(row, "duration", where),
         "requests": counts,
-        "tokens": _drop_none(
-            {
-                "input": integer(row, "total_input_tokens", where),
-                "output": integer(row, "total_output_tokens", where),
-                # vLLM counts prompts with the local tokenizer and outputs from usage.
-                "source": "unknown",
-            }
-        ),
+        "tokens": _drop_none(benchjson.token_totals(row, where)),
         "throughput": _drop_none(
             {
                 "requests_per_s": number(row, "request_throughput", where),
