@@ -9,6 +9,25 @@ from workers.importers.common import integer, number, to_ms
 from workers.importers.errors import ImportFailure
 from workers.slo import STAT_SLOTS
 
+# What benchmark_serving.py has written since its first versions, and `vllm bench serve` and
+# InferenceX's vendored copy still write: the run's header and totals.
+SERVING_KEYS = {
+    "date",
+    "model_id",
+    "tokenizer_id",
+    "num_prompts",
+    "request_rate",
+    "burstiness",
+    "max_concurrency",
+    "duration",
+    "completed",
+    "total_input_tokens",
+    "total_output_tokens",
+    "request_throughput",
+    "request_goodput",
+    "output_throughput",
+}
+
 # '<stat>_<metric>_ms': the `_ms` suffix is how both tools state the unit.
 STAT_KEY = re.compile(r"^(mean|median|std|min|max|p\d+(?:\.\d+)?)_([a-z0-9_]+)_ms$")
 

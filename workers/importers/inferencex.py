@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workers.importers.benchjson import token_totals
+from workers.importers.benchjson import SERVING_KEYS, token_totals
 from workers.importers.common import (
     ImportInput,
     build_document,
@@ -42,23 +42,9 @@ from workers.results import ResultDocument
 SUMMARY_TOOL = "InferenceX benchmark_serving_random.py (843c6254)"
 EVALS_TOOL = "InferenceX-app supplemental-evals.json (77ca49a)"
 
-SUMMARY_KEYS = {
-    "date",
-    "model_id",
-    "tokenizer_id",
-    "num_prompts",
-    "request_rate",
-    "burstiness",
-    "max_concurrency",
-    "duration",
-    "completed",
+SUMMARY_KEYS = SERVING_KEYS | {
     "good_completed",
-    "total_input_tokens",
-    "total_output_tokens",
-    "request_throughput",
-    "request_goodput",
     "input_throughput",
-    "output_throughput",
     "median_ttft",
     "p99_ttft",
     "median_e2el",
