@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -89,33 +89,28 @@ GSM8K_EXTRACTION = {
     "normalise_lm_eval": f"remove {list(extract.LMEVAL_IGNORE)}, lower case",
 }
 
+GSM8K_5SHOT = Protocol(
+    name="gsm8k-5shot-v1",
+    task="gsm8k",
+    data=GSM8K_TEST,
+    endpoint="completions",
+    template=GSM8K_TEMPLATE,
+    metrics=GSM8K_METRICS,
+    extraction=GSM8K_EXTRACTION,
+    stop=("Question:", "</s>", "<|im_end|>"),
+    max_tokens=256,
+    num_fewshot=5,
+    notes="lm-eval gsm8k layout; exemplars drawn from the test file and excluded",
+)
+
 PROTOCOLS: dict[str, Protocol] = {
     p.name: p
     for p in (
-        Protocol(
-            name="gsm8k-5shot-v1",
-            task="gsm8k",
-            data=GSM8K_TEST,
-            endpoint="completions",
-            template=GSM8K_TEMPLATE,
-            metrics=GSM8K_METRICS,
-            extraction=GSM8K_EXTRACTION,
-            stop=("Question:", "</s>", "<|im_end|>"),
-            max_tokens=256,
-            num_fewshot=5,
-            notes="lm-eval gsm8k layout; exemplars drawn from the test file and excluded",
-        ),
-        Protocol(
+        GSM8K_5SHOT,
+        replace(
+            GSM8K_5SHOT,
             name="gsm8k-5shot-chat-v1",
-            task="gsm8k",
-            data=GSM8K_TEST,
             endpoint="chat",
-            template=GSM8K_TEMPLATE,
-            metrics=GSM8K_METRICS,
-            extraction=GSM8K_EXTRACTION,
-            stop=("Question:", "</s>", "<|im_end|>"),
-            max_tokens=256,
-            num_fewshot=5,
             fewshot_multiturn=True,
             notes="as gsm8k-5shot-v1, shots as chat turns (lm-eval --fewshot_as_multiturn)",
         ),

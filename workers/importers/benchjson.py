@@ -5,9 +5,28 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workers.importers.common import number, to_ms
+from workers.importers.common import integer, number, to_ms
 from workers.importers.errors import ImportFailure
 from workers.slo import STAT_SLOTS
+
+# What benchmark_serving.py has written since its first versions, and `vllm bench serve` and
+# InferenceX's vendored copy still write: the run's header and totals.
+SERVING_KEYS = {
+    "date",
+    "model_id",
+    "tokenizer_id",
+    "num_prompts",
+    "request_rate",
+    "burstiness",
+    "max_concurrency",
+    "duration",
+    "completed",
+    "total_input_tokens",
+    "total_output_tokens",
+    "request_throughput",
+    "request_goodput",
+    "output_throughput",
+}
 
 # '<stat>_<metric>_ms': the `_ms` suffix is how both tools state the unit.
 STAT_KEY = re.compile(r"^(mean|median|std|min|max|p\d+(?:\.\d+)?)_([a-z0-9_]+)_ms$")
@@ -44,16 +63,30 @@ def latency_stats(
     return latency, unslotted, consumed
 
 
+def token_totals(row: dict[str, Any], where: str) -> dict[str, Any]:
+    """The run's token totals. Prompts are counted with the local tokenizer and outputs from
+    usage where the server reports it: mixed sources (stated in environment.extra.token_sources
+    where the importer knows them), so neither label fits."""
+    return {
+        "input": integer(row, "total_input_tokens", where),
+        "output": integer(row, "total_output_tokens", where),
+        "source": "unknown",
+    }
+
+
+# The --save-detailed / --output-details per-request arrays, one entry a request.
+REQUEST_LISTS = ("input_lens", "output_lens", "ttfts", "itls", "errors")
+
+
 def request_lists(row: dict[str, Any], where: str) -> dict[str, list[Any]] | None:
     """The --save-detailed / --output-details arrays, checked for equal length."""
-    names = ("input_lens", "output_lens", "ttfts", "itls", "errors")
-    present = [n for n in names if n in row]
+    present = [n for n in REQUEST_LISTS if n in row]
     if not present:
         return None
-    missing = [n for n in names if n not in row]
+    missing = [n for n in REQUEST_LISTS if n not in row]
     if missing:
         raise ImportFailure(f"{where}: per-request arrays incomplete, missing {', '.join(missing)}")
-    lists = {n: row[n] for n in names}
+    lists = {n: row[n] for n in REQUEST_LISTS}
     if "start_times" in row:
         lists["start_times"] = row["start_times"]
     lengths = {n: len(v) if isinstance(v, list) else -1 for n, v in lists.items()}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workers.importers.benchjson import SERVING_KEYS, token_totals
 from workers.importers.common import (
     ImportInput,
     build_document,
@@ -41,23 +42,9 @@ from workers.results import ResultDocument
 SUMMARY_TOOL = "InferenceX benchmark_serving_random.py (843c6254)"
 EVALS_TOOL = "InferenceX-app supplemental-evals.json (77ca49a)"
 
-SUMMARY_KEYS = {
-    "date",
-    "model_id",
-    "tokenizer_id",
-    "num_prompts",
-    "request_rate",
-    "burstiness",
-    "max_concurrency",
-    "duration",
-    "completed",
+SUMMARY_KEYS = SERVING_KEYS | {
     "good_completed",
-    "total_input_tokens",
-    "total_output_tokens",
-    "request_throughput",
-    "request_goodput",
     "input_throughput",
-    "output_throughput",
     "median_ttft",
     "p99_ttft",
     "median_e2el",
@@ -154,12 +141,7 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
         "request_rate": rate if open_loop else None,
         "window_s": number(row, "duration", where),
         "requests": {"total": prompts, "succeeded": completed, "failed": prompts - completed},
-        "tokens": {
-            "input": integer(row, "total_input_tokens", where),
-            "output": integer(row, "total_output_tokens", where),
-            # Mixed sources (see environment.extra.token_sources), so neither label fits.
-            "source": "unknown",
-        },
+        "tokens": token_totals(row, where),
         "throughput": {
             "requests_per_s": number(row, "request_throughput", where),
             "input_tok_s": number(row, "input_throughput", where),

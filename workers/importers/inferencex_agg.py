@@ -26,6 +26,7 @@ disaggregated or multi-node aggregates do not state their GPU pools and are refu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from workers.importers.common import (
@@ -139,25 +140,55 @@ def _sniff_agentic(seen: Preview) -> bool:
     return bool(rows) and _is_agentic(rows[0])
 
 
+def _documents(
+    job: ImportInput,
+    what: str,
+    document: Callable[[ImportInput, dict[str, Any], int | None, str], ResultDocument],
+) -> list[ResultDocument]:
+    """One document per config: the file holds one, or InferenceX's collected array of them."""
+    value = load_json(job.main)
+    if not isinstance(value, list):
+        return [document(job, expect_object(value, job.main.name), None, job.main.name)]
+    if not value:
+        raise ImportFailure(f"{job.main.name}: the array of {what} results is empty")
+    documents = []
+    for i, row in enumerate(value):
+        where = f"{job.main.name} item {i}"
+        documents.append(document(job, expect_object(row, where), i, where))
+    return documents
+
+
+def _stats(
+    row: dict[str, Any], known: set[str], where: str
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """(latency_ms distributions, statistics kept as written), once every key is known."""
+    latency, kept, consumed = split_stats(row, where)
+    check_known(row, known, consumed, where)
+    return latency, kept
+
+
+def _per_gpu(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        k: row[k] for k in ("tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu") if k in row
+    }
+
+
+def _described(row: dict[str, Any]) -> dict[str, Any]:
+    """What the row says about its own run (hardware, image, model prefix), where stated."""
+    return {k: row[k] for k in ("hw", "image", "infmax_model_prefix") if row.get(k)}
+
+
 # --- single-turn aggregate ---------------------------------------------------------------
 
 
 def parse_agg(job: ImportInput) -> list[ResultDocument]:
-    value = load_json(job.main)
-    if isinstance(value, list):
-        if not value:
-            raise ImportFailure(f"{job.main.name}: the array of aggregated results is empty")
-        return [
-            _agg_document(job, expect_object(row, f"{job.main.name} item {i}"), i)
-            for i, row in enumerate(value)
-        ]
-    return [_agg_document(job, expect_object(value, job.main.name), None)]
+    return _documents(job, "aggregated", _agg_document)
 
 
-def _agg_document(job: ImportInput, row: dict[str, Any], index: int | None) -> ResultDocument:
-    where = job.main.name if index is None else f"{job.main.name} item {index}"
-    latency, kept, consumed = split_stats(row, where)
-    check_known(row, AGG_KEYS, consumed, where)
+def _agg_document(
+    job: ImportInput, row: dict[str, Any], index: int | None, where: str
+) -> ResultDocument:
+    latency, kept = _stats(row, AGG_KEYS, where)
     deployment = deployment_from_row(row, job.main.name, where)
     isl = integer(row, "isl", where)
     osl = integer(row, "osl", where)
@@ -174,12 +205,8 @@ def _agg_document(job: ImportInput, row: dict[str, Any], index: int | None) -> R
         "latency_ms": latency,
     }
     extra: dict[str, Any] = {
-        "per_gpu": {
-            k: row[k]
-            for k in ("tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu")
-            if k in row
-        },
-        **{k: row[k] for k in ("hw", "image", "infmax_model_prefix") if row.get(k)},
+        "per_gpu": _per_gpu(row),
+        **_described(row),
     }
     if kept:
         extra["statistics_as_written"] = kept
@@ -200,21 +227,13 @@ def _agg_document(job: ImportInput, row: dict[str, Any], index: int | None) -> R
 
 
 def parse_agentic(job: ImportInput) -> list[ResultDocument]:
-    value = load_json(job.main)
-    if isinstance(value, list):
-        if not value:
-            raise ImportFailure(f"{job.main.name}: the array of agentic results is empty")
-        return [
-            _agentic_document(job, expect_object(row, f"{job.main.name} item {i}"), i)
-            for i, row in enumerate(value)
-        ]
-    return [_agentic_document(job, expect_object(value, job.main.name), None)]
+    return _documents(job, "agentic", _agentic_document)
 
 
-def _agentic_document(job: ImportInput, row: dict[str, Any], index: int | None) -> ResultDocument:
-    where = job.main.name if index is None else f"{job.main.name} item {index}"
-    latency, kept, consumed = split_stats(row, where)
-    check_known(row, AGENTIC_KEYS, consumed, where)
+def _agentic_document(
+    job: ImportInput, row: dict[str, Any], index: int | None, where: str
+) -> ResultDocument:
+    latency, kept = _stats(row, AGENTIC_KEYS, where)
     scenario_type = row.get("scenario_type")
     if scenario_type != "agentic-coding":
         raise ImportFailure(
@@ -265,14 +284,10 @@ def _agentic_document(job: ImportInput, row: dict[str, Any], index: int | None) 
         "prefix_cache_hit_rate": number(row, "server_gpu_cache_hit_rate", where),
     }
     extra: dict[str, Any] = {
-        "per_gpu": {
-            k: row[k]
-            for k in ("tput_per_gpu", "output_tput_per_gpu", "input_tput_per_gpu")
-            if k in row
-        },
+        "per_gpu": _per_gpu(row),
         "statistics_as_written": kept,
         **{k: row[k] for k in AGENTIC_EXTRA if row.get(k) is not None},
-        **{k: row[k] for k in ("hw", "image", "infmax_model_prefix") if row.get(k)},
+        **_described(row),
     }
     if offload is not None:
         extra["kv_offload"] = offload
@@ -407,7 +422,7 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
         "theoretical_cache_hit_rate": (metrics.get("cache") or {}).get(
             "theoretical_cache_hit_rate"
         ),
-        **{k: row[k] for k in ("hw", "image", "infmax_model_prefix") if row.get(k)},
+        **_described(row),
     }
     status = "partial" if requests and requests["failed"] else "succeeded"
     return [

@@ -21,6 +21,7 @@ import json
 import math
 from typing import Any
 
+from workers.importers import benchjson
 from workers.importers.benchjson import counts_from_lists, latency_stats, records, request_lists
 from workers.importers.common import (
     ImportInput,
@@ -65,12 +66,8 @@ KNOWN = {
     "accept_length",
     "max_output_tokens_per_s",
     "max_concurrent_requests",
-    "input_lens",
-    "output_lens",
-    "ttfts",
-    "itls",
+    *benchjson.REQUEST_LISTS,
     "generated_texts",
-    "errors",
 }
 METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2e_latency": "e2el"}
 RANDOM_DATASETS = ("random", "random-ids")
@@ -174,13 +171,7 @@ def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, A
         "requests": counts_from_lists(lists)
         if lists
         else {"total": None, "succeeded": integer(row, "completed", where), "failed": None},
-        "tokens": {
-            "input": integer(row, "total_input_tokens", where),
-            "output": integer(row, "total_output_tokens", where),
-            # Prompts are counted with the local tokenizer, outputs from usage when the
-            # server reports it: mixed sources, stated in environment.extra.token_sources.
-            "source": "unknown",
-        },
+        "tokens": benchjson.token_totals(row, where),
         "throughput": {
             "requests_per_s": number(row, "request_throughput", where),
             "input_tok_s": number(row, "input_throughput", where),

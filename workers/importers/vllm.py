@@ -43,6 +43,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from workers.importers import benchjson
 from workers.importers.benchjson import counts_from_lists, latency_stats, records, request_lists
 from workers.importers.common import (
     ImportInput,
@@ -61,45 +62,30 @@ from workers.results import ResultDocument
 
 TOOL = "vllm bench serve 0.11-0.13"
 
-KNOWN = {
-    "date",
-    "endpoint_type",
-    "backend",
-    "label",
-    "model_id",
-    "tokenizer_id",
-    "num_prompts",
-    "request_rate",
-    "burstiness",
-    "max_concurrency",
-    "ramp_up_strategy",
-    "ramp_up_start_rps",
-    "ramp_up_end_rps",
-    "rps_change_events",
-    "duration",
-    "completed",
-    "failed",
-    "total_input_tokens",
-    "total_output_tokens",
-    "request_throughput",
-    "request_goodput",
-    "output_throughput",
-    "total_token_throughput",
-    "max_output_tokens_per_s",
-    "max_concurrent_requests",
-    "rtfx",
+SPEC_KEYS = (
     "spec_decode_acceptance_rate",
     "spec_decode_acceptance_length",
     "spec_decode_num_drafts",
     "spec_decode_draft_tokens",
     "spec_decode_accepted_tokens",
     "spec_decode_per_position_acceptance_rates",
-    "input_lens",
-    "output_lens",
-    "ttfts",
-    "itls",
+)
+KNOWN = benchjson.SERVING_KEYS | {
+    "endpoint_type",
+    "backend",
+    "label",
+    "ramp_up_strategy",
+    "ramp_up_start_rps",
+    "ramp_up_end_rps",
+    "rps_change_events",
+    "failed",
+    "total_token_throughput",
+    "max_output_tokens_per_s",
+    "max_concurrent_requests",
+    "rtfx",
+    *SPEC_KEYS,
+    *benchjson.REQUEST_LISTS,
     "generated_texts",
-    "errors",
     "start_times",
 }
 REQUIRED = ("model_id", "duration", "completed", "num_prompts")
@@ -121,14 +107,6 @@ CLIENT_NAME = re.compile(
 )
 # A Hugging Face cache path names the repository: .../models--openai--gpt-oss-120b/snapshots/..
 HF_CACHE = re.compile(r"models--(?P<org>[^/]+?)--(?P<name>[^/]+)")
-SPEC_KEYS = (
-    "spec_decode_acceptance_rate",
-    "spec_decode_acceptance_length",
-    "spec_decode_num_drafts",
-    "spec_decode_draft_tokens",
-    "spec_decode_accepted_tokens",
-    "spec_decode_per_position_acceptance_rates",
-)
 METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el"}
 LEGACY_METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "latency": "e2el"}
 DERIVED = "rounded means of the successful requests' input_lens and output_lens"
@@ -319,14 +297,7 @@ def _parse_row(
         "request_rate": rate if open_loop else None,
         "window_s": number(row, "duration", where),
         "requests": counts,
-        "tokens": _drop_none(
-            {
-                "input": integer(row, "total_input_tokens", where),
-                "output": integer(row, "total_output_tokens", where),
-                # vLLM counts prompts with the local tokenizer and outputs from usage.
-                "source": "unknown",
-            }
-        ),
+        "tokens": _drop_none(benchjson.token_totals(row, where)),
         "throughput": _drop_none(
             {
                 "requests_per_s": number(row, "request_throughput", where),

@@ -8,7 +8,8 @@ import argparse
 import asyncio
 import secrets
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -52,6 +53,7 @@ from workers.loadgen.sessions import (
 )
 from workers.loadgen.traces import TraceError, TracePrompts, read_mooncake, replay, trace_dataset
 from workers.result_facts import Deployment, Scenario, SessionScenario
+from workers.results import ResultDocument
 
 
 def _check_prompt_lengths(
@@ -127,36 +129,32 @@ def run_mode(args: argparse.Namespace) -> int:
         length_spread=args.length_spread,
         prefix_cache_hit_rate=hit,
         dataset="shared-prefix" if hit > 0 else "random-words",
-        arrival="open" if args.rate else "closed",
-        warmup_requests=args.warmup,
-        duration_s=args.duration,
-        request_count=args.requests,
-        slo=slo,
+        **_load_facts(args, plan),
     )
-    scraper = _scraper(args, cfg)
-    started_at = datetime.now(UTC)
-    result = SweepResult()
-    progress = ProgressBar(enabled=not args.quiet)
-    interrupted = _drive(
-        run_sweep(
-            cfg, workload, plan, result=result, progress=progress, count_tokens=counter.count
-        ),
-        scraper,
-        progress,
-    )
-    if not result.points:
-        print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
-        return 130 if interrupted else 1
-    mismatched = _mark_length_mismatch(result, check)
-    document = write_document(
+
+    def report(result: SweepResult, document: ResultDocument) -> None:
+        if result.stop_reason:
+            print(result.stop_reason, file=sys.stderr)
+        bound = [p.label or "?" for p in document.points if p.client_bound]
+        if bound:
+            print(
+                f"client-bound at {', '.join(bound)}: this process was saturated or starved of "
+                "CPU (a busy core, or its event loop late past --client-lag-limit-ms), so its "
+                "timestamps carry its own delay; those levels are marked and never ranked "
+                "(try --processes, or a host with idle cores)",
+                file=sys.stderr,
+            )
+
+    return _sweep_and_submit(
         args,
         cfg,
-        scraper,
-        result,
+        lambda result, progress: run_sweep(
+            cfg, workload, plan, result=result, progress=progress, count_tokens=counter.count
+        ),
         deployment=deployment,
         scenario=scenario,
-        started_at=started_at,
-        interrupted=interrupted,
+        check=check,
+        report=report,
         revision=False,
         tokenizer=counter.name,
         prompt_overhead_tokens=overhead,
@@ -170,27 +168,6 @@ def run_mode(args: argparse.Namespace) -> int:
             "tolerance_tokens": check.tolerance,
         },
     )
-    if result.stop_reason:
-        print(result.stop_reason, file=sys.stderr)
-    bound = [p.label or "?" for p in document.points if p.client_bound]
-    if bound:
-        print(
-            f"client-bound at {', '.join(bound)}: this process was saturated or starved of "
-            "CPU (a busy core, or its event loop late past --client-lag-limit-ms), so its "
-            "timestamps carry its own delay; those levels are marked and never ranked "
-            "(try --processes, or a host with idle cores)",
-            file=sys.stderr,
-        )
-    if mismatched and not args.allow_length_mismatch:
-        print(
-            f"inferboard-worker bench: error: {mismatched}; the run does not match its "
-            "scenario and was not submitted (--allow-length-mismatch measures anyway and "
-            "marks the points)",
-            file=sys.stderr,
-        )
-        return 3
-    submit_if_asked(args, document)
-    return 130 if interrupted else 0
 
 
 def _metrics_headers(cfg: EndpointConfig) -> dict[str, str]:
@@ -244,39 +221,20 @@ def _run_dataset(args: argparse.Namespace, cfg: EndpointConfig, deployment: Depl
         length_spread=None,  # the file's own lengths
         prefix_cache_hit_rate=None,
         dataset=dataset_name(dataset.identity),
-        arrival="open" if args.rate else "closed",
-        warmup_requests=args.warmup,
-        duration_s=args.duration,
-        request_count=args.requests,
-        slo=plan.slo,
+        **_load_facts(args, plan),
         trace=dataset.identity,
     )
     workload = DatasetWorkload(dataset, args.output_tokens)
-    scraper = _scraper(args, cfg)
-    started_at = datetime.now(UTC)
-    result = SweepResult()
-    progress = ProgressBar(enabled=not args.quiet)
-    interrupted = _drive(
-        run_sweep(cfg, workload, plan, result=result, progress=progress), scraper, progress
-    )
-    if not result.points:
-        print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
-        return 130 if interrupted else 1
-    document = write_document(
+    return _sweep_and_submit(
         args,
         cfg,
-        scraper,
-        result,
+        lambda result, progress: run_sweep(cfg, workload, plan, result=result, progress=progress),
         deployment=deployment,
         scenario=scenario,
-        started_at=started_at,
-        interrupted=interrupted,
         tokenizer=counter.name,
         api=cfg.api,
         seed=args.seed,
     )
-    submit_if_asked(args, document)
-    return 130 if interrupted else 0
 
 
 def _run_trace(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deployment) -> int:
@@ -332,20 +290,16 @@ def _run_trace(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deploy
     finally:
         progress.close()
     result = SweepResult(points=[point], timings=[timings], levels=[Level(name=point.label)])
-    document = write_document(
+    return _write_and_submit(
         args,
         cfg,
-        scraper,
-        result,
+        _Measured(scraper, started_at, result),
         deployment=deployment,
         scenario=scenario,
-        started_at=started_at,
         tokenizer=counter.name,
         prompt_overhead_tokens=overhead,
         seed=args.seed,
     )
-    submit_if_asked(args, document)
-    return 0
 
 
 def _run_sessions(
@@ -372,36 +326,25 @@ def _run_sessions(
         length_spread=0.0,
         prefix_cache_hit_rate=None,  # what the conversation itself reuses: measured per turn
         dataset=session_dataset(shape),
-        arrival="open" if args.rate else "closed",
-        warmup_requests=args.warmup,
-        duration_s=args.duration,
-        request_count=args.requests,
-        slo=plan.slo,
+        **_load_facts(args, plan),
         sessions=shape,
     )
-    scraper = _scraper(args, cfg)
-    started_at = datetime.now(UTC)
-    result = SweepResult()
-    progress = ProgressBar(enabled=not args.quiet)
-    interrupted = _drive(
-        run_session_sweep(cfg, workload, plan, result=result, progress=progress), scraper, progress
-    )
-    if not result.points:
-        print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
-        return 130 if interrupted else 1
-    document = write_document(
+    return _sweep_and_submit(
         args,
         cfg,
-        scraper,
-        result,
+        lambda result, progress: run_session_sweep(
+            cfg, workload, plan, result=result, progress=progress
+        ),
         deployment=deployment,
         scenario=scenario,
-        started_at=started_at,
-        interrupted=interrupted,
+        report=_print_turns,
         tokenizer=counter.name,
         api=cfg.api,
         seed=args.seed,
     )
+
+
+def _print_turns(result: SweepResult, document: ResultDocument) -> None:
     for point in document.points:
         for turn in point.turns or []:
             hit = turn.prefix_cache_hit_rate
@@ -413,6 +356,88 @@ def _run_sessions(
                 f"{'not reported' if hit is None else f'{hit:.1%}'}",
                 file=sys.stderr,
             )
+
+
+@dataclass
+class _Measured:
+    """What a run mode measured, as the post-sweep step needs it."""
+
+    scraper: Scraper | None
+    started_at: datetime
+    result: SweepResult
+    interrupted: bool = False
+
+
+def _load_facts(args: argparse.Namespace, plan: LoadPlan) -> dict[str, Any]:
+    """The scenario's facts about the load, as the plan runs it."""
+    return {
+        "arrival": "open" if args.rate else "closed",
+        "warmup_requests": plan.warmup,
+        "duration_s": plan.duration_s,
+        "request_count": plan.requests,
+        "slo": plan.slo,
+    }
+
+
+def _sweep_and_submit(
+    args: argparse.Namespace,
+    cfg: EndpointConfig,
+    sweep: Callable[[SweepResult, ProgressBar], Coroutine[Any, Any, Any]],
+    **facts: Any,
+) -> int:
+    """The sweep's levels with the server scrape beside it, until done or Ctrl-C, then the
+    post-sweep step."""
+    scraper = _scraper(args, cfg)
+    started_at = datetime.now(UTC)
+    result = SweepResult()
+    progress = ProgressBar(enabled=not args.quiet)
+    interrupted = _drive(sweep(result, progress), scraper, progress)
+    measured = _Measured(scraper, started_at, result, interrupted)
+    return _write_and_submit(args, cfg, measured, **facts)
+
+
+def _write_and_submit(
+    args: argparse.Namespace,
+    cfg: EndpointConfig,
+    measured: _Measured,
+    *,
+    deployment: Deployment,
+    scenario: Scenario,
+    check: LengthCheck | None = None,
+    report: Callable[[SweepResult, ResultDocument], None] | None = None,
+    revision: bool = True,
+    **extra: Any,
+) -> int:
+    """The post-sweep step every run mode ends with: the document written, the mode's own
+    `report` on stderr, then submitted unless its prompts missed the scenario's lengths.
+    Returns the command's exit status."""
+    result, interrupted = measured.result, measured.interrupted
+    if not result.points:
+        print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
+        return 130 if interrupted else 1
+    mismatched = _mark_length_mismatch(result, check) if check is not None else None
+    document = write_document(
+        args,
+        cfg,
+        measured.scraper,
+        result,
+        deployment=deployment,
+        scenario=scenario,
+        started_at=measured.started_at,
+        interrupted=interrupted,
+        revision=revision,
+        **extra,
+    )
+    if report is not None:
+        report(result, document)
+    if mismatched and not args.allow_length_mismatch:
+        print(
+            f"inferboard-worker bench: error: {mismatched}; the run does not match its "
+            "scenario and was not submitted (--allow-length-mismatch measures anyway and "
+            "marks the points)",
+            file=sys.stderr,
+        )
+        return 3
     submit_if_asked(args, document)
     return 130 if interrupted else 0
 

@@ -389,33 +389,53 @@ async def run_share_async(share: Share) -> tuple[list[RequestTiming], ClientLoad
             timings.append(timing)
 
         async with ClientMonitor(share.limits) as monitor:
-            if share.offsets_ns is None:
-                queue = iter(range(len(share.specs)))
-
-                async def worker() -> None:
-                    for k in queue:
-                        await send(k, None)
-
-                await asyncio.gather(*(worker() for _ in range(max(1, share.concurrency))))
-            else:
-                slots = asyncio.Semaphore(share.concurrency) if share.concurrency else None
-
-                async def one(k: int, t_sched: int) -> None:
-                    if slots is None:
-                        await send(k, t_sched)
-                    else:
-                        async with slots:
-                            await send(k, t_sched)
-
-                tasks = []
-                for k, offset in enumerate(share.offsets_ns):
-                    t_sched = share.start_ns + offset
-                    wait = (t_sched - perf_counter_ns()) / NS_PER_S
-                    if wait > 0:
-                        await asyncio.sleep(wait)
-                    tasks.append(asyncio.create_task(one(k, t_sched)))
-                await asyncio.gather(*tasks)
+            await send_share(
+                send,
+                len(share.specs),
+                concurrency=share.concurrency,
+                start_ns=share.start_ns,
+                offsets_ns=share.offsets_ns,
+            )
     return timings, monitor.result(), skew
+
+
+async def send_share(
+    send: Callable[[int, int | None], Awaitable[None]],
+    count: int,
+    *,
+    concurrency: int,
+    start_ns: int,
+    offsets_ns: list[int] | None,
+) -> None:
+    """One client process's share of a level: `send(k, t_sched)` for each of its `count`
+    items, by `concurrency` workers (closed loop) or at start_ns + its offsets (open loop,
+    at most `concurrency` in flight when that is set)."""
+    if offsets_ns is None:
+        queue = iter(range(count))
+
+        async def worker() -> None:
+            for k in queue:
+                await send(k, None)
+
+        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+        return
+    slots = asyncio.Semaphore(concurrency) if concurrency else None
+
+    async def one(k: int, t_sched: int) -> None:
+        if slots is None:
+            await send(k, t_sched)
+        else:
+            async with slots:
+                await send(k, t_sched)
+
+    tasks = []
+    for k, offset in enumerate(offsets_ns):
+        t_sched = start_ns + offset
+        wait = (t_sched - perf_counter_ns()) / NS_PER_S
+        if wait > 0:
+            await asyncio.sleep(wait)
+        tasks.append(asyncio.create_task(one(k, t_sched)))
+    await asyncio.gather(*tasks)
 
 
 # Client processes start this long after their level is handed out, all at one instant.

@@ -38,6 +38,7 @@ from workers.loadgen.runner import (
     _Runner,
     _start_pool,
     level_point,
+    send_share,
 )
 from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for callers
     SESSION_PRESETS,
@@ -392,32 +393,13 @@ async def _run_session_share(share: SessionShare) -> tuple[list[RequestTiming], 
             )
 
         async with ClientMonitor(share.limits) as monitor:
-            if share.offsets_ns is None:
-                queue = iter(range(len(share.sessions)))
-
-                async def worker() -> None:
-                    for k in queue:
-                        await session(k, None)
-
-                await asyncio.gather(*(worker() for _ in range(max(1, share.concurrency))))
-            else:
-                slots = asyncio.Semaphore(share.concurrency) if share.concurrency else None
-
-                async def one(k: int, t_sched: int) -> None:
-                    if slots is None:
-                        await session(k, t_sched)
-                    else:
-                        async with slots:
-                            await session(k, t_sched)
-
-                tasks = []
-                for k, offset in enumerate(share.offsets_ns):
-                    t_sched = share.start_ns + offset
-                    wait = (t_sched - perf_counter_ns()) / NS_PER_S
-                    if wait > 0:
-                        await asyncio.sleep(wait)
-                    tasks.append(asyncio.create_task(one(k, t_sched)))
-                await asyncio.gather(*tasks)
+            await send_share(
+                session,
+                len(share.sessions),
+                concurrency=share.concurrency,
+                start_ns=share.start_ns,
+                offsets_ns=share.offsets_ns,
+            )
     return timings, monitor.result(), skew
 
 

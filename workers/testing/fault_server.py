@@ -102,6 +102,18 @@ class PrefixCache:
         return cached
 
 
+def _usage(prompt: int, completion: int, cached: int | None) -> dict[str, Any]:
+    """An OpenAI usage object; cached tokens are reported only when the prefix cache is on."""
+    data: dict[str, Any] = {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+    if cached is not None:
+        data["prompt_tokens_details"] = {"cached_tokens": cached}
+    return data
+
+
 class FaultServer:
     def __init__(self, options: Options) -> None:
         self.o = options
@@ -236,14 +248,7 @@ class FaultServer:
         model = request.get("model", "fault")
 
         def usage(completion: int) -> dict[str, Any]:
-            data: dict[str, Any] = {
-                "prompt_tokens": n_in,
-                "completion_tokens": completion,
-                "total_tokens": n_in + completion,
-            }
-            if cached is not None:
-                data["prompt_tokens_details"] = {"cached_tokens": cached}
-            return data
+            return _usage(n_in, completion, cached)
 
         def event(
             text: str | None, completion: int, finish: str | None = None, **extra: Any
@@ -393,16 +398,9 @@ class FaultServer:
             choice["message"] = {"role": "assistant", "content": text}
         else:
             choice["text"] = text
-        usage: dict[str, Any] = {
-            "prompt_tokens": n_in,
-            "completion_tokens": n_out,
-            "total_tokens": n_in + n_out,
-        }
-        if cached is not None:
-            usage["prompt_tokens_details"] = {"cached_tokens": cached}
         data: dict[str, Any] = {"id": "fault-1", "model": request.get("model"), "choices": [choice]}
         if mode != "no_usage":
-            data["usage"] = usage
+            data["usage"] = _usage(n_in, n_out, cached)
         return await self.respond_json(writer, 200, data)
 
 
