@@ -75,10 +75,11 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 # Tokens found by digest are remembered in each web process, so a read with a token costs a
 # Redis read instead of an ORM query (a third of a cached run-list read, bench/api_load.py).
-# A saved or deleted token or organization bumps TOKENS_VERSION_KEY once its transaction
-# commits, and a remembered token counts only under the version it was read at: revoking
-# one is refused by every process at its next request. Only while a shared cache (Redis)
-# answers: with a per-process cache or Redis down, every request reads the database.
+# A saved or deleted token or organization bumps TOKENS_VERSION_KEY at once and again when
+# its transaction commits, and a remembered token counts only under the version it was read
+# at: revoking one is refused by every process at its next request. Only while a shared
+# cache (Redis) answers: with a per-process cache or Redis down, every request reads the
+# database.
 TOKENS_VERSION_KEY = "accounts:tokens-version"
 TOKEN_MEMO_S = 30.0  # bounds how long a revocation made while Redis was down goes unseen
 TOKEN_MEMO_MAX = 10_000

@@ -42,7 +42,8 @@ def _visible(org: Organization | None, via: str = "") -> Q:
 
 def visible_through(relation: str, *, org: Organization | None) -> Q:
     """The runs_visible rule for rows reached through `relation` (e.g. "run" on accuracy
-    results): a join, where `run__in=runs_visible(...)` had the planner walk every run."""
+    results), as conditions on the join they already make rather than a second subquery
+    over runs (`run__in=runs_visible(...)`)."""
     return _visible(org, via=f"{relation}__")
 
 
