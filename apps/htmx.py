@@ -3,7 +3,8 @@ answers, so no cache (the browser's, a CDN's or ours) hands one out for the othe
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import render
 from django.utils.cache import patch_vary_headers
 
@@ -27,3 +28,18 @@ def page_or_partial(
 ) -> HttpResponse:
     name = f"{template}#{partial}" if wants_partial(request) else template
     return vary_on_htmx(render(request, name, context))
+
+
+def paged(items: Any, query: QueryDict, per_page: int) -> dict[str, Any]:
+    """One page of a list page's items (`?page=`), its total, and the query string without
+    `page` that the pager's links carry, so a filter survives turning pages."""
+    paginator = Paginator(items, per_page)
+    page = paginator.get_page(query.get("page"))
+    rest = query.copy()
+    rest.pop("page", None)
+    return {
+        "items": page.object_list,
+        "page": page,
+        "total": paginator.count,
+        "query": rest.urlencode(),
+    }

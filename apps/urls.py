@@ -9,13 +9,18 @@ from django.urls import include, path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views import defaults
 
+from apps.accounts import views as accounts
 from apps.accuracy import views as accuracy
 from apps.api.api import api
 from apps.api.middleware import as_unavailable, unavailable_response
+from apps.costs import views as costs
 from apps.health import readyz
+from apps.jobs import views as jobs
 from apps.leaderboard.views import board, compare, embed, pages
 from apps.leaderboard.views import run as run_pages
+from apps.regressions import views as regressions
 from apps.runs import views as runs
+from apps.trust import views as trust
 
 
 def healthz(request: HttpRequest) -> HttpResponse:
@@ -50,6 +55,50 @@ def admin_login(request: HttpRequest) -> HttpResponse:
     return redirect(f"{reverse('account_login')}?{urlencode({'next': target})}")
 
 
+# The whole site's URL map, in one place: a namespace is an (urlpatterns, app_name) pair.
+costs_urls = [
+    path("", costs.procurement, name="procurement"),
+    path("export.csv", costs.export_csv, name="export-csv"),
+    path("export.json", costs.export_json, name="export-json"),
+    path("claim/", costs.claim, name="claim"),
+    path("claim/verdict.svg", costs.claim_image, name="claim-image"),
+    path("profiles/", costs.profile_save, name="profile-save"),
+    path("profiles/active/", costs.profile_activate, name="profile-activate"),
+    path("saved/", costs.page_save, name="page-save"),
+    path("s/<str:slug>/", costs.saved, name="saved"),
+]
+regressions_urls = [
+    path("", regressions.regression_list, name="list"),
+    path("<int:change_point_id>/", regressions.regression_detail, name="detail"),
+    path(
+        "<int:change_point_id>/acknowledge/",
+        regressions.regression_acknowledge,
+        name="acknowledge",
+    ),
+    path("subscriptions/", regressions.subscription_list, name="subscriptions"),
+]
+jobs_urls = [
+    path("endpoints/", jobs.endpoint_list, name="endpoint-list"),
+    path("endpoints/<int:endpoint_id>/run/", jobs.endpoint_run, name="endpoint-run"),
+    path("jobs/<int:job_id>/", jobs.job_detail, name="job-detail"),
+    path("jobs/<int:job_id>/cancel/", jobs.job_cancel, name="job-cancel"),
+    path("jobs/<int:job_id>/retry/", jobs.job_retry, name="job-retry"),
+]
+accounts_urls = [
+    path("", accounts.org_home, name="org-home"),
+    path("new/", accounts.org_create, name="org-create"),
+    path("<int:org_id>/switch/", accounts.org_switch, name="org-switch"),
+    path("invite/", accounts.invite_create, name="invite-create"),
+    path("join/<str:key>/", accounts.invite_accept, name="invite-accept"),
+    path("invitations/<int:invitation_id>/revoke/", accounts.invite_revoke, name="invite-revoke"),
+    path("members/<int:membership_id>/remove/", accounts.member_remove, name="member-remove"),
+    path("members/<int:membership_id>/role/", accounts.member_role, name="member-role"),
+    path("tokens/", accounts.token_create, name="token-create"),
+    path("tokens/<int:token_id>/revoke/", accounts.token_revoke, name="token-revoke"),
+    path("runs/<int:run_id>/publish/", accounts.run_publish, name="run-publish"),
+    path("runs/<int:run_id>/unpublish/", accounts.run_unpublish, name="run-unpublish"),
+]
+
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("readyz", readyz, name="readyz"),
@@ -62,14 +111,18 @@ urlpatterns = [
     path("embed/compare/", embed.embed_compare, name="embed-compare"),
     path("methodology/", pages.methodology, name="methodology"),
     path("story/glm-5-2/", pages.story_glm, name="story-glm"),
-    path("costs/", include("apps.costs.urls")),
-    path("regressions/", include("apps.regressions.urls")),
+    path("costs/", include((costs_urls, "costs"))),
+    path("regressions/", include((regressions_urls, "regressions"))),
     path("accuracy/", accuracy.accuracy_index, name="accuracy-index"),
     path("accuracy/compare/", accuracy.accuracy_compare, name="accuracy-compare"),
-    path("", include("apps.jobs.urls")),
-    path("", include("apps.trust.urls")),
+    path("", include((jobs_urls, "jobs"))),
+    path("runs/<int:run_id>/bundle.zip", trust.bundle, name="run-bundle"),
+    path("runs/<int:run_id>/propose", trust.propose, name="run-propose"),
+    path("data/<str:name>", trust.dump, name="dump"),
+    path("staff/reviews/", trust.review_queue, name="review-queue"),
+    path("staff/reviews/<int:review_id>", trust.review_decision, name="review-decision"),
     path("accounts/", include("allauth.urls")),
-    path("org/", include("apps.accounts.urls")),
+    path("org/", include((accounts_urls, "accounts"))),
     path("api/v1/", api.urls),
     path("admin/login/", admin_login, name="admin-login"),
     path("admin/", admin.site.urls),

@@ -20,6 +20,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_YEAR = 8760.0
@@ -272,6 +273,17 @@ class PricedThroughput:
     tok_high: float | None = None
     usd_low: float | None = None
     usd_high: float | None = None
+
+
+THROUGHPUT_FIELDS = ("input_tok_s", "output_tok_s", "total_tok_s", "unlabelled_tok_s")
+
+
+def throughputs(point: Mapping[str, Any] | object) -> dict[str, float | None]:
+    """A point's four throughput figures, as `priced_throughput` takes them, from a Point or
+    from a values() row: the one list of which figures price a point."""
+    if isinstance(point, Mapping):
+        return {name: point[name] for name in THROUGHPUT_FIELDS}
+    return {name: getattr(point, name) for name in THROUGHPUT_FIELDS}
 
 
 def priced_throughput(

@@ -62,6 +62,10 @@ class EndpointOut(Schema):
     is_public: bool
     created_at: datetime
 
+    @staticmethod
+    def resolve_deployment(endpoint: Endpoint) -> str:
+        return str(endpoint.deployment)
+
 
 class RunRequest(Schema):
     kind: Literal["load", "accuracy"] = "load"
@@ -98,6 +102,22 @@ class JobOut(Schema):
     started_at: datetime | None
     heartbeat_at: datetime | None
     finished_at: datetime | None
+
+    @staticmethod
+    def resolve_url(job: Job) -> str:
+        return f"/api/v1/jobs/{job.pk}"
+
+    @staticmethod
+    def resolve_endpoint(job: Job) -> str:
+        return job.endpoint.name
+
+    @staticmethod
+    def resolve_scenario(job: Job) -> str | None:
+        return job.scenario.slug if job.scenario_id else None
+
+    @staticmethod
+    def resolve_run_url(job: Job) -> str | None:
+        return f"/api/v1/runs/{job.run_id}" if job.run_id else None
 
 
 class EventIn(Schema):
@@ -154,62 +174,9 @@ class ScheduleOut(Schema):
     next_run_at: datetime | None
     last_run_at: datetime | None
 
-
-def endpoint_out(endpoint: Endpoint) -> dict[str, Any]:
-    return {
-        "id": endpoint.pk,
-        "name": endpoint.name,
-        "url": endpoint.url,
-        "pool": endpoint.pool,
-        "served_model": endpoint.served_model,
-        "api": endpoint.api,
-        "deployment_id": endpoint.deployment_id,
-        "deployment": str(endpoint.deployment),
-        "has_api_key": endpoint.has_api_key,
-        "simulated": endpoint.simulated,
-        "is_public": endpoint.is_public,
-        "created_at": endpoint.created_at,
-    }
-
-
-def job_out(job: Job) -> dict[str, Any]:
-    return {
-        "id": job.pk,
-        "url": f"/api/v1/jobs/{job.pk}",
-        "status": job.status,
-        "kind": job.kind,
-        "endpoint_id": job.endpoint_id,
-        "endpoint": job.endpoint.name,
-        "pool": job.pool,
-        "scenario": job.scenario.slug if job.scenario_id else None,
-        "protocol": job.protocol,
-        "attempt": job.attempt,
-        "error": job.error,
-        "progress": job.progress,
-        "worker": job.worker,
-        "run_id": job.run_id,
-        "run_url": f"/api/v1/runs/{job.run_id}" if job.run_id else None,
-        "created_at": job.created_at,
-        "started_at": job.started_at,
-        "heartbeat_at": job.heartbeat_at,
-        "finished_at": job.finished_at,
-    }
-
-
-def schedule_out(schedule: Schedule) -> dict[str, Any]:
-    return {
-        "id": schedule.pk,
-        "endpoint_id": schedule.endpoint_id,
-        "kind": schedule.kind,
-        "scenario": schedule.scenario.slug if schedule.scenario_id else None,
-        "protocol": schedule.protocol,
-        "options": schedule.options,
-        "cron": schedule.cron,
-        "interval_minutes": schedule.interval_minutes,
-        "enabled": schedule.enabled,
-        "next_run_at": schedule.next_run_at,
-        "last_run_at": schedule.last_run_at,
-    }
+    @staticmethod
+    def resolve_scenario(schedule: Schedule) -> str | None:
+        return schedule.scenario.slug if schedule.scenario_id else None
 
 
 def _endpoint(request: HttpRequest, endpoint_id: int) -> Endpoint:
@@ -264,13 +231,12 @@ def create_endpoint(request: HttpRequest, body: EndpointIn):
         simulated=body.simulated,
         is_public=not body.private,
     )
-    return Status(201, endpoint_out(endpoint))
+    return Status(201, endpoint)
 
 
 @router.get("/endpoints", response={200: list[EndpointOut], 401: Errors}, summary="Endpoints")
 def list_endpoints(request: HttpRequest):
-    endpoints = selectors.endpoints_of(org=request.auth.org)
-    return [endpoint_out(e) for e in endpoints]
+    return selectors.endpoints_of(org=request.auth.org)
 
 
 @router.post(
@@ -298,19 +264,18 @@ def run_endpoint(request: HttpRequest, endpoint_id: int, body: RunRequest):
         options=options,
         requested_by=f"token {request.auth.prefix}",
     )
-    return Status(202, job_out(job))
+    return Status(202, job)
 
 
 @router.get("/jobs/{job_id}", response={200: JobOut, 401: Errors, 404: Errors}, summary="A job")
 def get_job(request: HttpRequest, job_id: int):
-    return job_out(_job(request, job_id))
+    return _job(request, job_id)
 
 
 @router.get("/endpoints/{endpoint_id}/jobs", response={200: list[JobOut], 401: Errors, 404: Errors})
 def list_jobs(request: HttpRequest, endpoint_id: int, limit: int = 50):
     endpoint = _endpoint(request, endpoint_id)
-    jobs = endpoint.jobs.select_related("endpoint", "scenario")[: min(max(limit, 1), 200)]
-    return [job_out(job) for job in jobs]
+    return endpoint.jobs.select_related("endpoint", "scenario")[: min(max(limit, 1), 200)]
 
 
 @router.post(
@@ -318,7 +283,7 @@ def list_jobs(request: HttpRequest, endpoint_id: int, limit: int = 50):
 )
 def cancel_job(request: HttpRequest, job_id: int):
     """A queued job never starts; a running one stops at its next heartbeat."""
-    return job_out(services.job_cancel(job=_job(request, job_id), actor=actor_of(request)))
+    return services.job_cancel(job=_job(request, job_id), actor=actor_of(request))
 
 
 @router.post(
@@ -336,7 +301,7 @@ def cancel_job(request: HttpRequest, job_id: int):
 )
 def retry_job(request: HttpRequest, job_id: int):
     job = services.job_retry(job=_job(request, job_id))
-    return Status(202, job_out(job))
+    return Status(202, job)
 
 
 @router.post(
@@ -496,7 +461,7 @@ async def _agent_wait(row: Pool, wait: float, worker: str):
 @router.get("/endpoints/{endpoint_id}/schedules", response={200: list[ScheduleOut], 404: Errors})
 def list_schedules(request: HttpRequest, endpoint_id: int):
     endpoint = _endpoint(request, endpoint_id)
-    return [schedule_out(s) for s in endpoint.schedules.select_related("scenario")]
+    return endpoint.schedules.select_related("scenario")
 
 
 @router.post(
@@ -526,7 +491,7 @@ def create_schedule(request: HttpRequest, endpoint_id: int, body: ScheduleIn):
         action="schedule.created",
         target=f"schedule {schedule.pk} of {endpoint.name}",
     )
-    return Status(201, schedule_out(schedule))
+    return Status(201, schedule)
 
 
 @router.patch(
@@ -546,7 +511,7 @@ def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePatch):
     for name, value in changes.items():
         setattr(schedule, name, value if value is not None else getattr(schedule, name))
     schedules.schedule_save(schedule=schedule)
-    return schedule_out(schedule)
+    return schedule
 
 
 @router.delete("/schedules/{schedule_id}", response={204: None, 401: Errors, 404: Errors})

@@ -7,7 +7,7 @@ import logging
 import secrets
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from django.conf import settings
 from django.core.cache import cache
@@ -105,6 +105,17 @@ def deployment_from_facts(*, model: dict[str, Any], deployment: dict[str, Any]) 
     return deployment_upsert(document=facts)  # type: ignore[arg-type]
 
 
+class EndpointOptions(TypedDict, total=False):
+    """How an endpoint is called, beyond its name and URL; every key has a default."""
+
+    served_model: str  # default: the model's name in the facts
+    api: str  # Endpoint.Api: completions (default) or chat
+    pool: str  # default: pool.<accelerator sku>
+    api_key: str  # write-only: stored encrypted
+    simulated: bool  # a test server: its runs are labelled simulated
+    is_public: bool  # default True
+
+
 def endpoint_create(
     *,
     org: Organization,
@@ -112,17 +123,12 @@ def endpoint_create(
     url: str,
     deployment: Deployment,
     facts: dict[str, Any] | None = None,
-    served_model: str = "",
-    api: str = Endpoint.Api.COMPLETIONS,
-    pool: str = "",
-    api_key: str = "",
-    simulated: bool = False,
-    is_public: bool = True,
+    **options: Unpack[EndpointOptions],
 ) -> Endpoint:
     """Register an endpoint. Raises EndpointRefused when the URL is outside the allowlist,
     JobError when the pool is neither the organization's own nor a first-party pool."""
     clean_url = endpoint_check(url)
-    pool = pool_queue(pool or deployment.accelerator.sku)
+    pool = pool_queue(options.get("pool") or deployment.accelerator.sku)
     pool_check(org=org, pool=pool)
     facts = _validated_facts(facts) if facts else facts_of(deployment)
     return Endpoint.objects.create(
@@ -131,12 +137,12 @@ def endpoint_create(
         facts=facts,
         name=name,
         url=clean_url,
-        served_model=served_model or facts["model"]["name"],
-        api=api,
+        served_model=options.get("served_model") or facts["model"]["name"],
+        api=options.get("api", Endpoint.Api.COMPLETIONS),
         pool=pool,
-        api_key_encrypted=encrypt(api_key),
-        simulated=simulated,
-        is_public=is_public,
+        api_key_encrypted=encrypt(options.get("api_key", "")),
+        simulated=options.get("simulated", False),
+        is_public=options.get("is_public", True),
     )
 
 
@@ -152,12 +158,7 @@ def endpoint_register(
     url: str,
     deployment: Deployment | None = None,
     facts: dict[str, Any] | None = None,
-    served_model: str = "",
-    api: str = Endpoint.Api.COMPLETIONS,
-    pool: str = "",
-    api_key: str = "",
-    simulated: bool = False,
-    is_public: bool = True,
+    **options: Unpack[EndpointOptions],
 ) -> Endpoint:
     """Register an endpoint as the API and the endpoints page both do: for an existing
     deployment, or for the deployment its facts describe; audited, in one transaction, so a
@@ -174,17 +175,7 @@ def endpoint_register(
             except ValidationError as exc:
                 raise JobError("deployment", exc.errors(include_url=False)[0]["msg"]) from exc
         endpoint = endpoint_create(
-            org=org,
-            name=name,
-            url=url,
-            deployment=deployment,
-            facts=facts,
-            served_model=served_model,
-            api=api,
-            pool=pool,
-            api_key=api_key,
-            simulated=simulated,
-            is_public=is_public,
+            org=org, name=name, url=url, deployment=deployment, facts=facts, **options
         )
         audit_record(org=org, actor=actor, action="endpoint.created", target=endpoint.name)
     return endpoint

@@ -5,7 +5,7 @@ and marks of its points.
 from bisect import bisect_right
 from typing import Any
 
-from apps.costs.formulas import TokenKind, priced_throughput
+from apps.costs.formulas import TokenKind, priced_throughput, throughputs
 from apps.leaderboard.selectors import reference_prices
 from apps.runs import summary
 from apps.runs.models import Point, Run
@@ -114,10 +114,7 @@ def run_leaderboard_point(
         TokenKind(basis),
         gpus=gpus,
         usd_per_gpu_hour=price,
-        input_tok_s=point.input_tok_s,
-        output_tok_s=point.output_tok_s,
-        total_tok_s=point.total_tok_s,
-        unlabelled_tok_s=point.unlabelled_tok_s,
+        **throughputs(point),
         input_tokens=run.scenario.input_tokens if run.scenario else None,
         output_tokens=run.scenario.output_tokens if run.scenario else None,
     )

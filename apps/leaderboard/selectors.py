@@ -23,7 +23,7 @@ from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Model, PriceTier, Scenario, short_flag
 from apps.catalog.selectors import scenario_list
-from apps.costs.formulas import TokenKind, priced_throughput
+from apps.costs.formulas import TokenKind, priced_throughput, throughputs
 from apps.costs.prices import prices_by_accelerator_id
 from apps.leaderboard import board_runs
 from apps.runs.models import MEASURED_AT, Point, Run
@@ -313,10 +313,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
             TokenKind(board.basis),
             gpus=d["gpus"],
             usd_per_gpu_hour=price,
-            input_tok_s=p["input_tok_s"],
-            output_tok_s=p["output_tok_s"],
-            total_tok_s=p["total_tok_s"],
-            unlabelled_tok_s=p["unlabelled_tok_s"],
+            **throughputs(p),
             input_tokens=b["scenario__input_tokens"],
             output_tokens=b["scenario__output_tokens"],
         )
@@ -422,10 +419,7 @@ def chart_points(
             TokenKind(basis),
             gpus=row["gpus"],
             usd_per_gpu_hour=price,
-            input_tok_s=row["input_tok_s"],
-            output_tok_s=row["output_tok_s"],
-            total_tok_s=row["total_tok_s"],
-            unlabelled_tok_s=row["unlabelled_tok_s"],
+            **throughputs(row),
             input_tokens=row["run__scenario__input_tokens"],
             output_tokens=row["run__scenario__output_tokens"],
         )

@@ -10,14 +10,13 @@ from urllib.parse import urlsplit
 from django import forms
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.models import Role
 from apps.accounts.scoping import current_org, require_role, viewer_org
-from apps.htmx import page_or_partial
+from apps.htmx import page_or_partial, paged
 from apps.regressions import selectors, services
 from apps.regressions.models import METRICS, ChangePoint, Subscription
 
@@ -57,15 +56,10 @@ def regression_list(request: HttpRequest) -> HttpResponse:
         deployment=deployment,
     )
     points = selectors.change_point_list(org=org, filters=filters)
-    paginator = Paginator(points, PAGE_SIZE)
-    page = paginator.get_page(get.get("page"))
-    query = get.copy()
-    query.pop("page", None)
+    listed = paged(points, get, PAGE_SIZE)
     context = {
-        "points": page.object_list,
-        "page": page,
-        "total": paginator.count,
-        "query": query.urlencode(),
+        **listed,
+        "points": listed["items"],
         "filters": filters,
         "choices": selectors.filter_choices(org=org),
         "metrics": [(m[0], m[1]) for m in METRICS],

@@ -1,10 +1,9 @@
 from datetime import date
 
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 
 from apps.accounts.scoping import viewer_org
-from apps.htmx import page_or_partial
+from apps.htmx import page_or_partial, paged
 from apps.runs import selectors
 from apps.runs.models import Run
 
@@ -61,15 +60,10 @@ def run_index(request: HttpRequest) -> HttpResponse:
         since=since,
         until=until,
     )
-    paginator = Paginator(runs, PAGE_SIZE)
-    page = paginator.get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
+    listed = paged(runs, request.GET, PAGE_SIZE)
     context = {
-        "runs": page.object_list,
-        "page": page,
-        "total": paginator.count,
-        "query": query.urlencode(),
+        **listed,
+        "runs": listed["items"],
         "provenance": provenance or "",
         "provenances": Run.Provenance.values,
         "facets": facets,

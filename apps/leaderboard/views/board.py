@@ -260,24 +260,18 @@ def board_charts(
         "series_choices": charts.SERIES,
         "series_label": charts.SERIES[series],
         "optimal_only": optimal,
-        "pareto_interactivity": charts.pareto_figure(
-            points,
-            x="interactivity",
-            y=y,
-            optimal_only=optimal,
-            title=f"{metric} vs interactivity",
-            basis=board.basis,
-            series=series,
-        ),
-        "pareto_latency": charts.pareto_figure(
-            points,
-            x="e2el_s",
-            y=y,
-            optimal_only=optimal,
-            title=f"{metric} vs latency",
-            basis=board.basis,
-            series=series,
-        ),
+        **{
+            f"pareto_{x}": charts.pareto_figure(
+                points,
+                x=axis,
+                y=y,
+                optimal_only=optimal,
+                title=f"{metric} vs {x}",
+                basis=board.basis,
+                series=series,
+            )
+            for x, axis in (("interactivity", "interactivity"), ("latency", "e2el_s"))
+        },
     }
 
 
