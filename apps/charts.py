@@ -3,6 +3,7 @@ the empty figure and the data table under each chart. Below every app that draws
 (the leaderboard, costs and projections), so none of them imports another for it."""
 
 import zlib
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 Figure = dict[str, Any]
@@ -38,6 +39,36 @@ def series_style(name: str) -> dict[str, Any]:
             "size": 9,
         },
         "line": {"color": colour},
+    }
+
+
+def scatter(
+    name: str, rows: Sequence[Mapping[str, Any]], x: str, y: str, *, mode: str = "markers", **extra
+) -> dict[str, Any]:
+    """A scatter trace of `rows`, reading its x and y from two keys of each row."""
+    return {
+        "type": "scatter",
+        "mode": mode,
+        "name": name,
+        "x": [r[x] for r in rows],
+        "y": [r[y] for r in rows],
+        **extra,
+    }
+
+
+def chart_figure(
+    traces: list[dict[str, Any]], *, title: str, x_title: str, y_title: str, **layout: Any
+) -> Figure:
+    """A figure in the site's layout; the y axis starts at zero (a throughput or a cost)."""
+    return {
+        "data": traces,
+        "layout": {
+            **LAYOUT,
+            "title": {"text": title},
+            "xaxis": {"title": {"text": x_title}},
+            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+            **layout,
+        },
     }
 
 

@@ -118,11 +118,21 @@ def document_invalid(request: HttpRequest, exc: DocumentError) -> HttpResponse:
     return api.create_response(request, {"detail": detail}, status=422)
 
 
+def _refused(request: HttpRequest, status: int, path: str, message: str) -> HttpResponse:
+    """The one error body naming what is wrong (apps.api.errors.Errors)."""
+    return api.create_response(request, error_body(path, message), status=status)
+
+
+def _said(request: HttpRequest, status: int, sentence: str) -> HttpResponse:
+    """The error body of one sentence (a 401, a 429, a 400 about the request as a whole)."""
+    return api.create_response(request, {"detail": sentence}, status=status)
+
+
 @api.exception_handler(CostInputError)
 def cost_input_refused(request: HttpRequest, exc: CostInputError) -> HttpResponse:
     """A cost formula refused an input (a price at the edge of float range, a tier no
     accelerator has): 422 naming the field, for every cost endpoint in one place."""
-    return api.create_response(request, error_body(exc.field, exc.message), status=422)
+    return _refused(request, 422, exc.field, exc.message)
 
 
 @api.exception_handler(JobError)
@@ -130,18 +140,18 @@ def job_refused(request: HttpRequest, exc: JobError) -> HttpResponse:
     """A job, endpoint, pool or schedule refused as asked: 422 naming the field, or 409 when
     it conflicts with what exists (JobConflict: a taken name, a job not retryable)."""
     status = 409 if isinstance(exc, JobConflict) else 422
-    return api.create_response(request, error_body(exc.field, exc.message), status=status)
+    return _refused(request, status, exc.field, exc.message)
 
 
 @api.exception_handler(EndpointRefused)
 def endpoint_refused(request: HttpRequest, exc: EndpointRefused) -> HttpResponse:
     """A URL outside the allowlist: nothing stored, nothing sent."""
-    return api.create_response(request, error_body("url", str(exc)), status=422)
+    return _refused(request, 422, "url", str(exc))
 
 
 @api.exception_handler(CredentialError)
 def credential_refused(request: HttpRequest, exc: CredentialError) -> HttpResponse:
-    return api.create_response(request, error_body("api_key", str(exc)), status=422)
+    return _refused(request, 422, "api_key", str(exc))
 
 
 @api.exception_handler(BrokerUnavailable)
@@ -155,34 +165,32 @@ def broker_down(request: HttpRequest, exc: BrokerUnavailable) -> HttpResponse:
 @api.exception_handler(AuthenticationError)
 def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
     message = getattr(exc, "message", "") or "a valid Bearer token is required"
-    response = api.create_response(request, {"detail": message}, status=401)
+    response = _said(request, 401, message)
     response["WWW-Authenticate"] = "Bearer"
     return response
 
 
 @api.exception_handler(IdempotencyConflict)
 def idempotency_conflict(request: HttpRequest, exc: IdempotencyConflict) -> HttpResponse:
-    detail = [{"path": "idempotency_key", "message": "already used by another organization"}]
-    return api.create_response(request, {"detail": detail}, status=409)
+    return _refused(request, 409, "idempotency_key", "already used by another organization")
 
 
 @api.exception_handler(JobBindingRefused)
 def job_binding_refused(request: HttpRequest, exc: JobBindingRefused) -> HttpResponse:
     # Refused rather than stored as submitted: the sender claimed a job, and a claim that
     # does not hold is an error to see, not a run to keep under another origin.
-    detail = [
-        {
-            "path": "X-Inferboard-Job-Secret",
-            "message": "this document is not the job's it claims (idempotency_key, "
-            "organization or secret do not match)",
-        }
-    ]
-    return api.create_response(request, {"detail": detail}, status=403)
+    return _refused(
+        request,
+        403,
+        "X-Inferboard-Job-Secret",
+        "this document is not the job's it claims (idempotency_key, organization or secret "
+        "do not match)",
+    )
 
 
 @api.exception_handler(RateLimited)
 def rate_limited(request: HttpRequest, exc: RateLimited) -> HttpResponse:
-    response = api.create_response(request, {"detail": str(exc)}, status=429)
+    response = _said(request, 429, str(exc))
     response["Retry-After"] = str(exc.retry_after)
     return response
 
@@ -203,10 +211,9 @@ def too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
 def http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     if isinstance(exc.__cause__, DuplicateKey):
         # ninja turns any failure to parse a body into a 400; a repeated key is a 422 naming it.
-        key = exc.__cause__.key
-        detail = [{"path": key, "message": "appears more than once in one object (duplicate key)"}]
-        return api.create_response(request, {"detail": detail}, status=422)
-    return api.create_response(request, {"detail": str(exc)}, status=exc.status_code)
+        message = "appears more than once in one object (duplicate key)"
+        return _refused(request, 422, exc.__cause__.key, message)
+    return _said(request, exc.status_code, str(exc))
 
 
 @api.exception_handler(TooManyFieldsSent)
@@ -220,20 +227,18 @@ def too_many_parts(request: HttpRequest, exc: Exception) -> HttpResponse:
         if isinstance(exc, TooManyFilesSent)
         else settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
     )
-    detail = f"too many {what} in the request (at most {limit})"
-    return api.create_response(request, {"detail": detail}, status=400)
+    return _said(request, 400, f"too many {what} in the request (at most {limit})")
 
 
 @api.exception_handler(MultiPartParserError)
 def multipart_malformed(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
-    return api.create_response(request, {"detail": f"malformed multipart body: {exc}"}, status=400)
+    return _said(request, 400, f"malformed multipart body: {exc}")
 
 
 @api.exception_handler(DataError)
 def out_of_range(request: HttpRequest, exc: DataError) -> HttpResponse:
     # A value the database cannot hold (an id beyond 64 bits) names nothing that exists.
-    detail = [{"path": "(request)", "message": "a value is out of range"}]
-    return api.create_response(request, {"detail": detail}, status=422)
+    return _refused(request, 422, "(request)", "a value is out of range")
 
 
 @api.exception_handler(ServiceUnavailable)
@@ -253,4 +258,4 @@ def server_error(request: HttpRequest, exc: Exception) -> HttpResponse:
     logging.getLogger("django.request").error(
         "Internal Server Error: %s", request.path, exc_info=exc
     )
-    return api.create_response(request, {"detail": "internal server error"}, status=500)
+    return _said(request, 500, "internal server error")

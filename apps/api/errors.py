@@ -20,6 +20,11 @@ class Errors(Schema):
     detail: list[ErrorItem] | str
 
 
+# What an upload (a result document, a peer tool's file) can be refused with: no token, a
+# conflict with what is stored, too large, invalid, too many writes.
+UPLOAD_ERRORS = {401: Errors, 409: Errors, 413: Errors, 422: Errors, 429: Errors}
+
+
 def error_body(path: str, message: str) -> dict[str, Any]:
     return {"detail": [{"path": path, "message": message}]}
 

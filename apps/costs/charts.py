@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from apps.charts import LAYOUT, empty_figure, series_style
+from apps.charts import LAYOUT, chart_figure, empty_figure, series_style
 from apps.costs.formulas import CostInputError, usd_per_mtok
 from apps.costs.procurement import Row
 from apps.costs.slo import Slo
@@ -79,16 +79,13 @@ def cost_vs_interactivity(rows: Sequence[Row], slo: Slo) -> dict:
         )
         empty["layout"]["shapes"] = shapes
         return empty
-    return {
-        "data": traces,
-        "layout": {
-            **LAYOUT,
-            "title": {"text": "$/Mtok vs interactivity"},
-            "xaxis": {"title": {"text": "interactivity p50 (tok/s/user)"}},
-            "yaxis": {"title": {"text": "$ per million tokens"}, "rangemode": "tozero"},
-            "shapes": shapes,
-        },
-    }
+    return chart_figure(
+        traces,
+        title="$/Mtok vs interactivity",
+        x_title="interactivity p50 (tok/s/user)",
+        y_title="$ per million tokens",
+        shapes=shapes,
+    )
 
 
 def cost_of_latency_figure(

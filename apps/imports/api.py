@@ -14,7 +14,7 @@ from ninja import File, Form, Router, Schema, Status, UploadedFile
 
 from apps.accounts.auth import BearerToken
 from apps.accounts.services import audit_record
-from apps.api.errors import Errors, error_body
+from apps.api.errors import UPLOAD_ERRORS, error_body
 from apps.imports.services import import_ingest
 from workers.importers import ImportFailure, load_facts_yaml
 
@@ -39,15 +39,7 @@ router = Router(tags=["imports"])
 @router.post(
     "",
     auth=BearerToken(),
-    response={
-        200: ImportOut,
-        201: ImportOut,
-        401: Errors,
-        409: Errors,
-        413: Errors,
-        422: Errors,
-        429: Errors,
-    },
+    response={200: ImportOut, 201: ImportOut, **UPLOAD_ERRORS},
     summary="Import a peer tool's result file",
 )
 def import_results(

@@ -224,12 +224,8 @@ def create_endpoint(request: HttpRequest, body: EndpointIn):
         url=body.url,
         deployment=deployment,
         facts=facts,
-        served_model=body.served_model,
-        api=body.api,
-        pool=body.pool,
-        api_key=body.api_key,
-        simulated=body.simulated,
         is_public=not body.private,
+        **body.model_dump(include={"served_model", "api", "pool", "api_key", "simulated"}),
     )
     return Status(201, endpoint)
 
@@ -474,22 +470,9 @@ def create_schedule(request: HttpRequest, endpoint_id: int, body: ScheduleIn):
     scenario = _scenario(request, body.scenario)
     if body.scenario and scenario is None:
         return Status(422, error_body("scenario", f"unknown scenario {body.scenario!r}"))
-    schedule = Schedule(
-        endpoint=endpoint,
-        kind=body.kind,
-        scenario=scenario,
-        protocol=body.protocol,
-        options=body.options,
-        cron=body.cron,
-        interval_minutes=body.interval_minutes,
-        enabled=body.enabled,
-    )
-    schedules.schedule_save(schedule=schedule)
-    audit_record(
-        org=endpoint.org,
-        actor=actor_of(request),
-        action="schedule.created",
-        target=f"schedule {schedule.pk} of {endpoint.name}",
+    fields = body.model_dump(exclude={"scenario"})
+    schedule = schedules.schedule_create(
+        endpoint=endpoint, scenario=scenario, actor=actor_of(request), **fields
     )
     return Status(201, schedule)
 
@@ -503,25 +486,12 @@ def edit_schedule(request: HttpRequest, schedule_id: int, body: SchedulePatch):
     schedule = get_object_or_404(Schedule, pk=schedule_id, endpoint__org=request.auth.org)
     changes = body.model_dump(exclude_unset=True)
     if "scenario" in changes:
-        schedule.scenario = _scenario(request, changes.pop("scenario"))
-    if "cron" in changes and changes["cron"]:
-        schedule.interval_minutes = None
-    if changes.get("interval_minutes"):
-        schedule.cron = ""
-    for name, value in changes.items():
-        setattr(schedule, name, value if value is not None else getattr(schedule, name))
-    schedules.schedule_save(schedule=schedule)
-    return schedule
+        changes["scenario"] = _scenario(request, changes["scenario"])
+    return schedules.schedule_edit(schedule=schedule, changes=changes)
 
 
 @router.delete("/schedules/{schedule_id}", response={204: None, 401: Errors, 404: Errors})
 def delete_schedule(request: HttpRequest, schedule_id: int):
     schedule = get_object_or_404(Schedule, pk=schedule_id, endpoint__org=request.auth.org)
-    schedule.delete()
-    audit_record(
-        org=request.auth.org,
-        actor=actor_of(request),
-        action="schedule.deleted",
-        target=f"schedule {schedule_id}",
-    )
+    schedules.schedule_delete(schedule=schedule, actor=actor_of(request))
     return Status(204, None)

@@ -3,13 +3,16 @@
 import itertools
 import logging
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from apps.accounts.services import audit_record
+from apps.catalog.models import Scenario
 from apps.jobs import cron
-from apps.jobs.models import Job, Schedule
+from apps.jobs.models import Endpoint, Job, Schedule
 from apps.jobs.services import job_enqueue
 from apps.jobs.specs import JobError, job_options_check, protocol_check
 
@@ -61,6 +64,40 @@ def schedule_save(*, schedule: Schedule, now: datetime | None = None) -> Schedul
     schedule.next_run_at = schedule_next_run(schedule, now or timezone.now())
     schedule.save()
     return schedule
+
+
+def schedule_create(
+    *, endpoint: Endpoint, scenario: Scenario | None, actor: str, **fields: Any
+) -> Schedule:
+    """A new schedule of the endpoint (fields: kind, protocol, options, cron,
+    interval_minutes, enabled), checked, stored and audited. Raises JobError naming a field."""
+    schedule = schedule_save(schedule=Schedule(endpoint=endpoint, scenario=scenario, **fields))
+    audit_record(
+        org=endpoint.org,
+        actor=actor,
+        action="schedule.created",
+        target=f"schedule {schedule.pk} of {endpoint.name}",
+    )
+    return schedule
+
+
+def schedule_edit(*, schedule: Schedule, changes: dict[str, Any]) -> Schedule:
+    """Apply a partial edit: a cron expression replaces an interval and the other way round;
+    a field given as None keeps its value."""
+    if changes.get("cron"):
+        schedule.interval_minutes = None
+    if changes.get("interval_minutes"):
+        schedule.cron = ""
+    for name, value in changes.items():
+        if value is not None or name == "scenario":
+            setattr(schedule, name, value)
+    return schedule_save(schedule=schedule)
+
+
+def schedule_delete(*, schedule: Schedule, actor: str) -> None:
+    org, target = schedule.endpoint.org, f"schedule {schedule.pk}"
+    schedule.delete()
+    audit_record(org=org, actor=actor, action="schedule.deleted", target=target)
 
 
 def schedules_tick(*, now: datetime | None = None) -> list[Job]:

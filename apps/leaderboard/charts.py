@@ -9,7 +9,7 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
-from apps.charts import LAYOUT, Figure, empty_figure, series_style
+from apps.charts import LAYOUT, Figure, chart_figure, empty_figure, scatter, series_style
 
 # The dimensions a reader can split the Pareto series by (query value -> label); "group" is
 # accelerator × precision, the historical default.
@@ -118,15 +118,7 @@ def pareto_figure(
             else "Nothing to draw: no deployment in this view has a load level to plot."
         )
         return empty_figure(title, reason)
-    return {
-        "data": traces,
-        "layout": {
-            **LAYOUT,
-            "title": {"text": title},
-            "xaxis": {"title": {"text": x_title}},
-            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
-        },
-    }
+    return chart_figure(traces, title=title, x_title=x_title, y_title=y_title)
 
 
 def cdf_figure(series: dict[str, list[float]], *, title: str, x_title: str) -> Figure:
@@ -217,32 +209,27 @@ def history_figure(history: list[dict[str, Any]], *, title: str) -> Figure:
     regressions = [h for h in history if h["regression"]]
     if regressions:
         traces.append(
-            {
-                "type": "scatter",
-                "mode": "markers",
-                "name": "regression (>10% below the previous runs)",
-                "x": [h["when"] for h in regressions],
-                "y": [h["tput_per_gpu"] for h in regressions],
-                "marker": {"color": "#dc2626", "size": 12, "symbol": "x"},
-                "customdata": [f"/runs/{h['run_id']}/" for h in regressions],
-                "hovertemplate": (
-                    f"%{{x|%Y-%m-%d}}<br>{y_title}: %{{y:.4g}}<extra>regression</extra>"
-                ),
-            }
+            scatter(
+                "regression (>10% below the previous runs)",
+                regressions,
+                "when",
+                "tput_per_gpu",
+                marker={"color": "#dc2626", "size": 12, "symbol": "x"},
+                customdata=[f"/runs/{h['run_id']}/" for h in regressions],
+                hovertemplate=f"%{{x|%Y-%m-%d}}<br>{y_title}: %{{y:.4g}}<extra>regression</extra>",
+            )
         )
     if not traces:
         return empty_figure(
             title, "No run of this deployment has a load level that meets its scenario's SLO."
         )
-    return {
-        "data": traces,
-        "layout": {
-            **LAYOUT,
-            "title": {"text": title},
-            "xaxis": {"title": {"text": "run date"}, "type": "date", **date_axis(history)},
-            "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
-        },
-    }
+    return chart_figure(
+        traces,
+        title=title,
+        x_title="run date",
+        y_title=y_title,
+        xaxis={"title": {"text": "run date"}, "type": "date", **date_axis(history)},
+    )
 
 
 def bar_figure(labels: list[str], values: list[float], *, title: str, y_title: str) -> Figure:

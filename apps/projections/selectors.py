@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from apps.charts import chart_figure, scatter
 from apps.projections import reference, validation
 from apps.projections.model import (
     Layout,
@@ -180,41 +181,35 @@ def projected_traces(projection: dict[str, Any], *, basis: str = "output") -> li
 
 def projection_figure(projection: dict[str, Any], *, measured: list[dict[str, float]]) -> dict:
     """B200 dashed with its band, MI355X's anchored model dotted, the published point."""
-    from apps.charts import LAYOUT
-
     mi = projection["series"]["MI355X"]["points"]
     traces = projected_traces(projection)
     traces.append(
-        {
-            "type": "scatter",
-            "mode": "lines",
-            "name": "8×MI355X — model fitted to the published point",
-            "x": [p["interactivity"] for p in mi],
-            "y": [p["output_tput_per_gpu"] for p in mi],
-            "line": {"dash": "dot", "color": "#0072B2", "width": 1},
-            "meta": {"provenance": PROVENANCE, "role": "model"},
-        }
+        scatter(
+            "8×MI355X — model fitted to the published point",
+            mi,
+            "interactivity",
+            "output_tput_per_gpu",
+            mode="lines",
+            line={"dash": "dot", "color": "#0072B2", "width": 1},
+            meta={"provenance": PROVENANCE, "role": "model"},
+        )
     )
     traces.append(
-        {
-            "type": "scatter",
-            "mode": "markers",
-            "name": "8×MI355X — published",
-            "x": [m["interactivity"] for m in measured],
-            "y": [m["output_tput_per_gpu"] for m in measured],
-            "marker": {"size": 10, "color": "#0072B2"},
-            "meta": {"provenance": "published", "role": "measured"},
-        }
+        scatter(
+            "8×MI355X — published",
+            measured,
+            "interactivity",
+            "output_tput_per_gpu",
+            marker={"size": 10, "color": "#0072B2"},
+            meta={"provenance": "published", "role": "measured"},
+        )
     )
-    return {
-        "data": traces,
-        "layout": {
-            **LAYOUT,
-            "title": {"text": "GLM 5.2, 20k/1k/60%: B200 projected (dashed, with its band)"},
-            "xaxis": {"title": {"text": "interactivity (tok/s/user)"}},
-            "yaxis": {"title": {"text": "output tok/s per GPU"}, "rangemode": "tozero"},
-        },
-    }
+    return chart_figure(
+        traces,
+        title="GLM 5.2, 20k/1k/60%: B200 projected (dashed, with its band)",
+        x_title="interactivity (tok/s/user)",
+        y_title="output tok/s per GPU",
+    )
 
 
 def glm_story_context(final: dict[str, Any]) -> dict[str, Any]:

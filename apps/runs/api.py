@@ -14,7 +14,7 @@ from ninja.renderers import JSONRenderer
 from apps.accounts.auth import BearerToken, optional_org
 from apps.accounts.models import Organization
 from apps.accounts.services import audit_record
-from apps.api.errors import Errors
+from apps.api.errors import UPLOAD_ERRORS, Errors
 from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest, runs_version
@@ -164,16 +164,8 @@ def _point(point: Point) -> dict[str, Any]:
 @router.post(
     "",
     auth=BearerToken(),
-    response={
-        200: RunCreated,
-        201: RunCreated,
-        401: Errors,
-        403: Errors,
-        409: Errors,
-        413: Errors,
-        422: Errors,
-        429: Errors,
-    },
+    # 403: a document claiming a job it is not (the job secret, apps.api.api).
+    response={200: RunCreated, 201: RunCreated, 403: Errors, **UPLOAD_ERRORS},
     summary="Submit a result document",
     # The body is the ResultDocument, validated by run_ingest from the raw bytes (records as
     # compact rows, apps/runs/lean.py), not by ninja (a dict tree, then models: ~7x the
