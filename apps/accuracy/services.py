@@ -1,38 +1,28 @@
+from django.db import models
+
 from apps.accuracy.models import AccuracyItem, AccuracyResult
 from workers import results as doc
+
+TEXT_FIELDS = (models.CharField, models.TextField)
+
+
+def _row[M: models.Model](model: type[M], source: object, **given: object) -> M:
+    """A row whose columns are read from the document's fields of the same names (the
+    models mirror workers/results.py); a text field the document leaves out is stored blank."""
+    values = {}
+    for column in model._meta.concrete_fields:
+        if column.primary_key or column.name in given or not hasattr(source, column.name):
+            continue
+        value = getattr(source, column.name)
+        values[column.attname] = "" if value is None and isinstance(column, TEXT_FIELDS) else value
+    return model(**given, **values)
 
 
 def accuracy_store(*, run, results: list[doc.AccuracyResult]) -> None:
     for result in results:
-        stored = AccuracyResult.objects.create(
-            run=run,
-            protocol=result.protocol,
-            protocol_hash=result.protocol_hash or "",
-            task=result.task,
-            metric=result.metric,
-            n=result.n,
-            correct=result.correct,
-            score=result.score,
-            stderr=result.stderr,
-            ci_low=result.ci_low,
-            ci_high=result.ci_high,
-            failures=result.failures,
-            data_hash=result.data_hash or "",
-        )
+        stored = _row(AccuracyResult, result, run=run)
+        stored.save()
         AccuracyItem.objects.bulk_create(
-            [
-                AccuracyItem(
-                    result=stored,
-                    item_id=item.item_id,
-                    correct=item.correct,
-                    extracted=item.extracted or "",
-                    gold=item.gold or "",
-                    finish_reason=item.finish_reason or "",
-                    output_tokens=item.output_tokens,
-                    failure=item.failure or "",
-                    response=item.response or "",
-                )
-                for item in result.items or []
-            ],
+            [_row(AccuracyItem, item, result=stored) for item in result.items or []],
             batch_size=2_000,
         )

@@ -14,11 +14,26 @@ from django.conf import settings
 from django.db import models
 
 
-class PriceProfile(models.Model):
+class OrgNamed(models.Model):
+    """What an organization keeps under a name it chose, and who made it."""
+
+    name = models.CharField(max_length=100)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        abstract = True
+        ordering = ["org", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.org.slug}: {self.name}"  # type: ignore[attr-defined]
+
+
+class PriceProfile(OrgNamed):
     org = models.ForeignKey(
         "accounts.Organization", on_delete=models.CASCADE, related_name="price_profiles"
     )
-    name = models.CharField(max_length=100)
     # SKU (upper case) -> $/GPU-hr.
     usd_per_gpu_hour = models.JSONField(default=dict)
     # What the buyer charges per million tokens, where they sell tokens (None: not set).
@@ -26,13 +41,9 @@ class PriceProfile(models.Model):
     sell_output_usd_per_mtok = models.FloatField(null=True, blank=True)
     sell_cached_input_usd_per_mtok = models.FloatField(null=True, blank=True)
     active = models.BooleanField(default=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     updated_at = models.DateTimeField(auto_now=True)
 
-    class Meta:
-        ordering = ["org", "name"]
+    class Meta(OrgNamed.Meta):
         constraints = [
             models.UniqueConstraint(fields=["org", "name"], name="unique_price_profile_name"),
             models.UniqueConstraint(
@@ -40,15 +51,12 @@ class PriceProfile(models.Model):
             ),
         ]
 
-    def __str__(self) -> str:
-        return f"{self.org.slug}: {self.name}"
-
 
 def _slug() -> str:
     return secrets.token_urlsafe(9)
 
 
-class SavedPage(models.Model):
+class SavedPage(OrgNamed):
     """A workload or a whole comparison saved by name: the /costs/ query that reproduces it,
     with the prices it used written into the query, so its permalink needs no account."""
 
@@ -59,20 +67,12 @@ class SavedPage(models.Model):
     org = models.ForeignKey(
         "accounts.Organization", on_delete=models.CASCADE, related_name="saved_cost_pages"
     )
-    name = models.CharField(max_length=100)
     kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.COMPARISON)
     query = models.TextField()
     slug = models.CharField(max_length=20, unique=True, default=_slug)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     created_at = models.DateTimeField(auto_now_add=True)
 
-    class Meta:
-        ordering = ["org", "name"]
+    class Meta(OrgNamed.Meta):
         constraints = [
             models.UniqueConstraint(fields=["org", "kind", "name"], name="unique_saved_page_name"),
         ]
-
-    def __str__(self) -> str:
-        return f"{self.org.slug}: {self.name}"

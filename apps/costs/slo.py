@@ -162,14 +162,16 @@ class SloPoint:
 
 @dataclass(frozen=True, slots=True)
 class SloResult:
+    """The answer, or (meets False) only the reason there is none."""
+
     meets: bool
-    tok_per_s_per_gpu: float | None
-    provenance: Literal["measured", "interpolated"] | None
-    lower: SloPoint | None  # measured point at or below the answer
-    upper: SloPoint | None  # measured neighbour above an interpolated answer
-    binding: SloBound | None  # the bound that stopped the interpolation
-    metrics: dict[str, float]  # the bounded metrics at the answer
     reason: str
+    tok_per_s_per_gpu: float | None = None
+    provenance: Literal["measured", "interpolated"] | None = None
+    lower: SloPoint | None = None  # measured point at or below the answer
+    upper: SloPoint | None = None  # measured neighbour above an interpolated answer
+    binding: SloBound | None = None  # the bound that stopped the interpolation
+    metrics: dict[str, float] = field(default_factory=dict)  # bounded metrics at the answer
     skipped: tuple[str, ...] = ()
 
 
@@ -290,8 +292,6 @@ def _measured(point: SloPoint, slo: Slo, skipped: tuple[str, ...]) -> SloResult:
         tok_per_s_per_gpu=point.tok_per_s_per_gpu,
         provenance="measured",
         lower=point,
-        upper=None,
-        binding=None,
         metrics=_bounded_metrics(point, slo),
         reason=f"measured point {point.label} meets {slo.describe()}",
         skipped=skipped,
@@ -355,17 +355,7 @@ def _closest_miss(front: Sequence[SloPoint], slo: Slo) -> str:
 
 
 def _no_point(reason: str, skipped: tuple[str, ...]) -> SloResult:
-    return SloResult(
-        meets=False,
-        tok_per_s_per_gpu=None,
-        provenance=None,
-        lower=None,
-        upper=None,
-        binding=None,
-        metrics={},
-        reason=reason,
-        skipped=skipped,
-    )
+    return SloResult(meets=False, reason=reason, skipped=skipped)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,28 +19,38 @@ from apps.runs.summary import MISSES, UNVERIFIED
 if TYPE_CHECKING:
     from apps.leaderboard.selectors import Board
 
-# What a leaderboard row shows, read in the same query that ranks the runs.
+# A leaderboard row's field -> the column of the run it is read from as it is, in the same
+# query that ranks the runs (apps.leaderboard.selectors.Row).
+ROW_AS_STORED = {
+    "deployment_id": "deployment_id",
+    "run_id": "id",
+    "accelerator": "deployment__accelerator__sku",
+    "gpus": "deployment__gpus",
+    "engine": "deployment__engine__name",
+    "engine_version": "deployment__engine_version",
+    "quantization": "deployment__quant_weights",
+    "parallelism": "deployment__parallelism_label",
+    "speculative": "deployment__spec_method",
+    "flags": "deployment__engine_flags",
+    "provenance": "provenance",
+    "origin": "origin",
+    "rules_failed": "rules_failed",
+    "interactivity": "best_point__interactivity_p50",
+    "ttft_p50_ms": "best_point__ttft_p50_ms",
+    "ttft_p99_ms": "best_point__ttft_p99_ms",
+    "success_rate": "best_point__success_rate",
+    "run_date": "measured_at",
+}
+# What else the row is worked out from: its price, throughput, SLO verdict and visibility.
 BEST_ROW_COLUMNS = (
+    *ROW_AS_STORED.values(),
     "deployment__accelerator_id",
-    "deployment__accelerator__sku",
-    "deployment__gpus",
-    "deployment__engine__name",
-    "deployment__engine_version",
-    "deployment__quant_weights",
-    "deployment__parallelism_label",
-    "deployment__spec_method",
-    "deployment__engine_flags",
     "best_point__input_tok_s",
     "best_point__output_tok_s",
     "best_point__total_tok_s",
     "best_point__unlabelled_tok_s",
     "scenario__input_tokens",
     "scenario__output_tokens",
-    "best_point__interactivity_p50",
-    "best_point__ttft_p50_ms",
-    "best_point__ttft_p99_ms",
-    "best_point__success_rate",
-    "measured_at",
 )
 
 
@@ -101,12 +111,7 @@ def row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, An
     (every level client-bound or off its prompt length) hides the row rather than letting
     an older run stand in for it."""
     columns = (
-        "id",
-        "deployment_id",
-        "provenance",
-        "origin",
         "rules_passed",
-        "rules_failed",
         "is_public",
         "best_meets_slo",
         "best_point",

@@ -302,16 +302,13 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)
     rows = []
     for b in best:
-        d = {
-            k.removeprefix("deployment__"): v for k, v in b.items() if k.startswith("deployment__")
-        }
         p = {
             k.removeprefix("best_point__"): v for k, v in b.items() if k.startswith("best_point__")
         }
-        price = prices.get(d["accelerator_id"])
+        price = prices.get(b["deployment__accelerator_id"])
         priced = priced_throughput(
             TokenKind(board.basis),
-            gpus=d["gpus"],
+            gpus=b["deployment__gpus"],
             usd_per_gpu_hour=price,
             **throughputs(p),
             input_tokens=b["scenario__input_tokens"],
@@ -319,19 +316,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         )
         rows.append(
             Row(
-                deployment_id=b["deployment_id"],
-                run_id=b["id"],
-                accelerator=d["accelerator__sku"],
-                gpus=d["gpus"],
-                engine=d["engine__name"],
-                engine_version=d["engine_version"],
-                quantization=d["quant_weights"],
-                parallelism=d["parallelism_label"],
-                speculative=d["spec_method"],
-                flags=d["engine_flags"],
-                provenance=b["provenance"],
-                origin=b["origin"],
-                rules_failed=b["rules_failed"],
+                **{field: b[column] for field, column in board_runs.ROW_AS_STORED.items()},
                 private=not b["is_public"],
                 labels=b.get("labels") or {},
                 tput_per_gpu=priced.tok_per_s_per_gpu,
@@ -339,14 +324,9 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 meets_slo=None
                 if b["best_meets_slo"] in (None, UNVERIFIED)
                 else b["best_meets_slo"] == MEETS,
-                interactivity=p["interactivity_p50"],
-                ttft_p50_ms=p["ttft_p50_ms"],
-                ttft_p99_ms=p["ttft_p99_ms"],
-                success_rate=p["success_rate"],
                 usd_per_gpu_hour=price,
                 usd_per_mtok=priced.usd_per_mtok,
                 accuracy=accuracy.get(b["deployment_id"]),
-                run_date=b["measured_at"],
                 basis=board.basis,
                 tput_range=(priced.tok_low, priced.tok_high) if not priced.stated else None,
                 usd_range=(priced.usd_low, priced.usd_high)

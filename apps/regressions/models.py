@@ -21,6 +21,10 @@ METRICS = (
 METRIC_LABELS = {key: label for key, label, _, _ in METRICS}
 
 
+# What makes a change point the same one on the next detection pass (its unique constraint).
+CHANGE_POINT_KEY = ["org", "config_key", "scenario", "level", "metric", "after_run"]
+
+
 class ChangePoint(models.Model):
     class Direction(models.TextChoices):
         REGRESSION = "regression"
@@ -63,9 +67,7 @@ class ChangePoint(models.Model):
         ordering = ["-first_after_at", "-id"]
         constraints = [
             models.UniqueConstraint(
-                fields=["org", "config_key", "scenario", "level", "metric", "after_run"],
-                nulls_distinct=False,
-                name="unique_change_point",
+                fields=CHANGE_POINT_KEY, nulls_distinct=False, name="unique_change_point"
             )
         ]
 

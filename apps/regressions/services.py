@@ -27,6 +27,7 @@ from apps.leaderboard.deployment_selectors import deployment_facts
 from apps.leaderboard.fairness import differences
 from apps.regressions import detection
 from apps.regressions.models import (
+    CHANGE_POINT_KEY,
     METRICS,
     Acknowledgement,
     Alert,
@@ -262,22 +263,18 @@ def regressions_detect(*, now: datetime | None = None) -> DetectOutcome:
     new = 0
     kept: list[int] = []
     with transaction.atomic():
-        for (org_id, config, scenario_id, level, metric, after_id), fields in found.items():
+        for key, fields in found.items():
+            after_id = key[-1]
             fields = dict(fields)
             fields.pop("_change"), fields.pop("_values")
             before, after = runs[fields["before_run_id"]], runs[after_id]
             fields["differences"] = run_differences(before, after)
             fields["deployment_id"] = after.deployment_id
             fields["current"] = True
-            cp, created = ChangePoint.objects.update_or_create(
-                org_id=org_id,
-                config_key=config,
-                scenario_id=scenario_id,
-                level=level,
-                metric=metric,
-                after_run_id=after_id,
-                defaults=fields,
-            )
+            # The key holds CHANGE_POINT_KEY's values in its order, foreign keys as ids.
+            names = (ChangePoint._meta.get_field(f).attname for f in CHANGE_POINT_KEY)
+            identity = dict(zip(names, key, strict=True))
+            cp, created = ChangePoint.objects.update_or_create(**identity, defaults=fields)
             new += created
             kept.append(cp.pk)
         ChangePoint.objects.exclude(pk__in=kept).filter(current=True).update(current=False)

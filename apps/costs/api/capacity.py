@@ -13,6 +13,16 @@ from apps.costs.formulas import CostInputError, TierPrice, TokenKind
 
 router = Router()
 
+# The fields a candidate takes from the request as they are; the rest are priced or parsed.
+CANDIDATE_AS_GIVEN = {
+    "label",
+    "accelerator",
+    "tok_per_s_per_gpu",
+    "gpus_per_replica",
+    "gpus_per_node",
+    "throughput_provenance",
+}
+
 
 @router.post(
     "/capacity",
@@ -37,15 +47,10 @@ def capacity(request: HttpRequest, payload: CapacityIn):
             )
         candidates.append(
             Candidate(
-                label=c.label,
-                accelerator=c.accelerator,
-                tok_per_s_per_gpu=c.tok_per_s_per_gpu,
+                **c.model_dump(include=CANDIDATE_AS_GIVEN),
                 token_kind=TokenKind(c.token_kind),
-                gpus_per_replica=c.gpus_per_replica,
-                gpus_per_node=c.gpus_per_node,
                 usd_per_gpu_hour=price.usd_per_gpu_hour,
                 price_label=price.source,
-                throughput_provenance=c.throughput_provenance,
                 scenario=shape,
             )
         )
