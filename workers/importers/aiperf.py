@@ -44,6 +44,7 @@ from workers.importers.common import (
     ImportInput,
     PeerFile,
     build_document,
+    drop_none,
     expect_object,
     load_json,
     load_jsonl,
@@ -317,8 +318,8 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
             model_stated=shape.model(doc),
             deployment_stated={},
             scenario_stated=scenario,
-            points=[{k: v for k, v in point.items() if v is not None}],
-            environment={k: v for k, v in environment.items() if v is not None},
+            points=[drop_none(point)],
+            environment=drop_none(environment),
         )
     ]
 
@@ -409,7 +410,7 @@ def _record(i: int, row: dict[str, Any], metrics: dict[str, Any], origin: int) -
             record["http_status"] = code
         message = error.get("message") if isinstance(error, dict) else error
         record["error"] = str(message)[:500]
-    return {k: v for k, v in record.items() if v is not None}
+    return drop_none(record)
 
 
 def _records_alone(job: ImportInput) -> list[ResultDocument]:

@@ -164,6 +164,11 @@ def load_jsonl(peer: PeerFile, *, allow_nonfinite: bool = False) -> list[Any]:
     return rows
 
 
+def drop_none(tree: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries that say something: a None from a peer file means the field is absent."""
+    return {k: v for k, v in tree.items() if v is not None}
+
+
 def expect_object(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ImportFailure(f"{where}: expected a JSON object, got {type(value).__name__}")

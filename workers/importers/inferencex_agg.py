@@ -32,6 +32,7 @@ from typing import Any
 from workers.importers.common import (
     ImportInput,
     build_document,
+    drop_none,
     expect_object,
     integer,
     load_json,
@@ -279,7 +280,7 @@ def _agentic_document(
             "output": integer(row, "total_generation_tokens", where),
             "source": "usage",
         },
-        "throughput": {k: v for k, v in throughput.items() if v is not None},
+        "throughput": drop_none(throughput),
         "latency_ms": latency,
         "prefix_cache_hit_rate": number(row, "server_gpu_cache_hit_rate", where),
     }
@@ -300,7 +301,7 @@ def _agentic_document(
         model_stated=row.get("model"),
         deployment_stated=deployment,
         scenario_stated=scenario,
-        points=[{k: v for k, v in point.items() if v is not None}],
+        points=[drop_none(point)],
         environment={"extra": extra},
         status=status,
         index=index,
@@ -408,7 +409,7 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
         "concurrency": row_concurrency(row, job.main.name, where),
         "window_s": throughput_in.get("duration_seconds"),
         "requests": requests,
-        "throughput": {k: v for k, v in throughput.items() if v is not None},
+        "throughput": drop_none(throughput),
         "latency_ms": latency,
         "prefix_cache_hit_rate": cache.get("gpu_cache_hit_rate"),
     }
@@ -432,8 +433,8 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
             model_stated=row.get("model"),
             deployment_stated=deployment,
             scenario_stated=scenario,
-            points=[{k: v for k, v in point.items() if v is not None}],
-            environment={"extra": {k: v for k, v in extra.items() if v is not None}},
+            points=[drop_none(point)],
+            environment={"extra": drop_none(extra)},
             status=status,
         )
     ]

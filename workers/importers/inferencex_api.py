@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from workers.importers.common import ImportInput, load_json
+from workers.importers.common import ImportInput, drop_none, load_json
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import DocumentError, ResultDocument, parse_document
@@ -269,7 +269,7 @@ def deployment_of(row: dict[str, Any]) -> dict[str, Any]:
             # InferenceX writes 0 where it does not know how many engine instances served
             # a pool (no pool has none): not stated.
             shape["workers"] = row[f"{side}_num_workers"] or None
-        return {k: v for k, v in shape.items() if v is not None}
+        return drop_none(shape)
 
     deployment: dict[str, Any] = {
         "accelerator": str(row["hardware"]).upper(),

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workers.importers.common import integer, number, to_ms
+from workers.importers.common import drop_none, integer, number, to_ms
 from workers.importers.errors import ImportFailure
 from workers.slo import STAT_SLOTS
 
@@ -148,7 +148,7 @@ def deployment_from_row(row: dict[str, Any], filename: str, where: str) -> dict[
         # An empty string states nothing: left out, so the missing fact is named.
         "engine": row_engine({**row, "framework": framework}) if framework else {},
         "quantization": {"weights": str(precision).upper()} if precision else {},
-        "parallelism": {k: v for k, v in parallelism.items() if v is not None},
+        "parallelism": drop_none(parallelism),
         # "none" is a statement (no speculative decoding), which a fact may not contradict.
         "speculative": None if spec in (None, "none") else {"method": str(spec)},
     }

@@ -26,6 +26,7 @@ from workers.importers.common import (
     ImportInput,
     PeerFile,
     build_document,
+    drop_none,
     expect_object,
     load_json,
     load_jsonl,
@@ -167,7 +168,7 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             model_stated=_model_name(doc),
             deployment_stated={},
             accuracy=accuracy,
-            environment={"extra": {k: v for k, v in extra.items() if v is not None}},
+            environment={"extra": drop_none(extra)},
         )
     ]
 
@@ -216,7 +217,7 @@ def _task_results(
             if items:
                 result["items"] = items
                 result["correct"] = sum(1 for i in items if i["correct"])
-        out.append({k: v for k, v in result.items() if v is not None})
+        out.append(drop_none(result))
     return out
 
 
