@@ -13,7 +13,7 @@ import asyncio
 import itertools
 import multiprocessing
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from time import perf_counter_ns
@@ -206,27 +206,29 @@ class _Runner:
             return []
         state = LevelProgress(label, len(specs), None, perf_counter_ns(), warmup=True)
         width = max(1, min(width, len(specs)))
-        queue: Iterator[tuple[int, RequestSpec]] = iter(enumerate(specs))
         timings: list[RequestTiming] = []
 
-        async def worker() -> None:
-            for i, spec in queue:
-                timing = RequestTiming(i=i, t_send_ns=0, warmup=True)
-                await stream_request(http, self.cfg, spec, timing, self.count_tokens)
-                timings.append(timing)
-                self._report(state, timing)
+        async def one(item: tuple[int, RequestSpec]) -> None:
+            i, spec = item
+            timing = RequestTiming(i=i, t_send_ns=0, warmup=True)
+            await stream_request(http, self.cfg, spec, timing, self.count_tokens)
+            timings.append(timing)
+            self._report(state, timing)
 
-        await asyncio.gather(*(worker() for _ in range(width)))
+        await drain(enumerate(specs), width, one)
         # Warm-up indices come after the measured ones so records keep unique indices.
         for timing in timings:
             timing.i += 1_000_000_000
         return timings
 
+    def pool_size(self, level: Level) -> int:
+        """The HTTP connection pool a level needs: its concurrency, closed loop; open loop,
+        its cap, or an unlimited pool (0) without one, so requests never queue inside it."""
+        return (level.concurrency or 1) if level.rate is None else (self.plan.max_concurrency or 0)
+
     async def run_level(self, level: Level) -> list[RequestTiming]:
         plan = self.plan
-        # Open loop without a cap: an unlimited pool (0), so requests never queue inside it.
-        pool = (level.concurrency or 1) if level.rate is None else (plan.max_concurrency or 0)
-        async with make_http_client(pool, self.cfg.transport) as http:
+        async with make_http_client(self.pool_size(level), self.cfg.transport) as http:
             timings = await self._warmup(http, level, level.label)
             state = LevelProgress(level.label, plan.requests, plan.duration_s, perf_counter_ns())
             # Over the measured requests only: warm-up load says nothing about the level.
@@ -240,8 +242,7 @@ class _Runner:
 
     async def warm(self, level: Level) -> list[RequestTiming]:
         """The level's warm-up alone, in this process (before client processes start)."""
-        pool = (level.concurrency or 1) if level.rate is None else (self.plan.max_concurrency or 0)
-        async with make_http_client(pool, self.cfg.transport) as http:
+        async with make_http_client(self.pool_size(level), self.cfg.transport) as http:
             return await self._warmup(http, level, level.label)
 
     def shares(self, level: Level, processes: int) -> list[Share]:
@@ -250,59 +251,77 @@ class _Runner:
         plan = self.plan
         requests = plan.requests or 0
         specs = [self.workload.spec(next(self.next_spec)) for _ in range(requests)]
-        times: list[int] = []
-        if level.rate is not None:
-            gaps = self._gaps_s(level.rate)
-            t = 0
-            for _ in range(requests):
-                times.append(t)
-                t += int(next(gaps) * NS_PER_S)
+        times = self.planned_offsets(level, requests)
         shares = []
         for p in range(processes):
             mine = range(p, requests, processes)
-            if level.rate is None:
-                concurrency = (level.concurrency or 1) // processes
-                concurrency += p < (level.concurrency or 1) % processes
-            else:
-                cap = plan.max_concurrency
-                concurrency = max(1, cap // processes) if cap else 0
             shares.append(
                 Share(
                     cfg=self.cfg,
                     indices=list(mine),
                     specs=[specs[i] for i in mine],
                     offsets_ns=[times[i] for i in mine] if times else None,
-                    concurrency=concurrency,
+                    concurrency=self.process_concurrency(level, p, processes),
                     limits=plan.client_limits,
                     count_tokens=self.count_tokens,
                 )
             )
         return [share for share in shares if share.indices]
 
+    def planned_offsets(self, level: Level, count: int) -> list[int]:
+        """Open loop: the first `count` planned sends, in ns from the level's start, on the
+        plan's arrival clock; closed loop: none."""
+        offsets: list[int] = []
+        if level.rate is not None:
+            gaps = self._gaps_s(level.rate)
+            t = 0
+            for _ in range(count):
+                offsets.append(t)
+                t += int(next(gaps) * NS_PER_S)
+        return offsets
+
+    def process_concurrency(self, level: Level, p: int, processes: int) -> int:
+        """Client process p's part of a level: closed loop, its workers (the concurrency
+        dealt out as evenly as it goes); open loop, its share of the cap (0: none)."""
+        if level.rate is None:
+            width = level.concurrency or 1
+            return width // processes + (p < width % processes)
+        cap = self.plan.max_concurrency
+        return max(1, cap // processes) if cap else 0
+
     def _deadline(self, start_ns: int) -> int | None:
         if self.plan.duration_s is None:
             return None
         return start_ns + int(self.plan.duration_s * NS_PER_S)
 
-    async def _closed(
-        self, http: Any, concurrency: int, state: LevelProgress
-    ) -> list[RequestTiming]:
-        counter = itertools.count()
-        deadline = self._deadline(state.started_ns)
-        timings: list[RequestTiming] = []
+    async def closed_loop(
+        self, concurrency: int, started_ns: int, one: Callable[[int], Awaitable[None]]
+    ) -> None:
+        """Closed loop: `concurrency` workers, each starting `one(i)` for the next index as
+        soon as its previous one ends, until the plan's count or duration is spent."""
+        deadline = self._deadline(started_ns)
 
-        async def worker() -> None:
-            while True:
-                i = next(counter)
+        def indices() -> Iterator[int]:
+            for i in itertools.count():
                 if self.plan.requests is not None and i >= self.plan.requests:
                     return
                 if deadline is not None and perf_counter_ns() >= deadline:
                     return
-                timing = await self._send(http, i, None, False)
-                timings.append(timing)
-                self._report(state, timing)
+                yield i
 
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await drain(indices(), concurrency, one)
+
+    async def _closed(
+        self, http: Any, concurrency: int, state: LevelProgress
+    ) -> list[RequestTiming]:
+        timings: list[RequestTiming] = []
+
+        async def one(i: int) -> None:
+            timing = await self._send(http, i, None, False)
+            timings.append(timing)
+            self._report(state, timing)
+
+        await self.closed_loop(concurrency, state.started_ns, one)
         return timings
 
     def _gaps_s(self, rate: float) -> Iterator[float]:
@@ -314,20 +333,14 @@ class _Runner:
                 yield float(gap)
 
     async def _open(self, http: Any, rate: float, state: LevelProgress) -> list[RequestTiming]:
-        cap = self.plan.max_concurrency
-        slots = asyncio.Semaphore(cap) if cap else None
         timings: list[RequestTiming] = []
 
         async def one(i: int, t_sched: int) -> None:
-            if slots is None:
-                timing = await self._send(http, i, t_sched, False)
-            else:
-                async with slots:
-                    timing = await self._send(http, i, t_sched, False)
+            timing = await self._send(http, i, t_sched, False)
             timings.append(timing)
             self._report(state, timing)
 
-        await self.arrivals(rate, one)
+        await self.arrivals(rate, capped(one, self.plan.max_concurrency))
         return timings
 
     async def arrivals(self, rate: float, one: Callable[[int, int], Awaitable[None]]) -> None:
@@ -356,6 +369,31 @@ class _Runner:
                 task.cancel()
 
 
+async def drain[T](items: Iterable[T], width: int, each: Callable[[T], Awaitable[None]]) -> None:
+    """`width` workers sharing one pass over `items`: each worker runs `each` on the next
+    item as soon as its previous one ends."""
+    queue = iter(items)
+
+    async def worker() -> None:
+        for item in queue:
+            await each(item)
+
+    await asyncio.gather(*(worker() for _ in range(width)))
+
+
+def capped[**P, R](call: Callable[P, Awaitable[R]], cap: int | None) -> Callable[P, Awaitable[R]]:
+    """`call`, with at most `cap` calls in flight at once (no cap: `call` as it is)."""
+    if not cap:
+        return call
+    slots = asyncio.Semaphore(cap)
+
+    async def limited(*args: P.args, **kwargs: P.kwargs) -> R:
+        async with slots:
+            return await call(*args, **kwargs)
+
+    return limited
+
+
 @dataclass
 class Share:
     """What one client process sends at one level."""
@@ -375,11 +413,16 @@ def run_share(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
     return asyncio.run(run_share_async(share))
 
 
-async def run_share_async(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
-    delay = (share.start_ns - perf_counter_ns()) / NS_PER_S
+async def wait_for_start(start_ns: int) -> int:
+    """Sleep until start_ns (perf_counter_ns); how late this process woke, in ns."""
+    delay = (start_ns - perf_counter_ns()) / NS_PER_S
     if delay > 0:
         await asyncio.sleep(delay)
-    skew = perf_counter_ns() - share.start_ns
+    return perf_counter_ns() - start_ns
+
+
+async def run_share_async(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
+    skew = await wait_for_start(share.start_ns)
     timings: list[RequestTiming] = []
     async with make_http_client(share.concurrency, share.cfg.transport) as http:
 
@@ -411,23 +454,13 @@ async def send_share(
     items, by `concurrency` workers (closed loop) or at start_ns + its offsets (open loop,
     at most `concurrency` in flight when that is set)."""
     if offsets_ns is None:
-        queue = iter(range(count))
 
-        async def worker() -> None:
-            for k in queue:
-                await send(k, None)
+        async def closed(k: int) -> None:
+            await send(k, None)
 
-        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+        await drain(range(count), max(1, concurrency), closed)
         return
-    slots = asyncio.Semaphore(concurrency) if concurrency else None
-
-    async def one(k: int, t_sched: int) -> None:
-        if slots is None:
-            await send(k, t_sched)
-        else:
-            async with slots:
-                await send(k, t_sched)
-
+    one = capped(send, concurrency)
     tasks = []
     for k, offset in enumerate(offsets_ns):
         t_sched = start_ns + offset
@@ -446,15 +479,30 @@ def _run_level_in_processes(
     runner: _Runner, level: Level, pool: ProcessPoolExecutor, processes: int
 ) -> tuple[list[RequestTiming], ClientLoad, bool, int]:
     warm = asyncio.run(runner.warm(level))
-    shares = runner.shares(level, processes)
+    timings, load, bound, skew = run_shares(pool, run_share, runner.shares(level, processes))
+    return warm + timings, load, bound, skew
+
+
+class _Started(Protocol):
+    start_ns: int
+
+
+def run_shares[S: _Started](
+    pool: ProcessPoolExecutor,
+    run: Callable[[S], tuple[list[RequestTiming], ClientLoad, int]],
+    shares: list[S],
+) -> tuple[list[RequestTiming], ClientLoad, bool, int]:
+    """Run a level's shares in the client processes, all starting at one instant a start
+    margin from now: (timings by index, their merged client load, whether any process was
+    client-bound, the latest start in ns)."""
     start = perf_counter_ns() + int(START_MARGIN_S * NS_PER_S)
     for share in shares:
         share.start_ns = start
-    results = list(pool.map(run_share, shares))
+    results = list(pool.map(run, shares))
     timings = sorted((t for r in results for t in r[0]), key=lambda t: t.i)
     loads = [r[1] for r in results]
     bound = any(client_bound(load) for load in loads)
-    return warm + timings, merge_client_loads(loads), bound, max(r[2] for r in results)
+    return timings, merge_client_loads(loads), bound, max(r[2] for r in results)
 
 
 def _start_pool(processes: int) -> ProcessPoolExecutor:

@@ -23,7 +23,7 @@ from workers.loadgen.client import EndpointConfig, RequestSpec, make_http_client
 from workers.loadgen.client_load import ClientLimits, ClientMonitor, client_bound
 from workers.loadgen.metrics import NS_PER_S, RequestTiming, build_point
 from workers.loadgen.prompts import PromptBuilder, code_words
-from workers.loadgen.runner import LevelProgress, ProgressCallback
+from workers.loadgen.runner import LevelProgress, ProgressCallback, capped
 from workers.result_facts import TraceIdentity
 from workers.results import Point
 
@@ -180,18 +180,14 @@ async def replay(
     scale = trace.identity.scale
     origin = trace.rows[0].timestamp_ms
     offsets = [int((row.timestamp_ms - origin) / scale * 1_000_000) for row in trace.rows]
-    slots = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+    send = capped(stream_request, max_concurrency)
     label = f"trace x{scale:g}"
     state = LevelProgress(label, len(specs), None, perf_counter_ns())
     timings: list[RequestTiming] = []
 
     async def one(http: Any, k: int, t_sched: int) -> None:
         timing = RequestTiming(i=k, t_send_ns=0, t_sched_ns=t_sched)
-        if slots is None:
-            await stream_request(http, cfg, specs[k], timing)
-        else:
-            async with slots:
-                await stream_request(http, cfg, specs[k], timing)
+        await send(http, cfg, specs[k], timing)
         timings.append(timing)
         state.done += 1
         state.errors += not timing.ok
