@@ -44,6 +44,7 @@ from workers.importers.common import (
     ImportInput,
     PeerFile,
     build_document,
+    companion_alone,
     drop_none,
     expect_object,
     load_json,
@@ -414,9 +415,8 @@ def _record(i: int, row: dict[str, Any], metrics: dict[str, Any], origin: int) -
 
 
 def _records_alone(job: ImportInput) -> list[ResultDocument]:
-    raise ImportFailure(
-        f"{job.main.name}: this is aiperf's per-request export; import the run's "
-        "profile_export_aiperf.json and give this file with --records"
+    return companion_alone(
+        job, "this is aiperf's per-request export", "the run's profile_export_aiperf.json"
     )
 
 

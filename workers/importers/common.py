@@ -6,9 +6,9 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -222,6 +222,16 @@ def integer(row: Mapping[str, Any], key: str, where: str) -> int | None:
 TIME_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1000.0, "sec": 1000.0}
 
 
+def stat_fields(row: Mapping[str, Any], pattern: re.Pattern[str]) -> Iterator[tuple[str, str, str]]:
+    """(key, statistic, metric) for each key of `row` that names a statistic, read from
+    `pattern`'s two groups ('p99_ttft_ms' -> 'p99', 'ttft'); other keys are passed over."""
+    for key in row:
+        match = pattern.match(key)
+        if match:
+            stat, metric = match.groups()
+            yield key, stat, metric
+
+
 def to_ms(value: float | None, unit: str) -> float | None:
     if value is None:
         return None
@@ -407,3 +417,9 @@ def build_document(
         return parse_document(document)
     except DocumentError as exc:
         raise ImportFailure(f"{where}: the imported run does not validate: {exc}") from None
+
+
+def companion_alone(job: ImportInput, what: str, main: str) -> NoReturn:
+    """The refusal of a file that only goes with another (per-request records, samples),
+    imported alone: it sends the user back to import `main` with this file as --records."""
+    raise ImportFailure(f"{job.main.name}: {what}; import {main} and give this file with --records")

@@ -26,6 +26,7 @@ from workers.importers.common import (
     ImportInput,
     PeerFile,
     build_document,
+    companion_alone,
     drop_none,
     expect_object,
     load_json,
@@ -269,10 +270,7 @@ def _items(rows: list[dict[str, Any]], metric: str, filter_name: str) -> list[di
 
 
 def _samples_alone(job: ImportInput) -> list[ResultDocument]:
-    raise ImportFailure(
-        f"{job.main.name}: these are lm-eval samples; import the results_<timestamp>.json "
-        "and give this file with --records"
-    )
+    return companion_alone(job, "these are lm-eval samples", "the results_<timestamp>.json")
 
 
 register(
