@@ -422,24 +422,48 @@ async def wait_for_start(start_ns: int) -> int:
 
 
 async def run_share_async(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
-    skew = await wait_for_start(share.start_ns)
     timings: list[RequestTiming] = []
+
+    async def send(http: Any, k: int, t_sched: int | None) -> None:
+        timing = RequestTiming(i=share.indices[k], t_send_ns=0, t_sched_ns=t_sched)
+        await stream_request(http, share.cfg, share.specs[k], timing, share.count_tokens)
+        timings.append(timing)
+
+    load, skew = await drive_share(share, len(share.specs), send)
+    return timings, load, skew
+
+
+class _ShareLike(Protocol):
+    """What a client process needs of its share (a Share of requests or one of sessions)."""
+
+    cfg: EndpointConfig
+    offsets_ns: list[int] | None
+    concurrency: int
+    limits: ClientLimits
+    start_ns: int
+
+
+async def drive_share(
+    share: _ShareLike, count: int, send: Callable[[Any, int, int | None], Awaitable[None]]
+) -> tuple[ClientLoad, int]:
+    """In a client process: wait for the common start, then `send(http, k, t_sched)` each of
+    the share's `count` items under a client monitor: (its client load, how late it started
+    in ns)."""
+    skew = await wait_for_start(share.start_ns)
     async with make_http_client(share.concurrency, share.cfg.transport) as http:
 
-        async def send(k: int, t_sched: int | None) -> None:
-            timing = RequestTiming(i=share.indices[k], t_send_ns=0, t_sched_ns=t_sched)
-            await stream_request(http, share.cfg, share.specs[k], timing, share.count_tokens)
-            timings.append(timing)
+        async def one(k: int, t_sched: int | None) -> None:
+            await send(http, k, t_sched)
 
         async with ClientMonitor(share.limits) as monitor:
             await send_share(
-                send,
-                len(share.specs),
+                one,
+                count,
                 concurrency=share.concurrency,
                 start_ns=share.start_ns,
                 offsets_ns=share.offsets_ns,
             )
-    return timings, monitor.result(), skew
+    return monitor.result(), skew
 
 
 async def send_share(
@@ -483,11 +507,7 @@ def _run_level_in_processes(
     return warm + timings, load, bound, skew
 
 
-class _Started(Protocol):
-    start_ns: int
-
-
-def run_shares[S: _Started](
+def run_shares[S: _ShareLike](
     pool: ProcessPoolExecutor,
     run: Callable[[S], tuple[list[RequestTiming], ClientLoad, int]],
     shares: list[S],

@@ -37,10 +37,9 @@ from workers.loadgen.runner import (
     _start_pool,
     capped,
     drain,
+    drive_share,
     level_point,
     run_shares,
-    send_share,
-    wait_for_start,
 )
 from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for callers
     SESSION_PRESETS,
@@ -350,28 +349,17 @@ async def _run_session_share(share: SessionShare) -> tuple[list[RequestTiming], 
     plan = LoadPlan(levels=[], requests=len(share.sessions), client_limits=share.limits)
     runner = _SessionRunner(share.cfg, share.messages, plan, None)  # type: ignore[arg-type]
     turns = share.messages.shape.turns
-    skew = await wait_for_start(share.start_ns)
-    state = LevelProgress("", None, None, perf_counter_ns())
+    state = LevelProgress("", None, None, perf_counter_ns())  # counts only: no progress here
     timings: list[RequestTiming] = []
-    async with make_http_client(share.concurrency, share.cfg.transport) as http:
 
-        async def session(k: int, t_sched: int | None) -> None:
-            s = share.sessions[k]
-            # Request indices by session and turn: unique across processes.
-            requests = itertools.count(s * turns)
-            timings.extend(
-                await runner.session(http, s, requests, state, t_sched, key=share.keys[k])
-            )
+    async def session(http: Any, k: int, t_sched: int | None) -> None:
+        s = share.sessions[k]
+        # Request indices by session and turn: unique across processes.
+        requests = itertools.count(s * turns)
+        timings.extend(await runner.session(http, s, requests, state, t_sched, key=share.keys[k]))
 
-        async with ClientMonitor(share.limits) as monitor:
-            await send_share(
-                session,
-                len(share.sessions),
-                concurrency=share.concurrency,
-                start_ns=share.start_ns,
-                offsets_ns=share.offsets_ns,
-            )
-    return timings, monitor.result(), skew
+    load, skew = await drive_share(share, len(share.sessions), session)
+    return timings, load, skew
 
 
 def _level_in_processes(
