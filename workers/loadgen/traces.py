@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from workers.loadgen.client import EndpointConfig, RequestSpec, make_http_client, stream_request
 from workers.loadgen.client_load import ClientLimits, ClientMonitor, client_bound
+from workers.loadgen.datasets import json_lines
 from workers.loadgen.metrics import NS_PER_S, RequestTiming, build_point
 from workers.loadgen.prompts import PromptBuilder, code_words
 from workers.loadgen.runner import LevelProgress, ProgressCallback, capped
@@ -68,15 +68,7 @@ def read_mooncake(
         raise TraceError("the trace scale must be positive")
     data = path.read_bytes()
     rows: list[TraceRow] = []
-    for number, raw in enumerate(data.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        if limit is not None and len(rows) >= limit:
-            break
-        try:
-            row = json.loads(raw)
-        except ValueError as exc:
-            raise TraceError(f"line {number}: not JSON ({exc})") from None
+    for number, row in json_lines(data, TraceError, limit=limit, rows=rows):
         if not isinstance(row, dict):
             raise TraceError(f"line {number}: expected a JSON object")
         timestamp = row.get("timestamp")
