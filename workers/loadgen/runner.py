@@ -499,19 +499,32 @@ async def send_share(
 START_MARGIN_S = 0.5
 
 
+# A level run in client processes: (timings, merged client load, client-bound, start skew ns).
+InProcesses = tuple[list[RequestTiming], ClientLoad, bool, int]
+
+
 def _run_level_in_processes(
     runner: _Runner, level: Level, pool: ProcessPoolExecutor, processes: int
-) -> tuple[list[RequestTiming], ClientLoad, bool, int]:
+) -> InProcesses:
     warm = asyncio.run(runner.warm(level))
     timings, load, bound, skew = run_shares(pool, run_share, runner.shares(level, processes))
-    return warm + timings, load, bound, skew
+    timings = warm + timings
+    if runner.progress is not None:
+        # Client processes report nothing while they run: the level, once done.
+        measured = [t for t in timings if not t.warmup]
+        state = LevelProgress(level.label, runner.plan.requests, None, perf_counter_ns())
+        state.done = len(measured)
+        state.errors = sum(not t.ok for t in measured)
+        state.output_tokens = sum(t.n_out or 0 for t in measured)
+        runner.progress(state)
+    return timings, load, bound, skew
 
 
 def run_shares[S: _ShareLike](
     pool: ProcessPoolExecutor,
     run: Callable[[S], tuple[list[RequestTiming], ClientLoad, int]],
     shares: list[S],
-) -> tuple[list[RequestTiming], ClientLoad, bool, int]:
+) -> InProcesses:
     """Run a level's shares in the client processes, all starting at one instant a start
     margin from now: (timings by index, their merged client load, whether any process was
     client-bound, the latest start in ns)."""
@@ -546,12 +559,38 @@ async def run_sweep(
     caller interrupted mid-sweep still holds the finished levels."""
     result = result if result is not None else SweepResult()
     runner = _Runner(cfg, workload, plan, progress, count_tokens)
+
+    def in_processes(level: Level, pool: ProcessPoolExecutor) -> InProcesses:
+        return _run_level_in_processes(runner, level, pool, plan.processes)
+
+    return await sweep_levels(runner, result, in_processes)
+
+
+class _LevelRunner(Protocol):
+    plan: LoadPlan
+    client_load: ClientLoad | None
+
+    async def run_level(self, level: Level) -> list[RequestTiming]: ...
+
+
+async def sweep_levels(
+    runner: _LevelRunner,
+    result: SweepResult,
+    in_processes: Callable[[Level, ProcessPoolExecutor], InProcesses],
+    describe: Callable[[list[RequestTiming], Point], None] | None = None,
+) -> SweepResult:
+    """The plan's levels in order, in this process or (--processes) by `in_processes`,
+    each finished one appended to `result` until the stop rules end the sweep; `describe`
+    adds what a kind of run reports beyond the point (a session run's per-turn figures)."""
+    plan = runner.plan
     if plan.processes > 1:
         # Client processes block this thread while they run; the caller's loop waits.
-        return await asyncio.to_thread(_sweep_in_processes, runner, result)
+        return await asyncio.to_thread(_sweep_in_processes, plan, result, in_processes, describe)
     for level in plan.levels:
         timings = await runner.run_level(level)
         point = level_point(timings, level, plan)
+        if describe is not None:
+            describe(timings, point)
         if runner.client_load is not None:
             point.client = runner.client_load
             point.client_bound = client_bound(runner.client_load)
@@ -560,24 +599,20 @@ async def run_sweep(
     return result
 
 
-def _sweep_in_processes(runner: _Runner, result: SweepResult) -> SweepResult:
-    plan = runner.plan
+def _sweep_in_processes(
+    plan: LoadPlan,
+    result: SweepResult,
+    in_processes: Callable[[Level, ProcessPoolExecutor], InProcesses],
+    describe: Callable[[list[RequestTiming], Point], None] | None,
+) -> SweepResult:
     with _start_pool(plan.processes) as pool:
         for level in plan.levels:
-            timings, load, bound, skew_ns = _run_level_in_processes(
-                runner, level, pool, plan.processes
-            )
+            timings, load, bound, skew_ns = in_processes(level, pool)
             point = level_point(timings, level, plan)
+            if describe is not None:
+                describe(timings, point)
             point.client, point.client_bound = load, bound
             result.start_skew_ms.append(skew_ns / NS_PER_MS)
-            if runner.progress is not None:
-                # Client processes report nothing while they run: the level, once done.
-                measured = [t for t in timings if not t.warmup]
-                state = LevelProgress(level.label, plan.requests, None, perf_counter_ns())
-                state.done = len(measured)
-                state.errors = sum(not t.ok for t in measured)
-                state.output_tokens = sum(t.n_out or 0 for t in measured)
-                runner.progress(state)
             if result.add_level(level, point, timings, plan):
                 break
     return result

@@ -23,23 +23,22 @@ from workers.loadgen.client import EndpointConfig, RequestSpec, make_http_client
 from workers.loadgen.client_load import (
     ClientLimits,
     ClientMonitor,
-    client_bound,
 )
-from workers.loadgen.metrics import NS_PER_MS, NS_PER_S, RequestTiming, distribution
+from workers.loadgen.metrics import NS_PER_S, RequestTiming, distribution
 from workers.loadgen.prompts import PromptBuilder, code_words
 from workers.loadgen.runner import (
+    InProcesses,
     Level,
     LevelProgress,
     LoadPlan,
     ProgressCallback,
     SweepResult,
     _Runner,
-    _start_pool,
     capped,
     drain,
     drive_share,
-    level_point,
     run_shares,
+    sweep_levels,
 )
 from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for callers
     SESSION_PRESETS,
@@ -47,7 +46,7 @@ from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for cal
     session_dataset,
 )
 from workers.result_facts import SessionScenario
-from workers.results import ClientLoad, SessionStats, TurnStats
+from workers.results import ClientLoad, Point, SessionStats, TurnStats
 
 _SESSION_KEY = 10**6  # seeds message text apart from a key's turn index
 
@@ -265,19 +264,14 @@ async def run_session_sweep(
     one to `result` as it ends, as `run_sweep` does."""
     result = result if result is not None else SweepResult()
     runner = _SessionRunner(cfg, workload, plan, progress)
-    if plan.processes > 1:
-        # Client processes block this thread while they run; the caller's loop waits.
-        return await asyncio.to_thread(_sweep_in_processes, runner, result)
-    for level in plan.levels:
-        timings = await runner.run_level(level)
-        point = level_point(timings, level, plan)
+
+    def in_processes(level: Level, pool: ProcessPoolExecutor) -> InProcesses:
+        return _level_in_processes(runner, level, pool)
+
+    def describe(timings: list[RequestTiming], point: Point) -> None:
         point.turns, point.sessions = session_stats(timings, workload.shape.turns)
-        if runner.client_load is not None:
-            point.client = runner.client_load
-            point.client_bound = client_bound(runner.client_load)
-        if result.add_level(level, point, timings, plan):
-            break
-    return result
+
+    return await sweep_levels(runner, result, in_processes, describe)
 
 
 # Several client processes (--processes): sessions split by session, each staying in one
@@ -364,7 +358,7 @@ async def _run_session_share(share: SessionShare) -> tuple[list[RequestTiming], 
 
 def _level_in_processes(
     runner: _SessionRunner, level: Level, pool: ProcessPoolExecutor
-) -> tuple[list[RequestTiming], ClientLoad, bool, int]:
+) -> InProcesses:
     async def warm() -> list[RequestTiming]:
         async with make_http_client(level.concurrency or 1, runner.cfg.transport) as http:
             return await runner._warmup(http, level)
@@ -373,17 +367,3 @@ def _level_in_processes(
     shares = _session_shares(runner, level, runner.plan.processes)
     timings, load, bound, skew = run_shares(pool, run_session_share, shares)
     return warmed + timings, load, bound, skew
-
-
-def _sweep_in_processes(runner: _SessionRunner, result: SweepResult) -> SweepResult:
-    plan, turns = runner.plan, runner.workload.shape.turns
-    with _start_pool(plan.processes) as pool:
-        for level in plan.levels:
-            timings, load, bound, skew_ns = _level_in_processes(runner, level, pool)
-            point = level_point(timings, level, plan)
-            point.turns, point.sessions = session_stats(timings, turns)
-            point.client, point.client_bound = load, bound
-            result.start_skew_ms.append(skew_ns / NS_PER_MS)
-            if result.add_level(level, point, timings, plan):
-                break
-    return result
