@@ -7,7 +7,6 @@ writes (timeouts, backoff on network errors and 5xx); a 4xx raises ServerRefused
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +14,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict
 
 from workers.results import ResultDocument
-from workers.retry import backoff_delays
-from workers.submit import RUNS_PATH, ServerClient, ServerError, ServerRefused, log
+from workers.submit import RUNS_PATH, ServerClient, ServerRefused, succeeded
 
 
 class _Answer(BaseModel):
@@ -81,25 +79,14 @@ class InferboardClient(ServerClient):
     def _get(self, path: str, params: dict[str, Any] | None = None) -> Any:
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         query = {k: v for k, v in (params or {}).items() if v is not None}
-        delays, last = backoff_delays(self.backoff_s), ""
-        for attempt in range(1, self.attempts + 1):
-            try:
-                response = httpx.get(
-                    self.base_url + path, params=query, headers=headers, timeout=self.timeout_s
-                )
-            except httpx.HTTPError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.status_code < 300:
-                    return response.json()
-                last = f"HTTP {response.status_code}: {response.text[:500]}"
-                if response.status_code < 500 and response.status_code != 429:
-                    raise ServerRefused(f"{path}: {last}")
-            if attempt < self.attempts:
-                delay = next(delays)
-                log.warning("GET %s failed (%s); retrying in %.0f s", path, last, delay)
-                time.sleep(delay)
-        raise ServerError(f"GET {path} failed after {self.attempts} attempts: {last}")
+
+        def once() -> Any:
+            response = httpx.get(
+                self.base_url + path, params=query, headers=headers, timeout=self.timeout_s
+            )
+            return succeeded(path, response).json()
+
+        return self._retrying("GET", path, self.attempts, once)
 
     def list_runs(
         self,

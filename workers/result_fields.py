@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 # Limits a document must keep: the server's columns are 32-bit integers (counts, sizes) and
 # 64-bit ones (token totals), and free-form JSON (environment.extra) is bounded so that one
@@ -84,3 +84,10 @@ def json_path(loc: tuple[int | str, ...]) -> str:
         else:
             path += f".{part}" if path else str(part)
     return path or "(document)"
+
+
+def validation_problems(exc: ValidationError) -> str:
+    """Every problem pydantic found, one 'path: message' each, joined for one error line."""
+    return "; ".join(
+        f"{json_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
+    )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +48,20 @@ class ServerError(Exception):
 
 class ServerRefused(Exception):
     """The server answered with a 4xx: retrying the same request will not help."""
+
+
+class Retryable(Exception):
+    """An attempt the server may answer on a later try (a 5xx, a 429, a reply without JSON)."""
+
+
+def succeeded(path: str, response: httpx.Response) -> httpx.Response:
+    """A 2xx response as it is; a 5xx or 429 is Retryable; any other status is refused."""
+    if response.status_code < 300:
+        return response
+    last = f"HTTP {response.status_code}: {response.text[:500]}"
+    if response.status_code < 500 and response.status_code != 429:
+        raise ServerRefused(f"{path}: {last}")
+    raise Retryable(last)
 
 
 @dataclass(frozen=True)
@@ -88,35 +103,41 @@ class ServerClient:
             **(extra_headers or {}),
         }
         url = self.base_url + path
-        delays = backoff_delays(self.backoff_s)
-        last = ""
-        tries = attempts or self.attempts
+
+        def once() -> dict[str, Any]:
+            response = httpx.post(url, content=body, headers=headers, timeout=self.timeout_s)
+            if response.is_redirect:
+                raise ServerRefused(
+                    f"{path}: redirected to {response.headers.get('location')}; set "
+                    "INFERBOARD_SERVER_URL to the server's final (https) URL"
+                )
+            answer = succeeded(path, response)
+            try:
+                return answer.json()
+            except ValueError:
+                # A proxy's HTML page, say: the server did not really answer.
+                raise Retryable(
+                    f"HTTP {answer.status_code} without JSON: {answer.text[:200]}"
+                ) from None
+
+        return self._retrying("POST", path, attempts or self.attempts, once)
+
+    def _retrying[T](self, method: str, path: str, tries: int, once: Callable[[], T]) -> T:
+        """`once()`, tried up to `tries` times with backoff while it fails on the network or
+        raises Retryable; ServerRefused (or any other error) ends it at once."""
+        delays, last = backoff_delays(self.backoff_s), ""
         for attempt in range(1, tries + 1):
             try:
-                response = httpx.post(url, content=body, headers=headers, timeout=self.timeout_s)
+                return once()
             except httpx.HTTPError as exc:
                 last = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.status_code < 300:
-                    try:
-                        return response.json()
-                    except ValueError:
-                        # A proxy's HTML page, say: the server did not really answer.
-                        last = f"HTTP {response.status_code} without JSON: {response.text[:200]}"
-                elif response.is_redirect:
-                    raise ServerRefused(
-                        f"{path}: redirected to {response.headers.get('location')}; set "
-                        "INFERBOARD_SERVER_URL to the server's final (https) URL"
-                    )
-                else:
-                    last = f"HTTP {response.status_code}: {response.text[:500]}"
-                    if response.status_code < 500 and response.status_code != 429:
-                        raise ServerRefused(f"{path}: {last}")
+            except Retryable as exc:
+                last = str(exc)
             if attempt < tries:
                 delay = next(delays)
-                log.warning("POST %s failed (%s); retrying in %.0f s", path, last, delay)
+                log.warning("%s %s failed (%s); retrying in %.0f s", method, path, last, delay)
                 time.sleep(delay)
-        raise ServerError(f"POST {path} failed after {tries} attempts: {last}")
+        raise ServerError(f"{method} {path} failed after {tries} attempts: {last}")
 
     def event(
         self,

@@ -28,7 +28,7 @@ from workers.accuracy.protocols import ALIASES, PROTOCOLS, get_protocol, prepare
 from workers.accuracy.runner import RequestFailed, evaluate, preflight
 from workers.client import InferboardClient
 from workers.result_facts import Deployment, ModelInfo
-from workers.result_fields import json_path
+from workers.result_fields import validation_problems
 from workers.results import ResultDocument
 from workers.submit import ServerError, ServerRefused, runs_url, server_base
 
@@ -154,9 +154,7 @@ def load_facts(args: argparse.Namespace) -> tuple[ModelInfo, Deployment]:
     try:
         return ModelInfo.model_validate(model), Deployment.model_validate(deployment)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{json_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
+        problems = validation_problems(exc)
         hint = " (give --accelerator, --gpus, --engine and --quantization, or --deployment-file)"
         raise UsageError(f"deployment facts are incomplete or wrong: {problems}{hint}") from None
 

@@ -44,6 +44,8 @@ from workers.importers.common import (
     ImportInput,
     PeerFile,
     build_document,
+    companion_alone,
+    drop_none,
     expect_object,
     load_json,
     load_jsonl,
@@ -317,8 +319,8 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
             model_stated=shape.model(doc),
             deployment_stated={},
             scenario_stated=scenario,
-            points=[{k: v for k, v in point.items() if v is not None}],
-            environment={k: v for k, v in environment.items() if v is not None},
+            points=[drop_none(point)],
+            environment=drop_none(environment),
         )
     ]
 
@@ -409,13 +411,12 @@ def _record(i: int, row: dict[str, Any], metrics: dict[str, Any], origin: int) -
             record["http_status"] = code
         message = error.get("message") if isinstance(error, dict) else error
         record["error"] = str(message)[:500]
-    return {k: v for k, v in record.items() if v is not None}
+    return drop_none(record)
 
 
 def _records_alone(job: ImportInput) -> list[ResultDocument]:
-    raise ImportFailure(
-        f"{job.main.name}: this is aiperf's per-request export; import the run's "
-        "profile_export_aiperf.json and give this file with --records"
+    return companion_alone(
+        job, "this is aiperf's per-request export", "the run's profile_export_aiperf.json"
     )
 
 

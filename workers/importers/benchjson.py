@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workers.importers.common import integer, number, to_ms
+from workers.importers.common import integer, number, stat_fields, to_ms
 from workers.importers.errors import ImportFailure
 from workers.slo import STAT_SLOTS
 
@@ -44,11 +44,7 @@ def latency_stats(
     latency: dict[str, dict[str, float]] = {}
     unslotted: dict[str, float] = {}
     consumed: set[str] = set()
-    for key in row:
-        match = STAT_KEY.match(key)
-        if not match:
-            continue
-        stat, metric = match.groups()
+    for key, stat, metric in stat_fields(row, STAT_KEY):
         if metric not in metrics:
             raise ImportFailure(f"{where}: unknown latency field {key}")
         consumed.add(key)

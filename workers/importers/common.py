@@ -6,9 +6,9 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -164,6 +164,11 @@ def load_jsonl(peer: PeerFile, *, allow_nonfinite: bool = False) -> list[Any]:
     return rows
 
 
+def drop_none(tree: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries that say something: a None from a peer file means the field is absent."""
+    return {k: v for k, v in tree.items() if v is not None}
+
+
 def expect_object(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ImportFailure(f"{where}: expected a JSON object, got {type(value).__name__}")
@@ -215,6 +220,16 @@ def integer(row: Mapping[str, Any], key: str, where: str) -> int | None:
 # Multipliers into milliseconds. Units are read from the format (a documented unit or a unit
 # field in the file), never guessed from magnitudes.
 TIME_TO_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1000.0, "sec": 1000.0}
+
+
+def stat_fields(row: Mapping[str, Any], pattern: re.Pattern[str]) -> Iterator[tuple[str, str, str]]:
+    """(key, statistic, metric) for each key of `row` that names a statistic, read from
+    `pattern`'s two groups ('p99_ttft_ms' -> 'p99', 'ttft'); other keys are passed over."""
+    for key in row:
+        match = pattern.match(key)
+        if match:
+            stat, metric = match.groups()
+            yield key, stat, metric
 
 
 def to_ms(value: float | None, unit: str) -> float | None:
@@ -402,3 +417,9 @@ def build_document(
         return parse_document(document)
     except DocumentError as exc:
         raise ImportFailure(f"{where}: the imported run does not validate: {exc}") from None
+
+
+def companion_alone(job: ImportInput, what: str, main: str) -> NoReturn:
+    """The refusal of a file that only goes with another (per-request records, samples),
+    imported alone: it sends the user back to import `main` with this file as --records."""
+    raise ImportFailure(f"{job.main.name}: {what}; import {main} and give this file with --records")

@@ -30,7 +30,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from workers.importers.errors import ImportFailure
-from workers.result_fields import json_path
+from workers.result_fields import validation_problems
 
 
 class _Facts(BaseModel):
@@ -118,9 +118,7 @@ def _validate(data: Any, where: str) -> Facts:
     try:
         return Facts.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{json_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
+        problems = validation_problems(exc)
         raise ImportFailure(f"{where}: {problems}") from None
 
 

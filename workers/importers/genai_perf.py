@@ -29,6 +29,7 @@ from workers.importers.common import (
     ImportInput,
     build_document,
     dataset_name,
+    drop_none,
     expect_object,
     load_json,
     rate_bound,
@@ -190,8 +191,8 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             model_stated=settings["model"],
             deployment_stated={},
             scenario_stated=scenario,
-            points=[{k: v for k, v in point.items() if v is not None}],
-            environment={"extra": {k: v for k, v in extra.items() if v is not None}},
+            points=[drop_none(point)],
+            environment={"extra": drop_none(extra)},
         )
     ]
 

@@ -27,6 +27,7 @@ from workers.importers.common import (
     ImportInput,
     build_document,
     dataset_name,
+    drop_none,
     expect_object,
     load_json,
 )
@@ -251,7 +252,7 @@ def _point(bench: dict[str, Any], where: str) -> tuple[dict[str, Any], str, dict
     }
     if totals.get("incomplete"):
         extra["incomplete_requests"] = totals["incomplete"]
-    return {k: v for k, v in point.items() if v is not None}, arrival, extra
+    return drop_none(point), arrival, extra
 
 
 def _scenario_from_data(data: Any) -> dict[str, Any]:

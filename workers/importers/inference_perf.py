@@ -26,6 +26,7 @@ from workers.importers.common import (
     ImportInput,
     build_document,
     check_keys,
+    drop_none,
     expect_object,
     load_json,
     number,
@@ -192,7 +193,7 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             model_stated=None,
             deployment_stated={},
             scenario_stated=scenario,
-            points=[{k: v for k, v in point.items() if v is not None}],
+            points=[drop_none(point)],
             environment={"extra": {"not_mapped": aside}},
             status=status,
         )

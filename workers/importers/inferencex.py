@@ -27,6 +27,7 @@ from workers.importers.common import (
     ImportInput,
     build_document,
     check_keys,
+    drop_none,
     expect_object,
     integer,
     load_json,
@@ -36,6 +37,7 @@ from workers.importers.common import (
     to_ms,
 )
 from workers.importers.errors import ImportFailure
+from workers.importers.inferencex_rows import row_flag
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
 
@@ -243,14 +245,6 @@ def _sku(hw: Any) -> str:
     return text[: -len("-TRT")] if text.upper().endswith("-TRT") else text
 
 
-def _bool_text(value: Any, key: str, where: str) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    raise ImportFailure(f"{where}: field {key} should be true or false, got {value!r}")
-
-
 def parse_evals(job: ImportInput) -> list[ResultDocument]:
     rows = load_json(job.main)
     if not isinstance(rows, list) or not rows:
@@ -287,13 +281,13 @@ def _eval_document(job: ImportInput, index: int, row: Any) -> ResultDocument:
     parallelism = {
         "tp": integer(row, "tp", where),
         "ep": integer(row, "ep", where),
-        "dp_attention": _bool_text(row.get("dp_attention"), "dp_attention", where),
+        "dp_attention": row_flag(row.get("dp_attention"), "dp_attention", where),
     }
     deployment: dict[str, Any] = {
         "accelerator": _sku(row["hw"]),
         "engine": {"name": row["framework"]},
         "quantization": {"weights": str(row["precision"]).upper()},
-        "parallelism": {k: v for k, v in parallelism.items() if v is not None},
+        "parallelism": drop_none(parallelism),
     }
     # "none" is a statement (no speculative decoding), kept as an explicit None; an empty
     # string says nothing, so the fact stays open for the user.

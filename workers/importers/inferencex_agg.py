@@ -32,6 +32,7 @@ from typing import Any
 from workers.importers.common import (
     ImportInput,
     build_document,
+    drop_none,
     expect_object,
     integer,
     load_json,
@@ -226,6 +227,27 @@ def _agg_document(
 # --- agentic aggregate -------------------------------------------------------------------
 
 
+def _check_agentic_coding(row: dict[str, Any], where: str) -> None:
+    """Both agentic shapes are read for the agentic-coding scenario only."""
+    scenario_type = row.get("scenario_type")
+    if scenario_type != "agentic-coding":
+        raise ImportFailure(
+            f"{where}: scenario_type {scenario_type!r} is not read; this reader reads "
+            "agentic-coding"
+        )
+
+
+def _agentic_scenario(dataset: str, mean_in: float, mean_out: float) -> dict[str, Any]:
+    return {
+        "name": "agentic-coding",
+        "dataset": dataset,
+        "arrival": "closed",
+        # A multi-turn trace has no fixed lengths; the scenario carries the means it sent.
+        "input_tokens": max(1, round(mean_in)),
+        "output_tokens": max(1, round(mean_out)),
+    }
+
+
 def parse_agentic(job: ImportInput) -> list[ResultDocument]:
     return _documents(job, "agentic", _agentic_document)
 
@@ -234,12 +256,7 @@ def _agentic_document(
     job: ImportInput, row: dict[str, Any], index: int | None, where: str
 ) -> ResultDocument:
     latency, kept = _stats(row, AGENTIC_KEYS, where)
-    scenario_type = row.get("scenario_type")
-    if scenario_type != "agentic-coding":
-        raise ImportFailure(
-            f"{where}: scenario_type {scenario_type!r} is not read; this reader reads "
-            "agentic-coding"
-        )
+    _check_agentic_coding(row, where)
     deployment = deployment_from_row(row, job.main.name, where)
     offload = row.get("offloading", row.get("offload_mode"))
     if offload not in (None, "none", "off"):
@@ -257,14 +274,7 @@ def _agentic_document(
     mean_out = (kept.get("output_tokens_actual") or {}).get("mean")
     if mean_in is None or mean_out is None:
         raise ImportFailure(f"{where}: missing field(s) mean_input_tokens / mean_output_tokens")
-    scenario = {
-        "name": "agentic-coding",
-        "dataset": "agentic-coding",
-        "arrival": "closed",
-        # A multi-turn trace has no fixed lengths; the scenario carries the means it sent.
-        "input_tokens": max(1, round(mean_in)),
-        "output_tokens": max(1, round(mean_out)),
-    }
+    scenario = _agentic_scenario("agentic-coding", mean_in, mean_out)
     throughput = {
         "input_tok_s": number(row, "input_tput_tps", where),
         "output_tok_s": number(row, "output_tput_tps", where),
@@ -279,7 +289,7 @@ def _agentic_document(
             "output": integer(row, "total_generation_tokens", where),
             "source": "usage",
         },
-        "throughput": {k: v for k, v in throughput.items() if v is not None},
+        "throughput": drop_none(throughput),
         "latency_ms": latency,
         "prefix_cache_hit_rate": number(row, "server_gpu_cache_hit_rate", where),
     }
@@ -300,7 +310,7 @@ def _agentic_document(
         model_stated=row.get("model"),
         deployment_stated=deployment,
         scenario_stated=scenario,
-        points=[{k: v for k, v in point.items() if v is not None}],
+        points=[drop_none(point)],
         environment={"extra": extra},
         status=status,
         index=index,
@@ -334,11 +344,7 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
     where = job.main.name
     row = expect_object(load_json(job.main), where)
     check_known(row, AGENTIC_V2_KEYS, set(), where)
-    if row.get("scenario_type") != "agentic-coding":
-        raise ImportFailure(
-            f"{where}: scenario_type {row.get('scenario_type')!r} is not read; this reader "
-            "reads agentic-coding"
-        )
+    _check_agentic_coding(row, where)
     deployment = deployment_from_row(row, job.main.name, where)
     pp = integer(row, "pp", where)
     named = RESULT_NAME.search(job.main.name)
@@ -379,14 +385,7 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
             f"{where}: missing field(s) request_metrics.tokens.input.mean / output_actual.mean"
         )
     dataset = (row.get("dataset") or {}).get("loader") or "agentic-coding"
-    scenario = {
-        "name": "agentic-coding",
-        "dataset": str(dataset),
-        "arrival": "closed",
-        # A multi-turn trace has no fixed lengths: the scenario carries the means it sent.
-        "input_tokens": max(1, round(mean_in)),
-        "output_tokens": max(1, round(mean_out)),
-    }
+    scenario = _agentic_scenario(str(dataset), mean_in, mean_out)
     throughput_in = metrics.get("throughput") or {}
     throughput = {
         ours: (throughput_in.get(theirs) or {}).get("tokens_per_second")
@@ -408,7 +407,7 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
         "concurrency": row_concurrency(row, job.main.name, where),
         "window_s": throughput_in.get("duration_seconds"),
         "requests": requests,
-        "throughput": {k: v for k, v in throughput.items() if v is not None},
+        "throughput": drop_none(throughput),
         "latency_ms": latency,
         "prefix_cache_hit_rate": cache.get("gpu_cache_hit_rate"),
     }
@@ -432,8 +431,8 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
             model_stated=row.get("model"),
             deployment_stated=deployment,
             scenario_stated=scenario,
-            points=[{k: v for k, v in point.items() if v is not None}],
-            environment={"extra": {k: v for k, v in extra.items() if v is not None}},
+            points=[drop_none(point)],
+            environment={"extra": drop_none(extra)},
             status=status,
         )
     ]

@@ -44,12 +44,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from workers.importers.common import ImportInput, load_json
+from workers.importers.common import ImportInput, drop_none, load_json
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import DocumentError, ResultDocument, parse_document
@@ -212,14 +212,22 @@ def _check_row(row: Any, where: str, known: frozenset[str], required: Iterable[s
     return row
 
 
-def benchmark_rows(value: Any, where: str) -> list[BenchmarkRow]:
-    """The rows of a benchmarks or history response, checked field by field."""
+def _checked_rows(
+    value: Any, where: str, what: str, known: frozenset[str], required: Iterable[str]
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(where, row) for each row of a response's JSON array of `what` rows, each checked
+    field by field before it is read."""
     if not isinstance(value, list):
-        raise ImportFailure(f"{where}: expected a JSON array of benchmark rows")
-    rows = []
+        raise ImportFailure(f"{where}: expected a JSON array of {what} rows")
     for index, raw in enumerate(value):
         at = f"{where} row {index}"
-        row = _check_row(raw, at, BENCHMARK_KEYS, BENCHMARK_REQUIRED)
+        yield at, _check_row(raw, at, known, required)
+
+
+def benchmark_rows(value: Any, where: str) -> list[BenchmarkRow]:
+    """The rows of a benchmarks or history response, checked field by field."""
+    rows = []
+    for at, row in _checked_rows(value, where, "benchmark", BENCHMARK_KEYS, BENCHMARK_REQUIRED):
         unknown = sorted(set(row["metrics"]) - KNOWN_FIGURES)
         if unknown:
             raise ImportFailure(f"{at}: unknown figure(s) metrics.{', metrics.'.join(unknown)}")
@@ -269,7 +277,7 @@ def deployment_of(row: dict[str, Any]) -> dict[str, Any]:
             # InferenceX writes 0 where it does not know how many engine instances served
             # a pool (no pool has none): not stated.
             shape["workers"] = row[f"{side}_num_workers"] or None
-        return {k: v for k, v in shape.items() if v is not None}
+        return drop_none(shape)
 
     deployment: dict[str, Any] = {
         "accelerator": str(row["hardware"]).upper(),
@@ -407,12 +415,8 @@ def evaluation_documents(
     value: Any, *, source: Source, where: str, known: frozenset[str] = frozenset()
 ) -> list[ResultDocument]:
     """One accuracy document per evaluation row (a row is one deployment's GSM8K score)."""
-    if not isinstance(value, list):
-        raise ImportFailure(f"{where}: expected a JSON array of evaluation rows")
     documents = []
-    for index, raw in enumerate(value):
-        at = f"{where} row {index}"
-        row = _check_row(raw, at, EVALUATION_KEYS, EVALUATION_REQUIRED)
+    for at, row in _checked_rows(value, where, "evaluation", EVALUATION_KEYS, EVALUATION_REQUIRED):
         metrics = row["metrics"]
         key = "inferencex-eval:" + _digest({k: v for k, v in row.items() if k != "id"}, 40)
         if key in known:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workers.importers.common import integer, number, to_ms
+from workers.importers.common import drop_none, integer, number, stat_fields, to_ms
 from workers.importers.errors import ImportFailure
 from workers.slo import STAT_SLOTS
 
@@ -42,11 +42,7 @@ def split_stats(
     latency: dict[str, dict[str, float]] = {}
     kept: dict[str, dict[str, float]] = {}
     consumed: set[str] = set()
-    for key in row:
-        match = STAT_KEY.match(key)
-        if not match:
-            continue
-        stat, metric = match.groups()
+    for key, stat, metric in stat_fields(row, STAT_KEY):
         if metric not in TIME_METRICS and metric not in EXTRA_STATS:
             continue  # not a statistic of ours (e.g. 'total_tput_tps'); checked by the caller
         consumed.add(key)
@@ -148,7 +144,7 @@ def deployment_from_row(row: dict[str, Any], filename: str, where: str) -> dict[
         # An empty string states nothing: left out, so the missing fact is named.
         "engine": row_engine({**row, "framework": framework}) if framework else {},
         "quantization": {"weights": str(precision).upper()} if precision else {},
-        "parallelism": {k: v for k, v in parallelism.items() if v is not None},
+        "parallelism": drop_none(parallelism),
         # "none" is a statement (no speculative decoding), which a fact may not contradict.
         "speculative": None if spec in (None, "none") else {"method": str(spec)},
     }

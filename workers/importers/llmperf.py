@@ -33,6 +33,7 @@ from workers import slo
 from workers.importers.common import (
     ImportInput,
     build_document,
+    drop_none,
     expect_object,
     integer,
     load_json,
@@ -190,7 +191,7 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
     point: dict[str, Any] = {
         "concurrency": integer(row, "num_concurrent_requests", where),
         "requests": {"total": started, "succeeded": completed, "failed": errors},
-        "throughput": _drop_none(
+        "throughput": drop_none(
             {
                 "output_tok_s": number(row, "results_mean_output_throughput_token_per_s", where),
                 "requests_per_s": None if per_min is None else per_min / 60.0,
@@ -236,8 +237,8 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
             model_stated=row.get("model"),
             deployment_stated={},
             scenario_stated=scenario,
-            points=[_drop_none(point)],
-            environment={"extra": _drop_none(extra)},
+            points=[drop_none(point)],
+            environment={"extra": drop_none(extra)},
             status=_status(completed, errors),
         )
     ]
@@ -352,10 +353,6 @@ def _status(succeeded: int, failed: int) -> str:
     if succeeded == 0:
         return "failed"
     return "partial" if failed else "succeeded"
-
-
-def _drop_none(tree: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in tree.items() if v is not None}
 
 
 register(

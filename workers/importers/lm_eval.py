@@ -26,6 +26,8 @@ from workers.importers.common import (
     ImportInput,
     PeerFile,
     build_document,
+    companion_alone,
+    drop_none,
     expect_object,
     load_json,
     load_jsonl,
@@ -167,7 +169,7 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             model_stated=_model_name(doc),
             deployment_stated={},
             accuracy=accuracy,
-            environment={"extra": {k: v for k, v in extra.items() if v is not None}},
+            environment={"extra": drop_none(extra)},
         )
     ]
 
@@ -216,7 +218,7 @@ def _task_results(
             if items:
                 result["items"] = items
                 result["correct"] = sum(1 for i in items if i["correct"])
-        out.append({k: v for k, v in result.items() if v is not None})
+        out.append(drop_none(result))
     return out
 
 
@@ -268,10 +270,7 @@ def _items(rows: list[dict[str, Any]], metric: str, filter_name: str) -> list[di
 
 
 def _samples_alone(job: ImportInput) -> list[ResultDocument]:
-    raise ImportFailure(
-        f"{job.main.name}: these are lm-eval samples; import the results_<timestamp>.json "
-        "and give this file with --records"
-    )
+    return companion_alone(job, "these are lm-eval samples", "the results_<timestamp>.json")
 
 
 register(

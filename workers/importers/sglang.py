@@ -28,6 +28,7 @@ from workers.importers.common import (
     build_document,
     check_keys,
     dataset_name,
+    drop_none,
     expect_object,
     integer,
     load_jsonl,
@@ -182,9 +183,9 @@ def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, A
     }
     if lists:
         point["records"] = records(lists, where)
-    point = {k: v for k, v in point.items() if v is not None}
-    point["tokens"] = {k: v for k, v in point["tokens"].items() if v is not None}
-    point["throughput"] = {k: v for k, v in point["throughput"].items() if v is not None}
+    point = drop_none(point)
+    point["tokens"] = drop_none(point["tokens"])
+    point["throughput"] = drop_none(point["throughput"])
 
     extra = {
         key: row[key]

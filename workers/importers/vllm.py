@@ -48,6 +48,7 @@ from workers.importers.benchjson import counts_from_lists, latency_stats, record
 from workers.importers.common import (
     ImportInput,
     build_document,
+    drop_none,
     expect_object,
     integer,
     load_json,
@@ -297,8 +298,8 @@ def _parse_row(
         "request_rate": rate if open_loop else None,
         "window_s": number(row, "duration", where),
         "requests": counts,
-        "tokens": _drop_none(benchjson.token_totals(row, where)),
-        "throughput": _drop_none(
+        "tokens": drop_none(benchjson.token_totals(row, where)),
+        "throughput": drop_none(
             {
                 "requests_per_s": number(row, "request_throughput", where),
                 "input_tok_s": number(row, "input_throughput", where) if legacy else None,
@@ -359,7 +360,7 @@ def _parse_row(
         model_stated=model,
         deployment_stated=deployment,
         scenario_stated=scenario,
-        points=[_drop_none(point)],
+        points=[drop_none(point)],
         environment={"extra": extra, **_window(times, where)},
         status=status,
         index=index,
@@ -420,7 +421,7 @@ def _acceptance(row: dict[str, Any], where: str) -> dict[str, Any] | None:
         "accepted_tokens": integer(row, "spec_decode_accepted_tokens", where),
         "per_position": per_position,
     }
-    return _drop_none(acceptance)
+    return drop_none(acceptance)
 
 
 def _speculative(acceptance: dict[str, Any], job: ImportInput, where: str) -> dict[str, Any]:
@@ -451,10 +452,6 @@ def _client_name_facts(filename: str, concurrency: int | None, where: str) -> di
     if ctx + gen != gpus:
         raise ImportFailure(f"{where}: the file name says {gpus} GPUs but ctx {ctx} + gen {gen}")
     return {"gpus": gpus, "disaggregation": {"prefill_gpus": ctx, "decode_gpus": gen}}
-
-
-def _drop_none(tree: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in tree.items() if v is not None}
 
 
 register(

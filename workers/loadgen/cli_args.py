@@ -28,7 +28,7 @@ from workers.loadgen.prompts import (
 from workers.loadgen.runner import Level, LoadPlan, parse_concurrency
 from workers.loadgen.sessions import SESSION_PRESETS
 from workers.result_facts import Deployment, SessionScenario, Slo
-from workers.result_fields import json_path
+from workers.result_fields import validation_problems
 
 
 @dataclass(frozen=True)
@@ -272,9 +272,7 @@ def deployment_facts(args: argparse.Namespace) -> Deployment:
     try:
         return Deployment.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{json_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
+        problems = validation_problems(exc)
         raise CliError(f"deployment facts are incomplete or wrong ({problems})") from None
 
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator, Sized
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from workers.loadgen.client import RequestSpec
 from workers.loadgen.prompts import TokenCounter
@@ -72,21 +73,31 @@ class Dataset:
     identity: TraceIdentity
 
 
+def json_lines(
+    data: bytes, error: type[Exception], *, limit: int | None, rows: Sized
+) -> Iterator[tuple[int, Any]]:
+    """(line number, value) of each non-blank line of a JSONL file until the caller's `rows`
+    hold `limit` (checked before the next line is parsed, so a bad line past the limit is
+    never read); a line that is not JSON raises `error`."""
+    for number, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        if limit is not None and len(rows) >= limit:
+            return
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise error(f"line {number}: not JSON ({exc})") from None
+        yield number, value
+
+
 def read_dataset(path: Path, counter: TokenCounter, limit: int | None = None) -> Dataset:
     """The first `limit` usable rows (all when None) and the file's identity. ShareGPT
     conversations without an answer to size the output are skipped, as peer tools do."""
     data = path.read_bytes()
     rows: list[DatasetRow] = []
     formats: set[Format] = set()
-    for number, line in enumerate(data.splitlines(), start=1):
-        if not line.strip():
-            continue
-        if limit is not None and len(rows) >= limit:
-            break
-        try:
-            raw = json.loads(line)
-        except ValueError as exc:
-            raise DatasetError(f"line {number}: not JSON ({exc})") from None
+    for number, raw in json_lines(data, DatasetError, limit=limit, rows=rows):
         row, kind = _row(raw, number)
         formats.add(kind)
         if kind == "sharegpt":

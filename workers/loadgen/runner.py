@@ -13,7 +13,7 @@ import asyncio
 import itertools
 import multiprocessing
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from time import perf_counter_ns
@@ -206,27 +206,29 @@ class _Runner:
             return []
         state = LevelProgress(label, len(specs), None, perf_counter_ns(), warmup=True)
         width = max(1, min(width, len(specs)))
-        queue: Iterator[tuple[int, RequestSpec]] = iter(enumerate(specs))
         timings: list[RequestTiming] = []
 
-        async def worker() -> None:
-            for i, spec in queue:
-                timing = RequestTiming(i=i, t_send_ns=0, warmup=True)
-                await stream_request(http, self.cfg, spec, timing, self.count_tokens)
-                timings.append(timing)
-                self._report(state, timing)
+        async def one(item: tuple[int, RequestSpec]) -> None:
+            i, spec = item
+            timing = RequestTiming(i=i, t_send_ns=0, warmup=True)
+            await stream_request(http, self.cfg, spec, timing, self.count_tokens)
+            timings.append(timing)
+            self._report(state, timing)
 
-        await asyncio.gather(*(worker() for _ in range(width)))
+        await drain(enumerate(specs), width, one)
         # Warm-up indices come after the measured ones so records keep unique indices.
         for timing in timings:
             timing.i += 1_000_000_000
         return timings
 
+    def pool_size(self, level: Level) -> int:
+        """The HTTP connection pool a level needs: its concurrency, closed loop; open loop,
+        its cap, or an unlimited pool (0) without one, so requests never queue inside it."""
+        return (level.concurrency or 1) if level.rate is None else (self.plan.max_concurrency or 0)
+
     async def run_level(self, level: Level) -> list[RequestTiming]:
         plan = self.plan
-        # Open loop without a cap: an unlimited pool (0), so requests never queue inside it.
-        pool = (level.concurrency or 1) if level.rate is None else (plan.max_concurrency or 0)
-        async with make_http_client(pool, self.cfg.transport) as http:
+        async with make_http_client(self.pool_size(level), self.cfg.transport) as http:
             timings = await self._warmup(http, level, level.label)
             state = LevelProgress(level.label, plan.requests, plan.duration_s, perf_counter_ns())
             # Over the measured requests only: warm-up load says nothing about the level.
@@ -240,8 +242,7 @@ class _Runner:
 
     async def warm(self, level: Level) -> list[RequestTiming]:
         """The level's warm-up alone, in this process (before client processes start)."""
-        pool = (level.concurrency or 1) if level.rate is None else (self.plan.max_concurrency or 0)
-        async with make_http_client(pool, self.cfg.transport) as http:
+        async with make_http_client(self.pool_size(level), self.cfg.transport) as http:
             return await self._warmup(http, level, level.label)
 
     def shares(self, level: Level, processes: int) -> list[Share]:
@@ -250,59 +251,77 @@ class _Runner:
         plan = self.plan
         requests = plan.requests or 0
         specs = [self.workload.spec(next(self.next_spec)) for _ in range(requests)]
-        times: list[int] = []
-        if level.rate is not None:
-            gaps = self._gaps_s(level.rate)
-            t = 0
-            for _ in range(requests):
-                times.append(t)
-                t += int(next(gaps) * NS_PER_S)
+        times = self.planned_offsets(level, requests)
         shares = []
         for p in range(processes):
             mine = range(p, requests, processes)
-            if level.rate is None:
-                concurrency = (level.concurrency or 1) // processes
-                concurrency += p < (level.concurrency or 1) % processes
-            else:
-                cap = plan.max_concurrency
-                concurrency = max(1, cap // processes) if cap else 0
             shares.append(
                 Share(
                     cfg=self.cfg,
                     indices=list(mine),
                     specs=[specs[i] for i in mine],
                     offsets_ns=[times[i] for i in mine] if times else None,
-                    concurrency=concurrency,
+                    concurrency=self.process_concurrency(level, p, processes),
                     limits=plan.client_limits,
                     count_tokens=self.count_tokens,
                 )
             )
         return [share for share in shares if share.indices]
 
+    def planned_offsets(self, level: Level, count: int) -> list[int]:
+        """Open loop: the first `count` planned sends, in ns from the level's start, on the
+        plan's arrival clock; closed loop: none."""
+        offsets: list[int] = []
+        if level.rate is not None:
+            gaps = self._gaps_s(level.rate)
+            t = 0
+            for _ in range(count):
+                offsets.append(t)
+                t += int(next(gaps) * NS_PER_S)
+        return offsets
+
+    def process_concurrency(self, level: Level, p: int, processes: int) -> int:
+        """Client process p's part of a level: closed loop, its workers (the concurrency
+        dealt out as evenly as it goes); open loop, its share of the cap (0: none)."""
+        if level.rate is None:
+            width = level.concurrency or 1
+            return width // processes + (p < width % processes)
+        cap = self.plan.max_concurrency
+        return max(1, cap // processes) if cap else 0
+
     def _deadline(self, start_ns: int) -> int | None:
         if self.plan.duration_s is None:
             return None
         return start_ns + int(self.plan.duration_s * NS_PER_S)
 
-    async def _closed(
-        self, http: Any, concurrency: int, state: LevelProgress
-    ) -> list[RequestTiming]:
-        counter = itertools.count()
-        deadline = self._deadline(state.started_ns)
-        timings: list[RequestTiming] = []
+    async def closed_loop(
+        self, concurrency: int, started_ns: int, one: Callable[[int], Awaitable[None]]
+    ) -> None:
+        """Closed loop: `concurrency` workers, each starting `one(i)` for the next index as
+        soon as its previous one ends, until the plan's count or duration is spent."""
+        deadline = self._deadline(started_ns)
 
-        async def worker() -> None:
-            while True:
-                i = next(counter)
+        def indices() -> Iterator[int]:
+            for i in itertools.count():
                 if self.plan.requests is not None and i >= self.plan.requests:
                     return
                 if deadline is not None and perf_counter_ns() >= deadline:
                     return
-                timing = await self._send(http, i, None, False)
-                timings.append(timing)
-                self._report(state, timing)
+                yield i
 
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await drain(indices(), concurrency, one)
+
+    async def _closed(
+        self, http: Any, concurrency: int, state: LevelProgress
+    ) -> list[RequestTiming]:
+        timings: list[RequestTiming] = []
+
+        async def one(i: int) -> None:
+            timing = await self._send(http, i, None, False)
+            timings.append(timing)
+            self._report(state, timing)
+
+        await self.closed_loop(concurrency, state.started_ns, one)
         return timings
 
     def _gaps_s(self, rate: float) -> Iterator[float]:
@@ -314,20 +333,14 @@ class _Runner:
                 yield float(gap)
 
     async def _open(self, http: Any, rate: float, state: LevelProgress) -> list[RequestTiming]:
-        cap = self.plan.max_concurrency
-        slots = asyncio.Semaphore(cap) if cap else None
         timings: list[RequestTiming] = []
 
         async def one(i: int, t_sched: int) -> None:
-            if slots is None:
-                timing = await self._send(http, i, t_sched, False)
-            else:
-                async with slots:
-                    timing = await self._send(http, i, t_sched, False)
+            timing = await self._send(http, i, t_sched, False)
             timings.append(timing)
             self._report(state, timing)
 
-        await self.arrivals(rate, one)
+        await self.arrivals(rate, capped(one, self.plan.max_concurrency))
         return timings
 
     async def arrivals(self, rate: float, one: Callable[[int, int], Awaitable[None]]) -> None:
@@ -356,6 +369,31 @@ class _Runner:
                 task.cancel()
 
 
+async def drain[T](items: Iterable[T], width: int, each: Callable[[T], Awaitable[None]]) -> None:
+    """`width` workers sharing one pass over `items`: each worker runs `each` on the next
+    item as soon as its previous one ends."""
+    queue = iter(items)
+
+    async def worker() -> None:
+        for item in queue:
+            await each(item)
+
+    await asyncio.gather(*(worker() for _ in range(width)))
+
+
+def capped[**P, R](call: Callable[P, Awaitable[R]], cap: int | None) -> Callable[P, Awaitable[R]]:
+    """`call`, with at most `cap` calls in flight at once (no cap: `call` as it is)."""
+    if not cap:
+        return call
+    slots = asyncio.Semaphore(cap)
+
+    async def limited(*args: P.args, **kwargs: P.kwargs) -> R:
+        async with slots:
+            return await call(*args, **kwargs)
+
+    return limited
+
+
 @dataclass
 class Share:
     """What one client process sends at one level."""
@@ -375,28 +413,57 @@ def run_share(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
     return asyncio.run(run_share_async(share))
 
 
-async def run_share_async(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
-    delay = (share.start_ns - perf_counter_ns()) / NS_PER_S
+async def wait_for_start(start_ns: int) -> int:
+    """Sleep until start_ns (perf_counter_ns); how late this process woke, in ns."""
+    delay = (start_ns - perf_counter_ns()) / NS_PER_S
     if delay > 0:
         await asyncio.sleep(delay)
-    skew = perf_counter_ns() - share.start_ns
+    return perf_counter_ns() - start_ns
+
+
+async def run_share_async(share: Share) -> tuple[list[RequestTiming], ClientLoad, int]:
     timings: list[RequestTiming] = []
+
+    async def send(http: Any, k: int, t_sched: int | None) -> None:
+        timing = RequestTiming(i=share.indices[k], t_send_ns=0, t_sched_ns=t_sched)
+        await stream_request(http, share.cfg, share.specs[k], timing, share.count_tokens)
+        timings.append(timing)
+
+    load, skew = await drive_share(share, len(share.specs), send)
+    return timings, load, skew
+
+
+class _ShareLike(Protocol):
+    """What a client process needs of its share (a Share of requests or one of sessions)."""
+
+    cfg: EndpointConfig
+    offsets_ns: list[int] | None
+    concurrency: int
+    limits: ClientLimits
+    start_ns: int
+
+
+async def drive_share(
+    share: _ShareLike, count: int, send: Callable[[Any, int, int | None], Awaitable[None]]
+) -> tuple[ClientLoad, int]:
+    """In a client process: wait for the common start, then `send(http, k, t_sched)` each of
+    the share's `count` items under a client monitor: (its client load, how late it started
+    in ns)."""
+    skew = await wait_for_start(share.start_ns)
     async with make_http_client(share.concurrency, share.cfg.transport) as http:
 
-        async def send(k: int, t_sched: int | None) -> None:
-            timing = RequestTiming(i=share.indices[k], t_send_ns=0, t_sched_ns=t_sched)
-            await stream_request(http, share.cfg, share.specs[k], timing, share.count_tokens)
-            timings.append(timing)
+        async def one(k: int, t_sched: int | None) -> None:
+            await send(http, k, t_sched)
 
         async with ClientMonitor(share.limits) as monitor:
             await send_share(
-                send,
-                len(share.specs),
+                one,
+                count,
                 concurrency=share.concurrency,
                 start_ns=share.start_ns,
                 offsets_ns=share.offsets_ns,
             )
-    return timings, monitor.result(), skew
+    return monitor.result(), skew
 
 
 async def send_share(
@@ -411,23 +478,13 @@ async def send_share(
     items, by `concurrency` workers (closed loop) or at start_ns + its offsets (open loop,
     at most `concurrency` in flight when that is set)."""
     if offsets_ns is None:
-        queue = iter(range(count))
 
-        async def worker() -> None:
-            for k in queue:
-                await send(k, None)
+        async def closed(k: int) -> None:
+            await send(k, None)
 
-        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
+        await drain(range(count), max(1, concurrency), closed)
         return
-    slots = asyncio.Semaphore(concurrency) if concurrency else None
-
-    async def one(k: int, t_sched: int) -> None:
-        if slots is None:
-            await send(k, t_sched)
-        else:
-            async with slots:
-                await send(k, t_sched)
-
+    one = capped(send, concurrency)
     tasks = []
     for k, offset in enumerate(offsets_ns):
         t_sched = start_ns + offset
@@ -442,19 +499,43 @@ async def send_share(
 START_MARGIN_S = 0.5
 
 
+# A level run in client processes: (timings, merged client load, client-bound, start skew ns).
+InProcesses = tuple[list[RequestTiming], ClientLoad, bool, int]
+
+
 def _run_level_in_processes(
     runner: _Runner, level: Level, pool: ProcessPoolExecutor, processes: int
-) -> tuple[list[RequestTiming], ClientLoad, bool, int]:
+) -> InProcesses:
     warm = asyncio.run(runner.warm(level))
-    shares = runner.shares(level, processes)
+    timings, load, bound, skew = run_shares(pool, run_share, runner.shares(level, processes))
+    timings = warm + timings
+    if runner.progress is not None:
+        # Client processes report nothing while they run: the level, once done.
+        measured = [t for t in timings if not t.warmup]
+        state = LevelProgress(level.label, runner.plan.requests, None, perf_counter_ns())
+        state.done = len(measured)
+        state.errors = sum(not t.ok for t in measured)
+        state.output_tokens = sum(t.n_out or 0 for t in measured)
+        runner.progress(state)
+    return timings, load, bound, skew
+
+
+def run_shares[S: _ShareLike](
+    pool: ProcessPoolExecutor,
+    run: Callable[[S], tuple[list[RequestTiming], ClientLoad, int]],
+    shares: list[S],
+) -> InProcesses:
+    """Run a level's shares in the client processes, all starting at one instant a start
+    margin from now: (timings by index, their merged client load, whether any process was
+    client-bound, the latest start in ns)."""
     start = perf_counter_ns() + int(START_MARGIN_S * NS_PER_S)
     for share in shares:
         share.start_ns = start
-    results = list(pool.map(run_share, shares))
+    results = list(pool.map(run, shares))
     timings = sorted((t for r in results for t in r[0]), key=lambda t: t.i)
     loads = [r[1] for r in results]
     bound = any(client_bound(load) for load in loads)
-    return warm + timings, merge_client_loads(loads), bound, max(r[2] for r in results)
+    return timings, merge_client_loads(loads), bound, max(r[2] for r in results)
 
 
 def _start_pool(processes: int) -> ProcessPoolExecutor:
@@ -478,12 +559,38 @@ async def run_sweep(
     caller interrupted mid-sweep still holds the finished levels."""
     result = result if result is not None else SweepResult()
     runner = _Runner(cfg, workload, plan, progress, count_tokens)
+
+    def in_processes(level: Level, pool: ProcessPoolExecutor) -> InProcesses:
+        return _run_level_in_processes(runner, level, pool, plan.processes)
+
+    return await sweep_levels(runner, result, in_processes)
+
+
+class _LevelRunner(Protocol):
+    plan: LoadPlan
+    client_load: ClientLoad | None
+
+    async def run_level(self, level: Level) -> list[RequestTiming]: ...
+
+
+async def sweep_levels(
+    runner: _LevelRunner,
+    result: SweepResult,
+    in_processes: Callable[[Level, ProcessPoolExecutor], InProcesses],
+    describe: Callable[[list[RequestTiming], Point], None] | None = None,
+) -> SweepResult:
+    """The plan's levels in order, in this process or (--processes) by `in_processes`,
+    each finished one appended to `result` until the stop rules end the sweep; `describe`
+    adds what a kind of run reports beyond the point (a session run's per-turn figures)."""
+    plan = runner.plan
     if plan.processes > 1:
         # Client processes block this thread while they run; the caller's loop waits.
-        return await asyncio.to_thread(_sweep_in_processes, runner, result)
+        return await asyncio.to_thread(_sweep_in_processes, plan, result, in_processes, describe)
     for level in plan.levels:
         timings = await runner.run_level(level)
         point = level_point(timings, level, plan)
+        if describe is not None:
+            describe(timings, point)
         if runner.client_load is not None:
             point.client = runner.client_load
             point.client_bound = client_bound(runner.client_load)
@@ -492,24 +599,20 @@ async def run_sweep(
     return result
 
 
-def _sweep_in_processes(runner: _Runner, result: SweepResult) -> SweepResult:
-    plan = runner.plan
+def _sweep_in_processes(
+    plan: LoadPlan,
+    result: SweepResult,
+    in_processes: Callable[[Level, ProcessPoolExecutor], InProcesses],
+    describe: Callable[[list[RequestTiming], Point], None] | None,
+) -> SweepResult:
     with _start_pool(plan.processes) as pool:
         for level in plan.levels:
-            timings, load, bound, skew_ns = _run_level_in_processes(
-                runner, level, pool, plan.processes
-            )
+            timings, load, bound, skew_ns = in_processes(level, pool)
             point = level_point(timings, level, plan)
+            if describe is not None:
+                describe(timings, point)
             point.client, point.client_bound = load, bound
             result.start_skew_ms.append(skew_ns / NS_PER_MS)
-            if runner.progress is not None:
-                # Client processes report nothing while they run: the level, once done.
-                measured = [t for t in timings if not t.warmup]
-                state = LevelProgress(level.label, plan.requests, None, perf_counter_ns())
-                state.done = len(measured)
-                state.errors = sum(not t.ok for t in measured)
-                state.output_tokens = sum(t.n_out or 0 for t in measured)
-                runner.progress(state)
             if result.add_level(level, point, timings, plan):
                 break
     return result

@@ -23,22 +23,22 @@ from workers.loadgen.client import EndpointConfig, RequestSpec, make_http_client
 from workers.loadgen.client_load import (
     ClientLimits,
     ClientMonitor,
-    client_bound,
-    merge_client_loads,
 )
-from workers.loadgen.metrics import NS_PER_MS, NS_PER_S, RequestTiming, distribution
+from workers.loadgen.metrics import NS_PER_S, RequestTiming, distribution
 from workers.loadgen.prompts import PromptBuilder, code_words
 from workers.loadgen.runner import (
-    START_MARGIN_S,
+    InProcesses,
     Level,
     LevelProgress,
     LoadPlan,
     ProgressCallback,
     SweepResult,
     _Runner,
-    _start_pool,
-    level_point,
-    send_share,
+    capped,
+    drain,
+    drive_share,
+    run_shares,
+    sweep_levels,
 )
 from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for callers
     SESSION_PRESETS,
@@ -46,7 +46,7 @@ from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for cal
     session_dataset,
 )
 from workers.result_facts import SessionScenario
-from workers.results import ClientLoad, SessionStats, TurnStats
+from workers.results import ClientLoad, Point, SessionStats, TurnStats
 
 _SESSION_KEY = 10**6  # seeds message text apart from a key's turn index
 
@@ -157,9 +157,8 @@ class _SessionRunner:
 
     async def run_level(self, level: Level) -> list[RequestTiming]:
         plan = self.plan
-        pool = (level.concurrency or 1) if level.rate is None else (plan.max_concurrency or 0)
         requests = itertools.count()
-        async with make_http_client(pool, self.cfg.transport) as http:
+        async with make_http_client(self.base.pool_size(level), self.cfg.transport) as http:
             warm = await self._warmup(http, level)
             total = plan.requests * self.workload.shape.turns if plan.requests else None
             state = LevelProgress(level.label, total, plan.duration_s, perf_counter_ns())
@@ -178,50 +177,34 @@ class _SessionRunner:
         state = LevelProgress(level.label, None, None, perf_counter_ns(), warmup=True)
         requests = itertools.count(1_000_000_000)  # after the measured indices
         width = max(1, min(level.concurrency or self.plan.max_concurrency or 1, self.plan.warmup))
-        queue = iter(range(self.plan.warmup))
         timings: list[RequestTiming] = []
 
-        async def worker() -> None:
-            for s in queue:
-                timings.extend(await self.session(http, s, requests, state, warmup=True))
+        async def one(s: int) -> None:
+            timings.extend(await self.session(http, s, requests, state, warmup=True))
 
-        await asyncio.gather(*(worker() for _ in range(width)))
+        await drain(range(self.plan.warmup), width, one)
         return timings
 
     async def _closed(
         self, http: Any, concurrency: int, requests: itertools.count[int], state: LevelProgress
     ) -> list[RequestTiming]:
-        sessions = itertools.count()
-        deadline = self.base._deadline(state.started_ns)
         timings: list[RequestTiming] = []
 
-        async def worker() -> None:
-            while True:
-                s = next(sessions)
-                if self.plan.requests is not None and s >= self.plan.requests:
-                    return
-                if deadline is not None and perf_counter_ns() >= deadline:
-                    return
-                timings.extend(await self.session(http, s, requests, state))
+        async def one(s: int) -> None:
+            timings.extend(await self.session(http, s, requests, state))
 
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        await self.base.closed_loop(concurrency, state.started_ns, one)
         return timings
 
     async def _open(
         self, http: Any, rate: float, requests: itertools.count[int], state: LevelProgress
     ) -> list[RequestTiming]:
-        cap = self.plan.max_concurrency
-        slots = asyncio.Semaphore(cap) if cap else None
         timings: list[RequestTiming] = []
 
         async def one(s: int, t_sched: int) -> None:
-            if slots is None:
-                timings.extend(await self.session(http, s, requests, state, t_sched))
-            else:
-                async with slots:
-                    timings.extend(await self.session(http, s, requests, state, t_sched))
+            timings.extend(await self.session(http, s, requests, state, t_sched))
 
-        await self.base.arrivals(rate, one)
+        await self.base.arrivals(rate, capped(one, self.plan.max_concurrency))
         return timings
 
 
@@ -281,19 +264,14 @@ async def run_session_sweep(
     one to `result` as it ends, as `run_sweep` does."""
     result = result if result is not None else SweepResult()
     runner = _SessionRunner(cfg, workload, plan, progress)
-    if plan.processes > 1:
-        # Client processes block this thread while they run; the caller's loop waits.
-        return await asyncio.to_thread(_sweep_in_processes, runner, result)
-    for level in plan.levels:
-        timings = await runner.run_level(level)
-        point = level_point(timings, level, plan)
+
+    def in_processes(level: Level, pool: ProcessPoolExecutor) -> InProcesses:
+        return _level_in_processes(runner, level, pool)
+
+    def describe(timings: list[RequestTiming], point: Point) -> None:
         point.turns, point.sessions = session_stats(timings, workload.shape.turns)
-        if runner.client_load is not None:
-            point.client = runner.client_load
-            point.client_bound = client_bound(runner.client_load)
-        if result.add_level(level, point, timings, plan):
-            break
-    return result
+
+    return await sweep_levels(runner, result, in_processes, describe)
 
 
 # Several client processes (--processes): sessions split by session, each staying in one
@@ -333,13 +311,7 @@ def _session_shares(runner: _SessionRunner, level: Level, processes: int) -> lis
     plan, shape = runner.plan, runner.workload.shape
     count = plan.requests or 0
     keys = [next(runner.keys) for _ in range(count)]
-    starts: list[int] = []
-    if level.rate is not None:
-        gaps, t = runner.base._gaps_s(level.rate), 0
-        for _ in range(count):
-            starts.append(t)
-            t += int(next(gaps) * NS_PER_S)
-    width = level.concurrency or 1
+    starts = runner.base.planned_offsets(level, count)
     shares = []
     for p in range(processes):
         mine = list(range(p, count, processes))
@@ -348,11 +320,6 @@ def _session_shares(runner: _SessionRunner, level: Level, processes: int) -> lis
             for s in mine
             for turn in range(shape.turns)
         }
-        if level.rate is None:
-            concurrency = width // processes + (p < width % processes)
-        else:
-            cap = plan.max_concurrency
-            concurrency = max(1, cap // processes) if cap else 0
         shares.append(
             SessionShare(
                 cfg=runner.cfg,
@@ -360,7 +327,7 @@ def _session_shares(runner: _SessionRunner, level: Level, processes: int) -> lis
                 keys=[keys[s] for s in mine],
                 messages=_Messages(shape, runner.workload.system, texts),
                 offsets_ns=[starts[s] for s in mine] if starts else None,
-                concurrency=concurrency,
+                concurrency=runner.base.process_concurrency(level, p, processes),
                 limits=plan.client_limits,
             )
         )
@@ -376,61 +343,27 @@ async def _run_session_share(share: SessionShare) -> tuple[list[RequestTiming], 
     plan = LoadPlan(levels=[], requests=len(share.sessions), client_limits=share.limits)
     runner = _SessionRunner(share.cfg, share.messages, plan, None)  # type: ignore[arg-type]
     turns = share.messages.shape.turns
-    delay = (share.start_ns - perf_counter_ns()) / NS_PER_S
-    if delay > 0:
-        await asyncio.sleep(delay)
-    skew = perf_counter_ns() - share.start_ns
-    state = LevelProgress("", None, None, perf_counter_ns())
+    state = LevelProgress("", None, None, perf_counter_ns())  # counts only: no progress here
     timings: list[RequestTiming] = []
-    async with make_http_client(share.concurrency, share.cfg.transport) as http:
 
-        async def session(k: int, t_sched: int | None) -> None:
-            s = share.sessions[k]
-            # Request indices by session and turn: unique across processes.
-            requests = itertools.count(s * turns)
-            timings.extend(
-                await runner.session(http, s, requests, state, t_sched, key=share.keys[k])
-            )
+    async def session(http: Any, k: int, t_sched: int | None) -> None:
+        s = share.sessions[k]
+        # Request indices by session and turn: unique across processes.
+        requests = itertools.count(s * turns)
+        timings.extend(await runner.session(http, s, requests, state, t_sched, key=share.keys[k]))
 
-        async with ClientMonitor(share.limits) as monitor:
-            await send_share(
-                session,
-                len(share.sessions),
-                concurrency=share.concurrency,
-                start_ns=share.start_ns,
-                offsets_ns=share.offsets_ns,
-            )
-    return timings, monitor.result(), skew
+    load, skew = await drive_share(share, len(share.sessions), session)
+    return timings, load, skew
 
 
 def _level_in_processes(
     runner: _SessionRunner, level: Level, pool: ProcessPoolExecutor
-) -> tuple[list[RequestTiming], ClientLoad, bool, int]:
+) -> InProcesses:
     async def warm() -> list[RequestTiming]:
         async with make_http_client(level.concurrency or 1, runner.cfg.transport) as http:
             return await runner._warmup(http, level)
 
     warmed = asyncio.run(warm())
     shares = _session_shares(runner, level, runner.plan.processes)
-    start = perf_counter_ns() + int(START_MARGIN_S * NS_PER_S)
-    for share in shares:
-        share.start_ns = start
-    results = list(pool.map(run_session_share, shares))
-    timings = sorted((t for r in results for t in r[0]), key=lambda t: t.i)
-    loads = [r[1] for r in results]
-    bound = any(client_bound(load) for load in loads)
-    return warmed + timings, merge_client_loads(loads), bound, max(r[2] for r in results)
-
-
-def _sweep_in_processes(runner: _SessionRunner, result: SweepResult) -> SweepResult:
-    plan, turns = runner.plan, runner.workload.shape.turns
-    with _start_pool(plan.processes) as pool:
-        for level in plan.levels:
-            timings, load, bound, skew_ns = _level_in_processes(runner, level, pool)
-            point = level_point(timings, level, plan)
-            point.turns, point.sessions = session_stats(timings, turns)
-            point.client, point.client_bound = load, bound
-            result.start_skew_ms.append(skew_ns / NS_PER_MS)
-            if result.add_level(level, point, timings, plan):
-                break
-    return result
+    timings, load, bound, skew = run_shares(pool, run_session_share, shares)
+    return warmed + timings, load, bound, skew

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +20,10 @@ from typing import Any
 
 from workers.loadgen.client import EndpointConfig, RequestSpec, make_http_client, stream_request
 from workers.loadgen.client_load import ClientLimits, ClientMonitor, client_bound
+from workers.loadgen.datasets import json_lines
 from workers.loadgen.metrics import NS_PER_S, RequestTiming, build_point
 from workers.loadgen.prompts import PromptBuilder, code_words
-from workers.loadgen.runner import LevelProgress, ProgressCallback
+from workers.loadgen.runner import LevelProgress, ProgressCallback, capped
 from workers.result_facts import TraceIdentity
 from workers.results import Point
 
@@ -68,15 +68,7 @@ def read_mooncake(
         raise TraceError("the trace scale must be positive")
     data = path.read_bytes()
     rows: list[TraceRow] = []
-    for number, raw in enumerate(data.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        if limit is not None and len(rows) >= limit:
-            break
-        try:
-            row = json.loads(raw)
-        except ValueError as exc:
-            raise TraceError(f"line {number}: not JSON ({exc})") from None
+    for number, row in json_lines(data, TraceError, limit=limit, rows=rows):
         if not isinstance(row, dict):
             raise TraceError(f"line {number}: expected a JSON object")
         timestamp = row.get("timestamp")
@@ -180,18 +172,14 @@ async def replay(
     scale = trace.identity.scale
     origin = trace.rows[0].timestamp_ms
     offsets = [int((row.timestamp_ms - origin) / scale * 1_000_000) for row in trace.rows]
-    slots = asyncio.Semaphore(max_concurrency) if max_concurrency else None
+    send = capped(stream_request, max_concurrency)
     label = f"trace x{scale:g}"
     state = LevelProgress(label, len(specs), None, perf_counter_ns())
     timings: list[RequestTiming] = []
 
     async def one(http: Any, k: int, t_sched: int) -> None:
         timing = RequestTiming(i=k, t_send_ns=0, t_sched_ns=t_sched)
-        if slots is None:
-            await stream_request(http, cfg, specs[k], timing)
-        else:
-            async with slots:
-                await stream_request(http, cfg, specs[k], timing)
+        await send(http, cfg, specs[k], timing)
         timings.append(timing)
         state.done += 1
         state.errors += not timing.ok
