@@ -1,3 +1,5 @@
+"""The site's URL map: pages, the API, the admin and allauth, in one place."""
+
 import sys
 from urllib.parse import urlencode
 

@@ -1,3 +1,5 @@
+"""The WSGI entry point, for servers that speak only WSGI (production runs apps/asgi.py)."""
+
 import os
 
 from django.core.wsgi import get_wsgi_application

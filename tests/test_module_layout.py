@@ -6,6 +6,7 @@ jobs <-> runs ...), so the layering is asserted only for the arrows already brok
 """
 
 import ast
+import importlib.util
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,3 +80,24 @@ def test_the_domains_below_the_pages_do_not_import_them():
                 if any(name == top or name.startswith(f"{top}.") for top in above):
                     found.add(f"{path.relative_to(ROOT)}: {name}")
     assert found == set()
+
+
+def _module_map():
+    spec = importlib.util.spec_from_file_location("module_map", ROOT / "scripts" / "module_map.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_module_says_what_it_owns():
+    module_map = _module_map()
+    missing = [str(p.relative_to(ROOT)) for p in module_map.modules() if not module_map.summary(p)]
+    assert missing == []
+
+
+def test_the_architecture_page_lists_every_module_as_its_docstring_says():
+    module_map = _module_map()
+    page = module_map.PAGE.read_text()
+    # Out of date: run `python scripts/module_map.py --write`.
+    assert module_map.page_with_map(page, module_map.module_map()) == page
+    assert "- `pipeline.py`: " in page and "**`workers/loadgen/`**" in page

@@ -1,3 +1,6 @@
+"""The admin's pages for organizations, tokens, memberships and the audit trail; a token's digest
+is read-only."""
+
 from django.contrib import admin
 
 from apps.accounts.models import ApiToken, Organization

@@ -1,3 +1,6 @@
+"""The accounts app: organizations, members, API tokens and the audit trail; its signals end
+memberships and forget remembered tokens."""
+
 from django.apps import AppConfig
 from django.db.models.signals import post_delete, post_save, pre_delete
 

@@ -1,3 +1,6 @@
+"""Organizations, their members and roles, invitations, API tokens (digests only) and the audit
+trail."""
+
 from django.conf import settings
 from django.db import models
 

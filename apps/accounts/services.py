@@ -1,3 +1,6 @@
+"""Writes for accounts: tokens issued, checked and revoked (remembered per process under a shared
+version), organizations, members and roles, invitations, the audit trail."""
+
 import hashlib
 import secrets
 import time

@@ -1,3 +1,5 @@
+"""/api/v1/accuracy/compare: two accuracy results compared item by item (paired, exact McNemar)."""
+
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
 

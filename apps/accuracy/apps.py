@@ -1,3 +1,5 @@
+"""The accuracy app: accuracy results and their per-item outcomes."""
+
 from django.apps import AppConfig
 
 

@@ -1,3 +1,5 @@
+"""Accuracy results (a protocol's score and interval on a run) and their per-item outcomes."""
+
 from django.db import models
 
 

@@ -1,3 +1,5 @@
+"""Writes for accuracy: a document's accuracy results and items stored with its run."""
+
 from django.db import models
 
 from apps.accuracy.models import AccuracyItem, AccuracyResult

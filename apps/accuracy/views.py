@@ -1,3 +1,5 @@
+"""The accuracy pages: every visible result with its interval, and two results compared paired."""
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 

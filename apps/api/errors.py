@@ -1,3 +1,6 @@
+"""The API's one error body (Errors), the 503 for a part that is down, and pydantic's errors as
+field paths."""
+
 from typing import Any
 
 from django.conf import settings

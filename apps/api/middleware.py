@@ -1,3 +1,6 @@
+"""What the API answers before or around a view: a body over API_MAX_BODY_BYTES (413) and a
+database or broker that is down (503 with Retry-After)."""
+
 import logging
 from collections.abc import Callable
 

@@ -1,3 +1,6 @@
+"""The admin's pages for the catalog: accelerators, price tiers, models, engines, deployments,
+scenarios."""
+
 from django.contrib import admin
 
 from apps.catalog.models import Accelerator, Deployment, Engine, Model, PriceTier, Scenario

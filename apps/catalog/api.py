@@ -1,3 +1,6 @@
+"""/api/v1/accelerators and /scenarios: accelerators with the price tiers a caller may see, and
+scenarios (listed and created)."""
+
 from typing import Any
 
 from django.http import HttpRequest

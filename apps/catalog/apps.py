@@ -1,3 +1,5 @@
+"""The catalog app: accelerators and their price tiers, models, engines, deployments, scenarios."""
+
 from django.apps import AppConfig
 
 

@@ -1,3 +1,6 @@
+"""The catalog: accelerators and their price tiers, models, engines, deployments (with a
+fingerprint over what was served) and scenarios."""
+
 import textwrap
 
 from django.db import models

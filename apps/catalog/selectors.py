@@ -1,3 +1,5 @@
+"""Reads for the catalog: accelerators, deployments and scenarios a caller may see."""
+
 from django.db.models import Prefetch, Q, QuerySet
 
 from apps.accounts.models import Organization

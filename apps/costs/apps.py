@@ -1,3 +1,5 @@
+"""The cost model app: price profiles and saved procurement pages."""
+
 from django.apps import AppConfig
 
 

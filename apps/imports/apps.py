@@ -1,3 +1,5 @@
+"""The imports app: peer tools' result files and the InferenceX sync."""
+
 from django.apps import AppConfig
 
 

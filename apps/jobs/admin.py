@@ -1,3 +1,6 @@
+"""The admin's pages for endpoints (keys never shown), pools, jobs and schedules; a schedule saved
+here is checked as the API checks it."""
+
 from django import forms
 from django.contrib import admin
 

@@ -1,3 +1,5 @@
+"""The jobs app: endpoints, pools, jobs and schedules."""
+
 from django.apps import AppConfig
 
 

@@ -1,3 +1,6 @@
+"""Endpoints (a URL serving a deployment), pools (queues), jobs with their fanned-out parts, and
+schedules."""
+
 import uuid
 
 from django.db import models

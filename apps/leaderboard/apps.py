@@ -1,3 +1,6 @@
+"""The leaderboard app: the board, run and deployment pages, compare and embeds (no models of its
+own)."""
+
 from django.apps import AppConfig
 
 

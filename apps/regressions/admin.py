@@ -1,3 +1,5 @@
+"""The admin's pages for change points, subscriptions, alerts and deliveries."""
+
 from django.contrib import admin
 
 from apps.regressions.models import Alert, ChangePoint, Delivery, Subscription

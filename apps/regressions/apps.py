@@ -1,3 +1,5 @@
+"""The regressions app: change points, subscriptions and alerts."""
+
 from django.apps import AppConfig
 
 

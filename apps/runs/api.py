@@ -1,3 +1,6 @@
+"""/api/v1/runs: submit a result document, list runs (cached per page), read one, its document and
+its request records."""
+
 import hashlib
 import json
 from dataclasses import asdict

@@ -1,3 +1,5 @@
+"""The runs app: runs, their points and request records, and the tally the board counts from."""
+
 from django.apps import AppConfig
 
 

@@ -1,3 +1,6 @@
+"""Runs, their points (one per load level) and request records, archived records, and the run tally
+per deployment and scenario."""
+
 from django.db import models
 from django.db.models import F
 from django.db.models.functions import Coalesce

@@ -1,3 +1,5 @@
+"""The run list at /runs/: filters by provenance, facets and dates, a page at a time."""
+
 from datetime import date
 
 from django.http import HttpRequest, HttpResponse

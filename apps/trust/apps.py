@@ -1,3 +1,5 @@
+"""The trust app: reviews for the official board, evidence bundles and public dumps."""
+
 from django.apps import AppConfig
 
 

@@ -1,3 +1,5 @@
+"""Reviews: a run proposed for the official board and the staff's decision on it."""
+
 from django.db import models
 
 

@@ -27,17 +27,12 @@ from workers.loadgen.client_load import (
 from workers.loadgen.metrics import NS_PER_S, RequestTiming, distribution
 from workers.loadgen.prompts import PromptBuilder, code_words
 from workers.loadgen.runner import (
-    InProcesses,
     Level,
     LevelProgress,
     LoadPlan,
     ProgressCallback,
     SweepResult,
     _Runner,
-    capped,
-    drain,
-    drive_share,
-    run_shares,
     sweep_levels,
 )
 from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for callers
@@ -45,6 +40,7 @@ from workers.loadgen.session_shapes import (  # noqa: F401 - re-exported for cal
     mean_context_tokens,
     session_dataset,
 )
+from workers.loadgen.shares import InProcesses, capped, drain, drive_share, run_shares
 from workers.result_facts import SessionScenario
 from workers.results import ClientLoad, Point, SessionStats, TurnStats
 

@@ -23,7 +23,8 @@ from workers.loadgen.client_load import ClientLimits, ClientMonitor, client_boun
 from workers.loadgen.datasets import json_lines
 from workers.loadgen.metrics import NS_PER_S, RequestTiming, build_point
 from workers.loadgen.prompts import PromptBuilder, code_words
-from workers.loadgen.runner import LevelProgress, ProgressCallback, capped
+from workers.loadgen.runner import LevelProgress, ProgressCallback
+from workers.loadgen.shares import capped
 from workers.result_facts import TraceIdentity
 from workers.results import Point
 

@@ -1,3 +1,5 @@
+"""Template tags for the sign-in pages: whether mail prints to the console (the local default)."""
+
 from django import template
 from django.conf import settings
 
