@@ -97,8 +97,9 @@ accounts_urls = [
     path("members/<int:membership_id>/role/", accounts.member_role, name="member-role"),
     path("tokens/", accounts.token_create, name="token-create"),
     path("tokens/<int:token_id>/revoke/", accounts.token_revoke, name="token-revoke"),
-    path("runs/<int:run_id>/publish/", accounts.run_publish, name="run-publish"),
-    path("runs/<int:run_id>/unpublish/", accounts.run_unpublish, name="run-unpublish"),
+    # Under /org/ and this namespace since they began here; the views are the runs app's.
+    path("runs/<int:run_id>/publish/", runs.run_publish, name="run-publish"),
+    path("runs/<int:run_id>/unpublish/", runs.run_unpublish, name="run-unpublish"),
 ]
 
 urlpatterns = [

@@ -8,7 +8,7 @@ token's organization, and both go through `require_role` before acting.
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
 from apps.accounts.models import Membership, Organization, Role
@@ -16,6 +16,16 @@ from apps.accounts.models import Membership, Organization, Role
 # Most to least power: an owner may do everything an admin may, and so on.
 ROLE_ORDER = [Role.OWNER, Role.ADMIN, Role.MEMBER, Role.VIEWER]
 SESSION_ORG = "inferboard_org"
+
+
+def visible_to(org: Organization | None, *, via: str = "") -> Q:
+    """What a caller may see of rows that are public or an organization's own (runs, their
+    tallies): the public ones and its organization's. `via` reaches those rows through a
+    relation ("run__" from an accuracy result, "runs__" from a scenario)."""
+    visible = Q(**{f"{via}is_public": True})
+    if org is not None:
+        visible |= Q(**{f"{via}org": org})
+    return visible
 
 
 def role_allows(role: str, needed: str) -> bool:

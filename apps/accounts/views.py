@@ -1,9 +1,8 @@
-"""Pages for people: their organizations, members and roles, invitations, API tokens, the
-audit trail, and publishing runs. Every check goes through apps.accounts.scoping."""
+"""Pages for people: their organizations, members and roles, invitations, API tokens and the
+audit trail. Every check goes through apps.accounts.scoping."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -12,8 +11,6 @@ from django.views.decorators.http import require_POST
 from apps.accounts import services
 from apps.accounts.models import ApiToken, Invitation, Membership, Organization, Role
 from apps.accounts.scoping import actor_of, choose_org, current_org, orgs_of, require_role
-from apps.runs.models import Run
-from apps.runs.services import run_set_public, runs_version_bump
 
 
 def _org_or_403(request: HttpRequest, needed: str) -> Organization:
@@ -193,23 +190,3 @@ def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     require_role(token.org, request.user, Role.ADMIN)
     services.token_revoke(token=token, actor=actor_of(request))
     return redirect("accounts:org-home")
-
-
-def _set_public(request: HttpRequest, run_id: int, public: bool) -> HttpResponse:
-    if not request.user.is_authenticated:
-        raise PermissionDenied("sign in to publish runs")
-    run = get_object_or_404(Run, pk=run_id, org__in=orgs_of(request.user))
-    require_role(run.org, request.user, Role.ADMIN)
-    run_set_public(run=run, public=public, actor=actor_of(request))
-    runs_version_bump()  # cached public pages must show (or stop showing) it now
-    return redirect("run-detail", run_id=run.pk)
-
-
-@require_POST
-def run_publish(request: HttpRequest, run_id: int) -> HttpResponse:
-    return _set_public(request, run_id, True)
-
-
-@require_POST
-def run_unpublish(request: HttpRequest, run_id: int) -> HttpResponse:
-    return _set_public(request, run_id, False)

@@ -5,8 +5,8 @@ from ninja import Router, Schema, Status
 
 from apps.accounts.auth import optional_org
 from apps.accuracy import selectors
-from apps.api.errors import Errors, error_body
-from apps.api.params import Finite
+from apps.api_errors import Errors, error_body
+from apps.api_params import Finite
 
 router = Router(tags=["accuracy"])
 

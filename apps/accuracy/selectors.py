@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import Max, QuerySet
 
 from apps.accounts.models import Organization
+from apps.accounts.scoping import visible_to
 from apps.accuracy.models import AccuracyResult
 from apps.runs.selectors import runs_visible
 from workers import results as doc
@@ -19,7 +20,7 @@ PRECISION_ORDER = ["FP32", "BF16", "FP16", "FP8", "INT8", "MXFP4", "NVFP4", "FP4
 
 def accuracy_results(*, org: Organization | None = None) -> QuerySet[AccuracyResult]:
     return (
-        AccuracyResult.objects.filter(run__in=runs_visible(org=org))
+        AccuracyResult.objects.filter(visible_to(org, via="run__"))
         .select_related(
             "run__deployment__model", "run__deployment__accelerator", "run__deployment__engine"
         )

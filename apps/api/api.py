@@ -14,14 +14,14 @@ from ninja.parser import Parser
 
 from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accuracy.api import router as accuracy_router
-from apps.api.errors import (
+from apps.api.middleware import body_too_large, unavailable_response
+from apps.api_errors import (
     ServiceUnavailable,
     database_unavailable,
     error_body,
     error_items,
     errors_json_schema,
 )
-from apps.api.middleware import body_too_large, unavailable_response
 from apps.catalog.api import router as catalog_router
 from apps.costs.api import router as costs_router
 from apps.costs.formulas import CostInputError
@@ -119,7 +119,7 @@ def document_invalid(request: HttpRequest, exc: DocumentError) -> HttpResponse:
 
 
 def _refused(request: HttpRequest, status: int, path: str, message: str) -> HttpResponse:
-    """The one error body naming what is wrong (apps.api.errors.Errors)."""
+    """The one error body naming what is wrong (apps.api_errors.Errors)."""
     return api.create_response(request, error_body(path, message), status=status)
 
 

@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.views.defaults import page_not_found
 
-from apps.api.errors import DATABASE_DOWN, ServiceUnavailable, database_unavailable
+from apps.api_errors import DATABASE_DOWN, ServiceUnavailable, database_unavailable
 
 log = logging.getLogger(__name__)
 

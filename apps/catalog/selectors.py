@@ -3,6 +3,7 @@
 from django.db.models import Prefetch, Q, QuerySet
 
 from apps.accounts.models import Organization
+from apps.accounts.scoping import visible_to
 from apps.catalog.models import Accelerator, Deployment, PriceTier, Scenario
 
 
@@ -30,9 +31,8 @@ def accelerator_list(*, org: Organization | None = None) -> QuerySet[Accelerator
 def scenario_list(*, org: Organization | None = None) -> QuerySet[Scenario]:
     """Curated and public scenarios, plus the caller's own; another organization's scenario
     is listed only once a public run uses it (its name is then public through that run)."""
-    from apps.runs.selectors import runs_visible
-
-    visible = Q(created_by__isnull=True) | Q(pk__in=runs_visible(org=org).values("scenario_id"))
+    used = Scenario.objects.filter(visible_to(org, via="runs__")).values("pk")
+    visible = Q(created_by__isnull=True) | Q(pk__in=used)
     if org is not None:
         visible |= Q(created_by=org)
     return Scenario.objects.filter(visible)
@@ -41,9 +41,8 @@ def scenario_list(*, org: Organization | None = None) -> QuerySet[Scenario]:
 def deployments_visible(*, org: Organization | None) -> QuerySet[Deployment]:
     """Deployments whose facts the caller may read: those of a run it may see (public runs and
     its own) or of its own endpoints. Others' private deployments stay unknown (404)."""
-    from apps.runs.selectors import runs_visible
-
+    # Through the runs relation (runs_visible's rule, accounts.scoping.visible_to): the
+    # catalog sits below the runs app and does not import it.
+    run_on = Deployment.objects.filter(visible_to(org, via="runs__")).values("pk")
     own = Q(endpoints__org=org) if org is not None else Q(pk__in=[])
-    return Deployment.objects.filter(
-        Q(pk__in=runs_visible(org=org).values("deployment_id")) | own
-    ).distinct()
+    return Deployment.objects.filter(Q(pk__in=run_on) | own).distinct()

@@ -34,12 +34,12 @@ from apps.costs.procurement_inputs import (
     parse_inputs,
     state,
 )
+from apps.costs.projected import projected_plan
 from apps.costs.reference import TIER_LABELS
 from apps.csv_safe import safe_rows
 from apps.htmx import page_or_partial
 from apps.projections import selectors as projection_selectors
 from apps.projections.claims import projected_cost_ratios, projected_throughput_ratio
-from apps.projections.procurement import projected_plan
 from workers import slo as slo_rule
 
 CAPEX_FIELDS = (

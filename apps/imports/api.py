@@ -14,7 +14,7 @@ from ninja import File, Form, Router, Schema, Status, UploadedFile
 
 from apps.accounts.auth import BearerToken
 from apps.accounts.services import audit_record
-from apps.api.errors import UPLOAD_ERRORS, error_body
+from apps.api_errors import UPLOAD_ERRORS, error_body
 from apps.imports.services import import_ingest
 from workers.importers import ImportFailure, load_facts_yaml
 

@@ -20,8 +20,8 @@ from apps.accounts.auth import BearerToken
 from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accounts.scoping import actor_of
 from apps.accounts.services import audit_record
-from apps.api.errors import Errors, error_body
-from apps.api.params import Finite
+from apps.api_errors import Errors, error_body
+from apps.api_params import Finite
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.jobs import members, schedules, selectors, services, specs

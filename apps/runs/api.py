@@ -17,7 +17,7 @@ from ninja.renderers import JSONRenderer
 from apps.accounts.auth import BearerToken, optional_org
 from apps.accounts.models import Organization
 from apps.accounts.services import audit_record
-from apps.api.errors import UPLOAD_ERRORS, Errors
+from apps.api_errors import UPLOAD_ERRORS, Errors
 from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest, runs_version

@@ -8,6 +8,7 @@ from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from apps.accounts.models import Organization
+from apps.accounts.scoping import visible_to
 from apps.catalog.models import Deployment
 from apps.runs import archive, summary
 from apps.runs.models import (
@@ -33,22 +34,15 @@ class RunFilters:
     origin: str | None = None
 
 
-def _visible(org: Organization | None, via: str = "") -> Q:
-    visible = Q(**{f"{via}is_public": True})
-    if org is not None:
-        visible |= Q(**{f"{via}org": org})
-    return visible
-
-
 def visible_through(relation: str, *, org: Organization | None) -> Q:
     """The runs_visible rule for rows reached through `relation` (e.g. "run" on accuracy
     results), as conditions on the join they already make rather than a second subquery
     over runs (`run__in=runs_visible(...)`)."""
-    return _visible(org, via=f"{relation}__")
+    return visible_to(org, via=f"{relation}__")
 
 
 def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
-    visible = _visible(org)
+    visible = visible_to(org)
     # Lists never load the stored document or environment: one large run (a 64 MiB
     # document) would otherwise slow every page that lists runs. Detail reads them alone.
     return Run.objects.filter(visible).defer("document", "environment")
@@ -57,7 +51,7 @@ def runs_visible(*, org: Organization | None) -> QuerySet[Run]:
 def tallies_visible(*, org: Organization | None) -> QuerySet[RunTally]:
     """The run counts (RunTally) of the runs the caller may see, by the same rule as
     runs_visible. PostgreSQL only: elsewhere nothing keeps the tally."""
-    return RunTally.objects.filter(_visible(org))
+    return RunTally.objects.filter(visible_to(org))
 
 
 def run_list(*, org: Organization | None, filters: RunFilters) -> QuerySet[Run]:

@@ -1,13 +1,19 @@
-"""The run list at /runs/: filters by provenance, facets and dates, a page at a time."""
+"""The run list at /runs/ (filters by provenance, facets and dates, a page at a time), and
+publishing a run."""
 
 from datetime import date
 
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.views.decorators.http import require_POST
 
-from apps.accounts.scoping import viewer_org
+from apps.accounts.models import Role
+from apps.accounts.scoping import actor_of, orgs_of, require_role, viewer_org
 from apps.htmx import page_or_partial, paged
 from apps.runs import selectors
 from apps.runs.models import Run
+from apps.runs.services import run_set_public, runs_version_bump
 
 PAGE_SIZE = 50
 # Query field -> the label the filter shows, for messages about bad values.
@@ -75,3 +81,26 @@ def run_index(request: HttpRequest) -> HttpResponse:
         "problems": problems,
     }
     return page_or_partial(request, "runs/run_index.html", "run-table", context)
+
+
+# Publishing: an organization's admin makes its run public, or private again.
+
+
+def _set_public(request: HttpRequest, run_id: int, public: bool) -> HttpResponse:
+    if not request.user.is_authenticated:
+        raise PermissionDenied("sign in to publish runs")
+    run = get_object_or_404(Run, pk=run_id, org__in=orgs_of(request.user))
+    require_role(run.org, request.user, Role.ADMIN)
+    run_set_public(run=run, public=public, actor=actor_of(request))
+    runs_version_bump()  # cached public pages must show (or stop showing) it now
+    return redirect("run-detail", run_id=run.pk)
+
+
+@require_POST
+def run_publish(request: HttpRequest, run_id: int) -> HttpResponse:
+    return _set_public(request, run_id, True)
+
+
+@require_POST
+def run_unpublish(request: HttpRequest, run_id: int) -> HttpResponse:
+    return _set_public(request, run_id, False)

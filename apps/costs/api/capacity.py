@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
-from apps.api.errors import Errors
+from apps.api_errors import Errors
 from apps.costs.api.common import price_out, request_price
 from apps.costs.api.schemas import CapacityIn, PlanOut
 from apps.costs.capacity import Candidate, ScenarioShape, rank_plans

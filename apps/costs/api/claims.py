@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ninja import Query, Router
 
 from apps.accounts.auth import optional_org
-from apps.api.errors import Errors
+from apps.api_errors import Errors
 from apps.costs import selectors
 from apps.costs.api.common import price_out, side_prices
 from apps.costs.api.schemas import ClaimOut, ClaimQuery

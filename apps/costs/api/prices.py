@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Query, Router
 
-from apps.api.errors import Errors
+from apps.api_errors import Errors
 from apps.costs.api.common import kw_per_gpu, price_out, request_price
 from apps.costs.api.schemas import (
     GpuHourOut,

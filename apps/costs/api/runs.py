@@ -6,7 +6,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Status
 
 from apps.accounts.auth import optional_org
-from apps.api.errors import Errors, error_body
+from apps.api_errors import Errors, error_body
 from apps.costs import selectors
 from apps.costs.api.common import price_out, request_price, side_prices, slo_cost_out
 from apps.costs.api.schemas import CompareOut, CompareQuery, RunSloQuery, SloCostOut

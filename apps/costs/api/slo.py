@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router
 
-from apps.api.errors import Errors
+from apps.api_errors import Errors
 from apps.costs.api.common import request_price, slo_cost_out
 from apps.costs.api.schemas import SloCostIn, SloCostOut
 from apps.costs.slo import SloPoint, cost_at_slo

@@ -1,3 +1,7 @@
+"""`manage.py loadreference`: the shipped reference data, stored through each app that keeps a part
+of it. It stands in the jobs app beside `demo` and `runscheduler`, the other commands that drive
+several apps, because the catalog sits below the apps it would call."""
+
 from django.core.management.base import BaseCommand
 
 from apps.catalog.reference import INFERENCEX_DIR, INFERENCEX_SNAPSHOT, reference_data
