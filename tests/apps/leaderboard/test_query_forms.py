@@ -157,3 +157,19 @@ def test_a_scenario_with_a_nul_byte_is_unknown_not_a_server_error(client, measur
     assert response.status_code == 200
     assert [p["field"] for p in response.context["problems"]] == ["scenario"]
     assert "is not a known scenario; showing the model" in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_compare_with_one_id_and_junk_ids_is_a_400_as_before(client, measured):
+    one = measured[0].deployment_id
+    assert client.get(f"/compare/?d={one}&d=x&d=").status_code == 400
+    both = client.get(f"/compare/?d={one}&d=x&d={measured[1].deployment_id}&tier=nope")
+    assert both.status_code == 200 and both.context["tier"] == "owning_hyperscaler"
+
+
+@pytest.mark.django_db
+def test_compare_in_a_scenario_with_a_nul_byte_compares_in_the_common_one(client, measured):
+    a, b = (run.deployment_id for run in measured)
+    response = client.get(f"/compare/?d={a}&d={b}&scenario=seed%00")
+    assert response.status_code == 200
+    assert response.context["scenario"].slug == "seed-20k-1k-60"
