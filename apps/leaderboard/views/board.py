@@ -2,74 +2,31 @@
 
 import dataclasses
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
 from django.core.cache import cache
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import current_org, viewer_org
-from apps.costs.formulas import TokenKind
 from apps.costs.prices import price_sheet
 from apps.htmx import page_or_partial, wants_partial
 from apps.leaderboard import charts, evidence_selectors, selectors
-from apps.leaderboard.templatetags.frame import label
+from apps.leaderboard.forms import FACETS, FIELD_LABELS, BoardChoices, BoardQuery
 from apps.leaderboard.views.common import (
     BASES,
     board_table,
     csv_download,
     json_download,
-    query_int,
-    query_tier,
     query_without,
 )
 from apps.projections import selectors as projection_selectors
-from apps.runs.models import Run
 from apps.runs.selectors import run_facets
 from apps.runs.services import runs_version
 
 PUBLIC_MAX_AGE = 60
-
-
-# The visible label of each query field, so a message names what the reader sees.
-FIELD_LABELS = {
-    "model": "Model",
-    "scenario": "Scenario",
-    "tier": "Price tier",
-    "sort": "Sort",
-    "rule": "Rows show",
-    "days": "N days",
-    "basis": "Token basis",
-    "y": "Chart y",
-    "series": "Chart series",
-    "page": "Page",
-    "accelerator": "Accelerators",
-    "engine": "Engines",
-    "quantization": "Quantizations",
-    "serving": "Serving",
-    "since": "Runs from",
-    "until": "Runs until",
-}
-FACETS = ("accelerator", "engine", "quantization", "serving")
-
-
-def _date(value: str | None) -> date | None:
-    try:
-        return date.fromisoformat(value) if value else None
-    except ValueError:
-        return None
-
-
-@dataclass(frozen=True)
-class BoardChoices:
-    """What a board query may name for one viewer: the models, price tiers and facet values
-    of the runs they may see."""
-
-    models: list[str]
-    tiers: list[str]
-    facets: dict[str, list[str]]
 
 
 def board_choices(request: HttpRequest, org: Organization | None) -> BoardChoices:
@@ -86,53 +43,32 @@ def board_choices(request: HttpRequest, org: Organization | None) -> BoardChoice
     return memo[key]
 
 
-def query_problems(
-    query: QueryDict, *, choices: BoardChoices, org: Organization | None
-) -> list[dict]:
+def board_query(request: HttpRequest, org: Organization | None) -> BoardQuery:
+    """The board's query, bound and validated once per request: the page cache's check and
+    the page read the same form (its scenario check is a query)."""
+    memo = request.__dict__.setdefault("_board_query", {})
+    key = org.pk if org is not None else None
+    if key not in memo:
+        memo[key] = BoardQuery(
+            request.GET,
+            choices=board_choices(request, org),
+            scenarios=selectors.scenarios_with_runs(org=org),
+        )
+    return memo[key]
+
+
+def query_problems(query: BoardQuery) -> list[dict]:
     """Unknown or out-of-range filter values, each with its query field and visible label;
     the page shows them and falls back to the default, the CSV/JSON forms answer 400."""
-    problems = []
-
-    def bad(field: str, message: str) -> None:
-        problems.append({"field": field, "label": FIELD_LABELS[field], "message": message})
-
-    def one_of(field: str, allowed) -> None:
-        value = query.get(field)
-        if value and value not in allowed:
-            shown = ", ".join(label(a) for a in allowed)
-            bad(field, f"“{value}” is not a choice here (choices: {shown}); showing the default.")
-
-    one_of("model", choices.models)
-    one_of("tier", choices.tiers)
-    one_of("sort", selectors.SORTS)
-    one_of("rule", selectors.RUN_RULES)
-    one_of("basis", BASES)
-    one_of("y", charts.Y_AXES)
-    one_of("series", charts.SERIES)
-    for field in ("days", "page"):
-        value = query.get(field)
-        if value and (not value.isdigit() or int(value) < 1):
-            bad(field, f"“{value}” is not a whole number of at least 1; showing the default.")
-    scenario = query.get("scenario")
-    if scenario and not selectors.scenarios_with_runs(org=org).filter(slug=scenario).exists():
-        bad("scenario", f"“{scenario}” is not a known scenario; showing the model's first one.")
-    for field in FACETS:
-        unknown = [v for v in query.getlist(field) if v and v not in choices.facets[field]]
-        if unknown:
-            bad(field, f"no run has {', '.join(unknown)}; ignored.")
-    for field in ("since", "until"):
-        if query.get(field) and _date(query.get(field)) is None:
-            bad(field, f"“{query.get(field)}” is not a date like 2026-11-30; ignored.")
-    return problems
+    return query.problems()
 
 
-def board_from_query(
-    query: QueryDict, models: list[str], org: Organization | None = None
-) -> selectors.Board:
-    model = query.get("model") if query.get("model") in models else None
-    scenario = query.get("scenario")
-    if scenario and not selectors.scenarios_with_runs(org=org).filter(slug=scenario).exists():
-        scenario = None
+def board_from_query(query: BoardQuery, org: Organization | None = None) -> selectors.Board:
+    """The board a query asks for, each bad value replaced by its default; a missing model or
+    scenario is the widest view's."""
+    models = query.choices.models
+    model = query.value("model")
+    scenario = query.value("scenario")
     if model is None or not scenario:
         # The widest view of the model asked for (or of any model): most accelerators.
         views = [v for v in selectors.widest_views(org=org) if model in (None, v[0])]
@@ -149,22 +85,22 @@ def board_from_query(
     return selectors.Board(
         model=model,
         scenario=scenario,
-        tier=query_tier(query.get("tier")),
-        accelerators=tuple(v for v in query.getlist("accelerator") if v),
-        engines=tuple(v for v in query.getlist("engine") if v),
-        quantizations=tuple(v for v in query.getlist("quantization") if v),
-        servings=tuple(v for v in query.getlist("serving") if v),
-        since=_date(query.get("since")),
-        until=_date(query.get("until")),
-        include_simulated=query.get("simulated") in {"1", "on", "true"},
-        origins=tuple(v for v in query.getlist("origin") if v in Run.Origin.values),
-        include_unchecked=query.get("unchecked") in {"1", "on", "true"},
-        official=query.get("official") in {"1", "on", "true"},
-        sort=query.get("sort") if query.get("sort") in selectors.SORTS else "throughput",
-        page=query_int(query.get("page"), 1),
-        rule=query.get("rule") if query.get("rule") in selectors.RUN_RULES else "latest",
-        days=max(1, query_int(query.get("days"), selectors.DEFAULT_BEST_DAYS)),
-        basis=query.get("basis") if query.get("basis") in BASES else TokenKind.OUTPUT.value,
+        tier=query.value("tier"),
+        accelerators=query.value("accelerator"),
+        engines=query.value("engine"),
+        quantizations=query.value("quantization"),
+        servings=query.value("serving"),
+        since=query.value("since"),
+        until=query.value("until"),
+        include_simulated=query.value("simulated"),
+        origins=query.value("origin"),
+        include_unchecked=query.value("unchecked"),
+        official=query.value("official"),
+        sort=query.value("sort"),
+        page=query.value("page"),
+        rule=query.value("rule"),
+        days=query.value("days"),
+        basis=query.value("basis"),
     )
 
 
@@ -199,8 +135,9 @@ _CHOICES["projected"] = _FLAGS
 
 def _cacheable(request: HttpRequest) -> bool:
     """Only URLs the page can tell apart get a cache key: known parameters, each once (facets
-    without repeats), with values the page accepts (query_problems finds none, ints and dates
-    bounded), so `/?model=<random>` is rendered but stores nothing: the key count is bounded."""
+    without repeats), with values the page accepts (its form finds no problem) and ints and
+    dates bounded, so `/?model=<random>` is rendered but stores nothing: the key count is
+    bounded."""
     query = request.GET
     if not set(query) <= CACHED_PARAMS:
         return False
@@ -211,14 +148,13 @@ def _cacheable(request: HttpRequest) -> bool:
     for name, choices in _CHOICES.items():
         if name in query and query[name] not in choices:
             return False
-    for name in ("page", "days"):
-        if not query.get(name, "1").isdigit() or int(query.get(name, "1")) > CACHED_MAX_INT:
-            return False
-    for name in ("since", "until"):
-        day = _date(query.get(name))
-        if query.get(name) and (day is None or not CACHED_SINCE <= day <= date.today()):
-            return False
-    return not query_problems(query, choices=board_choices(request, None), org=None)
+    form = board_query(request, None)  # the page's own form: read once, for both
+    if not form.is_valid():
+        return False
+    if any(form.cleaned_data[name] > CACHED_MAX_INT for name in ("page", "days")):
+        return False
+    dates = [form.cleaned_data[name] for name in ("since", "until")]
+    return all(CACHED_SINCE <= day <= date.today() for day in dates if day is not None)
 
 
 def _cached(request: HttpRequest, build) -> HttpResponse:
@@ -245,11 +181,10 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 
 def board_charts(
-    board: selectors.Board, page: selectors.BoardPage, query: QueryDict
+    board: selectors.Board, page: selectors.BoardPage, query: BoardQuery
 ) -> dict[str, Any]:
-    y = query.get("y") if query.get("y") in charts.Y_AXES else "tput_per_gpu"
-    series = query.get("series") if query.get("series") in charts.SERIES else "group"
-    optimal = query.get("all") not in {"1", "on", "true"}
+    y, series = query.value("y"), query.value("series")
+    optimal = not query.value("all")
     metric = charts.Y_AXES[y][0].split(" (")[0].format(basis=board.basis)
     points = selectors.chart_points(
         run_ids=page.run_ids, tier=board.tier, basis=board.basis, own=board.own_prices
@@ -276,11 +211,11 @@ def board_charts(
 
 
 def _add_projection(
-    context: dict[str, Any], board: selectors.Board, page: selectors.BoardPage, query: QueryDict
+    context: dict[str, Any], board: selectors.Board, page: selectors.BoardPage, query: BoardQuery
 ) -> None:
     """Opt-in (?projected=1): the projected curves of this view, dashed with their band on
     the interactivity chart. Never a row, so never ranked."""
-    context["show_projected"] = query.get("projected") in {"1", "on", "true"}
+    context["show_projected"] = query.value("projected")
     if not context["show_projected"]:
         return
     projection = projection_selectors.board_projection(model=board.model, scenario=page.scenario)
@@ -300,37 +235,36 @@ def _add_projection(
 
 
 def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse:
-    choices = board_choices(request, org)
-    models = choices.models
-    problems = query_problems(request.GET, choices=choices, org=org)
-    if problems and request.GET.get("format") in {"csv", "json"}:
+    query = board_query(request, org)
+    problems = query_problems(query)
+    if problems and query.value("format"):
         return _bad_query(problems)
-    board = board_from_query(request.GET, models, org)
+    board = board_from_query(query, org)
     sheet = price_sheet(request)  # the one price reader (apps.costs.prices)
     board = replace(board, own_prices=sheet.pairs(), price_profile=sheet.profile)
     page = selectors.leaderboard_rows(board=board, org=org)
-    if request.GET.get("format") == "csv":
+    if query.value("format") == "csv":
         return csv_download("leaderboard.csv", board_table(page.rows))
-    if request.GET.get("format") == "json":
+    if query.value("format") == "json":
         return json_download("leaderboard.json", board_table(page.rows))
     context = {
         "board": board,
         "page": page,
-        "models": models,
+        "models": query.choices.models,
         "scenarios": selectors.scenarios_with_runs(org=org),
         "bases": BASES,
         "query": request.GET.urlencode(),
         "private_org": current_org(request),
         "showing_private": org is not None,
         "unsorted_query": query_without(request.GET, "sort", "page"),
-        "facets": choices.facets,
+        "facets": query.choices.facets,
         "problems": problems,
         "embed_query": query_without(request.GET, "page", "format"),
         "imported": selectors.imported_sources(run_ids=page.run_ids),
-        **board_charts(board, page, request.GET),
+        **board_charts(board, page, query),
     }
-    _add_projection(context, board, page, request.GET)
-    if request.GET.get("unofficial") in {"1", "on", "true"}:
+    _add_projection(context, board, page, query)
+    if query.value("unofficial"):
         context.update(_unofficial_overlay(board, context, org))
     if not wants_partial(request):
         context["headline"] = _headline(org)

@@ -14,17 +14,6 @@ from apps.leaderboard import selectors
 BASES = [kind.value for kind in TokenKind]
 
 
-def query_int(value: str | None, default: int) -> int:
-    try:
-        return int(value) if value else default
-    except ValueError:
-        return default
-
-
-def query_tier(value: str | None) -> str:
-    return value if value and value in selectors.price_tiers() else "owning_hyperscaler"
-
-
 def query_without(query: QueryDict, *fields: str) -> str:
     """The query string less some fields (a sort link replaces the sort, keeping filters)."""
     kept = query.copy()

@@ -10,7 +10,6 @@ from apps.accounts.scoping import viewer_org
 from apps.accuracy import selectors as accuracy_selectors
 from apps.catalog.models import short_flag
 from apps.catalog.selectors import scenario_list
-from apps.costs.formulas import TokenKind
 from apps.costs.prices import price_sheet
 from apps.leaderboard import (
     charts,
@@ -20,21 +19,20 @@ from apps.leaderboard import (
     run_selectors,
     selectors,
 )
+from apps.leaderboard.forms import CompareQuery
 from apps.leaderboard.views.common import (
-    BASES,
     board_table,
     csv_download,
     embed_response,
     json_download,
-    query_int,
-    query_tier,
     query_without,
 )
 from apps.runs import significance as run_significance
 
 
 def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
-    ids = list(dict.fromkeys(query_int(v, 0) for v in request.GET.getlist("d")))[:4]
+    query = CompareQuery(request.GET, tiers=selectors.price_tiers())
+    ids = query.value("d")
     # An embed is public by nature (framed anywhere, cached publicly): public runs only.
     org = None if embed else viewer_org(request)
     deployments = [
@@ -55,14 +53,11 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
             },
             status=400,
         )
-    scenario_slug = request.GET.get("scenario") or compare_selectors.common_scenario(
+    scenario_slug = query.value("scenario") or compare_selectors.common_scenario(
         deployment_ids=[d.pk for d in deployments], org=org
     )
-    tier = query_tier(request.GET.get("tier"))
+    tier, basis = query.value("tier"), query.value("basis")
     sheet = price_sheet(request)  # the one price reader (apps.costs.prices)
-    basis = (
-        request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
-    )
     board = selectors.Board(
         scenario=scenario_slug,
         tier=tier,
@@ -111,7 +106,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         # Presentation too: what the speculation accepted at the column's leaderboard point.
         fact["speculation"] = speculation.get(row.run_id) if row else None
     significance = _compare_significance(ordered, basis, org)
-    if request.GET.get("format") in {"csv", "json"}:
+    if query.value("format"):
         table = board_table([r for r in ordered if r])
         for entry, ratio in zip(table, ratios, strict=False):
             entry["throughput_ratio_vs_first"] = ratio
@@ -123,7 +118,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
             entry["throughput_change_low"] = throughput.low if throughput else None
             entry["throughput_change_high"] = throughput.high if throughput else None
             entry["throughput_verdict_vs_first"] = throughput.verdict if throughput else None
-        if request.GET["format"] == "csv":
+        if query.value("format") == "csv":
             return csv_download("compare.csv", table)
         return json_download("compare.json", table)
     points = selectors.chart_points(

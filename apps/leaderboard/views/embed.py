@@ -5,7 +5,7 @@ from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csp import csp_override
 
 from apps.leaderboard import selectors
-from apps.leaderboard.views.board import board_charts, board_from_query
+from apps.leaderboard.views.board import board_charts, board_from_query, board_query
 from apps.leaderboard.views.common import embed_response, query_without
 from apps.leaderboard.views.compare import compare
 
@@ -16,10 +16,10 @@ EMBED_CSP = {**settings.SECURE_CSP, "frame-ancestors": ["*"]}
 @csp_override(EMBED_CSP)
 def embed_board(request: HttpRequest) -> HttpResponse:
     """/embed/board/?<leaderboard filters>&x=interactivity|e2el_s: one Pareto chart."""
-    models = selectors.model_names()
-    board = board_from_query(request.GET, models)
+    query = board_query(request, None)  # public by nature: public runs only
+    board = board_from_query(query)
     page = selectors.leaderboard_rows(board=board)
-    figures = board_charts(board, page, request.GET)
+    figures = board_charts(board, page, query)
     x = "pareto_latency" if request.GET.get("x") == "e2el_s" else "pareto_interactivity"
     source = f"/?{query_without(request.GET, 'x')}"
     caption = f"{board.model or 'no model'} · {page.scenario.name if page.scenario else ''}"

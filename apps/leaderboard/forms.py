@@ -1,0 +1,302 @@
+"""The leaderboard's and /compare/'s query strings as Django forms: what a viewer may name,
+each field's visible label, the message a bad value gets and the default shown instead.
+
+A page binds its form once per request; the form's errors are the problems the page lists
+(and the CSV/JSON forms answer 400 with), and `value(name)` is the cleaned value, or the
+field's default where the value was missing or bad. The page cache asks the same form."""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.http import QueryDict
+
+from apps.leaderboard import charts, selectors
+from apps.leaderboard.templatetags.frame import label
+from apps.leaderboard.views.common import BASES
+from apps.runs.models import Run
+
+# The visible label of each query field, so a message names what the reader sees.
+FIELD_LABELS = {
+    "model": "Model",
+    "scenario": "Scenario",
+    "tier": "Price tier",
+    "sort": "Sort",
+    "rule": "Rows show",
+    "days": "N days",
+    "basis": "Token basis",
+    "y": "Chart y",
+    "series": "Chart series",
+    "page": "Page",
+    "accelerator": "Accelerators",
+    "engine": "Engines",
+    "quantization": "Quantizations",
+    "serving": "Serving",
+    "since": "Runs from",
+    "until": "Runs until",
+}
+FACETS = ("accelerator", "engine", "quantization", "serving")
+# The board's opt-in switches: any other value (or none) is off.
+FLAG_ON = frozenset({"1", "on", "true"})
+FORMATS = ("csv", "json")
+# The board's own defaults (selectors.Board), so a bad value falls back to what no value gives.
+DEFAULTS = selectors.Board()
+
+
+@dataclass(frozen=True)
+class BoardChoices:
+    """What a board query may name for one viewer: the models, price tiers and facet values
+    of the runs they may see."""
+
+    models: list[str]
+    tiers: list[str]
+    facets: dict[str, list[str]]
+
+
+class QueryField(forms.Field):
+    """A query-string field: never required, and its default stands in for a missing value
+    (`fallback` for a bad one, which the form reports)."""
+
+    def __init__(self, *args: Any, default: Any = None, **kwargs: Any) -> None:
+        super().__init__(*args, required=False, **kwargs)
+        self.default = default
+
+    def clean(self, value: Any) -> Any:
+        cleaned = super().clean(value)
+        return self.default if cleaned in self.empty_values else cleaned
+
+    def fallback(self, raw: Any) -> Any:
+        return self.default
+
+
+class OneOf(QueryField, forms.ChoiceField):
+    """One value from a list (a model, a price tier, a sort); a bad one is named with the
+    choices, as people read them."""
+
+    default_error_messages = {
+        "invalid_choice": (
+            "“%(value)s” is not a choice here (choices: %(shown)s); showing the default."
+        ),
+    }
+
+    def __init__(self, allowed: Iterable[str] = (), **kwargs: Any) -> None:
+        super().__init__(choices=[(a, label(a)) for a in allowed], **kwargs)
+
+    def validate(self, value: Any) -> None:
+        if value and not self.valid_value(value):
+            shown = ", ".join(str(name) for _, name in self.choices)
+            raise ValidationError(
+                self.error_messages["invalid_choice"],
+                code="invalid_choice",
+                params={"value": value, "shown": shown},
+            )
+
+
+class WholeNumber(QueryField):
+    """A page or a number of days: a whole number of at least 1."""
+
+    default_error_messages = {
+        "invalid": "“%(value)s” is not a whole number of at least 1; showing the default.",
+    }
+
+    def to_python(self, value: Any) -> int | None:
+        if value in self.empty_values:
+            return None
+        try:
+            number = int(value) if value.isdigit() else 0
+        except ValueError:  # a digit int() does not read, like "²"
+            number = 0
+        if number < 1:
+            raise ValidationError(
+                self.error_messages["invalid"], code="invalid", params={"value": value}
+            )
+        return number
+
+
+class Day(QueryField):
+    """A date like 2026-11-30; a bad one is ignored (no bound)."""
+
+    default_error_messages = {"invalid": "“%(value)s” is not a date like 2026-11-30; ignored."}
+
+    def to_python(self, value: Any) -> date | None:
+        if value in self.empty_values:
+            return None
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            raise ValidationError(
+                self.error_messages["invalid"], code="invalid", params={"value": value}
+            ) from None
+
+
+class ScenarioSlug(QueryField):
+    """A scenario slug among those with runs the viewer may see."""
+
+    default_error_messages = {
+        "unknown": "“%(value)s” is not a known scenario; showing the model's first one.",
+    }
+
+    def __init__(self, scenarios: QuerySet | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenarios = scenarios
+
+    def validate(self, value: Any) -> None:
+        # A NUL byte is no slug, and PostgreSQL refuses it in a query: unknown, not asked.
+        if value and ("\x00" in value or not self.scenarios.filter(slug=value).exists()):
+            raise ValidationError(
+                self.error_messages["unknown"], code="unknown", params={"value": value}
+            )
+
+
+class Facet(QueryField, forms.MultipleChoiceField):
+    """Any number of one facet's values (accelerators, engines...): the unknown ones are
+    named and ignored, the known ones kept."""
+
+    widget = forms.MultipleHiddenInput
+    default_error_messages = {"unknown": "no run has %(values)s; ignored."}
+
+    def __init__(self, allowed: Iterable[str] = (), **kwargs: Any) -> None:
+        super().__init__(choices=[(a, a) for a in allowed], default=(), **kwargs)
+
+    def to_python(self, value: Any) -> tuple[str, ...]:
+        return tuple(str(v) for v in value or () if v)
+
+    def validate(self, value: Any) -> None:
+        unknown = [v for v in value if not self.valid_value(v)]
+        if unknown:
+            raise ValidationError(
+                self.error_messages["unknown"],
+                code="unknown",
+                params={"values": ", ".join(unknown)},
+            )
+
+    def fallback(self, raw: Any) -> tuple[str, ...]:
+        return tuple(v for v in self.to_python(raw) if self.valid_value(v))
+
+
+class Flag(QueryField):
+    """An opt-in switch (?simulated=1): on for 1, on or true, off for anything else."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(default=False, **kwargs)
+
+    def to_python(self, value: Any) -> bool:
+        return value in FLAG_ON
+
+
+class Format(QueryField):
+    """A download's format (csv or json); anything else is the page."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(default="", **kwargs)
+
+    def to_python(self, value: Any) -> str:
+        return value if value in FORMATS else ""
+
+
+class Origins(QueryField):
+    """Who measured the runs shown (Run.Origin); values that are no origin are dropped."""
+
+    widget = forms.MultipleHiddenInput
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(default=(), **kwargs)
+
+    def to_python(self, value: Any) -> tuple[str, ...]:
+        return tuple(v for v in value or () if v in Run.Origin.values)
+
+
+class QueryForm(forms.Form):
+    """A page's query string: its problems, and each field's value or default."""
+
+    def value(self, name: str) -> Any:
+        """The cleaned value, or the field's fallback where the value was bad."""
+        if name in self.errors:
+            return self.fields[name].fallback(self[name].data)
+        return self.cleaned_data[name]
+
+    def problems(self) -> list[dict[str, str]]:
+        """Each bad value with its query field and visible label, in the fields' order."""
+        return [
+            {"field": name, "label": str(self.fields[name].label), "message": message}
+            for name, messages in self.errors.items()
+            for message in messages
+        ]
+
+
+class BoardQuery(QueryForm):
+    """The leaderboard's query (and its embed's): validated once against what the viewer may
+    name (BoardChoices), for the page, its downloads and the page cache alike."""
+
+    # The order of the fields is the order the page lists their problems in.
+    model = OneOf()
+    tier = OneOf(default=DEFAULTS.tier)
+    sort = OneOf(selectors.SORTS, default=DEFAULTS.sort)
+    rule = OneOf(selectors.RUN_RULES, default=DEFAULTS.rule)
+    basis = OneOf(BASES, default=DEFAULTS.basis)
+    y = OneOf(charts.Y_AXES, default="tput_per_gpu")
+    series = OneOf(charts.SERIES, default="group")
+    days = WholeNumber(default=DEFAULTS.days)
+    page = WholeNumber(default=DEFAULTS.page)
+    scenario = ScenarioSlug()
+    accelerator = Facet()
+    engine = Facet()
+    quantization = Facet()
+    serving = Facet()
+    since = Day()
+    until = Day()
+    simulated = Flag()
+    unchecked = Flag()
+    official = Flag()
+    projected = Flag()
+    unofficial = Flag()
+    all = Flag()  # the chart's every point, not only the Pareto front
+    origin = Origins()
+    format = Format()
+
+    def __init__(self, data: QueryDict, *, choices: BoardChoices, scenarios: QuerySet) -> None:
+        super().__init__(data)
+        self.choices = choices
+        self.fields["model"].choices = [(m, label(m)) for m in choices.models]
+        self.fields["tier"].choices = [(t, label(t)) for t in choices.tiers]
+        self.fields["scenario"].scenarios = scenarios
+        for name in FACETS:
+            self.fields[name].choices = [(v, v) for v in choices.facets[name]]
+        for name, field in self.fields.items():
+            field.label = FIELD_LABELS.get(name, name)
+
+
+class CompareQuery(QueryForm):
+    """/compare/'s query: 2 to 4 deployment ids, and the scenario, tier and basis to compare
+    them in (a bad tier or basis shows the default, as on the board)."""
+
+    d = forms.Field(required=False, widget=forms.MultipleHiddenInput)
+    scenario = QueryField()
+    tier = OneOf(default=DEFAULTS.tier)
+    basis = OneOf(BASES, default=DEFAULTS.basis)
+    format = Format()
+
+    MAX_DEPLOYMENTS = 4
+
+    def __init__(self, data: QueryDict, *, tiers: list[str]) -> None:
+        super().__init__(data)
+        self.fields["tier"].choices = [(t, label(t)) for t in tiers]
+
+    def clean_scenario(self) -> str | None:
+        # A NUL byte is no slug, and PostgreSQL refuses it in a query: the common scenario.
+        slug = self.cleaned_data["scenario"]
+        return None if slug and "\x00" in slug else slug
+
+    def clean_d(self) -> list[int]:
+        """The first four distinct ids; a value that is no number names no deployment."""
+        ids = []
+        for value in self.cleaned_data["d"] or ():
+            try:
+                ids.append(int(value))
+            except ValueError:
+                continue
+        return list(dict.fromkeys(ids))[: self.MAX_DEPLOYMENTS]
