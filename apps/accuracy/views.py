@@ -5,14 +5,7 @@ from django.shortcuts import render
 
 from apps.accounts.scoping import viewer_org
 from apps.accuracy import charts, selectors
-from apps.accuracy.selectors import DEFAULT_MARGIN_POINTS
-
-
-def _float(value: str | None, default: float) -> float:
-    try:
-        return float(value) if value not in (None, "") else default
-    except ValueError:
-        return default
+from apps.accuracy.forms import PICK_TWO, AccuracyCompareQuery, AccuracyIndexQuery
 
 
 def accuracy_index(request: HttpRequest) -> HttpResponse:
@@ -21,11 +14,10 @@ def accuracy_index(request: HttpRequest) -> HttpResponse:
     results = list(selectors.accuracy_results(org=org)[:200])
     rows = [(r, selectors.interval(r)) for r in results]
     first = results[0] if results else None
-    model = request.GET.get("model") or (first.run.deployment.model.name if first else "")
-    accelerator = request.GET.get("accelerator") or (
-        first.run.deployment.accelerator.sku if first else ""
-    )
-    task = request.GET.get("task") or (first.task if first else "")
+    asked = AccuracyIndexQuery(request.GET).values()
+    model = asked["model"] or (first.run.deployment.model.name if first else "")
+    accelerator = asked["accelerator"] or (first.run.deployment.accelerator.sku if first else "")
+    task = asked["task"] or (first.task if first else "")
     trade = selectors.quantization_trade(model=model, accelerator=accelerator, task=task, org=org)
     context = {
         "rows": rows,
@@ -41,26 +33,23 @@ def accuracy_index(request: HttpRequest) -> HttpResponse:
 
 
 def accuracy_compare(request: HttpRequest) -> HttpResponse:
-    ids = {key: request.GET.get(key, "") for key in ("a", "b")}
+    """Two results paired item by item against a margin, with an A/A pair's check if named;
+    400 with what to do when the query names no two visible results or a negative margin."""
     org = viewer_org(request)
+    query = AccuracyCompareQuery(request.GET)
+    asked = query.values()
     found = {
-        key: selectors.accuracy_result_get(result_id=int(value), org=org)
-        if value.isdigit()
+        key: selectors.accuracy_result_get(result_id=asked[key], org=org)
+        if asked[key] is not None
         else None
-        for key, value in ids.items()
+        for key in ("a", "b")
     }
-    margin = _float(request.GET.get("margin"), DEFAULT_MARGIN_POINTS)
-    if not found["a"] or not found["b"] or margin < 0:
-        message = (
-            "The margin must be 0 points or more."
-            if margin < 0
-            else "Pick a baseline (A) and a candidate (B) result in the table on the accuracy "
-            "page, then press “Compare A and B (paired)”."
-        )
-        return render(request, "accuracy/compare.html", {"error": message}, status=400)
-    aa_ids = [v for v in request.GET.getlist("aa") if v.isdigit()][:2]
-    aa_results = [selectors.accuracy_result_get(result_id=int(v), org=org) for v in aa_ids]
+    refusal = query.refusal() or (None if found["a"] and found["b"] else PICK_TWO)
+    if refusal:
+        return render(request, "accuracy/compare.html", {"error": refusal}, status=400)
+    aa_results = [selectors.accuracy_result_get(result_id=i, org=org) for i in asked["aa"]]
     aa = tuple(aa_results) if len(aa_results) == 2 and all(aa_results) else None
+    margin = asked["margin"]
     view = selectors.paired_comparison(
         baseline=found["a"], candidate=found["b"], margin_points=margin, aa=aa
     )

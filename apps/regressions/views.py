@@ -3,12 +3,8 @@ and an organization's alert subscriptions with their delivery log."""
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
-from urllib.parse import urlsplit
 
-from django import forms
-from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -18,7 +14,8 @@ from apps.accounts.models import Role
 from apps.accounts.scoping import current_org, require_role, viewer_org
 from apps.htmx import page_or_partial, paged
 from apps.regressions import selectors, services
-from apps.regressions.models import METRICS, ChangePoint, Subscription
+from apps.regressions.forms import RegressionListQuery, SubscriptionForm
+from apps.regressions.models import METRICS, Subscription
 
 PAGE_SIZE = 50
 
@@ -31,39 +28,20 @@ def _int(value: str | None) -> int | None:
 
 
 def regression_list(request: HttpRequest) -> HttpResponse:
+    """Change points the viewer may see, narrowed by the query's filters, 50 a page; HTMX
+    requests get only the results partial."""
     org = viewer_org(request)
-    get = request.GET
-    problems = []
-    direction = get.get("direction", "")
-    if direction and direction not in ChangePoint.Direction.values:
-        problems.append(f"Direction: “{direction}” is not one of the choices; ignored.")
-        direction = ""
-    metric = get.get("metric", "")
-    if metric and metric not in {m[0] for m in METRICS}:
-        problems.append(f"Metric: “{metric}” is not one of the choices; ignored.")
-        metric = ""
-    deployment = _int(get.get("deployment"))
-    if get.get("deployment") and deployment is None:
-        problems.append(f"Deployment: “{get['deployment']}” is not a number; ignored.")
-    filters = selectors.Filters(
-        model=get.get("model", ""),
-        accelerator=get.get("accelerator", ""),
-        engine=get.get("engine", ""),
-        organization=get.get("organization", ""),
-        direction=direction,
-        metric=metric,
-        scenario=get.get("scenario", ""),
-        deployment=deployment,
-    )
+    query = RegressionListQuery(request.GET)
+    filters = selectors.Filters(**query.values())
     points = selectors.change_point_list(org=org, filters=filters)
-    listed = paged(points, get, PAGE_SIZE)
+    listed = paged(points, request.GET, PAGE_SIZE)
     context = {
         **listed,
         "points": listed["items"],
         "filters": filters,
         "choices": selectors.filter_choices(org=org),
         "metrics": [(m[0], m[1]) for m in METRICS],
-        "problems": problems,
+        "problems": query.problems(),
     }
     return page_or_partial(request, "regressions/list.html", "results", context)
 
@@ -101,67 +79,6 @@ def regression_acknowledge(request: HttpRequest, change_point_id: int) -> HttpRe
         raise Http404("No such change point")
     services.change_point_acknowledge(change_point=cp, org=org, user=request.user)
     return redirect("regressions:detail", change_point_id=cp.pk)
-
-
-def _private_host(url: str) -> bool:
-    """Whether a webhook URL names this machine or a private network by IP or 'localhost'.
-    Names are not resolved: this stops the plain cases of pointing the server's POSTs at its
-    own network, not a name whose DNS answer is private."""
-    host = (urlsplit(url).hostname or "").lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return not address.is_global
-
-
-class SubscriptionForm(forms.ModelForm):
-    class Meta:
-        model = Subscription
-        fields = [
-            "name",
-            "channel",
-            "target",
-            "model_name",
-            "accelerator",
-            "deployment",
-            "scenario",
-            "regressions",
-            "improvements",
-            "persist_needed",
-            "persist_window",
-        ]
-
-    def clean(self):
-        data = super().clean()
-        channel, target = data.get("channel"), (data.get("target") or "").strip()
-        if channel in (Subscription.Channel.WEBHOOK, Subscription.Channel.SLACK):
-            try:
-                forms.URLField().clean(target)
-            except forms.ValidationError:
-                self.add_error("target", "a webhook needs an http(s) URL")
-            else:
-                if _private_host(target) and not settings.REGRESSION_WEBHOOK_PRIVATE_HOSTS:
-                    self.add_error(
-                        "target",
-                        "a webhook may not point at a private or loopback address "
-                        "(REGRESSION_WEBHOOK_PRIVATE_HOSTS allows it)",
-                    )
-        elif channel == Subscription.Channel.EMAIL:
-            for address in [a.strip() for a in target.split(",") if a.strip()] or [""]:
-                try:
-                    forms.EmailField().clean(address)
-                except forms.ValidationError:
-                    self.add_error("target", f"“{address}” is not an email address")
-                    break
-        needed, window = data.get("persist_needed"), data.get("persist_window")
-        if needed is not None and window is not None and not 1 <= needed <= window:
-            self.add_error("persist_needed", "must be between 1 and the window's size")
-        if not data.get("regressions") and not data.get("improvements"):
-            self.add_error("regressions", "subscribe to regressions, improvements or both")
-        return data
 
 
 @require_http_methods(["GET", "POST"])

@@ -1,0 +1,142 @@
+"""The regressions pages' forms: the change-point list's query string (which filter values it
+accepts and the words that explain one it ignores) and an alert subscription's fields."""
+
+import ipaddress
+from typing import Any
+from urllib.parse import urlsplit
+
+from django import forms
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.forms.utils import ErrorList
+
+from apps.regressions.models import METRICS, ChangePoint, Subscription
+
+
+class PlainIntegerField(forms.IntegerField):
+    """A whole number as int() reads it; Django's field would also take "5.0" as 5."""
+
+    def to_python(self, value: Any) -> int | None:
+        if value in self.empty_values:
+            return None
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            raise ValidationError(
+                self.error_messages["invalid"], code="invalid", params={"value": value}
+            ) from None
+
+
+def _text(label: str) -> forms.CharField:
+    # Named values (a model, a scenario ...) are matched as sent: no stripping.
+    return forms.CharField(label=label, required=False, strip=False)
+
+
+def _choice(label: str, values: list[str]) -> forms.ChoiceField:
+    return forms.ChoiceField(
+        label=label,
+        required=False,
+        choices=[(v, v) for v in values],
+        error_messages={"invalid_choice": "“%(value)s” is not one of the choices; ignored."},
+    )
+
+
+class RegressionListQuery(forms.Form):
+    """`/regressions/?model=&accelerator=&engine=&organization=&direction=&metric=&scenario=
+    &deployment=`: the names are matched as they come (an unknown one matches nothing); a
+    direction, metric or deployment the page cannot mean is ignored and said. `page` stays
+    with the pager (apps.htmx.paged)."""
+
+    model = _text("Model")
+    accelerator = _text("Accelerator")
+    engine = _text("Engine")
+    organization = _text("Organization")
+    direction = _choice("Direction", ChangePoint.Direction.values)
+    metric = _choice("Metric", [m[0] for m in METRICS])
+    scenario = _text("Scenario")
+    deployment = PlainIntegerField(
+        label="Deployment",
+        required=False,
+        error_messages={"invalid": "“%(value)s” is not a number; ignored."},
+    )
+
+    def values(self) -> dict[str, Any]:
+        """Every field's value, an ignored one as no filter ("" or, for deployment, None)."""
+        self.is_valid()
+        return {
+            name: self.cleaned_data.get(name, None if name == "deployment" else "")
+            for name in self.fields
+        }
+
+    def problems(self) -> list[str]:
+        """Each ignored value explained with its filter's label, in the filters' order."""
+        self.is_valid()
+        return [
+            f"{self.fields[name].label}: {message}"
+            for name in self.fields
+            for message in self.errors.get(name, ErrorList())
+        ]
+
+
+def _private_host(url: str) -> bool:
+    """Whether a webhook URL names this machine or a private network by IP or 'localhost'.
+    Names are not resolved: this stops the plain cases of pointing the server's POSTs at its
+    own network, not a name whose DNS answer is private."""
+    host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return not address.is_global
+
+
+class SubscriptionForm(forms.ModelForm):
+    """An alert subscription as an admin adds it: a target its channel can deliver to, and a
+    persistence rule that can be met."""
+
+    class Meta:
+        model = Subscription
+        fields = [
+            "name",
+            "channel",
+            "target",
+            "model_name",
+            "accelerator",
+            "deployment",
+            "scenario",
+            "regressions",
+            "improvements",
+            "persist_needed",
+            "persist_window",
+        ]
+
+    def clean(self):
+        data = super().clean()
+        channel, target = data.get("channel"), (data.get("target") or "").strip()
+        if channel in (Subscription.Channel.WEBHOOK, Subscription.Channel.SLACK):
+            try:
+                forms.URLField().clean(target)
+            except forms.ValidationError:
+                self.add_error("target", "a webhook needs an http(s) URL")
+            else:
+                if _private_host(target) and not settings.REGRESSION_WEBHOOK_PRIVATE_HOSTS:
+                    self.add_error(
+                        "target",
+                        "a webhook may not point at a private or loopback address "
+                        "(REGRESSION_WEBHOOK_PRIVATE_HOSTS allows it)",
+                    )
+        elif channel == Subscription.Channel.EMAIL:
+            for address in [a.strip() for a in target.split(",") if a.strip()] or [""]:
+                try:
+                    forms.EmailField().clean(address)
+                except forms.ValidationError:
+                    self.add_error("target", f"“{address}” is not an email address")
+                    break
+        needed, window = data.get("persist_needed"), data.get("persist_window")
+        if needed is not None and window is not None and not 1 <= needed <= window:
+            self.add_error("persist_needed", "must be between 1 and the window's size")
+        if not data.get("regressions") and not data.get("improvements"):
+            self.add_error("regressions", "subscribe to regressions, improvements or both")
+        return data
