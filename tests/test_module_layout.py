@@ -88,7 +88,15 @@ KNOWN_UP = {
     "apps/runs/services.py: apps.trust.services",
 }
 # Modules below every app: shared by all, importing none.
-BELOW_ALL = ["charts.py", "cache.py", "htmx.py", "csv_safe.py", "api_errors.py", "api_params.py"]
+BELOW_ALL = [
+    "charts.py",
+    "cache.py",
+    "htmx.py",
+    "csv_safe.py",
+    "api_errors.py",
+    "api_params.py",
+    "query_forms.py",
+]
 
 
 def _app_of(name: str) -> str | None:

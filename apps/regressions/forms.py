@@ -8,8 +8,8 @@ from urllib.parse import urlsplit
 from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.forms.utils import ErrorList
 
+from apps.query_forms import QueryForm
 from apps.regressions.models import METRICS, ChangePoint, Subscription
 
 
@@ -41,7 +41,7 @@ def _choice(label: str, values: list[str]) -> forms.ChoiceField:
     )
 
 
-class RegressionListQuery(forms.Form):
+class RegressionListQuery(QueryForm):
     """`/regressions/?model=&accelerator=&engine=&organization=&direction=&metric=&scenario=
     &deployment=`: the names are matched as they come (an unknown one matches nothing); a
     direction, metric or deployment the page cannot mean is ignored and said. `page` stays
@@ -67,15 +67,6 @@ class RegressionListQuery(forms.Form):
             name: self.cleaned_data.get(name, None if name == "deployment" else "")
             for name in self.fields
         }
-
-    def problems(self) -> list[str]:
-        """Each ignored value explained with its filter's label, in the filters' order."""
-        self.is_valid()
-        return [
-            f"{self.fields[name].label}: {message}"
-            for name in self.fields
-            for message in self.errors.get(name, ErrorList())
-        ]
 
 
 def _private_host(url: str) -> bool:

@@ -6,8 +6,8 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
-from django.forms.utils import ErrorList
 
+from apps.query_forms import QueryForm
 from apps.runs.models import Run
 
 # The facets a run is narrowed by, any number of values each (the form's multi fields).
@@ -66,7 +66,7 @@ def _date(label: str) -> IsoDateField:
     )
 
 
-class RunListQuery(forms.Form):
+class RunListQuery(QueryForm):
     """`/runs/?provenance=&accelerator=…&engine=…&quantization=…&since=&until=`, with the
     facet values the viewer's runs take as the choices. `page` stays with the pager
     (apps.htmx.paged), which turns any bad page into the nearest one without a word."""
@@ -110,13 +110,3 @@ class RunListQuery(forms.Form):
         values.update(self.cleaned_data)
         values["provenance"] = values["provenance"] or None
         return values
-
-    def problems(self) -> list[str]:
-        """Each ignored value explained with its filter's label, in the filters' order."""
-        self.is_valid()
-        said = [
-            f"{self.fields[name].label}: {message}"
-            for name in self.fields
-            for message in self.errors.get(name, ErrorList())
-        ]
-        return said + list(self.non_field_errors())
