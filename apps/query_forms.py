@@ -1,7 +1,11 @@
-"""What the list pages' query forms share: a value the page cannot use is ignored and said,
-with its filter's label, in the filters' order."""
+"""What the pages' query forms share: a date as ISO 8601, a facet of any number of values, and
+a value the page cannot use ignored and said with its filter's label."""
+
+from datetime import date
+from typing import Any
 
 from django import forms
+from django.core.exceptions import ValidationError
 from django.forms.utils import ErrorList
 
 
@@ -16,3 +20,38 @@ class QueryForm(forms.Form):
             for message in self.errors.get(name, ErrorList())
         ]
         return said + list(self.non_field_errors())
+
+
+class IsoDateField(forms.DateField):
+    """A date written as ISO 8601 (what date.fromisoformat reads), the one form the filter's
+    date inputs send; the locale's other formats would make a typo mean another day."""
+
+    def to_python(self, value: Any) -> date | None:
+        if value in self.empty_values:
+            return None
+        try:
+            return date.fromisoformat(value)
+        except (TypeError, ValueError):
+            raise ValidationError(
+                self.error_messages["invalid"], code="invalid", params={"value": value}
+            ) from None
+
+
+class FacetField(forms.MultipleChoiceField):
+    """Any number of a facet's values; every unknown one is named in one message (Django's
+    field stops at the first), and empty values are dropped, as a blank checkbox sends none."""
+
+    def to_python(self, value: Any) -> list[str]:
+        return [str(v) for v in super().to_python(value) if v]
+
+    def validate(self, value: list[str]) -> None:
+        unknown = [v for v in value if not self.valid_value(v)]
+        if unknown:
+            raise ValidationError(
+                self.error_messages["invalid_choice"],
+                code="invalid_choice",
+                params={"value": ", ".join(unknown)},
+            )
+
+    def known(self, value: list[str]) -> list[str]:
+        return [v for v in self.to_python(value) if self.valid_value(v)]

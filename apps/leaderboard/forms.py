@@ -7,7 +7,6 @@ field's default where the value was missing or bad. The page cache asks the same
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
 from typing import Any
 
 from django import forms
@@ -18,6 +17,7 @@ from django.http import QueryDict
 from apps.leaderboard import charts, selectors
 from apps.leaderboard.templatetags.frame import label
 from apps.leaderboard.views.common import BASES
+from apps.query_forms import FacetField, IsoDateField
 from apps.runs.models import Run
 
 # The visible label of each query field, so a message names what the reader sees.
@@ -117,20 +117,10 @@ class WholeNumber(QueryField):
         return number
 
 
-class Day(QueryField):
+class Day(QueryField, IsoDateField):
     """A date like 2026-11-30; a bad one is ignored (no bound)."""
 
     default_error_messages = {"invalid": "“%(value)s” is not a date like 2026-11-30; ignored."}
-
-    def to_python(self, value: Any) -> date | None:
-        if value in self.empty_values:
-            return None
-        try:
-            return date.fromisoformat(value)
-        except ValueError:
-            raise ValidationError(
-                self.error_messages["invalid"], code="invalid", params={"value": value}
-            ) from None
 
 
 class ScenarioSlug(QueryField):
@@ -152,30 +142,21 @@ class ScenarioSlug(QueryField):
             )
 
 
-class Facet(QueryField, forms.MultipleChoiceField):
-    """Any number of one facet's values (accelerators, engines...): the unknown ones are
-    named and ignored, the known ones kept."""
+class Facet(QueryField, FacetField):
+    """Any number of one facet's values (accelerators, engines...) as a tuple: the unknown
+    ones are named and ignored, the known ones kept."""
 
     widget = forms.MultipleHiddenInput
-    default_error_messages = {"unknown": "no run has %(values)s; ignored."}
+    default_error_messages = {"invalid_choice": "no run has %(value)s; ignored."}
 
     def __init__(self, allowed: Iterable[str] = (), **kwargs: Any) -> None:
         super().__init__(choices=[(a, a) for a in allowed], default=(), **kwargs)
 
     def to_python(self, value: Any) -> tuple[str, ...]:
-        return tuple(str(v) for v in value or () if v)
-
-    def validate(self, value: Any) -> None:
-        unknown = [v for v in value if not self.valid_value(v)]
-        if unknown:
-            raise ValidationError(
-                self.error_messages["unknown"],
-                code="unknown",
-                params={"values": ", ".join(unknown)},
-            )
+        return tuple(super().to_python(value))
 
     def fallback(self, raw: Any) -> tuple[str, ...]:
-        return tuple(v for v in self.to_python(raw) if self.valid_value(v))
+        return tuple(self.known(raw))
 
 
 class Flag(QueryField):
@@ -210,7 +191,7 @@ class Origins(QueryField):
         return tuple(v for v in value or () if v in Run.Origin.values)
 
 
-class QueryForm(forms.Form):
+class DefaultedQuery(forms.Form):
     """A page's query string: its problems, and each field's value or default."""
 
     def value(self, name: str) -> Any:
@@ -228,7 +209,7 @@ class QueryForm(forms.Form):
         ]
 
 
-class BoardQuery(QueryForm):
+class BoardQuery(DefaultedQuery):
     """The leaderboard's query (and its embed's): validated once against what the viewer may
     name (BoardChoices), for the page, its downloads and the page cache alike."""
 
@@ -270,7 +251,7 @@ class BoardQuery(QueryForm):
             field.label = FIELD_LABELS.get(name, name)
 
 
-class CompareQuery(QueryForm):
+class CompareQuery(DefaultedQuery):
     """/compare/'s query: 2 to 4 deployment ids, and the scenario, tier and basis to compare
     them in (a bad tier or basis shows the default, as on the board)."""
 

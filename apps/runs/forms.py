@@ -1,53 +1,16 @@
 """The run list's query string (`/runs/`) as a form: which values it accepts, the words that
 explain one it ignores, and what each field is when its value is ignored."""
 
-from datetime import date
 from typing import Any
 
 from django import forms
-from django.core.exceptions import ValidationError
 
-from apps.query_forms import QueryForm
+from apps.query_forms import FacetField, IsoDateField, QueryForm
 from apps.runs.models import Run
 
 # The facets a run is narrowed by, any number of values each (the form's multi fields).
 FACETS = ("accelerator", "engine", "quantization")
 RANGE_IGNORED = "Added from is after Added until: no run can match; the range is ignored."
-
-
-class IsoDateField(forms.DateField):
-    """A date written as ISO 8601 (what date.fromisoformat reads), the one form the filter's
-    date inputs send; the locale's other formats would make a typo mean another day."""
-
-    def to_python(self, value: Any) -> date | None:
-        if value in self.empty_values:
-            return None
-        try:
-            return date.fromisoformat(value)
-        except (TypeError, ValueError):
-            raise ValidationError(
-                self.error_messages["invalid"], code="invalid", params={"value": value}
-            ) from None
-
-
-class FacetField(forms.MultipleChoiceField):
-    """Any number of a facet's values; every unknown one is named in one message (Django's
-    field stops at the first), and empty values are dropped, as a blank checkbox sends none."""
-
-    def to_python(self, value: Any) -> list[str]:
-        return [str(v) for v in super().to_python(value) if v]
-
-    def validate(self, value: list[str]) -> None:
-        unknown = [v for v in value if not self.valid_value(v)]
-        if unknown:
-            raise ValidationError(
-                self.error_messages["invalid_choice"],
-                code="invalid_choice",
-                params={"value": ", ".join(unknown)},
-            )
-
-    def known(self, value: list[str]) -> list[str]:
-        return [v for v in self.to_python(value) if self.valid_value(v)]
 
 
 def _facet(label: str) -> FacetField:
