@@ -28,3 +28,10 @@ def accuracy_store(*, run, results: list[doc.AccuracyResult]) -> None:
             [_row(AccuracyItem, item, result=stored) for item in result.items or []],
             batch_size=2_000,
         )
+
+
+def accuracy_store_for_run(
+    sender: object, *, run, document: doc.ResultDocument, **_: object
+) -> None:
+    """apps.runs.signals.run_stored: a landed document's accuracy results, with its run."""
+    accuracy_store(run=run, results=document.accuracy)

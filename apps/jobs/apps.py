@@ -7,3 +7,9 @@ class JobsConfig(AppConfig):
     name = "apps.jobs"
     label = "jobs"
     verbose_name = "Jobs, endpoints and schedules"
+
+    def ready(self) -> None:
+        from apps.jobs.services import job_document_host
+        from apps.runs.signals import job_claimed
+
+        job_claimed.connect(job_document_host, dispatch_uid="jobs-document-host")

@@ -8,7 +8,7 @@ database, reads the runs directly.
 """
 
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from typing import Any
 
 from django.db import connection
@@ -26,6 +26,7 @@ from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind, priced_throughput, throughputs
 from apps.costs.prices import prices_by_accelerator_id
 from apps.leaderboard import board_runs
+from apps.leaderboard.board_runs import Board
 from apps.runs.models import MEASURED_AT, Point, Run
 from apps.runs.selectors import (
     deployments_with_runs,
@@ -45,67 +46,6 @@ SORTS = {
 PAGE_SIZE = 25
 # Which run a row shows. "latest" keeps regressions visible; "best" is an option.
 RUN_RULES = ("latest", "best")
-DEFAULT_BEST_DAYS = 30
-
-
-@dataclass(frozen=True)
-class Board:
-    model: str | None = None
-    scenario: str | None = None
-    tier: str = "owning_hyperscaler"
-    accelerator: str | None = None
-    quantization: str | None = None
-    include_simulated: bool = False
-    deployments: tuple[int, ...] = ()
-    sort: str = "throughput"
-    page: int = 1
-    rule: str = "latest"
-    days: int = DEFAULT_BEST_DAYS
-    # The token basis of every tok/s and $/Mtok on the board (the calculator's default too).
-    basis: str = TokenKind.OUTPUT.value
-    # Own $/GPU-hr by SKU (apps.costs.prices.price_sheet) over the tier, and its profile's name.
-    own_prices: tuple[tuple[str, float], ...] = ()
-    price_profile: str = ""
-    # Any of several accelerators, engines, quantizations (empty: all), and a date range.
-    accelerators: tuple[str, ...] = ()
-    engines: tuple[str, ...] = ()
-    quantizations: tuple[str, ...] = ()
-    servings: tuple[str, ...] = ()
-    since: date | None = None
-    until: date | None = None
-    # Runs labelled "unofficial" (a branch's or a pull request's trial) never rank; True
-    # selects only them, for the overlay the board draws beside the official rows.
-    unofficial: bool = False
-    # Who measured it (Run.Origin; empty: every origin), and whether runs that fail the
-    # board's rules (apps/trust/rules.py) are listed too; the default board ranks none of them.
-    origins: tuple[str, ...] = ()
-    include_unchecked: bool = False
-    # The official board: only runs site staff approved through the review queue.
-    official: bool = False
-
-    @property
-    def origin_choices(self) -> list[str]:
-        return list(Run.Origin.values)
-
-    def origin_text(self) -> str:
-        """Which origins and rules the board includes, as the page states it."""
-        names = self.origins or tuple(Run.Origin.values)
-        checked = (
-            "runs that fail the board's rules included (marked not checked)"
-            if self.include_unchecked
-            else "only runs that pass the board's rules"
-        )
-        official = "; official: approved by the site's staff only" if self.official else ""
-        return f"origins: {', '.join(names)}; {checked}{official}"
-
-    def rule_text(self) -> str:
-        """The run rule, as the page states it."""
-        if self.rule == "best":
-            return (
-                f"each deployment's best run in the last {self.days} days "
-                "(best: meets the SLO first, then highest tok/s/GPU)"
-            )
-        return "each deployment's latest run in this scenario (a regression shows as it is)"
 
 
 @dataclass

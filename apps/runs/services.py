@@ -14,7 +14,6 @@ from django.utils import timezone
 
 from apps.accounts.models import ApiToken, Organization
 from apps.accounts.services import audit_record
-from apps.accuracy.services import accuracy_store
 from apps.catalog.models import PublishedFigure
 from apps.catalog.reference import published_documents
 from apps.catalog.services import (
@@ -26,7 +25,7 @@ from apps.catalog.services import (
 from apps.runs import partitions, pipeline, summary
 from apps.runs.lean import LeanDocument
 from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RecordArchive, RequestRecord, Run
-from apps.trust.services import run_rules_after_ingest, run_rules_refresh
+from apps.runs.signals import job_claimed, run_settled, run_stored
 from workers import result_facts
 from workers import results as doc
 
@@ -59,23 +58,12 @@ def _origin(
     Only a document that comes back with its job's secret is "scheduled"; everything a token
     posts without one is self-reported, whatever its provenance claims."""
     if job_secret is not None:
-        from apps.jobs.crypto import job_binding_matches
-        from apps.jobs.models import Job, Pool
-
-        job = (
-            Job.objects.filter(idempotency_key=parsed.idempotency_key)
-            .select_related("endpoint")
-            .first()
+        answers = job_claimed.send(
+            sender=Run, idempotency_key=parsed.idempotency_key, org=org, job_secret=job_secret
         )
-        if (
-            job is None
-            or org is None
-            or job.endpoint.org_id != org.pk
-            or not job_binding_matches(job.idempotency_key, job_secret)
-        ):
+        host = next((host for _, host in answers if host), None)
+        if host is None:
             raise JobBindingRefused(parsed.idempotency_key)
-        first_party = Pool.objects.filter(name=job.pool, org__isnull=True).exists()
-        host = Run.OriginHost.FIRST_PARTY if first_party else Run.OriginHost.ORG_HOST
         return Run.Origin.SCHEDULED, host
     if parsed.provenance == Run.Provenance.IMPORTED:
         return Run.Origin.IMPORTED, ""
@@ -271,9 +259,9 @@ def _store(
             _records_insert(stored.pk, point.records)
     if prepared is not None:
         _records_copy_pipelined(prepared, point_ids)
-    accuracy_store(run=run, results=parsed.accuracy)
+    run_stored.send(sender=Run, run=run, document=parsed)
     run_summary_refresh(run=run)
-    run_rules_after_ingest(run=run)
+    run_settled.send(sender=Run, run=run, others=True)
     return run
 
 
@@ -444,7 +432,7 @@ def run_records_attach(*, run: Run, document: doc.ResultDocument) -> int:
                 added += len(incoming.records)
         if added:
             run_summary_refresh(run=run)
-            run_rules_refresh(run=run)
+            run_settled.send(sender=Run, run=run, others=False)
             transaction.on_commit(runs_version_bump)
     return added
 
@@ -484,7 +472,7 @@ def run_set_public(*, run: Run, public: bool, actor: str) -> Run:
     run.visibility_changed_at = timezone.now()
     run.save(update_fields=["is_public", "visibility_changed_by", "visibility_changed_at"])
     # What the board's rules may read changes with visibility (apps/trust/services.py).
-    run_rules_after_ingest(run=run)
+    run_settled.send(sender=Run, run=run, others=True)
     audit_record(
         org=run.org,
         actor=actor,

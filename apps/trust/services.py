@@ -158,6 +158,15 @@ def run_rules_after_ingest(*, run: Run) -> None:
     runs_rules_refresh(runs=affected.distinct())
 
 
+def run_rules_on_settle(sender: object, *, run: Run, others: bool, **_: object) -> None:
+    """apps.runs.signals.run_settled: the run's rules again, and with `others` those of the
+    runs its accuracy results can change."""
+    if others:
+        run_rules_after_ingest(run=run)
+    else:
+        run_rules_refresh(run=run)
+
+
 # The review queue --------------------------------------------------------------------------
 
 
