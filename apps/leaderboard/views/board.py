@@ -29,38 +29,22 @@ from apps.runs.services import runs_version
 PUBLIC_MAX_AGE = 60
 
 
-def board_choices(request: HttpRequest, org: Organization | None) -> BoardChoices:
-    """Read once per request: the page cache's check and the page itself both need them, and
-    each read walks every deployment."""
-    memo = request.__dict__.setdefault("_board_choices", {})
+def board_query(request: HttpRequest, org: Organization | None) -> BoardQuery:
+    """The board's query, bound and validated once per request: the page cache's check and
+    the page read the same form, and building it reads every deployment (the models, price
+    tiers and facet values the viewer may name) and checks the scenario."""
+    memo = request.__dict__.setdefault("_board_query", {})
     key = org.pk if org is not None else None
     if key not in memo:
-        memo[key] = BoardChoices(
+        choices = BoardChoices(
             models=selectors.model_names(org=org),
             tiers=selectors.price_tiers(),
             facets=run_facets(org=org),
         )
-    return memo[key]
-
-
-def board_query(request: HttpRequest, org: Organization | None) -> BoardQuery:
-    """The board's query, bound and validated once per request: the page cache's check and
-    the page read the same form (its scenario check is a query)."""
-    memo = request.__dict__.setdefault("_board_query", {})
-    key = org.pk if org is not None else None
-    if key not in memo:
         memo[key] = BoardQuery(
-            request.GET,
-            choices=board_choices(request, org),
-            scenarios=selectors.scenarios_with_runs(org=org),
+            request.GET, choices=choices, scenarios=selectors.scenarios_with_runs(org=org)
         )
     return memo[key]
-
-
-def query_problems(query: BoardQuery) -> list[dict]:
-    """Unknown or out-of-range filter values, each with its query field and visible label;
-    the page shows them and falls back to the default, the CSV/JSON forms answer 400."""
-    return query.problems()
 
 
 def board_from_query(query: BoardQuery, org: Organization | None = None) -> selectors.Board:
@@ -236,7 +220,9 @@ def _add_projection(
 
 def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse:
     query = board_query(request, org)
-    problems = query_problems(query)
+    # Unknown or out-of-range values, each with its field and label: the page shows them and
+    # uses the default, the CSV/JSON forms answer 400.
+    problems = query.problems()
     if problems and query.value("format"):
         return _bad_query(problems)
     board = board_from_query(query, org)

@@ -31,7 +31,8 @@ from apps.runs import significance as run_significance
 
 
 def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
-    query = CompareQuery(request.GET, tiers=selectors.price_tiers())
+    tiers = selectors.price_tiers()
+    query = CompareQuery(request.GET, tiers=tiers)
     ids = query.value("d")
     # An embed is public by nature (framed anywhere, cached publicly): public runs only.
     org = None if embed else viewer_org(request)
@@ -138,7 +139,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         "own_prices": sheet.pairs(),
         "price_profile": sheet.profile,
         "slo_text": board_page.slo_text,
-        "tiers": selectors.price_tiers(),
+        "tiers": tiers,
         "query": request.GET.urlencode(),
         "chart": charts.pareto_figure(
             points,
