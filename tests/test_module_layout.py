@@ -88,6 +88,7 @@ BELOW_ALL = [
     "htmx.py",
     "csv_safe.py",
     "api_errors.py",
+    "errors.py",
     "api_params.py",
     "query_forms.py",
 ]

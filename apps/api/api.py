@@ -24,13 +24,12 @@ from apps.api_errors import (
 )
 from apps.catalog.api import router as catalog_router
 from apps.costs.api import router as costs_router
-from apps.costs.formulas import CostInputError
+from apps.errors import FieldRefused
 from apps.imports.api import router as imports_router
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.api import router as jobs_router
 from apps.jobs.broker import BrokerUnavailable
 from apps.jobs.crypto import CredentialError
-from apps.jobs.specs import JobConflict, JobError
 from apps.runs.api import router as runs_router
 from apps.runs.services import IdempotencyConflict, JobBindingRefused
 from workers.results import DocumentError, DuplicateKey, unique_keys
@@ -128,19 +127,12 @@ def _said(request: HttpRequest, status: int, sentence: str) -> HttpResponse:
     return api.create_response(request, {"detail": sentence}, status=status)
 
 
-@api.exception_handler(CostInputError)
-def cost_input_refused(request: HttpRequest, exc: CostInputError) -> HttpResponse:
-    """A cost formula refused an input (a price at the edge of float range, a tier no
-    accelerator has): 422 naming the field, for every cost endpoint in one place."""
-    return _refused(request, 422, exc.field, exc.message)
-
-
-@api.exception_handler(JobError)
-def job_refused(request: HttpRequest, exc: JobError) -> HttpResponse:
-    """A job, endpoint, pool or schedule refused as asked: 422 naming the field, or 409 when
-    it conflicts with what exists (JobConflict: a taken name, a job not retryable)."""
-    status = 409 if isinstance(exc, JobConflict) else 422
-    return _refused(request, status, exc.field, exc.message)
+@api.exception_handler(FieldRefused)
+def field_refused(request: HttpRequest, exc: FieldRefused) -> HttpResponse:
+    """A service refused an input, naming the field: a cost formula (a price at the edge of
+    float range, a tier no accelerator has), a job, endpoint, pool or schedule as asked. 422,
+    or the error's own status (JobConflict: 409, a taken name, a job not retryable)."""
+    return _refused(request, exc.status, exc.field, exc.message)
 
 
 @api.exception_handler(EndpointRefused)

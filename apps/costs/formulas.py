@@ -22,19 +22,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from apps.errors import FieldRefused
+
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_YEAR = 8760.0
 HOURS_PER_MONTH = HOURS_PER_YEAR / 12.0  # 730
 TOKENS_PER_MTOK = 1_000_000.0
 
 
-class CostInputError(ValueError):
+class CostInputError(FieldRefused):
     """A cost input that cannot give a finite, meaningful answer."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 class TokenKind(StrEnum):

@@ -311,13 +311,14 @@ def job_event(request: HttpRequest, job_id: int, body: EventIn):
     running elsewhere); `cancel` true on a heartbeat means: stop now. The answer that lets a
     worker start carries the endpoint's key (`api_key`): the job's message does not."""
     job = _job(request, job_id)
-    report = {"event": body.event, "attempt": body.attempt, "worker": body.worker}
-    if body.member is not None:
-        answer = members.job_member_event(
-            job=job, member=body.member, message=body.message, **report
-        )
-    else:
-        answer = services.job_event(job=job, message=body.message, **report)
+    answer = services.job_event(
+        job=job,
+        event=body.event,
+        attempt=body.attempt,
+        worker=body.worker,
+        member=body.member,
+        message=body.message,
+    )
     return {
         "job_id": job.pk,
         "status": answer.status,

@@ -17,8 +17,7 @@ from pydantic import ValidationError
 from apps.accounts.models import ApiToken
 from apps.jobs.crypto import CredentialError
 from apps.jobs.models import Job, JobPart
-from apps.jobs.services import EventAnswer
-from apps.jobs.specs import JobConflict, JobError, job_credentials
+from apps.jobs.specs import EventAnswer, JobConflict, JobError, job_credentials
 from apps.runs.services import run_ingest
 
 
@@ -38,52 +37,41 @@ def _end(job: Job, status: str, error: str, now: datetime) -> None:
     JobPart.objects.filter(job=job).delete()
 
 
-def job_member_event(
-    *,
-    job: Job,
-    member: int,
-    event: str,
-    attempt: int,
-    worker: str,
-    message: str = "",
-    now: datetime | None = None,
+def member_event(
+    job: Job, member: int, event: str, attempt: int, worker: str, message: str, now: datetime
 ) -> EventAnswer:
-    """One member's report. `started` lets it run while the job is active and no other live
-    worker holds its share (a redelivered message after a lost worker takes it over)."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        job = Job.objects.select_for_update().get(pk=job.pk)
-        members = job_members(job)
-        if members == 1:
-            raise JobError("member", "this job runs on one worker: report without a member")
-        if not 0 <= member < members:
-            raise JobError("member", f"this job has members 0 to {members - 1}")
-        if attempt != job.attempt:
-            return EventAnswer(
-                job.status, cancel=True, detail=f"superseded by attempt {job.attempt}"
-            )
-        part = JobPart.objects.filter(job=job, attempt=attempt, member=member).first()
-        mine = part is not None and part.worker == worker
-        if event == "started":
-            return _started(job, part, member, worker, now)
-        if event == "heartbeat":
-            if job.status != Job.Status.RUNNING or not mine:
-                return EventAnswer(job.status, cancel=True, detail=f"job is {job.status}")
-            part.heartbeat_at = now  # type: ignore[union-attr]
-            part.save(update_fields=["heartbeat_at"])  # type: ignore[union-attr]
-            job.heartbeat_at = now
-            job.progress = f"member {member}: {message}"[:500]
-            job.save(update_fields=["heartbeat_at", "progress"])
-            return EventAnswer(job.status, proceed=True)
-        if event in ("failed", "cancelled"):
-            if job.is_active and mine:
-                failed = event == "failed"
-                status = Job.Status.FAILED if failed else Job.Status.CANCELLED
-                _end(job, status, f"member {member} of {members}: {message or event}", now)
-            return EventAnswer(job.status)
-        if event == "succeeded":
-            # The last part's submission finishes the job; this report only confirms it.
-            return EventAnswer(job.status)
+    """One member's report, on the job services.job_event locked. `started` lets it run while
+    the job is active and no other live worker holds its share (a redelivered message after a
+    lost worker takes it over)."""
+    members = job_members(job)
+    if members == 1:
+        raise JobError("member", "this job runs on one worker: report without a member")
+    if not 0 <= member < members:
+        raise JobError("member", f"this job has members 0 to {members - 1}")
+    if attempt != job.attempt:
+        return EventAnswer(job.status, cancel=True, detail=f"superseded by attempt {job.attempt}")
+    part = JobPart.objects.filter(job=job, attempt=attempt, member=member).first()
+    mine = part is not None and part.worker == worker
+    if event == "started":
+        return _started(job, part, member, worker, now)
+    if event == "heartbeat":
+        if job.status != Job.Status.RUNNING or not mine:
+            return EventAnswer(job.status, cancel=True, detail=f"job is {job.status}")
+        part.heartbeat_at = now  # type: ignore[union-attr]
+        part.save(update_fields=["heartbeat_at"])  # type: ignore[union-attr]
+        job.heartbeat_at = now
+        job.progress = f"member {member}: {message}"[:500]
+        job.save(update_fields=["heartbeat_at", "progress"])
+        return EventAnswer(job.status, proceed=True)
+    if event in ("failed", "cancelled"):
+        if job.is_active and mine:
+            failed = event == "failed"
+            status = Job.Status.FAILED if failed else Job.Status.CANCELLED
+            _end(job, status, f"member {member} of {members}: {message or event}", now)
+        return EventAnswer(job.status)
+    if event == "succeeded":
+        # The last part's submission finishes the job; this report only confirms it.
+        return EventAnswer(job.status)
     raise JobError("event", f"unknown event {event!r}")
 
 

@@ -5,7 +5,7 @@ apps/jobs/schedules.py.
 
 import logging
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, TypedDict, Unpack
 
@@ -22,8 +22,10 @@ from apps.catalog.services import deployment_upsert
 from apps.jobs.allowlist import endpoint_check
 from apps.jobs.broker import BrokerUnavailable, publish, publish_members
 from apps.jobs.crypto import CredentialError, encrypt, job_binding_matches
+from apps.jobs.members import member_event
 from apps.jobs.models import Endpoint, Job, JobPart, Pool, Schedule
 from apps.jobs.specs import (
+    EventAnswer,
     JobConflict,
     JobError,
     job_credentials,
@@ -453,16 +455,6 @@ def job_retry(*, job: Job) -> Job:
     return job
 
 
-@dataclass(frozen=True)
-class EventAnswer:
-    status: str
-    proceed: bool = False
-    cancel: bool = False
-    detail: str = ""
-    # Only in the answer that lets a worker start: the endpoint's key (job_credentials).
-    api_key: str | None = field(default=None, repr=False)
-
-
 def _stale(job: Job, now: datetime) -> bool:
     seen = job.heartbeat_at or job.started_at
     return seen is None or now - seen > timedelta(seconds=settings.JOB_HEARTBEAT_TIMEOUT_S)
@@ -474,14 +466,18 @@ def job_event(
     event: str,
     attempt: int,
     worker: str,
+    member: int | None = None,
     message: str = "",
     now: datetime | None = None,
 ) -> EventAnswer:
-    """A worker's report. The answer tells it whether to go on: a finished, cancelled or
-    superseded job never starts again, so a redelivered message cannot make a second run."""
+    """A worker's report (`member`: which share, for a job fanned out over several workers).
+    The answer tells it whether to go on: a finished, cancelled or superseded job never
+    starts again, so a redelivered message cannot make a second run."""
     now = now or timezone.now()
     with transaction.atomic():
         job = Job.objects.select_for_update().get(pk=job.pk)
+        if member is not None:
+            return member_event(job, member, event, attempt, worker, message, now)
         if attempt != job.attempt:
             return EventAnswer(
                 job.status, cancel=True, detail=f"superseded by attempt {job.attempt}"

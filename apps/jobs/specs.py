@@ -3,6 +3,7 @@ with the endpoint's key handed out apart from it.
 """
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -10,23 +11,31 @@ from pydantic import ValidationError
 
 from apps.catalog.models import Scenario
 from apps.catalog.presets import shape_of
+from apps.errors import FieldRefused
 from apps.jobs.crypto import decrypt, job_binding_secret
 from apps.jobs.models import Job
 from workers.tasks import JobSpec, LoadSpec
 
 
-class JobError(ValueError):
+class JobError(FieldRefused):
     """A job that cannot be queued as asked; `field` names what is wrong (the API: 422)."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+
+@dataclass(frozen=True)
+class EventAnswer:
+    status: str
+    proceed: bool = False
+    cancel: bool = False
+    detail: str = ""
+    # Only in the answer that lets a worker start: the endpoint's key (job_credentials).
+    api_key: str | None = field(default=None, repr=False)
 
 
 class JobConflict(JobError):
     """What was asked conflicts with what exists: a job not in a retryable state, a name
     already taken (the API: 409)."""
+
+    status = 409
 
 
 def _whole(value: Any) -> bool:

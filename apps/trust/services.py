@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from apps.accounts.services import audit_record
 from apps.accuracy.models import AccuracyResult
+from apps.errors import FieldRefused
 from apps.runs import summary
 from apps.runs.models import Point, Run
 from apps.trust import rules
@@ -170,11 +171,8 @@ def run_rules_on_settle(sender: object, *, run: Run, others: bool, **_: object) 
 # The review queue --------------------------------------------------------------------------
 
 
-class ReviewError(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-        self.message = message
+class ReviewError(FieldRefused):
+    """A review step refused as asked (the run's page answers 400 with "field: message")."""
 
 
 def review_propose(*, run: Run, actor: str) -> Review:
