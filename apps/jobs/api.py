@@ -7,6 +7,7 @@ worker starting a job gets one, in the answer to its `started` report.
 
 import asyncio
 import time
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any, Literal
 
@@ -311,22 +312,8 @@ def job_event(request: HttpRequest, job_id: int, body: EventIn):
     running elsewhere); `cancel` true on a heartbeat means: stop now. The answer that lets a
     worker start carries the endpoint's key (`api_key`): the job's message does not."""
     job = _job(request, job_id)
-    answer = services.job_event(
-        job=job,
-        event=body.event,
-        attempt=body.attempt,
-        worker=body.worker,
-        member=body.member,
-        message=body.message,
-    )
-    return {
-        "job_id": job.pk,
-        "status": answer.status,
-        "proceed": answer.proceed,
-        "cancel": answer.cancel,
-        "detail": answer.detail,
-        "api_key": answer.api_key,
-    }
+    answer = services.job_event(job=job, **body.model_dump(exclude={"run_id"}))
+    return {"job_id": job.pk, **asdict(answer)}
 
 
 class PartIn(Schema):
