@@ -32,6 +32,7 @@ from apps.jobs.broker import BrokerUnavailable
 from apps.jobs.crypto import CredentialError
 from apps.runs.api import router as runs_router
 from apps.runs.services import IdempotencyConflict, JobBindingRefused
+from workers.importers import ImportFailure
 from workers.results import DocumentError, DuplicateKey, unique_keys
 
 # Answers any operation can give, whatever its own code declares: a body that is not JSON
@@ -133,6 +134,13 @@ def field_refused(request: HttpRequest, exc: FieldRefused) -> HttpResponse:
     float range, a tier no accelerator has), a job, endpoint, pool or schedule as asked. 422,
     or the error's own status (JobConflict: 409, a taken name, a job not retryable)."""
     return _refused(request, exc.status, exc.field, exc.message)
+
+
+@api.exception_handler(ImportFailure)
+def import_refused(request: HttpRequest, exc: ImportFailure) -> HttpResponse:
+    """A peer tool's file (or the facts given with it) that cannot become a result: nothing
+    stored. Its message names the row and field; the path is the upload's part."""
+    return _refused(request, 422, "file", str(exc))
 
 
 @api.exception_handler(EndpointRefused)

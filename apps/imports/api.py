@@ -14,9 +14,9 @@ from ninja import File, Form, Router, Schema, Status, UploadedFile
 
 from apps.accounts.auth import BearerToken
 from apps.accounts.services import audit_record
-from apps.api_errors import UPLOAD_ERRORS, error_body
+from apps.api_errors import UPLOAD_ERRORS
 from apps.imports.services import import_ingest
-from workers.importers import ImportFailure, load_facts_yaml
+from workers.importers import load_facts_yaml
 
 
 class ImportedRun(Schema):
@@ -53,24 +53,18 @@ def import_results(
     """Multipart fields: `file` (required), `format`, `deployment` (YAML facts),
     `records` (repeatable). Query `private=true` keeps the runs to your organization."""
     token = request.auth
-    try:
-        facts = load_facts_yaml(deployment.read(), "deployment") if deployment else None
-        outcome = import_ingest(
-            data=file.read(),
-            filename=file.name or "upload",
-            facts=facts,
-            format_name=format or None,
-            companions=[(r.read(), r.name or "records") for r in records or []],
-            org=token.org,
-            is_public=not private,
-            submitted_by=token,
-        )
-    except ImportFailure as exc:
-        return Status(422, error_body("file", str(exc)))
-    except RecursionError:
-        # Format sniffing walks the parsed file; JSON nested past Python's stack is no result.
-        message = "the file nests JSON too deeply to be a result file"
-        return Status(422, error_body("file", message))
+    # Its refusals (ImportFailure: the file or its facts) are answered by apps.api.api.
+    facts = load_facts_yaml(deployment.read(), "deployment") if deployment else None
+    outcome = import_ingest(
+        data=file.read(),
+        filename=file.name or "upload",
+        facts=facts,
+        format_name=format or None,
+        companions=[(r.read(), r.name or "records") for r in records or []],
+        org=token.org,
+        is_public=not private,
+        submitted_by=token,
+    )
     if outcome.created:
         audit_record(
             org=token.org,

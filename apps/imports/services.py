@@ -55,15 +55,19 @@ def import_ingest(
     file's hash within the organization's namespace, and run_ingest returns the first run
     for a key it has seen; per-request records brought by a later import are added to it.
     """
-    format_name = format_name or sniff(data, filename)
-    documents = import_file(
-        data,
-        filename,
-        facts=facts,
-        format_name=format_name,
-        companions=companions,
-        namespace=f"org-{org.pk}" if org else "",
-    )
+    try:
+        format_name = format_name or sniff(data, filename)
+        documents = import_file(
+            data,
+            filename,
+            facts=facts,
+            format_name=format_name,
+            companions=companions,
+            namespace=f"org-{org.pk}" if org else "",
+        )
+    except RecursionError:
+        # Format sniffing walks the parsed file; JSON nested past Python's stack is no result.
+        raise ImportFailure("the file nests JSON too deeply to be a result file") from None
     added = 0
     with transaction.atomic():
         results = [
