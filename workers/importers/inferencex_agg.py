@@ -77,33 +77,6 @@ AGG_KEYS = DEPLOYMENT_KEYS | {
     "output_tput_per_gpu",
     "input_tput_per_gpu",
 }
-AGENTIC_KEYS = DEPLOYMENT_KEYS | {
-    "scenario_type",
-    "offloading",
-    "offload_mode",
-    "num_requests_total",
-    "num_requests_successful",
-    "theoretical_cache_hit_rate",
-    "theoretical_infinite_cache_hit_rate",
-    "server_gpu_cache_hit_rate",
-    "server_cpu_cache_hit_rate",
-    "kv_offload_bytes_gpu_to_cpu",
-    "kv_offload_bytes_cpu_to_gpu",
-    "kv_offload_time_gpu_to_cpu",
-    "kv_offload_time_cpu_to_gpu",
-    "cpu_kv_cache_usage_pct",
-    "total_prompt_tokens",
-    "total_generation_tokens",
-    "total_requests_completed",
-    "response_cache_hit_rate",
-    "input_tput_tps",
-    "output_tput_tps",
-    "total_tput_tps",
-    "duration_seconds",
-    "tput_per_gpu",
-    "output_tput_per_gpu",
-    "input_tput_per_gpu",
-}
 # Kept verbatim in environment.extra (their meaning is InferenceX's, not a schema slot).
 AGENTIC_EXTRA = (
     "theoretical_cache_hit_rate",
@@ -117,6 +90,24 @@ AGENTIC_EXTRA = (
     "response_cache_hit_rate",
     "total_requests_completed",
 )
+AGENTIC_KEYS = DEPLOYMENT_KEYS | {
+    *AGENTIC_EXTRA,
+    "scenario_type",
+    "offloading",
+    "offload_mode",
+    "num_requests_total",
+    "num_requests_successful",
+    "server_gpu_cache_hit_rate",
+    "total_prompt_tokens",
+    "total_generation_tokens",
+    "input_tput_tps",
+    "output_tput_tps",
+    "total_tput_tps",
+    "duration_seconds",
+    "tput_per_gpu",
+    "output_tput_per_gpu",
+    "input_tput_per_gpu",
+}
 
 
 def _is_agentic(row: Any) -> bool:
