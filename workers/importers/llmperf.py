@@ -112,13 +112,8 @@ def _sniff_summary(seen: Preview) -> bool:
 
 
 def _sniff_responses(seen: Preview) -> bool:
-    rows = seen.value
-    return (
-        isinstance(rows, list)
-        and bool(rows)
-        and isinstance(rows[0], dict)
-        and {"error_code", "ttft_s", "end_to_end_latency_s"} <= set(rows[0])
-    )
+    row = seen.first_item
+    return isinstance(row, dict) and {"error_code", "ttft_s", "end_to_end_latency_s"} <= set(row)
 
 
 def _version(row: dict[str, Any], where: str) -> None:
