@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
@@ -361,6 +362,12 @@ class ResultDocument(StrictModel):
         if self.points and self.scenario is None:
             raise ValueError("points need a scenario")
         return self
+
+    @classmethod
+    def measured(cls, **fields: Any) -> ResultDocument:
+        """A run this worker measured: keyed by a fresh UUID (an import's key is its file's
+        hash, so the same file stores once; every measurement is a new run)."""
+        return cls(idempotency_key=str(uuid.uuid4()), provenance="measured", **fields)
 
     def deployment_fingerprint(self) -> str:
         return deployment_fingerprint(self.model.name, self.deployment)

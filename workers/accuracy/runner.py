@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -375,9 +374,7 @@ def build_document(
             },
         }
     }
-    return ResultDocument(
-        idempotency_key=str(uuid.uuid4()),
-        provenance="measured",
+    return ResultDocument.measured(
         status=status,
         model=model,
         deployment=deployment,

@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -277,6 +277,27 @@ def dataset_name(stated: str) -> str:
     """Our name for a tool's dataset name (unknown names are kept, lower-cased)."""
     key = stated.strip().lower()
     return DATASET_NAMES.get(key, key)
+
+
+def derived_lengths(
+    job: ImportInput, sent: Sequence[tuple[float, float]], derived: str
+) -> tuple[dict[str, int], dict[str, Any]] | None:
+    """Scenario lengths from the successful requests' (input, output) token counts, and the
+    record of how they were derived (`derived` says from what), unless the facts give
+    lengths or no request succeeded.
+
+    For files that state what each request measured, not the lengths it asked for: the
+    scenario gets the rounded means, and environment.extra.scenario_lengths the record.
+    """
+    given = job.facts.as_tree().get("scenario", {})
+    if not sent or {"input_tokens", "output_tokens"} & set(given):
+        return None
+    means = {
+        "input_tokens": sum(n_in for n_in, _ in sent) / len(sent),
+        "output_tokens": sum(n_out for _, n_out in sent) / len(sent),
+    }
+    lengths = {slot: max(1, round(mean)) for slot, mean in means.items()}
+    return lengths, {"derived": derived, "means": means, "requests": len(sent)}
 
 
 # --- document assembly -------------------------------------------------------------------

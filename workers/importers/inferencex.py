@@ -229,14 +229,8 @@ EVAL_METRICS = ("em_strict", "em_flexible")
 
 
 def _sniff_evals(seen: Preview) -> bool:
-    rows = seen.value
-    return (
-        isinstance(rows, list)
-        and bool(rows)
-        and isinstance(rows[0], dict)
-        and "hw" in rows[0]
-        and "em_strict" in rows[0]
-    )
+    row = seen.first_item
+    return isinstance(row, dict) and "hw" in row and "em_strict" in row
 
 
 def _sku(hw: Any) -> str:

@@ -27,7 +27,7 @@ disaggregated or multi-node aggregates do not state their GPU pools and are refu
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from workers.importers.common import (
     ImportInput,
@@ -77,33 +77,6 @@ AGG_KEYS = DEPLOYMENT_KEYS | {
     "output_tput_per_gpu",
     "input_tput_per_gpu",
 }
-AGENTIC_KEYS = DEPLOYMENT_KEYS | {
-    "scenario_type",
-    "offloading",
-    "offload_mode",
-    "num_requests_total",
-    "num_requests_successful",
-    "theoretical_cache_hit_rate",
-    "theoretical_infinite_cache_hit_rate",
-    "server_gpu_cache_hit_rate",
-    "server_cpu_cache_hit_rate",
-    "kv_offload_bytes_gpu_to_cpu",
-    "kv_offload_bytes_cpu_to_gpu",
-    "kv_offload_time_gpu_to_cpu",
-    "kv_offload_time_cpu_to_gpu",
-    "cpu_kv_cache_usage_pct",
-    "total_prompt_tokens",
-    "total_generation_tokens",
-    "total_requests_completed",
-    "response_cache_hit_rate",
-    "input_tput_tps",
-    "output_tput_tps",
-    "total_tput_tps",
-    "duration_seconds",
-    "tput_per_gpu",
-    "output_tput_per_gpu",
-    "input_tput_per_gpu",
-}
 # Kept verbatim in environment.extra (their meaning is InferenceX's, not a schema slot).
 AGENTIC_EXTRA = (
     "theoretical_cache_hit_rate",
@@ -117,6 +90,24 @@ AGENTIC_EXTRA = (
     "response_cache_hit_rate",
     "total_requests_completed",
 )
+AGENTIC_KEYS = DEPLOYMENT_KEYS | {
+    *AGENTIC_EXTRA,
+    "scenario_type",
+    "offloading",
+    "offload_mode",
+    "num_requests_total",
+    "num_requests_successful",
+    "server_gpu_cache_hit_rate",
+    "total_prompt_tokens",
+    "total_generation_tokens",
+    "input_tput_tps",
+    "output_tput_tps",
+    "total_tput_tps",
+    "duration_seconds",
+    "tput_per_gpu",
+    "output_tput_per_gpu",
+    "input_tput_per_gpu",
+}
 
 
 def _is_agentic(row: Any) -> bool:
@@ -141,31 +132,65 @@ def _sniff_agentic(seen: Preview) -> bool:
     return bool(rows) and _is_agentic(rows[0])
 
 
+class _Stats(NamedTuple):
+    """A config's statistics: its latency_ms distributions, and those kept as written."""
+
+    latency: dict[str, dict[str, float]]
+    kept: dict[str, dict[str, float]]
+
+
 def _documents(
     job: ImportInput,
     what: str,
-    document: Callable[[ImportInput, dict[str, Any], int | None, str], ResultDocument],
+    known: set[str],
+    document: Callable[[ImportInput, dict[str, Any], _Stats, int | None, str], ResultDocument],
 ) -> list[ResultDocument]:
-    """One document per config: the file holds one, or InferenceX's collected array of them."""
+    """One document per config: the file holds one, or InferenceX's collected array of them.
+
+    Each config's keys are checked against `known` before `document` reads it.
+    """
+
+    def one(item: Any, index: int | None, where: str) -> ResultDocument:
+        row = expect_object(item, where)
+        latency, kept, consumed = split_stats(row, where)
+        check_known(row, known, consumed, where)
+        return document(job, row, _Stats(latency, kept), index, where)
+
     value = load_json(job.main)
     if not isinstance(value, list):
-        return [document(job, expect_object(value, job.main.name), None, job.main.name)]
+        return [one(value, None, job.main.name)]
     if not value:
         raise ImportFailure(f"{job.main.name}: the array of {what} results is empty")
-    documents = []
-    for i, row in enumerate(value):
-        where = f"{job.main.name} item {i}"
-        documents.append(document(job, expect_object(row, where), i, where))
-    return documents
+    return [one(row, i, f"{job.main.name} item {i}") for i, row in enumerate(value)]
 
 
-def _stats(
-    row: dict[str, Any], known: set[str], where: str
-) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
-    """(latency_ms distributions, statistics kept as written), once every key is known."""
-    latency, kept, consumed = split_stats(row, where)
-    check_known(row, known, consumed, where)
-    return latency, kept
+def _document(
+    job: ImportInput,
+    row: dict[str, Any],
+    tool: str,
+    deployment: dict[str, Any],
+    scenario: dict[str, Any],
+    point: dict[str, Any],
+    extra: dict[str, Any],
+    *,
+    status: str = "succeeded",
+    index: int | None = None,
+    where: str | None = None,
+) -> ResultDocument:
+    """A config's one-point document. Every InferenceX shape names its model in `model` and
+    keeps what has no schema slot in environment.extra, and nothing else in environment."""
+    return build_document(
+        job,
+        tool=tool,
+        model_stated=row.get("model"),
+        deployment_stated=deployment,
+        scenario_stated=scenario,
+        points=[point],
+        environment={"extra": extra},
+        status=status,
+        index=index,
+        where=where,
+    )
 
 
 def _per_gpu(row: dict[str, Any]) -> dict[str, Any]:
@@ -183,13 +208,12 @@ def _described(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def parse_agg(job: ImportInput) -> list[ResultDocument]:
-    return _documents(job, "aggregated", _agg_document)
+    return _documents(job, "aggregated", AGG_KEYS, _agg_document)
 
 
 def _agg_document(
-    job: ImportInput, row: dict[str, Any], index: int | None, where: str
+    job: ImportInput, row: dict[str, Any], stats: _Stats, index: int | None, where: str
 ) -> ResultDocument:
-    latency, kept = _stats(row, AGG_KEYS, where)
     deployment = deployment_from_row(row, job.main.name, where)
     isl = integer(row, "isl", where)
     osl = integer(row, "osl", where)
@@ -203,24 +227,16 @@ def _agg_document(
     point = {
         "concurrency": row_concurrency(row, job.main.name, where),
         "throughput": per_gpu_throughput(row, deployment["gpus"], where),
-        "latency_ms": latency,
+        "latency_ms": stats.latency,
     }
     extra: dict[str, Any] = {
         "per_gpu": _per_gpu(row),
         **_described(row),
     }
-    if kept:
-        extra["statistics_as_written"] = kept
-    return build_document(
-        job,
-        tool=AGG_TOOL,
-        model_stated=row.get("model"),
-        deployment_stated=deployment,
-        scenario_stated=scenario,
-        points=[point],
-        environment={"extra": extra},
-        index=index,
-        where=where,
+    if stats.kept:
+        extra["statistics_as_written"] = stats.kept
+    return _document(
+        job, row, AGG_TOOL, deployment, scenario, point, extra, index=index, where=where
     )
 
 
@@ -249,13 +265,12 @@ def _agentic_scenario(dataset: str, mean_in: float, mean_out: float) -> dict[str
 
 
 def parse_agentic(job: ImportInput) -> list[ResultDocument]:
-    return _documents(job, "agentic", _agentic_document)
+    return _documents(job, "agentic", AGENTIC_KEYS, _agentic_document)
 
 
 def _agentic_document(
-    job: ImportInput, row: dict[str, Any], index: int | None, where: str
+    job: ImportInput, row: dict[str, Any], stats: _Stats, index: int | None, where: str
 ) -> ResultDocument:
-    latency, kept = _stats(row, AGENTIC_KEYS, where)
     _check_agentic_coding(row, where)
     deployment = deployment_from_row(row, job.main.name, where)
     offload = row.get("offloading", row.get("offload_mode"))
@@ -270,8 +285,8 @@ def _agentic_document(
         if ok > total:
             raise ImportFailure(f"{where}: num_requests_successful exceeds num_requests_total")
         requests = {"total": total, "succeeded": ok, "failed": total - ok}
-    mean_in = (kept.get("input_tokens") or {}).get("mean")
-    mean_out = (kept.get("output_tokens_actual") or {}).get("mean")
+    mean_in = (stats.kept.get("input_tokens") or {}).get("mean")
+    mean_out = (stats.kept.get("output_tokens_actual") or {}).get("mean")
     if mean_in is None or mean_out is None:
         raise ImportFailure(f"{where}: missing field(s) mean_input_tokens / mean_output_tokens")
     scenario = _agentic_scenario("agentic-coding", mean_in, mean_out)
@@ -290,12 +305,12 @@ def _agentic_document(
             "source": "usage",
         },
         "throughput": drop_none(throughput),
-        "latency_ms": latency,
+        "latency_ms": stats.latency,
         "prefix_cache_hit_rate": number(row, "server_gpu_cache_hit_rate", where),
     }
     extra: dict[str, Any] = {
         "per_gpu": _per_gpu(row),
-        "statistics_as_written": kept,
+        "statistics_as_written": stats.kept,
         **{k: row[k] for k in AGENTIC_EXTRA if row.get(k) is not None},
         **_described(row),
     }
@@ -304,14 +319,14 @@ def _agentic_document(
     status = "succeeded"
     if requests and requests["failed"]:
         status = "failed" if requests["succeeded"] == 0 else "partial"
-    return build_document(
+    return _document(
         job,
-        tool=AGENTIC_TOOL,
-        model_stated=row.get("model"),
-        deployment_stated=deployment,
-        scenario_stated=scenario,
-        points=[drop_none(point)],
-        environment={"extra": extra},
+        row,
+        AGENTIC_TOOL,
+        deployment,
+        scenario,
+        drop_none(point),
+        extra,
         status=status,
         index=index,
         where=where,
@@ -425,14 +440,14 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
     }
     status = "partial" if requests and requests["failed"] else "succeeded"
     return [
-        build_document(
+        _document(
             job,
-            tool=AGENTIC_V2_TOOL,
-            model_stated=row.get("model"),
-            deployment_stated=deployment,
-            scenario_stated=scenario,
-            points=[drop_none(point)],
-            environment={"extra": drop_none(extra)},
+            row,
+            AGENTIC_V2_TOOL,
+            deployment,
+            scenario,
+            drop_none(point),
+            drop_none(extra),
             status=status,
         )
     ]

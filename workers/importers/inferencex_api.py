@@ -496,18 +496,13 @@ def parse_evaluations(job: ImportInput) -> list[ResultDocument]:
     return evaluation_documents(value, source=_file_source(job), where=job.main.name)
 
 
-def _first(seen: Preview) -> Any:
-    value = seen.value
-    return value[0] if isinstance(value, list) and value else None
-
-
 def _sniff_benchmarks(seen: Preview) -> bool:
-    row = _first(seen)
+    row = seen.first_item
     return isinstance(row, dict) and "hardware" in row and "isl" in row and "metrics" in row
 
 
 def _sniff_evaluations(seen: Preview) -> bool:
-    row = _first(seen)
+    row = seen.first_item
     return isinstance(row, dict) and "hardware" in row and "task" in row and "metrics" in row
 
 

@@ -33,6 +33,7 @@ from workers import slo
 from workers.importers.common import (
     ImportInput,
     build_document,
+    derived_lengths,
     drop_none,
     expect_object,
     integer,
@@ -49,6 +50,7 @@ VERSIONS = ("2023-08-31",)
 TOOL = "llmperf (results version 2023-08-31)"
 # token_benchmark_ray.py always samples its prompts from Shakespeare's sonnets (sonnet.txt).
 DATASET = "sonnet"
+DERIVED = "rounded means of the successful requests' measured token counts"
 
 SETUP = {
     "version",
@@ -112,13 +114,8 @@ def _sniff_summary(seen: Preview) -> bool:
 
 
 def _sniff_responses(seen: Preview) -> bool:
-    rows = seen.value
-    return (
-        isinstance(rows, list)
-        and bool(rows)
-        and isinstance(rows[0], dict)
-        and {"error_code", "ttft_s", "end_to_end_latency_s"} <= set(rows[0])
-    )
+    row = seen.first_item
+    return isinstance(row, dict) and {"error_code", "ttft_s", "end_to_end_latency_s"} <= set(row)
 
 
 def _version(row: dict[str, Any], where: str) -> None:
@@ -299,23 +296,11 @@ def parse_responses(job: ImportInput) -> list[ResultDocument]:
     if texts:
         extra["responses_with_text"] = texts  # GEN_TEXT, not stored
     scenario: dict[str, Any] = {"arrival": "closed", "dataset": DATASET}
-    given = job.facts.as_tree().get("scenario", {})
-    if ok and not {"input_tokens", "output_tokens"} & set(given):
-        # The file states what each request measured, not the lengths asked for: the
-        # scenario's lengths are the successful requests' means, and labelled as derived.
-        means = {
-            slot: sum(r[key] for r in ok) / len(ok)
-            for key, slot in (
-                ("number_input_tokens", "input_tokens"),
-                ("number_output_tokens", "output_tokens"),
-            )
-        }
-        scenario.update({slot: max(1, round(mean)) for slot, mean in means.items()})
-        extra["scenario_lengths"] = {
-            "derived": "rounded means of the successful requests' measured token counts",
-            "means": means,
-            "requests": len(ok),
-        }
+    sent = [(r["number_input_tokens"], r["number_output_tokens"]) for r in ok]
+    derived = derived_lengths(job, sent, DERIVED)
+    if derived:
+        lengths, extra["scenario_lengths"] = derived
+        scenario.update(lengths)
     return [
         build_document(
             job,

@@ -27,6 +27,13 @@ class Preview:
     problem: str = ""  # why the whole file is not JSON, when it is not
 
     @property
+    def first_item(self) -> Any:
+        """The first element when the file is a non-empty JSON array, else None: what
+        sniffers of array-shaped files (rows, records) look at."""
+        value = self.value
+        return value[0] if isinstance(value, list) and value else None
+
+    @property
     def truncated(self) -> bool:
         return "truncated" in self.problem
 

@@ -48,6 +48,7 @@ from workers.importers.benchjson import counts_from_lists, latency_stats, record
 from workers.importers.common import (
     ImportInput,
     build_document,
+    derived_lengths,
     drop_none,
     expect_object,
     integer,
@@ -335,7 +336,14 @@ def _parse_row(
     if prompts:
         scenario["request_count"] = prompts
     if legacy and lists:
-        derived = _derived_lengths(lists, job)
+        sent = [
+            (n_in, n_out)
+            for n_in, n_out, error in zip(
+                lists["input_lens"], lists["output_lens"], lists["errors"], strict=True
+            )
+            if not error
+        ]
+        derived = derived_lengths(job, sent, DERIVED)
         if derived:
             lengths, extra["scenario_lengths"] = derived
             scenario.update(lengths)
@@ -365,29 +373,6 @@ def _parse_row(
         status=status,
         index=index,
     )
-
-
-def _derived_lengths(
-    lists: dict[str, list[Any]], job: ImportInput
-) -> tuple[dict[str, int], dict[str, Any]] | None:
-    """Scenario lengths from the successful requests' measured token counts, when the facts
-    give none: the file states what each request measured, not the lengths asked for."""
-    given = job.facts.as_tree().get("scenario", {})
-    ok = [
-        (n_in, n_out)
-        for n_in, n_out, error in zip(
-            lists["input_lens"], lists["output_lens"], lists["errors"], strict=True
-        )
-        if not error
-    ]
-    if not ok or {"input_tokens", "output_tokens"} & set(given):
-        return None
-    means = {
-        "input_tokens": sum(n_in for n_in, _ in ok) / len(ok),
-        "output_tokens": sum(n_out for _, n_out in ok) / len(ok),
-    }
-    lengths = {slot: max(1, round(mean)) for slot, mean in means.items()}
-    return lengths, {"derived": DERIVED, "means": means, "requests": len(ok)}
 
 
 def _window(times: dict[str, Any], where: str) -> dict[str, str]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import platform
-import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,9 +36,7 @@ def make_document(
         environment_extra["stop_reason"] = result.stop_reason
     if result.start_skew_ms:
         environment_extra["client_start_skew_ms"] = result.start_skew_ms
-    return ResultDocument(
-        idempotency_key=str(uuid.uuid4()),
-        provenance="measured",
+    return ResultDocument.measured(
         status=status,
         model=model,
         deployment=deployment,
