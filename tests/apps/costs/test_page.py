@@ -261,3 +261,8 @@ def test_a_claim_with_a_bad_field_draws_no_card_and_says_why(client, db):
     response = client.get("/costs/claim/verdict.svg?throughput_ratio=0")
     assert response.status_code == 400
     assert "throughput_ratio" in response.content.decode()
+
+
+def test_the_claim_page_says_a_ratio_is_not_above_zero_once(client, db):
+    page = client.get("/costs/claim/?throughput_ratio=0").content.decode()
+    assert page.count("must be greater than zero (got 0)") == 1
