@@ -151,10 +151,10 @@ def plan_capacity(workload: Workload, candidate: Candidate) -> CapacityPlan:
     rps_per_gpu = per_gpu / tokens_per_request(workload, candidate.token_kind)
     needed = load.peak_requests_per_s * (1.0 + workload.headroom)
     exact_replicas = needed / (rps_per_gpu * replica_gpus)
+    load_field = (
+        "requests_per_day" if workload.requests_per_day is not None else "peak_requests_per_s"
+    )
     if not exact_replicas * replica_gpus <= MAX_GPUS:
-        load_field = (
-            "requests_per_day" if workload.requests_per_day is not None else "peak_requests_per_s"
-        )
         raise CostInputError(
             load_field, f"needs more than {MAX_GPUS:,} GPUs; check the load and the throughput"
         )
@@ -169,6 +169,8 @@ def plan_capacity(workload: Workload, candidate: Candidate) -> CapacityPlan:
         * SECONDS_PER_HOUR
         * HOURS_PER_MONTH
     )
+    if not tokens_per_month > 0:  # a load so small it rounds to no tokens at all
+        raise CostInputError(load_field, "is out of range: too small to price")
     return CapacityPlan(
         candidate=candidate,
         feasible=True,

@@ -17,7 +17,6 @@ from apps.costs.formulas import (
     CostInputError,
     Tier,
     TierPrice,
-    choose_price,
     finite_result,
     require_non_negative,
     require_positive,
@@ -252,21 +251,6 @@ def run_pair_assumptions(
     return assumptions
 
 
-CLAIM_DEFAULTS: dict[str, str] = {
-    "throughput_ratio": "0.8",
-    "claimed_cost_ratio": "0.5",
-    "comparison": Comparison.BELOW.value,
-    "accelerator_a": "MI355X",
-    "tier_a": Tier.OWNING_HYPERSCALER.value,
-    "price_a": "",
-    "accelerator_b": "B200",
-    "tier_b": Tier.OWNING_HYPERSCALER.value,
-    "price_b": "",
-    "ttft_s_max": "",
-    "interactivity_min": "",
-}
-
-
 @dataclass(frozen=True, slots=True)
 class ClaimPage:
     """Everything the claim page shows, computed from its query string."""
@@ -279,86 +263,28 @@ class ClaimPage:
     slo: Slo | None = None
 
 
-def claim_page(
-    params: Mapping[str, str],
+def check_with_assumptions(
+    claim: Claim,
+    accelerators: tuple[str, str],
     prices: Mapping[str, AcceleratorPrices],
-    curves: Sequence[DeploymentCurve] = (),
-) -> ClaimPage:
-    """Parse the claim page's state, check the claim, and try every tier and run pairing."""
-    values = {name: params.get(name, default) for name, default in CLAIM_DEFAULTS.items()}
-    errors: list[FieldError] = []
-
-    def number(name: str) -> float | None:
-        text = values[name].strip()
-        if not text:
-            return None
-        try:
-            value = float(text)
-        except ValueError:
-            errors.append(FieldError(name, f"must be a number (got {text!r})"))
-            return None
-        if not math.isfinite(value):
-            errors.append(FieldError(name, "must be a finite number"))
-            return None
-        return value
-
-    ratio, claimed = number("throughput_ratio"), number("claimed_cost_ratio")
-    own_a, own_b = number("price_a"), number("price_b")
-    ttft, interactivity = number("ttft_s_max"), number("interactivity_min")
-    for name, value in (("throughput_ratio", ratio), ("claimed_cost_ratio", claimed)):
-        if value is None and not any(e.field == name for e in errors):
-            errors.append(FieldError(name, "is required"))
-
-    sides = {}
-    for side, own in (("a", own_a), ("b", own_b)):
-        try:
-            sides[side] = choose_price(
-                prices,
-                usd_per_gpu_hour=own,
-                accelerator=values[f"accelerator_{side}"],
-                tier=values[f"tier_{side}"],
-            )
-        except CostInputError as error:
-            field_name = "price" if error.field == "usd_per_gpu_hour" else error.field
-            errors.append(FieldError(f"{field_name}_{side}", error.message))
-    slo = None
-    try:
-        slo = Slo.of(ttft_s_max=ttft, interactivity_min=interactivity)
-    except CostInputError as error:
-        errors.append(FieldError(error.field, error.message))
-    if errors or ratio is None or claimed is None or slo is None:
-        return ClaimPage(values, tuple(errors))
-
-    try:
-        comparison = Comparison(values["comparison"])
-        claim = Claim(
-            throughput_ratio=ratio,
-            usd_per_gpu_hour_a=sides["a"].usd_per_gpu_hour,
-            usd_per_gpu_hour_b=sides["b"].usd_per_gpu_hour,
-            claimed_cost_ratio=claimed,
-            comparison=comparison,
-            label_a=values["accelerator_a"] or "A",
-            label_b=values["accelerator_b"] or "B",
-        )
-        require_positive("throughput_ratio", ratio)
-        assumptions: list[Assumption] = []
-        sku_a, sku_b = values["accelerator_a"].upper(), values["accelerator_b"].upper()
-        books = {sku.upper() for sku in prices}
-        if sku_a in books and sku_b in books:
-            assumptions += tier_pair_assumptions(prices, sku_a, sku_b, ratio)
-        assumptions += run_pair_assumptions(
-            [c for c in curves if c.accelerator.upper() == sku_a],
-            [c for c in curves if c.accelerator.upper() == sku_b],
-            slo,
-            sides["a"].usd_per_gpu_hour,
-            sides["b"].usd_per_gpu_hour,
-        )
-        check = check_claim(claim, assumptions)
-    except ValueError as error:
-        field_name = error.field if isinstance(error, CostInputError) else "comparison"
-        message = error.message if isinstance(error, CostInputError) else "must be <, <= or ~"
-        return ClaimPage(values, (FieldError(field_name, message),))
-    return ClaimPage(values, (), check, sides["a"], sides["b"], slo)
+    curves: Sequence[DeploymentCurve],
+    slo: Slo,
+) -> ClaimCheck:
+    """The claim checked, and tried under every pairing of A's and B's price tiers (when the
+    book prices both) and of their stored runs at `slo`."""
+    sku_a, sku_b = (sku.upper() for sku in accelerators)
+    assumptions: list[Assumption] = []
+    books = {sku.upper() for sku in prices}
+    if sku_a in books and sku_b in books:
+        assumptions += tier_pair_assumptions(prices, sku_a, sku_b, claim.throughput_ratio)
+    assumptions += run_pair_assumptions(
+        [c for c in curves if c.accelerator.upper() == sku_a],
+        [c for c in curves if c.accelerator.upper() == sku_b],
+        slo,
+        claim.usd_per_gpu_hour_a,
+        claim.usd_per_gpu_hour_b,
+    )
+    return check_claim(claim, assumptions)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,7 @@
 
 Prices every stored deployment at the user's SLO, sizes it for the workload, and ranks
 cheapest first. The page's query string (which carries the whole state, so a result can be
-shared) is parsed in procurement_inputs.py; the downloads are procurement_export.py.
+shared) is read by forms.py (ProcurementQuery); the downloads are procurement_export.py.
 """
 
 from __future__ import annotations

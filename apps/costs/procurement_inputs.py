@@ -1,5 +1,6 @@
-"""The procurement calculator's inputs: the page's query string (its whole state) parsed into
-ProcurementInputs, with bad values as field errors, never as exceptions.
+"""The procurement calculator's inputs (ProcurementInputs) and the steps from the buyer's
+figures to them: the workload in the buyer's units, a length mix, an own capex + opex price.
+The page's query string is read by apps/costs/forms.py (ProcurementQuery).
 """
 
 from __future__ import annotations
@@ -7,7 +8,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from apps.costs.capacity import SECONDS_PER_DAY, Workload, workload_load
 from apps.costs.formulas import (
@@ -18,12 +18,8 @@ from apps.costs.formulas import (
     Tier,
     TokenKind,
     capex_opex_usd_per_gpu_hour,
-    require_non_negative,
 )
 from apps.costs.slo import Slo
-
-if TYPE_CHECKING:  # the page's reader of prices; this module stays free of the database
-    from apps.costs.prices import ProfiledQuery
 
 DEFAULTS: dict[str, str] = {
     "tier": Tier.OWNING_HYPERSCALER.value,
@@ -76,7 +72,7 @@ SELL_FIELDS = (
 )
 PRICE_PREFIX = "price_"
 CAPEX_PRICE_SOURCE = "your capex + opex"
-_TEXT_FIELDS = {
+TEXT_FIELDS = {
     "tier",
     "token_kind",
     "ttft_percentile",
@@ -93,7 +89,7 @@ WORKLOAD_UNITS = {
     "peak_requests_per_s": "requests per second at peak",
 }
 # The figure field(s) each unit reads.
-_UNIT_FIELDS = {
+UNIT_FIELDS = {
     "requests_per_day": ("requests_per_day",),
     "tokens_per_day": ("tokens_per_day",),
     "io_tokens_per_day": ("input_tokens_per_day", "output_tokens_per_day"),
@@ -128,155 +124,23 @@ class ProcurementInputs:
     profile_skus: frozenset[str] = frozenset()
 
 
-def state(params: Mapping[str, str]) -> dict[str, str]:
-    """The page state: defaults overlaid with what the query string gives, prices included."""
-    values = {name: params.get(name, default) for name, default in DEFAULTS.items()}
-    for name, value in params.items():
-        if name.startswith(PRICE_PREFIX) and value.strip():
-            values[name] = value
-    return values
-
-
-def _number(values: Mapping[str, str], name: str, errors: list[FieldError]) -> float | None:
-    text = values.get(name, "").strip().replace(",", "")
-    if not text:
-        return None
-    try:
-        number = float(text)
-    except ValueError:
-        errors.append(FieldError(name, f"must be a number (got {text!r})"))
-        return None
-    if not math.isfinite(number):
-        errors.append(FieldError(name, "must be a finite number"))
-        return None
-    return number
-
-
-def parse_inputs(
-    params: Mapping[str, str],
-    book: Mapping[str, AcceleratorPrices] | None = None,
-    *,
-    profile: ProfiledQuery | None = None,
-    shapes: Mapping[str, tuple[float, float]] | None = None,
-) -> tuple[ProcurementInputs | None, list[FieldError]]:
-    """The calculator's inputs from a query string, or the errors naming each bad field.
-
-    `book` gives the all-in kW of an accelerator when a capex + opex price leaves it out.
-    """
-    values = state(params)
-    errors: list[FieldError] = []
-    numbers = {name: _number(values, name, errors) for name in DEFAULTS if name not in _TEXT_FIELDS}
-    try:
-        kind = TokenKind(values["token_kind"])
-    except ValueError:
-        errors.append(FieldError("token_kind", "must be input, output or total"))
-        kind = TokenKind.OUTPUT
-    tier = values["tier"].strip()
-    if not tier:
-        errors.append(FieldError("tier", "is required"))
-
-    own_prices: dict[str, float] = {}
-    for name in values:
-        if not name.startswith(PRICE_PREFIX):
-            continue
-        price = _number(values, name, errors)
-        if price is None:
-            continue
-        try:
-            own_prices[name.removeprefix(PRICE_PREFIX).upper()] = require_non_negative(name, price)
-        except CostInputError as error:
-            errors.append(FieldError(name, error.message))
-
-    slo = Slo(())
-    success_pct = _or(numbers["min_success_pct"], 99.0)
-    if not 0 <= success_pct <= 100:
-        errors.append(
-            FieldError("min_success_pct", f"must be between 0 and 100 (got {success_pct:g})")
-        )
-    try:
-        slo = Slo.of(
-            ttft_s_max=numbers["ttft_s_max"],
-            ttft_percentile=values["ttft_percentile"] or "p99",
-            interactivity_min=numbers["interactivity_min"],
-            e2el_s_max=numbers["e2el_s_max"],
-            min_success_rate=min(max(success_pct, 0.0), 100.0) / 100.0,
-        )
-    except CostInputError as error:
-        errors.append(FieldError(error.field, error.message))
-
-    unit = values["workload_unit"].strip() or "requests_per_day"
-    if unit not in WORKLOAD_UNITS:
-        errors.append(
-            FieldError(
-                "workload_unit", f"must be one of {', '.join(WORKLOAD_UNITS)} (got {unit!r})"
-            )
-        )
-        unit = "requests_per_day"
-    workload: Workload | None = None
-    conversions: tuple[str, ...] = ()
-    if values["length_mix"].strip():
-        try:
-            mixed_in, mixed_out, step = length_mix(values["length_mix"], shapes or {})
-        except CostInputError as error:
-            errors.append(FieldError(error.field, error.message))
-        else:
-            numbers["input_tokens"], numbers["output_tokens"] = mixed_in, mixed_out
-            conversions = (step,)
-    for required in (*_UNIT_FIELDS[unit], "input_tokens", "output_tokens"):
-        if numbers[required] is None and not any(e.field == required for e in errors):
-            errors.append(FieldError(required, "is required"))
-    if not errors:
-        try:
-            workload, steps = _workload(unit, numbers)
-            conversions += steps
-            load = workload_load(workload)
-        except CostInputError as error:
-            errors.append(FieldError(error.field, error.message))
-        else:
-            conversions += _load_steps(workload, load.peak_requests_per_s, kind)
-
-    gpus_per_node = numbers["gpus_per_node"]
-    bad_node = gpus_per_node is None or gpus_per_node < 1 or gpus_per_node != int(gpus_per_node)
-    if bad_node and not any(e.field == "gpus_per_node" for e in errors):
-        errors.append(FieldError("gpus_per_node", "must be a whole number of at least 1"))
-    sell: dict[str, float | None] = {}
-    for name in SELL_FIELDS:
-        value = numbers[name]
-        if value is not None and value < 0:
-            errors.append(FieldError(name, f"must not be negative (got {value:g})"))
-        sell[name] = value
-    capex_accelerator = values["capex_accelerator"].strip().upper()
-    capex = _capex_price(capex_accelerator, numbers, book or {}, errors)
-    if errors or workload is None or gpus_per_node is None:
-        return None, errors
-    return (
-        ProcurementInputs(
-            tier=tier,
-            own_prices=own_prices,
-            token_kind=kind,
-            slo=slo,
-            workload=workload,
-            gpus_per_node=int(gpus_per_node),
-            capex_accelerator=capex_accelerator if capex else "",
-            capex=capex,
-            model=values["model"].strip(),
-            scenario=values["scenario"].strip(),
-            conversions=conversions,
-            sell=sell,
-            profile=profile.profile if profile else "",
-            profile_skus=profile.profile_skus if profile else frozenset(),
-        ),
-        [],
-    )
-
-
 def _n(value: float) -> str:
     """A figure as a buyer reads it: thousands separated, at most 4 significant digits
     past the point."""
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.4g}"
 
 
-def _workload(unit: str, numbers: Mapping[str, float | None]) -> tuple[Workload, tuple[str, ...]]:
+def sized_workload(
+    unit: str, numbers: Mapping[str, float | None], kind: TokenKind
+) -> tuple[Workload, tuple[str, ...]]:
+    """The workload the plan sizes for, and each step from the buyer's figures to the tokens
+    per second it needs."""
+    workload, steps = workload_of(unit, numbers)
+    load = workload_load(workload)
+    return workload, steps + load_steps(workload, load.peak_requests_per_s, kind)
+
+
+def workload_of(unit: str, numbers: Mapping[str, float | None]) -> tuple[Workload, tuple[str, ...]]:
     """The workload in requests, and each step from the buyer's unit to it."""
     inp = require_positive_field("input_tokens", numbers["input_tokens"])
     out = require_positive_field("output_tokens", numbers["output_tokens"])
@@ -371,7 +235,7 @@ def require_positive_field(name: str, value: float | None) -> float:
     return value
 
 
-def _load_steps(workload: Workload, peak: float, kind: TokenKind) -> tuple[str, ...]:
+def load_steps(workload: Workload, peak: float, kind: TokenKind) -> tuple[str, ...]:
     steps = []
     if workload.requests_per_day is not None:
         average = workload.requests_per_day / SECONDS_PER_DAY
@@ -394,44 +258,35 @@ def _load_steps(workload: Workload, peak: float, kind: TokenKind) -> tuple[str, 
     return tuple(steps)
 
 
-def _capex_price(
+def capex_price(
     accelerator: str,
     numbers: Mapping[str, float | None],
     book: Mapping[str, AcceleratorPrices],
-    errors: list[FieldError],
 ) -> GpuHourCost | None:
-    """$/GPU-hr from the capex + opex fields, when an accelerator is chosen for it."""
+    """$/GPU-hr from the capex + opex fields, when an accelerator is chosen for it; the
+    all-in kW comes from `book` where the buyer left it out."""
     if not accelerator:
         return None
     if numbers["gpu_purchase_usd"] is None:
-        if not any(e.field == "gpu_purchase_usd" for e in errors):
-            errors.append(FieldError("gpu_purchase_usd", "is required for a capex + opex price"))
-        return None
+        raise CostInputError("gpu_purchase_usd", "is required for a capex + opex price")
     kw = numbers["kw_per_gpu"]
     if kw is None:
         entry = {sku.upper(): b for sku, b in book.items()}.get(accelerator)
         kw = entry.all_in_kw if entry else None
     if kw is None:
-        errors.append(
-            FieldError("kw_per_gpu", f"is required: no all-in kW known for {accelerator}")
+        raise CostInputError("kw_per_gpu", f"is required: no all-in kW known for {accelerator}")
+    return capex_opex_usd_per_gpu_hour(
+        CapexOpex(
+            gpu_purchase_usd=numbers["gpu_purchase_usd"],
+            server_share_usd=_or(numbers["server_share_usd"], 0.0),
+            depreciation_years=_or(numbers["depreciation_years"], 0.0),
+            kw_per_gpu=kw,
+            usd_per_kwh=_or(numbers["usd_per_kwh"], 0.0),
+            pue=_or(numbers["pue"], 1.0),
+            hosting_usd_per_month=_or(numbers["hosting_usd_per_month"], 0.0),
+            utilization=_or(numbers["utilization"], 1.0),
         )
-        return None
-    try:
-        return capex_opex_usd_per_gpu_hour(
-            CapexOpex(
-                gpu_purchase_usd=numbers["gpu_purchase_usd"],
-                server_share_usd=_or(numbers["server_share_usd"], 0.0),
-                depreciation_years=_or(numbers["depreciation_years"], 0.0),
-                kw_per_gpu=kw,
-                usd_per_kwh=_or(numbers["usd_per_kwh"], 0.0),
-                pue=_or(numbers["pue"], 1.0),
-                hosting_usd_per_month=_or(numbers["hosting_usd_per_month"], 0.0),
-                utilization=_or(numbers["utilization"], 1.0),
-            )
-        )
-    except CostInputError as error:
-        errors.append(FieldError(error.field, error.message))
-        return None
+    )
 
 
 def _or(value: float | None, default: float) -> float:

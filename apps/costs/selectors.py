@@ -92,6 +92,8 @@ def deployment_curves(
 
     Simulated runs are left out: they never rank with measured ones.
     """
+    if "\x00" in model + scenario:  # no name has a NUL byte, and PostgreSQL refuses one
+        return []
     runs = runs_visible(org=org)
     if run_id is not None:
         runs = runs.filter(pk=run_id)

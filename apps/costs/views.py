@@ -18,10 +18,17 @@ from apps.accounts.scoping import current_org, viewer_org
 from apps.catalog.models import Model, Scenario
 from apps.costs import selectors, services
 from apps.costs.charts import cost_of_latency_figure, cost_vs_interactivity
-from apps.costs.claims import CLAIM_DEFAULTS, ClaimPage, Comparison, claim_page
+from apps.costs.claims import ClaimPage, Comparison
+from apps.costs.forms import (
+    CAPEX_FIELDS,
+    ClaimQuery,
+    ProcurementQuery,
+    field_label,
+    unknown_tier,
+)
 from apps.costs.formulas import CostInputError, Tier, TokenKind
 from apps.costs.models import PriceProfile, SavedPage
-from apps.costs.prices import LINK_ONLY, ProfiledQuery, profile_prices, with_profile_prices
+from apps.costs.prices import LINK_ONLY, profile_prices, with_profile_prices
 from apps.costs.procurement import Row, cost_of_latency, procurement_rows
 from apps.costs.procurement_export import EXPORT_COLUMNS, export_records
 from apps.costs.procurement_inputs import (
@@ -31,8 +38,6 @@ from apps.costs.procurement_inputs import (
     WORKLOAD_UNITS,
     FieldError,
     ProcurementInputs,
-    parse_inputs,
-    state,
 )
 from apps.costs.projected import projected_plan
 from apps.costs.reference import TIER_LABELS
@@ -41,88 +46,6 @@ from apps.htmx import page_or_partial
 from apps.projections import selectors as projection_selectors
 from apps.projections.claims import projected_cost_ratios, projected_throughput_ratio
 from workers import slo as slo_rule
-
-CAPEX_FIELDS = (
-    ("gpu_purchase_usd", "GPU purchase $", 8),
-    ("server_share_usd", "Server share per GPU $", 8),
-    ("depreciation_years", "Years", 3),
-    ("kw_per_gpu", "All-in kW/GPU (blank: reference)", 4),
-    ("usd_per_kwh", "$/kWh", 5),
-    ("pue", "PUE", 4),
-    ("hosting_usd_per_month", "Hosting $/month/GPU", 6),
-    ("utilization", "Utilization", 4),
-)
-
-
-# Each query field's visible label, so a message names what the reader sees on the form.
-FIELD_LABELS = {
-    "tier": "Tier",
-    "tier_a": "A: Tier",
-    "tier_b": "B: Tier",
-    "ttft_s_max": "TTFT ≤ (s)",
-    "ttft_percentile": "TTFT percentile",
-    "interactivity_min": "Interactivity p50 ≥ (tok/s/user)",
-    "e2el_s_max": "E2EL p99 ≤ (s)",
-    "min_success_pct": "Success ≥ (%)",
-    "workload_unit": "Workload in",
-    "tokens_per_day": "Tokens/day",
-    "input_tokens_per_day": "Input tokens/day",
-    "output_tokens_per_day": "Output tokens/day",
-    "peak_requests_per_s": "Peak requests/s",
-    "length_mix": "Length mix",
-    "sell_input_usd_per_mtok": "You sell input at ($/Mtok)",
-    "sell_cached_input_usd_per_mtok": "You sell cached input at ($/Mtok)",
-    "sell_output_usd_per_mtok": "You sell output at ($/Mtok)",
-    "name": "Name",
-    "profile": "Profile",
-    "requests_per_day": "Requests/day",
-    "input_tokens": "Input tokens",
-    "output_tokens": "Output tokens",
-    "cache_hit_rate": "Prefix-cache hit rate",
-    "peak_to_average": "Peak ÷ average",
-    "headroom": "Headroom",
-    "gpus_per_node": "GPUs/node",
-    "token_kind": "Throughput counts",
-    "capex_accelerator": "Apply to",
-    "throughput_ratio": "Throughput A ÷ B",
-    "claimed_cost_ratio": "Cost ratio claimed",
-    "comparison": "Cost ratio claimed (comparison)",
-    "accelerator_a": "A: Accelerator",
-    "accelerator_b": "B: Accelerator",
-    "price_a": "A: own $/GPU-hr",
-    "price_b": "B: own $/GPU-hr",
-    **{name: label for name, label, _ in CAPEX_FIELDS},
-}
-TIERS = [tier.value for tier in Tier]
-
-
-def field_label(field: str) -> str:
-    if field in FIELD_LABELS:
-        return FIELD_LABELS[field]
-    if field.startswith(PRICE_PREFIX):
-        return f"{field.removeprefix(PRICE_PREFIX).upper()} own $/GPU-hr"
-    return field
-
-
-def _unknown_tiers(query, fields: tuple[str, ...], book) -> list[FieldError]:
-    """A tier no price in the book has is named, never silently priced as "—" everywhere
-    (a tier only some accelerators lack stays a note on their rows)."""
-    errors = []
-    known = set(TIERS) | {tier for prices in book.values() for tier in prices.usd_per_gpu_hour}
-    choices = ", ".join(TIER_LABELS.get(t, t) for t in sorted(known))
-    for field in fields:
-        value = query.get(field)
-        if value and value not in known:
-            errors.append(
-                FieldError(field, f"no accelerator has a “{value}” price (tiers: {choices})")
-            )
-    return errors
-
-
-def _params(request: HttpRequest) -> ProfiledQuery:
-    """The page's query with the organization's active price profile under it (the one
-    price reader, apps.costs.prices, as every page that shows money)."""
-    return with_profile_prices(request.GET, current_org(request))
 
 
 def _scenario_shapes() -> dict[str, tuple[float, float]]:
@@ -137,21 +60,28 @@ def _scenario_shapes() -> dict[str, tuple[float, float]]:
 
 def _calculate(
     request: HttpRequest,
-) -> tuple[dict[str, str], ProcurementInputs | None, list[FieldError], list[Row]]:
-    profiled = _params(request)
-    params = profiled.params
-    values = state(params)
+) -> tuple[ProcurementQuery, ProcurementInputs | None, list[Row]]:
+    """The page's query, read once with the organization's active price profile under it
+    (the one price reader, apps.costs.prices), and the rows it asks for."""
+    profiled = with_profile_prices(request.GET, current_org(request))
     # Reference prices plus what the user types; a member also gets the organization's own
     # price book and private runs (apps.accounts.scoping.viewer_org).
     org = viewer_org(request)
     book = selectors.price_book(org=org)
-    inputs, errors = parse_inputs(params, book, profile=profiled, shapes=_scenario_shapes())
+    query = ProcurementQuery(profiled.params, book, profile=profiled, shapes=_scenario_shapes())
+    inputs = query.inputs()
     if inputs is None:
-        return values, None, errors, []
+        return query, None, []
     curves = selectors.deployment_curves(
         org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
     )
-    return values, inputs, errors, procurement_rows(curves, inputs, book)
+    return query, inputs, procurement_rows(curves, inputs, book)
+
+
+def _unknown_tier(query: ProcurementQuery) -> list[FieldError]:
+    """A tier no public price has: a notice on the page, an error in a download."""
+    message = unknown_tier(query.data["tier"], selectors.price_book(org=None))
+    return [FieldError("tier", message)] if message else []
 
 
 def _query(values: dict[str, str]) -> str:
@@ -169,8 +99,8 @@ def _query_pairs(values: dict[str, str]) -> list[tuple[str, str]]:
 
 
 def procurement(request: HttpRequest) -> HttpResponse:
-    values, inputs, errors, rows = _calculate(request)
-    profile_name = _params(request).profile
+    query, inputs, rows = _calculate(request)
+    values, errors = query.data, query.problems()
     org = current_org(request)
     # Every accelerator of the price book gets an own-price field, so a buyer prices any two
     # side by side (not only those the rows happen to show).
@@ -186,15 +116,12 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "errors": errors,
         "error_fields": {error.field for error in errors},
         "field_labels": {error.field: field_label(error.field) for error in errors},
-        "notices": [
-            f"{field_label(n.field)}: {n.message}"
-            for n in _unknown_tiers(request.GET, ("tier",), selectors.price_book(org=None))
-        ],
+        "notices": [f"{field_label(n.field)}: {n.message}" for n in _unknown_tier(query)],
         "rows": rows,
         "best_rows": [row for row in rows if row.best_for_accelerator],
         "query": _query(values),
         "permalink_query": _permalink_query(values),
-        "profile_name": profile_name,
+        "profile_name": query.profile.profile,
         "org": org,
         "profiles": list(PriceProfile.objects.filter(org=org)) if org else [],
         "saved_pages": list(SavedPage.objects.filter(org=org)) if org else [],
@@ -252,17 +179,19 @@ def _add_projected(
         context["projected_plan"] = projected_plan(projection, inputs, book)
 
 
-def _export(request: HttpRequest) -> tuple[list[dict[str, object]], list[FieldError]]:
-    _, inputs, errors, rows = _calculate(request)
+def _export(
+    request: HttpRequest,
+) -> tuple[ProcurementQuery, list[dict[str, object]], list[FieldError]]:
+    query, inputs, rows = _calculate(request)
     # A download cannot show a notice: an unknown tier is an error there.
-    errors = _unknown_tiers(request.GET, ("tier",), selectors.price_book(org=None)) + errors
+    errors = _unknown_tier(query) + query.problems()
     if inputs is None or errors:
-        return [], errors
-    return export_records(rows, inputs), []
+        return query, [], errors
+    return query, export_records(rows, inputs), []
 
 
 def export_csv(request: HttpRequest) -> HttpResponse:
-    records, errors = _export(request)
+    _, records, errors = _export(request)
     if errors:
         return _errors_response(errors)
     buffer = io.StringIO()
@@ -275,10 +204,10 @@ def export_csv(request: HttpRequest) -> HttpResponse:
 
 
 def export_json(request: HttpRequest) -> HttpResponse:
-    records, errors = _export(request)
+    query, records, errors = _export(request)
     if errors:
         return _errors_response(errors)
-    response = JsonResponse({"state": state(request.GET), "rows": records})
+    response = JsonResponse({"state": query.data, "rows": records})
     response["Content-Disposition"] = 'attachment; filename="inferboard-costs.json"'
     return response
 
@@ -449,29 +378,15 @@ def claim_image(request: HttpRequest) -> HttpResponse:
 
 def _claim_context(request: HttpRequest) -> dict[str, Any]:
     """The claim page's state from its query string: the page and the template's context."""
-    kind = request.GET.get("token_kind", TokenKind.OUTPUT.value)
-    if kind not in {k.value for k in TokenKind}:
-        kind = TokenKind.OUTPUT.value
     org = viewer_org(request)
     book = selectors.price_book(org=org)
-    curves = selectors.deployment_curves(org=org, kind=TokenKind(kind))
-    query, errors = request.GET.copy(), _unknown_tiers(request.GET, ("tier_a", "tier_b"), book)
     # The organization's active price profile gives each side's own price unless typed.
     profile, own = profile_prices(current_org(request))
-    for side in ("a", "b"):
-        sku = query.get(f"accelerator_{side}", CLAIM_DEFAULTS[f"accelerator_{side}"]).upper()
-        if sku in own and not query.get(f"price_{side}"):
-            query[f"price_{side}"] = f"{own[sku]:g}"
-    for field in ("throughput_ratio", "claimed_cost_ratio"):
-        try:
-            if query.get(field) and float(query[field]) <= 0:
-                errors.append(FieldError(field, f"must be greater than zero (got {query[field]})"))
-        except ValueError:
-            pass  # claim_page names a non-number itself
-    page = claim_page(query, book, curves)
-    if errors:
-        page = ClaimPage(page.values, tuple(errors) + page.errors)
-    context = {
+    query = ClaimQuery(request.GET, book=book, own_prices=own)
+    query.is_valid()  # the token kind never fails: it falls back to output tokens
+    curves = selectors.deployment_curves(org=org, kind=query.cleaned_data["token_kind"])
+    page = query.page(curves)
+    return {
         "page": page,
         "values": page.values,
         "error_fields": {error.field for error in page.errors},
@@ -481,7 +396,6 @@ def _claim_context(request: HttpRequest) -> dict[str, Any]:
         "comparisons": [c.value for c in Comparison],
         "profile_name": profile if own else "",
     }
-    return context
 
 
 def _add_projected_claim(context: dict[str, Any], request: HttpRequest, page: ClaimPage) -> None:

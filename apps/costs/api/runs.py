@@ -11,11 +11,11 @@ from apps.costs import selectors
 from apps.costs.api.common import price_out, request_price, side_prices, slo_cost_out
 from apps.costs.api.schemas import CompareOut, CompareQuery, RunSloQuery, SloCostOut
 from apps.costs.claims import compare_runs
+from apps.costs.forms import ProcurementQuery
 from apps.costs.formulas import TokenKind
 from apps.costs.prices import with_profile_prices
 from apps.costs.procurement import curve_readings, procurement_rows
 from apps.costs.procurement_export import export_records
-from apps.costs.procurement_inputs import parse_inputs, state
 from apps.costs.slo import cost_at_slo
 
 router = Router()
@@ -68,16 +68,17 @@ def procurement_table(request: HttpRequest):
     # The token's organization's active price profile applies, as on every page.
     profiled = with_profile_prices(request.GET, org)
     params = profiled.params
-    inputs, errors = parse_inputs(params, book, profile=profiled)
+    query = ProcurementQuery(params, book, profile=profiled)
+    inputs = query.inputs()
     if inputs is None:
-        detail = [{"path": error.field, "message": error.message} for error in errors]
+        detail = [{"path": error.field, "message": error.message} for error in query.problems()]
         return Status(422, {"detail": detail})
     curves = selectors.deployment_curves(
         org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
     )
     rows = procurement_rows(curves, inputs, book)
     return {
-        "state": state(params),
+        "state": query.data,
         "price_profile": profiled.profile,
         "rows": export_records(rows, inputs),
     }

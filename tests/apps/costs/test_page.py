@@ -261,3 +261,22 @@ def test_a_claim_with_a_bad_field_draws_no_card_and_says_why(client, db):
     response = client.get("/costs/claim/verdict.svg?throughput_ratio=0")
     assert response.status_code == 400
     assert "throughput_ratio" in response.content.decode()
+
+
+@pytest.mark.parametrize("query", ["model=GLM%005", "scenario=1k%001k"])
+def test_a_name_with_a_nul_byte_matches_no_run_not_a_500(client, run, query):
+    response = client.get(f"/costs/?{query}", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    assert "$0.2937" not in response.content.decode()
+    assert client.get(f"/costs/export.csv?{query}").status_code == 200
+
+
+def test_a_load_too_small_to_price_is_a_row_note_not_a_500(client, run):
+    response = client.get(f"/costs/?{SEED_SLO}&requests_per_day=1e-320", HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    assert "requests_per_day is out of range: too small to price" in response.content.decode()
+
+
+def test_the_claim_page_says_a_ratio_is_not_above_zero_once(client, db):
+    page = client.get("/costs/claim/?throughput_ratio=0").content.decode()
+    assert page.count("must be greater than zero (got 0)") == 1

@@ -5,12 +5,18 @@ from __future__ import annotations
 import pytest
 
 from apps.costs.charts import cost_vs_interactivity
+from apps.costs.forms import ProcurementQuery
 from apps.costs.formulas import TokenKind
 from apps.costs.procurement import DeploymentCurve, procurement_rows
 from apps.costs.procurement_export import export_records
-from apps.costs.procurement_inputs import parse_inputs, state
 from apps.costs.reference import REFERENCE_PRICES
 from apps.costs.slo import SloPoint
+
+
+def parse_inputs(params, book=None, **kwargs):
+    """The calculator's inputs and problems, as the page reads its query string."""
+    query = ProcurementQuery(params, book, **kwargs)
+    return query.inputs(), query.problems()
 
 
 def curve(run_id: int, accelerator: str, points: list[SloPoint], **changes) -> DeploymentCurve:
@@ -71,7 +77,7 @@ def test_the_defaults_make_a_complete_state():
 def test_own_prices_are_read_per_accelerator():
     parsed = inputs(price_mi355x="2.5", price_B200="")
     assert parsed.own_prices == {"MI355X": 2.5}
-    assert "price_B200" not in state({"price_B200": " "})
+    assert "price_B200" not in ProcurementQuery({"price_B200": " "}).data
 
 
 def test_every_bad_field_is_reported_at_once():

@@ -138,3 +138,12 @@ def test_a_saved_workload_keeps_the_workload_and_not_the_prices(client, org, per
     )
     saved = SavedPage.objects.get(org=org, name="chat")
     assert parse_qs(saved.query) == {"tokens_per_day": ["2e9"], "workload_unit": ["tokens_per_day"]}
+
+
+def test_the_json_download_states_the_profile_prices_its_rows_used(client, org, person, run):
+    client.force_login(person(org))
+    save(client, price_MI355X="0.9", sell_output_usd_per_mtok="3")
+    body = client.get("/costs/export.json").json()
+    assert body["state"]["price_MI355X"] == "0.9"
+    assert body["state"]["sell_output_usd_per_mtok"] == "3"
+    assert {row["usd_per_gpu_hour"] for row in body["rows"]} == {0.9}

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from apps.costs.procurement import cost_of_latency, procurement_rows
-from apps.costs.procurement_inputs import parse_inputs
 from apps.costs.reference import REFERENCE_PRICES
 from apps.costs.slo import Slo, SloPoint, explain_miss
-from tests.apps.costs.test_procurement import B200, MI355X, curve
+from tests.apps.costs.test_procurement import B200, MI355X, curve, parse_inputs
 
 SHAPE = {"input_tokens": "20000", "output_tokens": "1000", "peak_to_average": "2"}
 
