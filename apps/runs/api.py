@@ -214,7 +214,9 @@ def submit_run(request: HttpRequest, private: bool = False):
 # key): 32 clients reading it then cost a token check and a cache read each, not two queries
 # and a schema pass. Only pages that hold runs, in the usual page sizes, with ASCII filters
 # (matched case-insensitively, so lower-cased in the key) are stored: made-up filters, offsets
-# or sizes cannot fill the cache.
+# or sizes cannot fill the cache. Not ninja's @paginate: it slices what the view returns and
+# passes the page through the schema on every request, the two steps this cache exists to skip
+# (docs/scaling.md, the run list API); the answer keeps its shape, {count, limit, offset, items}.
 LIST_CACHED_LIMITS = frozenset({10, 20, 50, 100, 200})
 LIST_CACHE_SECONDS = 600
 _JSON = JSONRenderer()  # the API's renderer (ninja's default)
