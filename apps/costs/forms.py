@@ -191,6 +191,12 @@ def not_negative(value: float) -> None:
         raise ValidationError(error.message, code="min") from None
 
 
+def own_price() -> Number:
+    """An own price as typed, in the calculator's query or the profile it is saved to: blank
+    is none, "2,000" is 2000, and it is finite and not negative."""
+    return Number(thousands=True, validators=[not_negative])
+
+
 class AnyTokenKind(forms.Field):
     """Which tokens a throughput counts; any other value is output tokens, unsaid (the claim
     page has no field for it to name)."""
@@ -272,7 +278,7 @@ class ProcurementQuery(CostForm):
             if name not in self.fields:
                 self.fields[name] = Text() if name in TEXT_FIELDS else Number(thousands=True)
         for name in prices:
-            self.fields[name] = Number(thousands=True, validators=[not_negative])
+            self.fields[name] = own_price()
         # The order the page lists problems in, as it always has: the figures', then the
         # token kind's, the tier's and the own prices'.
         numbers = [name for name in DEFAULTS if name not in TEXT_FIELDS]
