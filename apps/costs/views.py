@@ -5,8 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import textwrap
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -14,6 +16,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from apps.accounts.models import Organization
 from apps.accounts.scoping import current_org, viewer_org
 from apps.catalog.models import Model, Scenario
 from apps.costs import selectors, services
@@ -22,12 +25,14 @@ from apps.costs.claims import ClaimPage, Comparison
 from apps.costs.forms import (
     CAPEX_FIELDS,
     ClaimQuery,
+    CostForm,
     ProcurementQuery,
     field_label,
     unknown_tier,
 )
 from apps.costs.formulas import CostInputError, Tier, TokenKind
 from apps.costs.models import PriceProfile, SavedPage
+from apps.costs.post_forms import ActiveProfileForm, ProfileForm, SavedPageForm
 from apps.costs.prices import LINK_ONLY, profile_prices, with_profile_prices
 from apps.costs.procurement import Row, cost_of_latency, procurement_rows
 from apps.costs.procurement_export import EXPORT_COLUMNS, export_records
@@ -220,109 +225,72 @@ def _errors_response(errors: list[FieldError]) -> JsonResponse:
     return JsonResponse({"detail": detail}, status=422)
 
 
-WORKLOAD_FIELDS = frozenset(
-    {
-        "workload_unit",
-        "requests_per_day",
-        "tokens_per_day",
-        "input_tokens_per_day",
-        "output_tokens_per_day",
-        "peak_requests_per_s",
-        "length_mix",
-        "input_tokens",
-        "output_tokens",
-        "cache_hit_rate",
-        "peak_to_average",
-        "headroom",
-        "gpus_per_node",
-    }
-)
-
-
-def _org_member(request: HttpRequest):
+def _org_member(request: HttpRequest) -> Organization:
     org = current_org(request)
     if org is None:
         raise PermissionDenied("sign in and join an organization to save")
     return org
 
 
-@require_POST
-def profile_save(request: HttpRequest) -> HttpResponse:
+Saves = Callable[[HttpRequest, Organization, dict[str, Any]], HttpResponse]
+
+
+def _posted(form_class: type[CostForm]) -> Callable[[Saves], Callable[..., HttpResponse]]:
+    """A save from the cost page: a member's POST, read by `form_class` before the view
+    writes; a value the form or the service refuses is a 422 naming its field."""
+
+    def wrap(view: Saves) -> Callable[..., HttpResponse]:
+        @require_POST
+        @wraps(view)
+        def handler(request: HttpRequest) -> HttpResponse:
+            org = _org_member(request)
+            form = form_class(request.POST)
+            if not form.is_valid():
+                return _errors_response(form.problems())
+            try:
+                return view(request, org, form.cleaned_data)
+            except CostInputError as error:
+                return _errors_response([FieldError(error.field, error.message)])
+
+        return handler
+
+    return wrap
+
+
+@_posted(ProfileForm)
+def profile_save(request: HttpRequest, org: Organization, data: dict[str, Any]) -> HttpResponse:
     """Save the page's own prices as a named profile of the organization (made active)."""
-    org = _org_member(request)
-    params = {k: v for k, v in request.POST.items()}
-    prices: dict[str, float] = {}
-    errors: list[FieldError] = []
-    for name, text in params.items():
-        if not name.startswith(PRICE_PREFIX) or not text.strip():
-            continue
-        try:
-            prices[name.removeprefix(PRICE_PREFIX)] = float(text.replace(",", ""))
-        except ValueError:
-            errors.append(FieldError(name, f"must be a number (got {text!r})"))
-    sells: dict[str, float | None] = {}
-    for name in (
-        "sell_input_usd_per_mtok",
-        "sell_output_usd_per_mtok",
-        "sell_cached_input_usd_per_mtok",
-    ):
-        text = params.get(name, "").strip()
-        try:
-            sells[name] = float(text) if text else None
-        except ValueError:
-            errors.append(FieldError(name, f"must be a number (got {text!r})"))
-    if not errors:
-        try:
-            services.price_profile_save(
-                org=org,
-                user=request.user,
-                name=params.get("name", ""),
-                usd_per_gpu_hour=prices,
-                active=True,
-                **sells,
-            )
-        except CostInputError as error:
-            errors.append(FieldError(error.field, error.message))
-    if errors:
-        return _errors_response(errors)
-    back = params.get("next", "")
+    services.price_profile_save(
+        org=org,
+        user=request.user,
+        name=data["name"],
+        usd_per_gpu_hour=data["usd_per_gpu_hour"],
+        active=True,
+        **{name: data[name] for name in SELL_FIELDS},
+    )
+    back = data["next"]
     return HttpResponseRedirect(
         back if back.startswith("/costs/") else reverse("costs:procurement")
     )
 
 
-@require_POST
-def profile_activate(request: HttpRequest) -> HttpResponse:
-    org = _org_member(request)
-    try:
-        services.price_profile_activate(
-            org=org, user=request.user, name=request.POST.get("profile", "")
-        )
-    except CostInputError as error:
-        return _errors_response([FieldError(error.field, error.message)])
+@_posted(ActiveProfileForm)
+def profile_activate(request: HttpRequest, org: Organization, data: dict[str, Any]) -> HttpResponse:
+    services.price_profile_activate(org=org, user=request.user, name=data["profile"])
     return HttpResponseRedirect(reverse("costs:procurement"))
 
 
-@require_POST
-def page_save(request: HttpRequest) -> HttpResponse:
+@_posted(SavedPageForm)
+def page_save(request: HttpRequest, org: Organization, data: dict[str, Any]) -> HttpResponse:
     """Save the page as a named comparison (or only its workload), prices written in."""
-    org = _org_member(request)
-    kind = request.POST.get("kind", SavedPage.Kind.COMPARISON)
-    query = request.POST.get("query", "")
-    if kind == SavedPage.Kind.WORKLOAD:  # the workload alone: prices and SLO stay the opener's
-        query = urlencode([(k, v) for k, v in parse_qsl(query) if k in WORKLOAD_FIELDS])
-    try:
-        saved = services.saved_page_save(
-            org=org, user=request.user, name=request.POST.get("name", ""), kind=kind, query=query
-        )
-    except CostInputError as error:
-        return _errors_response([FieldError(error.field, error.message)])
+    saved = services.saved_page_save(org=org, user=request.user, **data)
     return HttpResponseRedirect(reverse("costs:saved", args=[saved.slug]))
 
 
 def saved(request: HttpRequest, slug: str) -> HttpResponse:
     """A saved page's permalink: anyone with it gets the page it saved, prices included."""
-    found = SavedPage.objects.filter(slug=slug).first()
+    # A NUL byte is in no slug, and PostgreSQL refuses one in a query.
+    found = None if "\x00" in slug else SavedPage.objects.filter(slug=slug).first()
     if found is None:
         raise Http404("No such saved page")
     return HttpResponseRedirect(f"{reverse('costs:procurement')}?{found.query}")

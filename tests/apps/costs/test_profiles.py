@@ -147,3 +147,80 @@ def test_the_json_download_states_the_profile_prices_its_rows_used(client, org, 
     assert body["state"]["price_MI355X"] == "0.9"
     assert body["state"]["sell_output_usd_per_mtok"] == "3"
     assert {row["usd_per_gpu_hour"] for row in body["rows"]} == {0.9}
+
+
+def refusals(response) -> list[tuple[str, str]]:
+    assert response.status_code == 422
+    return [(d["path"], d["message"]) for d in response.json()["detail"]]
+
+
+def test_saving_a_profile_reads_a_price_as_the_calculator_does(client, org, person):
+    client.force_login(person(org))
+    fields = {"price_MI355X": " 1,200 ", "sell_output_usd_per_mtok": "1,000"}
+    assert save(client, **fields).status_code == 302
+    profile = PriceProfile.objects.get(org=org)
+    assert profile.usd_per_gpu_hour == {"MI355X": 1200.0}
+    assert profile.sell_output_usd_per_mtok == 1000.0
+
+
+@pytest.mark.parametrize("text", ["nan", "inf", "-inf", "1e400"])
+def test_saving_a_profile_refuses_a_price_that_is_not_finite(client, org, person, text):
+    client.force_login(person(org))
+    expected = [("price_MI355X", "must be a finite number")]
+    assert refusals(save(client, price_MI355X=text)) == expected
+    sold = {"price_MI355X": "1", "sell_input_usd_per_mtok": text}
+    assert refusals(save(client, **sold)) == [("sell_input_usd_per_mtok", expected[0][1])]
+    assert not PriceProfile.objects.exists()
+
+
+def test_saving_a_profile_refuses_every_negative_price_as_the_calculator_does(client, org, person):
+    client.force_login(person(org))
+    fields = {"price_MI355X": "-1", "price_B200": "-2", "sell_output_usd_per_mtok": "-3"}
+    assert refusals(save(client, **fields, name="")) == [
+        ("price_MI355X", "must not be negative (got -1)"),
+        ("price_B200", "must not be negative (got -2)"),
+        ("sell_output_usd_per_mtok", "must not be negative (got -3)"),
+    ]
+
+
+def test_saving_a_profile_quotes_an_unreadable_price_as_the_calculator_does(client, org, person):
+    client.force_login(person(org))
+    response = save(client, price_MI355X=" ch,eap ")
+    assert refusals(response) == [("price_MI355X", "must be a number (got 'cheap')")]
+
+
+@pytest.mark.parametrize(
+    ("url", "fields", "field"),
+    [
+        ("/costs/profiles/", {"name": "Acme\x00", "price_MI355X": "1"}, "name"),
+        ("/costs/profiles/", {"name": "Acme", "price_MI\x00": "1"}, "price_MI\x00"),
+        ("/costs/profiles/active/", {"profile": "Acme\x00"}, "profile"),
+        ("/costs/saved/", {"name": "Q3\x00", "query": "ttft_s_max=2"}, "name"),
+        ("/costs/saved/", {"name": "Q3", "query": "ttft_s_max=2\x00"}, "query"),
+    ],
+)
+def test_a_nul_byte_in_what_would_be_saved_answers_422_not_500(
+    client, org, person, url, fields, field
+):
+    client.force_login(person(org))
+    response = client.post(url, fields)
+    assert refusals(response) == [(field, "must not contain a NUL byte")]
+    assert not PriceProfile.objects.exists() and not SavedPage.objects.exists()
+
+
+def test_a_saved_page_with_a_nul_byte_in_its_slug_is_not_found(client):
+    assert client.get("/costs/s/a%00b/").status_code == 404
+
+
+def test_a_saved_page_is_a_comparison_unless_the_form_says_otherwise(client, org, person):
+    client.force_login(person(org))
+    client.post("/costs/saved/", {"name": "Q3", "query": "ttft_s_max=2&price_B200=2"})
+    saved = SavedPage.objects.get(org=org, name="Q3")
+    assert saved.kind == "comparison" and saved.query == "ttft_s_max=2&price_B200=2"
+
+
+def test_a_profile_saved_from_the_page_goes_back_only_to_a_cost_page(client, org, person):
+    client.force_login(person(org))
+    back = save(client, price_MI355X="1", next="/costs/claim/?x=1")
+    assert back["Location"] == "/costs/claim/?x=1"
+    assert save(client, price_MI355X="1", next="https://evil.example/")["Location"] == "/costs/"
