@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -10,7 +9,7 @@ from django.db import transaction
 
 from apps.accounts.models import Organization, Role
 from apps.accounts.scoping import require_role
-from apps.costs.formulas import CostInputError
+from apps.costs.formulas import CostInputError, require_non_negative
 from apps.costs.models import PriceProfile, SavedPage
 
 MAX_NAME = 100
@@ -26,11 +25,8 @@ def _name(value: str) -> str:
 
 
 def _price(field: str, value: float | None) -> float | None:
-    if value is None:
-        return None
-    if not math.isfinite(value) or value < 0:
-        raise CostInputError(field, f"must be a finite number of at least 0 (got {value:g})")
-    return value
+    """A price is refused by the cost model's rule, in the words the forms use."""
+    return None if value is None else require_non_negative(field, value)
 
 
 def price_profile_save(

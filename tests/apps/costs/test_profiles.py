@@ -10,8 +10,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from apps.accounts.services import organization_get_or_create
+from apps.costs.formulas import CostInputError
 from apps.costs.models import PriceProfile, SavedPage
 from apps.costs.procurement_export import EXPORT_COLUMNS
+from apps.costs.services import price_profile_save
 from apps.runs.services import run_ingest
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("costs_site")]
@@ -224,3 +226,12 @@ def test_a_profile_saved_from_the_page_goes_back_only_to_a_cost_page(client, org
     back = save(client, price_MI355X="1", next="/costs/claim/?x=1")
     assert back["Location"] == "/costs/claim/?x=1"
     assert save(client, price_MI355X="1", next="https://evil.example/")["Location"] == "/costs/"
+
+
+def test_the_service_refuses_a_negative_price_in_the_words_of_the_forms(org, person):
+    with pytest.raises(CostInputError) as refused:
+        price_profile_save(org=org, user=person(org), name="x", usd_per_gpu_hour={"MI355X": -1})
+    assert (refused.value.field, refused.value.message) == (
+        "price_MI355X",
+        "must not be negative (got -1)",
+    )
