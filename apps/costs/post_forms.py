@@ -34,7 +34,7 @@ class Saved(forms.CharField):
         )
 
 
-def _posted(data: Mapping[str, str]) -> dict[str, str]:
+def _last_values(data: Mapping[str, str]) -> dict[str, str]:
     """Each posted field's last value, as request.POST.get reads it."""
     return {name: data.get(name) or "" for name in data}
 
@@ -47,7 +47,7 @@ class ProfileForm(CostForm):
     next = Text()
 
     def __init__(self, data: Mapping[str, str]) -> None:
-        super().__init__(_posted(data))
+        super().__init__(_last_values(data))
         prices = [name for name in self.data if name.startswith(PRICE_PREFIX)]
         for name in [*prices, *SELL_FIELDS]:
             self.fields[name] = own_price()
@@ -103,7 +103,7 @@ class SavedPageForm(CostForm):
     query = Saved()
 
     def __init__(self, data: Mapping[str, str]) -> None:
-        super().__init__({"kind": SavedPage.Kind.COMPARISON, **_posted(data)})
+        super().__init__({"kind": SavedPage.Kind.COMPARISON, **_last_values(data)})
 
     def clean(self) -> dict[str, Any]:
         data = self.cleaned_data

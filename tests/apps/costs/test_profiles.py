@@ -177,10 +177,16 @@ def test_saving_a_profile_refuses_a_price_that_is_not_finite(client, org, person
 
 def test_saving_a_profile_refuses_every_negative_price_as_the_calculator_does(client, org, person):
     client.force_login(person(org))
-    fields = {"price_MI355X": "-1", "price_B200": "-2", "sell_output_usd_per_mtok": "-3"}
+    fields = {
+        "price_MI355X": "-1",
+        "price_B200": "-2",
+        "sell_output_usd_per_mtok": "-3",
+        "sell_cached_input_usd_per_mtok": "-4",
+    }
     assert refusals(save(client, **fields, name="")) == [
         ("price_MI355X", "must not be negative (got -1)"),
         ("price_B200", "must not be negative (got -2)"),
+        ("sell_cached_input_usd_per_mtok", "must not be negative (got -4)"),
         ("sell_output_usd_per_mtok", "must not be negative (got -3)"),
     ]
 
