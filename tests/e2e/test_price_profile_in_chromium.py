@@ -35,6 +35,10 @@ def signed_in(browser, live_server, user):
 FIGURES = "#cost-table tr.row-main td:is(.gpus, .nodes, .month, .per-request, .served, .mtok)"
 
 
+def saved_profile(response) -> bool:
+    return response.request.method == "POST" and response.url.endswith("/costs/profiles/")
+
+
 def figures(page) -> list[str]:
     """Every figure of the cost table (GPUs, nodes, $/month, $/request, $/Mtok)."""
     return page.locator(FIGURES).all_inner_texts()
@@ -74,8 +78,13 @@ def test_a_profile_reprices_every_page_for_its_organization_only(
     with member.expect_response(lambda r: f"price_MI355X={MI355X_OWN}" in r.url):
         member.fill("input[name=price_MI355X]", str(MI355X_OWN))  # typed, not in the URL
     member.fill("#profile-name", "Acme 2026")
-    with member.expect_navigation():
+    # Leaving the price field asks the calculator again (its `change` trigger); that request and
+    # its history push must be over before the save, and the save is awaited by its own answer,
+    # not by "a navigation", which the history push also is.
+    member.wait_for_function("() => !document.querySelector('.htmx-request')")
+    with member.expect_response(saved_profile) as answer:
         member.click("#save-profile")
+    assert answer.value.status == 302
     member.goto(f"{base}/costs/")  # no prices in the URL now: the profile gives them
     assert member.locator("#active-profile").inner_text() == "“Acme 2026”"
     assert four_pages(member, base, mi, b200) == [own] * 4
