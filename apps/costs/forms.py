@@ -291,7 +291,7 @@ class ProcurementQuery(CostForm):
         data = self.cleaned_data
         # A figure left blank or refused is None, as the model reads a missing one.
         numbers = {n: data.get(n) for n, field in self.fields.items() if isinstance(field, Number)}
-        pct = _or(numbers["min_success_pct"], 99.0)
+        pct = 99.0 if numbers["min_success_pct"] is None else numbers["min_success_pct"]
         if not 0 <= pct <= 100:
             self.fail("min_success_pct", f"must be between 0 and 100 (got {pct:g})")
         with self.refusals():
@@ -362,10 +362,6 @@ class ProcurementQuery(CostForm):
         )
 
 
-def _or(value: float | None, default: float) -> float:
-    return default if value is None else value
-
-
 CLAIM_DEFAULTS: dict[str, str] = {
     "throughput_ratio": "0.8",
     "claimed_cost_ratio": "0.5",
@@ -379,8 +375,15 @@ CLAIM_DEFAULTS: dict[str, str] = {
     "ttft_s_max": "",
     "interactivity_min": "",
 }
+
+
 # The cost model calls a side's price usd_per_gpu_hour_<side>; the page calls it price_<side>.
-_CLAIM_FIELDS = {"usd_per_gpu_hour_a": "price_a", "usd_per_gpu_hour_b": "price_b"}
+_PAGE_FIELDS = {"usd_per_gpu_hour_a": "price_a", "usd_per_gpu_hour_b": "price_b"}
+
+
+def _page_field(field: str) -> str:
+    """The page's name for a field the cost model names."""
+    return _PAGE_FIELDS.get(field, field)
 
 
 class ClaimQuery(CostForm):
@@ -451,8 +454,7 @@ class ClaimQuery(CostForm):
                     tier=self.values[f"tier_{side}"],
                 )
             except CostInputError as error:
-                name = "price" if error.field == "usd_per_gpu_hour" else error.field
-                self.fail(f"{name}_{side}", error.message)
+                self.fail(_page_field(f"{error.field}_{side}"), error.message)
         with self.refusals():
             data["slo"] = Slo.of(
                 ttft_s_max=data.get("ttft_s_max"), interactivity_min=data.get("interactivity_min")
@@ -479,6 +481,5 @@ class ClaimQuery(CostForm):
         try:
             check = check_with_assumptions(claim, accelerators, self.book, curves, data["slo"])
         except CostInputError as error:
-            field = _CLAIM_FIELDS.get(error.field, error.field)
-            return ClaimPage(values, (FieldError(field, error.message),))
+            return ClaimPage(values, (FieldError(_page_field(error.field), error.message),))
         return ClaimPage(values, (), check, side_a, side_b, data["slo"])
