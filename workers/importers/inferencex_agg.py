@@ -121,15 +121,12 @@ def _sniff_agentic_v2(seen: Preview) -> bool:
 
 def _sniff_agg(seen: Preview) -> bool:
     # One config per file, or InferenceX's collected agg_bmk.json (an array of them).
-    value = seen.value
-    row = value[0] if isinstance(value, list) and value else value
+    row = seen.one_or_first
     return isinstance(row, dict) and "tput_per_gpu" in row and "hw" in row and not _is_agentic(row)
 
 
 def _sniff_agentic(seen: Preview) -> bool:
-    value = seen.value
-    rows = value if isinstance(value, list) else [value]
-    return bool(rows) and _is_agentic(rows[0])
+    return _is_agentic(seen.one_or_first)
 
 
 class _Stats(NamedTuple):

@@ -34,6 +34,12 @@ class Preview:
         return value[0] if isinstance(value, list) and value else None
 
     @property
+    def one_or_first(self) -> Any:
+        """The file's value, or its first element when it is an array: for files that hold one
+        result or a collected array of them."""
+        return self.first_item if isinstance(self.value, list) else self.value
+
+    @property
     def truncated(self) -> bool:
         return "truncated" in self.problem
 
