@@ -67,7 +67,8 @@ def import_ingest(
         )
     except RecursionError:
         # Format sniffing walks the parsed file; JSON nested past Python's stack is no result.
-        raise ImportFailure("the file nests JSON too deeply to be a result file") from None
+        message = "the file nests JSON too deeply to be a result file"
+        raise ImportFailure(f"{filename}: {message}") from None
     added = 0
     with transaction.atomic():
         results = [

@@ -184,6 +184,6 @@ def test_a_file_an_organization_imported_under_the_old_key_is_not_stored_twice(f
 def test_a_file_nested_past_the_stack_is_a_clear_error_not_a_traceback(tmp_path):
     deep = tmp_path / "deep.json"
     deep.write_bytes(b"[" * 100_000 + b"]" * 100_000)
-    with pytest.raises(CommandError, match="nests JSON too deeply"):
+    with pytest.raises(CommandError, match="deep.json: the file nests JSON too deeply"):
         importresults(str(deep))
     assert Run.objects.count() == 0
