@@ -8,8 +8,9 @@ from hypothesis import HealthCheck, settings
 
 EXAMPLES = Path(__file__).parent / "examples"
 
-# production_server: the documented production command on the test database.
-pytest_plugins = ["tests.production"]
+# production_server: the documented production command on the test database; timing: where
+# the suite's time went, printed at the end of every run.
+pytest_plugins = ["tests.production", "tests.timing"]
 
 # No time limit per example: hypothesis's default (200 ms) is a timing threshold, and on a
 # shared, busy machine a pure function's example can take longer (a property test of the
