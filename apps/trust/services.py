@@ -86,6 +86,7 @@ def rule_input(
         min_success_rate=summary.scenario_slo(run.scenario).min_success_rate,
         accuracy=accuracy or [],
         reference=reference or {},
+        origin=run.origin,
     )
 
 

@@ -142,6 +142,43 @@ def test_the_rules_are_pure_and_name_every_failure_at_once():
     assert set(names) <= set(rules.RULES)
 
 
+def _unreported_point(**reported) -> rules.PointFigures:
+    figures = {"success_rate": None, "prompt_length_mismatch_rate": None, "client_bound": None}
+    return rules.PointFigures(
+        point_id=1, output_tok_s=10, unlabelled_tok_s=None, **{**figures, **reported}
+    )
+
+
+def _checked(origin: str, point: rules.PointFigures, best: int | None = 1) -> list[str]:
+    deployment = document()["deployment"]
+    data = rules.RuleInput(
+        deployment=deployment,
+        points=[point],
+        best_point_id=best,
+        min_success_rate=0.99,
+        origin=origin,
+        accuracy=[rules.AccuracyFact("gsm8k-5shot-v1", "gsm8k", 0.95)],
+    )
+    return [f.rule for f in rules.check(data)]
+
+
+def test_an_imported_run_is_not_failed_for_what_a_peer_tool_cannot_report():
+    assert _checked("imported", _unreported_point()) == []
+    assert set(rules.WAIVED_WHEN_NOT_REPORTED["imported"]) <= set(rules.RULES)
+
+
+def test_measured_and_submitted_runs_keep_the_strict_rules_on_unreported_figures():
+    expected = ["prompt_lengths_matched", "client_not_bound", "success_rate"]
+    for origin in ("scheduled", "submitted", "published", ""):
+        assert _checked(origin, _unreported_point()) == expected
+
+
+def test_an_imported_run_that_reports_a_failing_figure_still_fails_it():
+    assert _checked("imported", _unreported_point(success_rate=0.5)) == ["success_rate"]
+    bound = _unreported_point(client_bound=True)
+    assert _checked("imported", bound, best=None) == ["client_not_bound"]
+
+
 def test_a_published_run_that_fails_a_rule_names_it_on_its_page_and_does_not_rank(client, org):
     doc = document(accelerator="H200")
     del doc["deployment"]["engine"]["image_digest"]
