@@ -337,8 +337,46 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
+# The flag that gives each fact a refusal can name, so one message says how to give them all.
+FACT_FLAGS = {
+    "model.name": "--model NAME",
+    "deployment.accelerator": "--accelerator SKU",
+    "deployment.gpus": "--gpus N",
+    "deployment.engine.name": "--engine NAME",
+    "deployment.quantization.weights": "--weights DTYPE",
+    "scenario.input_tokens": "--input-tokens N",
+    "scenario.output_tokens": "--output-tokens N",
+}
+
+
+class MissingFacts(ImportFailure):
+    """Every fact a document requires that neither the file nor the user states, all at once."""
+
+    def __init__(self, missing: list[str], where: str | None = None) -> None:
+        self.missing = list(missing)
+        flags = " ".join(FACT_FLAGS[name] for name in self.missing)
+        names = ", ".join(
+            f"{name} (the file does not name the model)" if name == "model.name" else name
+            for name in self.missing
+        )
+        prefix = f"{where}: " if where else ""
+        super().__init__(
+            f"{prefix}the file does not state these facts and none were given: {names}; "
+            f"give {flags} (or the same facts in --deployment YAML)"
+        )
+
+
 def resolve_deployment(stated: dict[str, Any], facts: Facts) -> dict[str, Any]:
     """The merged deployment, or an error naming every required fact still missing."""
+    deployment, missing = _deployment_and_missing(stated, facts)
+    if missing:
+        raise MissingFacts(missing)
+    return deployment
+
+
+def _deployment_and_missing(
+    stated: dict[str, Any], facts: Facts
+) -> tuple[dict[str, Any], list[str]]:
     given = facts.as_tree().get("deployment", {})
     deployment = merge_facts(stated, given, "deployment")
     if deployment.get("gpus") == "tp":
@@ -353,39 +391,41 @@ def resolve_deployment(stated: dict[str, Any], facts: Facts) -> dict[str, Any]:
             node = node.get(part) if isinstance(node, dict) else None
         if node is None:
             missing.append("deployment." + ".".join(path))
-    if missing:
-        raise ImportFailure(
-            "the file does not state these deployment facts and none were given: "
-            + ", ".join(missing)
-            + " (give them in --deployment YAML or as flags, e.g. --accelerator H200 "
-            "--gpus 8 --engine vllm --weights FP8)"
-        )
-    return deployment
+    return deployment, missing
 
 
 def resolve_scenario(stated: dict[str, Any], facts: Facts) -> dict[str, Any]:
+    scenario, missing = _scenario_and_missing(stated, facts)
+    if missing:
+        raise MissingFacts(missing)
+    return scenario
+
+
+def _scenario_and_missing(stated: dict[str, Any], facts: Facts) -> tuple[dict[str, Any], list[str]]:
     given = facts.as_tree().get("scenario", {})
     scenario = merge_facts(stated, given, "scenario")
     # The schema would default to "random"; a file that does not say must not claim it.
     scenario.setdefault("dataset", "unstated")
     missing = [f"scenario.{k}" for k in ("input_tokens", "output_tokens") if k not in scenario]
-    if missing:
-        raise ImportFailure(
-            "the file does not state the scenario's "
-            + ", ".join(missing)
-            + " and none were given (add a scenario: section to --deployment YAML or "
-            "--input-tokens/--output-tokens)"
-        )
-    return scenario
+    return scenario, missing
 
 
 def resolve_model(
     stated: str | None, facts: Facts, where: str
 ) -> tuple[dict[str, Any], str | None]:
     """Model info and, when the user renamed it, the name the file used (kept for audit)."""
+    model, renamed = _model_and_renamed(stated, facts)
+    if model is None:
+        raise ImportFailure(f"{where}: the file does not name the model; give --model NAME")
+    return model, renamed
+
+
+def _model_and_renamed(
+    stated: str | None, facts: Facts
+) -> tuple[dict[str, Any] | None, str | None]:
     name = facts.model or stated
     if not name:
-        raise ImportFailure(f"{where}: the file does not name the model; give --model NAME")
+        return None, None
     model: dict[str, Any] = {"name": name}
     if facts.model_family:
         model["family"] = facts.model_family
@@ -393,10 +433,10 @@ def resolve_model(
     return model, renamed
 
 
-def _named(where: str, resolve: Any, stated: dict[str, Any], facts: Facts) -> dict[str, Any]:
+def _named(where: str, resolve: Any, *args: Any) -> Any:
     """Facts problems name the file (and record) they are about."""
     try:
-        return resolve(stated, facts)
+        return resolve(*args)
     except ImportFailure as exc:
         raise ImportFailure(f"{where}: {exc}") from None
 
@@ -416,7 +456,21 @@ def build_document(
     where: str | None = None,
 ) -> ResultDocument:
     where = where or job.main.name
-    model, renamed = resolve_model(model_stated, job.facts, where)
+    # Model, deployment and scenario are resolved before any is refused, so one refusal names
+    # every missing fact and the user's retry is the last.
+    model, renamed = _model_and_renamed(model_stated, job.facts)
+    deployment, missing = _named(where, _deployment_and_missing, deployment_stated, job.facts)
+    if model is None:
+        missing.insert(0, "model.name")
+    scenario: dict[str, Any] | None = None
+    if points:
+        scenario, scenario_missing = _named(
+            where, _scenario_and_missing, scenario_stated or {}, job.facts
+        )
+        missing += scenario_missing
+    if missing:
+        raise MissingFacts(missing, where)
+    assert model is not None
     environment = dict(environment or {})
     if renamed:
         environment.setdefault("extra", {})["model_in_file"] = renamed
@@ -427,13 +481,13 @@ def build_document(
         "status": status,
         "source": {"tool": tool, "file_sha256": job.main.sha256, "file_name": job.main.name},
         "model": model,
-        "deployment": _named(where, resolve_deployment, deployment_stated, job.facts),
+        "deployment": deployment,
         "environment": environment,
         "points": points or [],
         "accuracy": accuracy or [],
     }
-    if points:
-        document["scenario"] = _named(where, resolve_scenario, scenario_stated or {}, job.facts)
+    if scenario is not None:
+        document["scenario"] = scenario
     try:
         return parse_document(document)
     except DocumentError as exc:

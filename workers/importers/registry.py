@@ -14,6 +14,7 @@ from typing import Any
 
 from workers.importers.common import YAML_PREFIX, PeerFile, load_json
 from workers.importers.errors import ImportFailure
+from workers.importers.unread import unread_format
 from workers.results import ResultDocument
 
 
@@ -149,6 +150,12 @@ def sniff(data: bytes, filename: str) -> str:
         # fault, and 'not valid JSON at line 1' would hide it.
         raise ImportFailure(f"{filename}: {seen.problem}")
     if not matches:
+        recognised = unread_format(data.decode("utf-8", errors="replace"))
+        if recognised:
+            raise ImportFailure(
+                f"{filename}: this is {recognised}: the format is recognised but not read "
+                "here, so no --format value imports it"
+            )
         raise ImportFailure(
             f"{filename}: cannot tell the format: saw {seen.describe()}; "
             f"give --format, one of: {', '.join(sorted(formats()))}"

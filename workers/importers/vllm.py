@@ -97,7 +97,9 @@ REQUIRED = ("model_id", "duration", "completed", "num_prompts")
 CLIENT_KEYS = {"best_of", "request_goodput:", "use_beam_search"}
 # Later vendored copies add the window's wall-clock bounds (unix seconds, so UTC).
 CLIENT_TIMES = ("benchmark_start_time_unix", "benchmark_end_time_unix")
-CLIENT_TOOL = "vLLM benchmark_serving.py 0.6-0.10, as vendored by InferenceX (24b02df5)"
+# Upstream vLLM's client wrote this layout (the stray colon included) before InferenceX
+# vendored it (24b02df5), so the label names vLLM: a plain vLLM file is not InferenceX's.
+CLIENT_TOOL = "vLLM benchmarks/benchmark_serving.py 0.6-0.10"
 # The 2024 benchmark_serving.py result: input_throughput and <stat>_latency_ms.
 LEGACY_TOOL = "vLLM benchmarks/benchmark_serving.py, 2024 (input_throughput, *_latency_ms)"
 LEGACY_KEYS = {"input_throughput"}
@@ -443,7 +445,8 @@ register(
     Format(
         name="inferencex-benchmark-serving",
         tool=CLIENT_TOOL,
-        summary="InferenceX's vendored benchmark_serving.py JSON (best_of, 'request_goodput:')",
+        summary="vLLM benchmark_serving.py 0.6-0.10 JSON, InferenceX's vendored client too "
+        "(best_of, 'request_goodput:')",
         sniff=_sniff_client,
         parse=parse_client,
     )

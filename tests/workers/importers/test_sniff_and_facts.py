@@ -157,3 +157,38 @@ def test_facts_are_refused_for_an_exported_document(h200_vllm):
     exported = json.dumps(original.to_json_dict()).encode()
     with pytest.raises(ImportFailure, match="without --deployment"):
         import_file(exported, "run.json", facts=h200_vllm)
+
+
+def test_a_refusal_names_every_missing_fact_at_once_and_those_facts_import_it():
+    # inference-perf's lifecycle report states neither the model, the deployment nor the
+    # lengths: one refusal must name all seven with their flags, so the first retry is the last.
+    path = (
+        fixture_path("").parent
+        / "wild/inference-perf/kubecon-na-2025_vllm_summary_lifecycle_metrics.json"
+    )
+    with pytest.raises(ImportFailure) as failure:
+        import_file(path.read_bytes(), path.name, facts=Facts())
+    message = str(failure.value)
+    for fact, flag in [
+        ("model.name", "--model"),
+        ("deployment.accelerator", "--accelerator"),
+        ("deployment.gpus", "--gpus"),
+        ("deployment.engine.name", "--engine"),
+        ("deployment.quantization.weights", "--weights"),
+        ("scenario.input_tokens", "--input-tokens"),
+        ("scenario.output_tokens", "--output-tokens"),
+    ]:
+        assert fact in message and flag in message, fact
+    given = facts_from_arguments(
+        {
+            "fact_model": "m",
+            "accelerator": "H100",
+            "gpus": "1",
+            "engine": "vllm",
+            "weights": "BF16",
+            "input_tokens": 1024,
+            "output_tokens": 128,
+        }
+    )
+    docs = import_file(path.read_bytes(), path.name, facts=given)
+    assert docs and all(doc.model.name == "m" for doc in docs)
