@@ -200,9 +200,14 @@ def job_document_host(
         or org is None
         or job.endpoint.org_id != org.pk
         or not job_binding_matches(job.idempotency_key, job_secret)
+        # A job that never reported starting ran nowhere: its "result" is made up.
+        or job.started_at is None
     ):
         return None
-    first_party = Pool.objects.filter(name=job.pool, org__isnull=True).exists()
+    # The organization's own pool of that name wins, as pool_check routes it: a first-party
+    # pool created later under the same name must not lend its label to an org host's job.
+    org_pool = Pool.objects.filter(name=job.pool, org_id=job.endpoint.org_id).exists()
+    first_party = not org_pool and Pool.objects.filter(name=job.pool, org__isnull=True).exists()
     return Run.OriginHost.FIRST_PARTY if first_party else Run.OriginHost.ORG_HOST
 
 
