@@ -246,7 +246,8 @@ def pool_create(*, org: Organization, name: str) -> Pool:
     existing = Pool.objects.filter(name=queue, org=org).first()
     if existing is not None:
         return existing
-    if Pool.objects.filter(name=queue, org__isnull=True).exists():
+    reserved = {pool_queue(n) for n in settings.FIRST_PARTY_POOLS}
+    if queue in reserved or Pool.objects.filter(name=queue, org__isnull=True).exists():
         raise JobConflict("name", f"pool {queue!r} is one of the service's own pools")
     return Pool.objects.create(name=queue, org=org)
 
