@@ -6,6 +6,8 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from apps.accounts.models import Organization
+from apps.accounts.scoping import member_addresses
 from apps.query_forms import QueryForm
 from apps.regressions import webhooks
 from apps.regressions.models import METRICS, ChangePoint, Subscription
@@ -87,6 +89,10 @@ class SubscriptionForm(forms.ModelForm):
             "persist_window",
         ]
 
+    def __init__(self, *args: Any, org: Organization | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.org = org
+
     def clean(self):
         data = super().clean()
         channel, target = data.get("channel"), (data.get("target") or "").strip()
@@ -101,6 +107,12 @@ class SubscriptionForm(forms.ModelForm):
                     forms.EmailField().clean(address)
                 except forms.ValidationError:
                     self.add_error("target", f"“{address}” is not an email address")
+                    break
+                if self.org is None or address.lower() not in member_addresses(self.org):
+                    self.add_error(
+                        "target",
+                        f"“{address}” is not a verified address of one of your members",
+                    )
                     break
         needed, window = data.get("persist_needed"), data.get("persist_window")
         if needed is not None and window is not None and not 1 <= needed <= window:

@@ -182,3 +182,18 @@ def test_a_delivery_to_a_tarpit_ends_at_its_deadline(settings):
             webhooks.post(f"http://127.0.0.1:{port}/x", b"{}", {})
     finally:
         tarpit.close()
+
+
+def test_email_alerts_go_only_to_verified_addresses_of_members(client, person, org):
+    admin = person(org, role="admin", email="admin@acme.example")
+    client.force_login(admin)
+    form = {"channel": "email", "regressions": "on", "persist_needed": 2, "persist_window": 3}
+    refused = client.post(
+        "/regressions/subscriptions/", {**form, "target": "admin@acme.example, x@outside.example"}
+    )
+    assert refused.status_code == 400
+    assert "x@outside.example” is not a verified address" in refused.content.decode()
+    assert not Subscription.objects.exists()
+    ok = client.post("/regressions/subscriptions/", {**form, "target": "Admin@acme.example"})
+    assert ok.status_code == 200
+    assert Subscription.objects.get(org=org).target == "Admin@acme.example"
