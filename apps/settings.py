@@ -254,6 +254,10 @@ REGRESSION_DETECT_EVERY_S = int(os.environ.get("REGRESSION_DETECT_EVERY_S", "360
 REGRESSION_ALERT_BACKOFF_S = int(os.environ.get("REGRESSION_ALERT_BACKOFF_S", "60"))
 REGRESSION_ALERT_ATTEMPTS = int(os.environ.get("REGRESSION_ALERT_ATTEMPTS", "6"))
 REGRESSION_ALERT_TIMEOUT_S = float(os.environ.get("REGRESSION_ALERT_TIMEOUT_S", "10"))
+# The operator's registry of first-party pool names (e.g. b200,mi355x or pool.b200): reserved
+# for `addpool` even before it runs, so no organization can claim one first and have its
+# agents' jobs later read as the service's own fleet.
+FIRST_PARTY_POOLS = env_list("FIRST_PARTY_POOLS", [])
 # Whether an organization's admin may point a webhook at a loopback or private address.
 REGRESSION_WEBHOOK_PRIVATE_HOSTS = env_bool("REGRESSION_WEBHOOK_PRIVATE_HOSTS", False)
 # Links in alerts point here (empty: paths only).

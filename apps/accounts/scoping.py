@@ -93,3 +93,12 @@ def viewer_org(request: HttpRequest) -> Organization | None:
 def may_publish(request: HttpRequest, run: Any) -> bool:
     membership = membership_of(run.org, getattr(request, "user", None))
     return membership is not None and role_allows(membership.role, Role.ADMIN)
+
+
+def member_addresses(org: Organization) -> set[str]:
+    """The verified email addresses of the organization's members, lower-cased: where its
+    alerts may be mailed, so a subscription cannot turn the site into a mailer for outsiders."""
+    from allauth.account.models import EmailAddress
+
+    rows = EmailAddress.objects.filter(verified=True, user__memberships__org=org)
+    return {address.lower() for address in rows.values_list("email", flat=True)}

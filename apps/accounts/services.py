@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.accounts.models import ApiToken, AuditEvent, Invitation, Membership, Organization, Role
+from apps.accounts.scoping import role_allows
 from apps.cache import shared_cache_up
 
 TOKEN_PREFIX = "ib_"
@@ -235,8 +236,17 @@ def member_remove(
             )
         else:
             token_revoke(token=token, actor=actor, reason=f"{who} left the organization")
+    _invitations_withdraw(membership=membership, actor=actor)
     membership.delete()
     audit_record(org=org, actor=actor, action="member.removed", target=who)
+
+
+def _invitations_withdraw(*, membership: Membership, actor: str) -> None:
+    """The open invitations a person made stop with the power that made them: an "anyone
+    with the link" invitation must not let a removed or demoted admin back in as admin."""
+    made = _open_invitations().filter(org=membership.org, created_by=membership.user)
+    for invitation in made:
+        invitation_revoke(invitation=invitation, actor=actor)
 
 
 def tokens_of_departed(*, membership: Membership) -> None:
@@ -255,8 +265,18 @@ def member_set_role(*, membership: Membership, role: str, actor: str) -> Members
         and not _owners_left(membership.org, membership)
     ):
         raise MembershipError("the last owner cannot step down; make someone else owner first")
+    lowered = not role_allows(role, membership.role)
     membership.role = Role(role)
     membership.save(update_fields=["role"])
+    if lowered:
+        _invitations_withdraw(membership=membership, actor=actor)
+        if not role_allows(role, Role.MEMBER):
+            # A viewer reads only: the tokens they made are reduced to reads.
+            made = ApiToken.objects.filter(
+                org=membership.org, created_by=membership.user, scope=ApiToken.Scope.WRITE
+            )
+            if made.update(scope=ApiToken.Scope.READ):
+                tokens_version_bump()
     audit_record(
         org=membership.org,
         actor=actor,

@@ -200,9 +200,14 @@ def job_document_host(
         or org is None
         or job.endpoint.org_id != org.pk
         or not job_binding_matches(job.idempotency_key, job_secret)
+        # A job that never reported starting ran nowhere: its "result" is made up.
+        or job.started_at is None
     ):
         return None
-    first_party = Pool.objects.filter(name=job.pool, org__isnull=True).exists()
+    # The organization's own pool of that name wins, as pool_check routes it: a first-party
+    # pool created later under the same name must not lend its label to an org host's job.
+    org_pool = Pool.objects.filter(name=job.pool, org_id=job.endpoint.org_id).exists()
+    first_party = not org_pool and Pool.objects.filter(name=job.pool, org__isnull=True).exists()
     return Run.OriginHost.FIRST_PARTY if first_party else Run.OriginHost.ORG_HOST
 
 
@@ -241,7 +246,8 @@ def pool_create(*, org: Organization, name: str) -> Pool:
     existing = Pool.objects.filter(name=queue, org=org).first()
     if existing is not None:
         return existing
-    if Pool.objects.filter(name=queue, org__isnull=True).exists():
+    reserved = {pool_queue(n) for n in settings.FIRST_PARTY_POOLS}
+    if queue in reserved or Pool.objects.filter(name=queue, org__isnull=True).exists():
         raise JobConflict("name", f"pool {queue!r} is one of the service's own pools")
     return Pool.objects.create(name=queue, org=org)
 

@@ -1,15 +1,15 @@
 """The regressions pages' forms: the change-point list's query string (which filter values it
 accepts and the words that explain one it ignores) and an alert subscription's fields."""
 
-import ipaddress
 from typing import Any
-from urllib.parse import urlsplit
 
 from django import forms
-from django.conf import settings
 from django.core.exceptions import ValidationError
 
+from apps.accounts.models import Organization
+from apps.accounts.scoping import member_addresses
 from apps.query_forms import QueryForm
+from apps.regressions import webhooks
 from apps.regressions.models import METRICS, ChangePoint, Subscription
 
 
@@ -69,20 +69,6 @@ class RegressionListQuery(QueryForm):
         }
 
 
-def _private_host(url: str) -> bool:
-    """Whether a webhook URL names this machine or a private network by IP or 'localhost'.
-    Names are not resolved: this stops the plain cases of pointing the server's POSTs at its
-    own network, not a name whose DNS answer is private."""
-    host = (urlsplit(url).hostname or "").lower().rstrip(".")
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return not address.is_global
-
-
 class SubscriptionForm(forms.ModelForm):
     """An alert subscription as an admin adds it: a target its channel can deliver to, and a
     persistence rule that can be met."""
@@ -103,27 +89,30 @@ class SubscriptionForm(forms.ModelForm):
             "persist_window",
         ]
 
+    def __init__(self, *args: Any, org: Organization | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.org = org
+
     def clean(self):
         data = super().clean()
         channel, target = data.get("channel"), (data.get("target") or "").strip()
         if channel in (Subscription.Channel.WEBHOOK, Subscription.Channel.SLACK):
             try:
-                forms.URLField().clean(target)
-            except forms.ValidationError:
-                self.add_error("target", "a webhook needs an http(s) URL")
-            else:
-                if _private_host(target) and not settings.REGRESSION_WEBHOOK_PRIVATE_HOSTS:
-                    self.add_error(
-                        "target",
-                        "a webhook may not point at a private or loopback address "
-                        "(REGRESSION_WEBHOOK_PRIVATE_HOSTS allows it)",
-                    )
+                webhooks.check(target)
+            except webhooks.TargetRefused as exc:
+                self.add_error("target", str(exc))
         elif channel == Subscription.Channel.EMAIL:
             for address in [a.strip() for a in target.split(",") if a.strip()] or [""]:
                 try:
                     forms.EmailField().clean(address)
                 except forms.ValidationError:
                     self.add_error("target", f"“{address}” is not an email address")
+                    break
+                if self.org is None or address.lower() not in member_addresses(self.org):
+                    self.add_error(
+                        "target",
+                        f"“{address}” is not a verified address of one of your members",
+                    )
                     break
         needed, window = data.get("persist_needed"), data.get("persist_window")
         if needed is not None and window is not None and not 1 <= needed <= window:

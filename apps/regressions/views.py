@@ -98,7 +98,7 @@ def subscription_list(request: HttpRequest) -> HttpResponse:
         if request.POST.get("delete"):
             Subscription.objects.filter(org=org, pk=_int(request.POST["delete"])).delete()
             return redirect("regressions:subscriptions")
-        form = SubscriptionForm(request.POST)
+        form = SubscriptionForm(request.POST, org=org)
         if form.is_valid():
             subscription = form.save(commit=False)
             subscription.org = org

@@ -10,7 +10,7 @@ import pytest
 import redis
 
 from apps.accounts.services import organization_get_or_create, token_create
-from apps.jobs.models import Endpoint
+from apps.jobs.models import Endpoint, Pool
 from tests.apps.jobs.conftest import DEPLOYMENT_FACTS
 
 # Committed rows, as the agent's tests have: its long poll gives its connection back between
@@ -45,6 +45,16 @@ def test_a_first_party_pool_name_cannot_be_claimed(client, issued, broker):
     name = broker.pool()
     refused = post(client, "/api/v1/pools", {"name": name}, issued.plaintext)
     assert refused.status_code == 409
+
+
+def test_a_name_in_the_operators_registry_cannot_be_claimed_before_addpool(
+    client, issued, settings
+):
+    settings.FIRST_PARTY_POOLS = ["b200-fleet"]
+    for name in ("b200-fleet", "pool.b200-fleet"):
+        refused = post(client, "/api/v1/pools", {"name": name}, issued.plaintext)
+        assert refused.status_code == 409
+    assert not Pool.objects.filter(name="pool.b200-fleet").exists()
 
 
 def test_an_endpoint_on_a_made_up_pool_is_refused_and_no_queue_appears(client, issued, broker):

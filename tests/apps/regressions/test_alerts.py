@@ -24,6 +24,12 @@ from tests.apps.regressions.series import stored_series
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture(autouse=True)
+def loopback_receivers_allowed(settings) -> None:
+    # These receivers run on loopback, which only an operator's setting lets a webhook reach.
+    settings.REGRESSION_WEBHOOK_PRIVATE_HOSTS = True
+
+
 class Receiver:
     """An HTTP server on loopback that answers with the statuses it is given, in turn (then
     200), and keeps what it received."""

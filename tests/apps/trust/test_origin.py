@@ -3,9 +3,12 @@ secret is "scheduled"; one that claims a job it is not is refused and nothing is
 (The real Celery worker and agent paths: tests/workers/test_celery_tasks.py and
 tests/apps/jobs/test_agent.py assert their runs land scheduled.)"""
 
+import io
 import json
 
 import pytest
+from django.core.management import call_command
+from django.utils import timezone
 
 from apps.accounts.services import organization_get_or_create, token_create
 from apps.catalog.services import deployment_upsert, preset_get
@@ -20,8 +23,9 @@ pytestmark = pytest.mark.django_db
 HEADER = "HTTP_X_INFERBOARD_JOB_SECRET"
 
 
-def queued_job(org, *, pool_org=None) -> Job:
-    """A job as job_enqueue stores it, without a broker: this test is about ingestion."""
+def queued_job(org, *, pool_org=None, started: bool = True) -> Job:
+    """A job as job_enqueue stores it, without a broker: this test is about ingestion. Unless
+    told otherwise its worker has reported starting it, as a real one does before its result."""
     body = document()
     deployment = deployment_upsert(document=doc.parse_document(body))
     pool = Pool.objects.create(name=f"pool.origin-{org.slug}", org=pool_org)
@@ -39,6 +43,8 @@ def queued_job(org, *, pool_org=None) -> Job:
         scenario=preset_get(slug="seed-20k-1k-60"),
         idempotency_key=Job.new_key(),
         pool=pool.name,
+        status=Job.Status.RUNNING if started else Job.Status.QUEUED,
+        started_at=timezone.now() if started else None,
     )
 
 
@@ -79,6 +85,29 @@ def test_an_organizations_own_pool_is_told_apart_from_the_fleet(client, org):
     assert response.status_code == 201, response.content
     run = Run.objects.get(pk=response.json()["id"])
     assert (run.origin, run.origin_host) == ("scheduled", "org_host")
+
+
+def test_a_document_for_a_job_that_never_started_is_refused_as_scheduled(client, org):
+    job = queued_job(org, started=False)
+    token = token_create(org=org, name="worker").plaintext
+    secret = job_binding_secret(job.idempotency_key)
+    response = post(client, job_document(job), token, **{HEADER: secret})
+    assert response.status_code == 403
+    assert response.json()["detail"][0]["path"] == "X-Inferboard-Job-Secret"
+    assert not Run.objects.filter(idempotency_key=job.idempotency_key).exists()
+
+
+def test_a_fabricated_document_on_an_org_pool_is_never_first_party_even_after_addpool(client, org):
+    job = queued_job(org, pool_org=org)
+    # The operator later registers a first-party pool of the same name.
+    call_command("addpool", job.pool, stdout=io.StringIO())
+    assert Pool.objects.filter(name=job.pool, org__isnull=True).exists()
+    token = token_create(org=org, name="agent").plaintext
+    secret = job_binding_secret(job.idempotency_key)
+    response = post(client, job_document(job), token, **{HEADER: secret})
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(pk=response.json()["id"])
+    assert run.origin_host == "org_host"
 
 
 def test_a_token_posting_a_jobs_key_without_its_secret_is_stored_as_submitted(client, org):
