@@ -42,17 +42,16 @@ configuration, whose runs then show where the image changed.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from workers.importers.common import ImportInput, drop_none, load_json
 from workers.importers.errors import ImportFailure
+from workers.importers.inferencex_recipe import recipe_extra, recipe_of
 from workers.importers.registry import Format, Preview, register
 from workers.results import DocumentError, ResultDocument, parse_document
 from workers.slo import STAT_SLOTS
@@ -266,81 +265,6 @@ def model_of(key: str) -> tuple[str, str | None]:
     return key, MODEL_FAMILIES.get(key)
 
 
-# InferenceX's launch recipes, a shipped snapshot of its public configuration files
-# (inferencex_recipes/SOURCES.md). A row's flags are its recipe's: the API's rows state none.
-RECIPES_FILE = Path(__file__).with_name("inferencex_recipes") / "recipes.json"
-
-
-@functools.cache
-def _recipes() -> tuple[dict[str, Any], dict[tuple, dict[str, Any]]]:
-    data = json.loads(RECIPES_FILE.read_text())
-    by_key = {}
-    for recipe in data["recipes"]:
-        shape = recipe["parallelism"]
-        key = (
-            recipe["framework"],
-            recipe["hardware"],
-            recipe["model"],
-            recipe["precision"],
-            recipe["spec_method"],
-            shape["ep"],
-            shape["dp_attention"],
-        )
-        by_key[key] = recipe
-    return data, by_key
-
-
-def recipe_of(row: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
-    """(the shipped recipe the row was launched by, or None; what the run says of it).
-
-    Joined by framework, accelerator, model, precision, speculative method and parallelism:
-    the shipped recipes are single-node ones that take TP from the row and set no expert
-    parallelism or DP attention, so a disaggregated or multi-node row, or one with EP or DP
-    attention, has none of them."""
-    data, by_key = _recipes()
-    what = (
-        f"{row['framework']} {row['hardware']} {row['model']} {row['precision']} "
-        f"spec {row['spec_method']} TP{row['decode_tp']} EP{row['decode_ep']}"
-        f"{' DP-attention' if row['decode_dp_attention'] else ''}"
-        f"{' disaggregated' if row['disagg'] else ''}{' multi-node' if row['is_multinode'] else ''}"
-    )
-    recipe = None
-    if not row["disagg"] and not row["is_multinode"]:
-        key = (
-            row["framework"],
-            row["hardware"],
-            row["model"],
-            row["precision"],
-            row["spec_method"] or "none",
-            row["decode_ep"],
-            bool(row["decode_dp_attention"]),
-        )
-        recipe = by_key.get(key)
-    if recipe is None:
-        return None, f"no shipped InferenceX recipe matches {what}"
-    return recipe, f"{data['repository']}/{recipe['path']}@{recipe['commit']}"
-
-
-def _recipe_extra(row: dict[str, Any]) -> dict[str, Any]:
-    """What a run keeps of its recipe: where it is (repository, path, commit) and the
-    environment it exports, or why none matched."""
-    recipe, said = recipe_of(row)
-    if recipe is None:
-        return {"missing": said}
-    data, _ = _recipes()
-    return drop_none(
-        {
-            "repository": data["repository"],
-            "path": recipe["path"],
-            "commit": recipe["commit"],
-            "url": f"https://github.com/{data['repository']}/blob/{recipe['commit']}/"
-            f"{recipe['path']}",
-            "env": recipe.get("env"),
-            "variables": recipe.get("variables"),
-        }
-    )
-
-
 def deployment_of(row: dict[str, Any]) -> dict[str, Any]:
     """The deployment the row states. Both pools for a disaggregated one; one otherwise."""
 
@@ -458,7 +382,7 @@ def _run_document(members: list[BenchmarkRow], source: Source) -> ResultDocument
             },
             "image": images[0] if len(images) == 1 else images or None,
             "workers": [m.row["workers"] for m in members if m.row.get("workers")] or None,
-            "recipe": _recipe_extra(first),
+            "recipe": recipe_extra(first),
             "figures_as_written": kept,
         }
     }
@@ -529,7 +453,7 @@ def evaluation_documents(
                 "conc": row.get("conc"),
                 "id": row.get("id"),
                 "config_id": row.get("config_id"),
-                "recipe": _recipe_extra(row),
+                "recipe": recipe_extra(row),
                 "figures_as_written": {
                     k: v for k, v in metrics.items() if k not in ("n_eff", *EVAL_METRICS)
                 },

@@ -11,7 +11,7 @@ import pytest
 
 from apps.imports.services import import_ingest
 from apps.trust import rules
-from workers.importers import inferencex_api
+from workers.importers import inferencex_api, inferencex_recipe
 
 SNAPSHOT = Path(__file__).parents[3] / "apps" / "catalog" / "reference" / "inferencex"
 SOURCE = inferencex_api.Source(description="test")
@@ -34,7 +34,7 @@ def _flags_failure(document) -> list[rules.Failure]:
 
 
 def test_every_shipped_row_with_a_recipe_carries_its_flags_and_passes_the_flags_rule():
-    data = json.loads(inferencex_api.RECIPES_FILE.read_text())
+    data = json.loads(inferencex_recipe.RECIPES_FILE.read_text())
     flags = {r["path"]: r["flags"] for r in data["recipes"]}
     with_recipe = without = 0
     accelerators = set()
@@ -58,9 +58,9 @@ def test_every_shipped_row_with_a_recipe_carries_its_flags_and_passes_the_flags_
 def test_a_row_is_joined_by_its_parallelism_not_only_its_engine_and_accelerator():
     row = json.loads((SNAPSHOT / "benchmarks.json").read_bytes())[0]
     assert (row["framework"], row["hardware"], row["precision"]) == ("sglang", "mi355x", "fp4")
-    assert inferencex_api.recipe_of(row)[0] is not None
+    assert inferencex_recipe.recipe_of(row)[0] is not None
     for change in ({"decode_ep": 8}, {"decode_dp_attention": True}, {"disagg": True}):
-        recipe, why = inferencex_api.recipe_of({**row, **change})
+        recipe, why = inferencex_recipe.recipe_of({**row, **change})
         assert recipe is None
         assert why.startswith("no shipped InferenceX recipe matches sglang mi355x dsr1 fp4")
 
@@ -68,8 +68,8 @@ def test_a_row_is_joined_by_its_parallelism_not_only_its_engine_and_accelerator(
 @pytest.mark.django_db
 def test_a_runs_page_links_its_recipe_or_says_why_it_has_none(client):
     latest = json.loads((SNAPSHOT / "benchmarks.json").read_bytes())
-    launched = next(r for r in latest if inferencex_api.recipe_of(r)[0])
-    unknown = next(r for r in latest if not inferencex_api.recipe_of(r)[0])
+    launched = next(r for r in latest if inferencex_recipe.recipe_of(r)[0])
+    unknown = next(r for r in latest if not inferencex_recipe.recipe_of(r)[0])
     outcome = import_ingest(
         data=json.dumps([launched, unknown]).encode(), filename="benchmarks.json", org=None
     )
@@ -78,7 +78,7 @@ def test_a_runs_page_links_its_recipe_or_says_why_it_has_none(client):
         for r in outcome.results
     }
     assert len(runs) == 2
-    recipe, _ = inferencex_api.recipe_of(launched)
+    recipe, _ = inferencex_recipe.recipe_of(launched)
     for run in runs.values():
         html = client.get(f"/runs/{run.pk}/").content.decode()
         said = run.document["environment"]["extra"]["inferencex"]["recipe"]
