@@ -331,23 +331,12 @@ def test_lm_eval_0_4_12_task_rows_with_name_and_sample_len_import():
     assert (strict.score, strict.n) == (0.75, 1319)  # n from sample_len
 
 
-def test_a_plain_vllm_benchmark_serving_file_is_not_labelled_as_inferencex():
+def test_a_plain_vllm_benchmark_serving_file_is_not_labelled_as_inferencex(h100):
     # nerdalert/vllm-bench-automation ran upstream vLLM's benchmark_serving.py; the layout is
     # the one InferenceX vendored, but the file is vLLM's and its label must say so.
     path = fixture_path("").parent / "wild/inferencex-benchmark-serving"
     path = path / "vllm-bench-automation_results.jsonl"
-    facts = Facts.model_validate(
-        {
-            "deployment": {
-                "accelerator": "H100",
-                "gpus": 1,
-                "engine": {"name": "vllm"},
-                "quantization": {"weights": "BF16"},
-            },
-            "scenario": {"input_tokens": 1024, "output_tokens": 128},
-        }
-    )
-    docs = import_file(path.read_bytes(), path.name, facts=facts)
+    docs = import_file(path.read_bytes(), path.name, facts=h100)
     assert docs
     for doc in docs:
         assert "vLLM" in doc.source.tool and "InferenceX" not in doc.source.tool
