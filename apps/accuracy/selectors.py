@@ -1,10 +1,9 @@
 """Reads for accuracy: stored results as documents, paired comparisons, quantization trades."""
 
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Max, QuerySet
+from django.db.models import Count, Max, QuerySet
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import visible_to
@@ -113,14 +112,69 @@ def interval(result: AccuracyResult) -> tuple[float, float] | None:
     return None
 
 
+def _configuration(deployment) -> tuple:
+    """What a deployment is beside its precision: a quantization pair differs in nothing else
+    (engine, GPUs, parallelism, speculative decoding, serving, flags but the KV cache's)."""
+    return (
+        deployment.engine_id,
+        deployment.gpus,
+        deployment.nodes,
+        deployment.tp,
+        deployment.ep,
+        deployment.dp,
+        deployment.pp,
+        deployment.dp_attention,
+        deployment.spec_method,
+        deployment.disaggregated,
+        deployment.prefill_layout,
+        deployment.decode_layout,
+        deployment.prefill_workers,
+        deployment.decode_workers,
+    )
+
+
+def _configuration_label(deployment) -> str:
+    parts = [deployment.engine.name, f"{deployment.gpus} GPUs"]
+    if deployment.parallelism_label:
+        parts.append(deployment.parallelism_label)
+    parts.append(f"spec {deployment.spec_method}" if deployment.spec_method else "no spec")
+    if deployment.disaggregated:
+        parts.append("disaggregated")
+    return ", ".join(parts)
+
+
+def _paired_throughput(
+    runs: QuerySet, base_id: int, other_id: int
+) -> tuple[float, float, str] | None:
+    """(base's, other's best tok/s/GPU at the SLO, scenario) in the scenario both deployments
+    were load-tested in most often; None when they share none."""
+    best = (
+        runs.filter(deployment_id__in=(base_id, other_id))
+        .values("scenario__slug", "deployment_id")
+        .annotate(best=Max("best_tput_per_gpu"), runs=Count("id"))
+    )
+    by_scenario: dict[str, dict[int, tuple[float, int]]] = {}
+    for row in best:
+        by_scenario.setdefault(row["scenario__slug"], {})[row["deployment_id"]] = (
+            row["best"],
+            row["runs"],
+        )
+    shared = [(slug, sides) for slug, sides in by_scenario.items() if len(sides) == 2]
+    if not shared:
+        return None
+    slug, sides = max(shared, key=lambda item: (sum(r for _, r in item[1].values()), item[0]))
+    return sides[base_id][0], sides[other_id][0], slug
+
+
 def quantization_trade(
     *, model: str, accelerator: str, task: str, org: Organization | None = None
 ) -> list[dict[str, Any]]:
-    """Accuracy delta vs throughput gain for each quantization of one model on one accelerator.
-
-    The baseline is the highest-precision variant present. Throughput is each deployment's
-    best tok/s/GPU at the SLO in the scenario most of them were measured in.
-    """
+    """Accuracy delta against throughput gain for each precision of one model on one
+    accelerator, beside the highest precision of the same configuration (_configuration): FP4
+    against FP8 on the same engine, GPUs, parallelism and speculative method, never against
+    another configuration's score. Throughput is each side's best tok/s/GPU at the SLO in the
+    scenario both were load-tested in; a side without one says so. A configuration measured at
+    one precision only has no pair and is left out."""
     results = accuracy_results(org=org).filter(
         task=task,
         run__deployment__model__name=model,
@@ -129,59 +183,74 @@ def quantization_trade(
     latest: dict[int, AccuracyResult] = {}
     for result in results:
         latest.setdefault(result.run.deployment_id, result)
-    if len(latest) < 2:
-        return []
-    runs = runs_visible(org=org).filter(deployment_id__in=latest, best_tput_per_gpu__isnull=False)
-    scenario = Counter(runs.values_list("scenario_id", flat=True)).most_common(1)
-    # Without a throughput run the accuracy side still stands (published evaluations often
-    # score a deployment that was never load-tested): its throughput column says so.
-    tput = (
-        dict(
-            runs.filter(scenario_id=scenario[0][0])
-            .values("deployment_id")
-            .annotate(best=Max("best_tput_per_gpu"))
-            .values_list("deployment_id", "best")
-        )
-        if scenario
-        else {}
+    groups: dict[tuple, list[AccuracyResult]] = {}
+    for result in latest.values():
+        groups.setdefault(_configuration(result.run.deployment), []).append(result)
+    runs = runs_visible(org=org).filter(
+        best_tput_per_gpu__isnull=False, scenario__isnull=False
     )
 
     def precision_rank(result: AccuracyResult) -> int:
         quant = result.run.deployment.quant_weights.upper()
         return PRECISION_ORDER.index(quant) if quant in PRECISION_ORDER else len(PRECISION_ORDER)
 
-    ordered = sorted(latest.values(), key=precision_rank)
-    base = ordered[0]
-    base_tput = tput.get(base.run.deployment_id)
     trade = []
-    for result in ordered:
-        deployment_tput = tput.get(result.run.deployment_id)
-        low_high = interval(result)
+    for members in groups.values():
+        ordered = sorted(members, key=lambda r: (precision_rank(r), -r.run.created_at.timestamp()))
+        base = ordered[0]
+        others = [r for r in ordered if precision_rank(r) != precision_rank(base)]
         base_interval = interval(base)
-        trade.append(
-            {
-                "quantization": result.run.deployment.quant_weights,
-                "result_id": result.pk,
-                "score": result.score,
-                "accuracy_delta_points": 100 * (result.score - base.score),
-                # Half-widths of each side's interval, combined: a rough error bar only.
-                "error_points": 100
-                * (
-                    ((low_high[1] - low_high[0]) / 2) ** 2
-                    + ((base_interval[1] - base_interval[0]) / 2) ** 2
-                )
-                ** 0.5
-                if low_high and base_interval and result is not base
-                else 0.0,
-                "throughput_gain_pct": 100 * (deployment_tput / base_tput - 1)
-                if deployment_tput and base_tput
-                else None,
-                "baseline": base.run.deployment.quant_weights,
-                # Paired needs per-item outcomes on both sides; sources that publish only a
-                # score and n (InferenceX's evaluations) compare unpaired.
-                "paired": result.items.exists() and base.items.exists()
-                if result is not base
-                else None,
-            }
+        for result in others:
+            low_high = interval(result)
+            pair = _paired_throughput(runs, base.run.deployment_id, result.run.deployment_id)
+            trade.append(
+                {
+                    "quantization": result.run.deployment.quant_weights,
+                    "configuration": _configuration_label(result.run.deployment),
+                    "result_id": result.pk,
+                    "baseline_result_id": base.pk,
+                    "score": result.score,
+                    "baseline_score": base.score,
+                    "accuracy_delta_points": 100 * (result.score - base.score),
+                    # Half-widths of each side's interval, combined: a rough error bar only.
+                    "error_points": 100
+                    * (
+                        ((low_high[1] - low_high[0]) / 2) ** 2
+                        + ((base_interval[1] - base_interval[0]) / 2) ** 2
+                    )
+                    ** 0.5
+                    if low_high and base_interval
+                    else 0.0,
+                    "throughput_gain_pct": 100 * (pair[1] / pair[0] - 1)
+                    if pair and pair[0]
+                    else None,
+                    "throughput_ratio": pair[1] / pair[0] if pair and pair[0] else None,
+                    "scenario": pair[2] if pair else None,
+                    "baseline": base.run.deployment.quant_weights,
+                    # Paired needs per-item outcomes on both sides; sources that publish only
+                    # a score and n (InferenceX's evaluations) compare unpaired.
+                    "paired": result.items.exists() and base.items.exists(),
+                }
+            )
+    return sorted(trade, key=lambda t: (t["throughput_gain_pct"] is None, t["configuration"]))
+
+
+def quantization_view(*, org: Organization | None = None) -> tuple[str, str, str] | None:
+    """(model, accelerator, task) whose quantization trade has the most pairs with throughput
+    on both sides: what /accuracy/ opens on."""
+    combos = (
+        accuracy_results(org=org)
+        .values_list(
+            "run__deployment__model__name", "run__deployment__accelerator__sku", "task"
         )
-    return trade
+        .annotate(precisions=Count("run__deployment__quant_weights", distinct=True))
+        .filter(precisions__gt=1)
+        .order_by("run__deployment__model__name", "run__deployment__accelerator__sku", "task")
+    )
+    best, best_count = None, 0
+    for model, accelerator, task, _ in combos:
+        trade = quantization_trade(model=model, accelerator=accelerator, task=task, org=org)
+        count = sum(t["throughput_gain_pct"] is not None for t in trade)
+        if count > best_count:
+            best, best_count = (model, accelerator, task), count
+    return best

@@ -13,11 +13,15 @@ def accuracy_index(request: HttpRequest) -> HttpResponse:
     org = viewer_org(request)
     results = list(selectors.accuracy_results(org=org)[:200])
     rows = [(r, selectors.interval(r)) for r in results]
-    first = results[0] if results else None
     asked = AccuracyIndexQuery(request.GET).values()
-    model = asked["model"] or (first.run.deployment.model.name if first else "")
-    accelerator = asked["accelerator"] or (first.run.deployment.accelerator.sku if first else "")
-    task = asked["task"] or (first.task if first else "")
+    # Opens on the model and accelerator with the most quantization pairs to draw.
+    opened = None if any(asked.values()) else selectors.quantization_view(org=org)
+    first = results[0] if results else None
+    model, accelerator, task = opened or (
+        asked["model"] or (first.run.deployment.model.name if first else ""),
+        asked["accelerator"] or (first.run.deployment.accelerator.sku if first else ""),
+        asked["task"] or (first.task if first else ""),
+    )
     trade = selectors.quantization_trade(model=model, accelerator=accelerator, task=task, org=org)
     context = {
         "rows": rows,

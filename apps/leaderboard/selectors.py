@@ -12,12 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import (
-    Count,
-    Max,
-    QuerySet,
-    Sum,
-)
+from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
@@ -127,36 +122,35 @@ def model_names(*, org: Organization | None = None) -> list[str]:
 
 
 def widest_views(*, org: Organization | None = None) -> list[tuple[str, str]]:
-    """(model, scenario slug) pairs, those whose runs span the most accelerators first: the
-    board opens on the first, the view where most hardware can be set side by side. Simulated
-    runs never count (they do not rank with measurements)."""
+    """(model, scenario slug) pairs, those whose ranked runs span the most accelerators first:
+    the board opens on the first, the view where most hardware can be set side by side on the
+    default rules. Views that rank nothing follow, widest first, so a board without a ranked
+    run still opens on its widest data. Simulated runs never count (they do not rank with
+    measurements)."""
     if connection.vendor == "postgresql":
-        # The trigger-kept tally: a few rows per deployment and scenario, however many runs.
-        spans = (
-            tallies_visible(org=org)
-            .filter(ranked=True, scenario__isnull=False)
-            .exclude(provenance=Run.Provenance.SIMULATED)
-            .values("deployment__model__name", "scenario__slug", "scenario__is_preset")
-            .annotate(
-                accelerators=Count("deployment__accelerator", distinct=True), runs=Sum("runs")
-            )
-        )
+        # The trigger-kept tally: a few rows per deployment and scenario, however many runs;
+        # its `ranked` is the default board's (a point and the rules passed, migration 0013).
+        spans = tallies_visible(org=org).filter(scenario__isnull=False)
+        ranked, runs = Q(ranked=True), Sum("runs")
     else:
-        spans = (
-            runs_visible(org=org)
-            .exclude(provenance=Run.Provenance.SIMULATED)
-            .filter(scenario__isnull=False, best_point__isnull=False)
-            .values("deployment__model__name", "scenario__slug", "scenario__is_preset")
-            .annotate(
-                accelerators=Count("deployment__accelerator", distinct=True), runs=Count("id")
-            )
+        spans = runs_visible(org=org).filter(scenario__isnull=False)
+        ranked, runs = Q(best_point__isnull=False, rules_passed=True), Count("id")
+    spans = (
+        spans.exclude(provenance=Run.Provenance.SIMULATED)
+        .values("deployment__model__name", "scenario__slug", "scenario__is_preset")
+        .annotate(
+            ranked_accelerators=Count("deployment__accelerator", filter=ranked, distinct=True),
+            accelerators=Count("deployment__accelerator", distinct=True),
+            runs=runs,
         )
-    spans = spans.order_by(
-        "-accelerators",
-        "-scenario__is_preset",
-        "-runs",
-        "deployment__model__name",
-        "scenario__slug",
+        .order_by(
+            "-ranked_accelerators",
+            "-accelerators",
+            "-scenario__is_preset",
+            "-runs",
+            "deployment__model__name",
+            "scenario__slug",
+        )
     )
     return [(row["deployment__model__name"], row["scenario__slug"]) for row in spans]
 

@@ -243,7 +243,7 @@ class RecordArchive(models.Model):
 
 class RunTally(models.Model):
     """How many runs each (deployment, scenario, organization, visibility, provenance,
-    rankable) holds, so that aggregates over every run (the board's widest views) read a few
+    ranked on the default board) holds, so that aggregates over every run (the board's widest views) read a few
     hundred rows, not every run. Kept by a PostgreSQL trigger on the run table (migration
     0012): every write path counts, bulk ones and raw SQL included, in the writer's own
     transaction. No Django code writes it; SQLite has no trigger and reads the runs."""
@@ -267,7 +267,9 @@ class RunTally(models.Model):
     )
     is_public = models.BooleanField()
     provenance = models.CharField(max_length=20)
-    ranked = models.BooleanField(help_text="the runs have a leaderboard point")
+    ranked = models.BooleanField(
+        help_text="the runs have a leaderboard point and pass the board's rules (migration 0013)"
+    )
     runs = models.PositiveIntegerField()
 
     class Meta:

@@ -48,6 +48,19 @@ WAIVED_WHEN_NOT_REPORTED: dict[str, dict[str, str]] = {
     },
 }
 
+# Deployment facts an imported run states another way, or that its source does not publish,
+# with why (docs/methodology.md, "Rules per origin"). The first two are met only where the run
+# states its image: InferenceX names each run's image by tag (its configuration's history
+# spans images, so the run, not the deployment, carries it), and a tag names the release but
+# is no digest, which no peer publishes. The last two are waived: a peer's configuration names
+# one precision, its weights'; the KV cache's is taken from a recipe's flags where they set it.
+IMPORTED_FACTS: dict[str, tuple[bool, str]] = {
+    "engine.version": (True, "named by the run's image tag"),
+    "engine.image_digest": (True, "the run's image is stated by tag; peers publish no digest"),
+    "quantization.activations": (False, "a peer's configuration states one precision"),
+    "quantization.kv_cache": (False, "set only where a recipe's flags state it"),
+}
+
 
 @dataclass(frozen=True)
 class AccuracyFact:
@@ -67,6 +80,8 @@ class RuleInput:
     # The same model's results at a reference precision, by (protocol, task): best score.
     reference: dict[tuple[str, str], float] = field(default_factory=dict)
     origin: str = ""  # Run.Origin's value; picks WAIVED_WHEN_NOT_REPORTED's entry
+    # The image the run states beside its deployment (an imported run's tag), if any.
+    image: str | None = None
 
 
 @dataclass(frozen=True)
@@ -84,6 +99,11 @@ def is_quantized(deployment: dict[str, Any]) -> bool:
     return any(v and v.upper() not in REFERENCE_PRECISIONS for v in stated)
 
 
+def _pools(deployment: dict[str, Any]) -> list[dict[str, Any] | None]:
+    split = deployment.get("disaggregation") or {}
+    return [split.get("prefill"), split.get("decode")] if split else []
+
+
 def _missing_facts(deployment: dict[str, Any]) -> list[str]:
     engine = deployment.get("engine") or {}
     quant = deployment.get("quantization") or {}
@@ -93,7 +113,9 @@ def _missing_facts(deployment: dict[str, Any]) -> list[str]:
         missing.append("engine.version")
     if not engine.get("image_digest"):
         missing.append("engine.image_digest")
-    if not any(parallel.get(k) for k in ("tp", "dp", "ep", "pp")):
+    # A disaggregated deployment states its parallelism per pool, each pool its own shape.
+    pools = _pools(deployment) or [parallel]
+    if not all(pool and any(pool.get(k) for k in ("tp", "dp", "ep", "pp")) for pool in pools):
         missing.append("parallelism")
     for part in ("weights", "activations", "kv_cache"):
         if not quant.get(part):
@@ -104,10 +126,20 @@ def _missing_facts(deployment: dict[str, Any]) -> list[str]:
     return missing
 
 
+def _imported_states(fact: str, image: str | None) -> bool:
+    """Whether an imported run meets `fact` by its origin's rule (IMPORTED_FACTS)."""
+    if fact not in IMPORTED_FACTS:
+        return False
+    needs_image, _ = IMPORTED_FACTS[fact]
+    return bool(image) or not needs_image
+
+
 def check(data: RuleInput) -> list[Failure]:
     """Every rule the run fails, in RULES order; empty when it may rank."""
     failures: list[Failure] = []
     missing = _missing_facts(data.deployment)
+    if data.origin == "imported":
+        missing = [m for m in missing if not _imported_states(m, data.image)]
     if missing:
         failures.append(Failure("facts_complete", "not stated: " + ", ".join(missing)))
     if not data.deployment.get("engine_flags"):

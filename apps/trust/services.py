@@ -87,7 +87,16 @@ def rule_input(
         accuracy=accuracy or [],
         reference=reference or {},
         origin=run.origin,
+        image=stated_image(run.document),
     )
+
+
+def stated_image(document: dict | None) -> str | None:
+    """The one image a run states beside its deployment: an InferenceX run's tag
+    (`environment.extra.inferencex.image`; a list when its rows name several, which is none)."""
+    extra = ((document or {}).get("environment") or {}).get("extra") or {}
+    image = (extra.get("inferencex") or {}).get("image")
+    return image if isinstance(image, str) and image else None
 
 
 def run_rules_refresh(*, run: Run, memo: dict | None = None) -> list[rules.Failure]:

@@ -51,7 +51,7 @@ from typing import Any
 
 from workers.importers.common import ImportInput, drop_none, load_json
 from workers.importers.errors import ImportFailure
-from workers.importers.inferencex_recipe import recipe_extra, recipe_of
+from workers.importers.inferencex_recipe import recipe_extra, recipe_facts, recipe_of
 from workers.importers.registry import Format, Preview, register
 from workers.results import DocumentError, ResultDocument, parse_document
 from workers.slo import STAT_SLOTS
@@ -305,7 +305,38 @@ def deployment_of(row: dict[str, Any]) -> dict[str, Any]:
     recipe, _ = recipe_of(row)
     if recipe is not None:
         deployment["engine_flags"] = list(recipe["flags"])
+        deployment.update(recipe_facts(recipe, deployment))
     return deployment
+
+
+# Frameworks InferenceX runs on one engine instance; its disaggregated runtimes have names of
+# their own (dynamo-sglang, mori-sglang, vllm-disagg ...), and none of its benchmark rows of
+# these frameworks is disaggregated.
+AGGREGATED_FRAMEWORKS = frozenset({"sglang", "vllm", "trt", "atom"})
+
+
+def evaluated_configuration(row: dict[str, Any]) -> dict[str, Any]:
+    """The configuration an evaluation row was run on, as its benchmark rows state it.
+
+    InferenceX's evaluation records of an aggregated framework say `disagg: true` with one
+    prefill and one decode "worker" of the same shape on the same GPUs (every DeepSeek-R1 record
+    of the shipped snapshot, 174 of sglang's 176): the two pools of one engine. Read as they
+    are, the score would sit on a disaggregated deployment nobody benchmarked, and no throughput
+    run of its configuration could show it. Such a record is read as the aggregated
+    configuration of that TP; any other shape is kept as written."""
+    pools_alike = all(
+        row[f"prefill_{part}"] == row[f"decode_{part}"] for part in ("tp", "ep", "dp_attention")
+    )
+    if (
+        row["disagg"]
+        and row["framework"] in AGGREGATED_FRAMEWORKS
+        and not row["is_multinode"]
+        and pools_alike
+        and row["num_prefill_gpu"] == row["num_decode_gpu"]
+        and (row["prefill_num_workers"], row["decode_num_workers"]) in ((0, 0), (1, 1))
+    ):
+        return {**row, "disagg": False}
+    return row
 
 
 def _point(row: dict[str, Any], gpus: int) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -445,6 +476,7 @@ def evaluation_documents(
             raise ImportFailure(f"{at}: neither metrics.em_strict nor metrics.em_flexible")
         name, family = model_of(str(row["model"]))
         when = row.get("timestamp") or _midnight(row["date"])
+        configuration = evaluated_configuration(row)
         extra = {
             "inferencex": {
                 "date": row["date"],
@@ -453,7 +485,8 @@ def evaluation_documents(
                 "conc": row.get("conc"),
                 "id": row.get("id"),
                 "config_id": row.get("config_id"),
-                "recipe": recipe_extra(row),
+                "recipe": recipe_extra(configuration),
+                "disagg_as_written": row["disagg"] if configuration is not row else None,
                 "figures_as_written": {
                     k: v for k, v in metrics.items() if k not in ("n_eff", *EVAL_METRICS)
                 },
@@ -465,7 +498,7 @@ def evaluation_documents(
             "provenance": "imported",
             "source": _source(source, row["run_url"]),
             "model": {"name": name, **({"family": family} if family else {})},
-            "deployment": deployment_of(row),
+            "deployment": deployment_of(configuration),
             "environment": {"started_at": when, "extra": extra},
             "accuracy": accuracy,
         }

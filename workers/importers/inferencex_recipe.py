@@ -82,3 +82,34 @@ def recipe_extra(row: dict[str, Any]) -> dict[str, Any]:
             "variables": recipe.get("variables"),
         }
     )
+
+
+# sglang's --kv-cache-dtype values and the precision each stores (its server_args choices);
+# "auto" is the model's own dtype, which the flag does not say.
+KV_CACHE_DTYPES = {"fp8_e4m3": "FP8", "fp8_e5m2": "FP8", "fp4_e2m1": "FP4", "bf16": "BF16"}
+
+
+def flag_value(flags: list[str], name: str) -> str | None:
+    """The value a recipe's flags give `name` (`--name value` or `--name=value`), or None."""
+    for flag in flags:
+        key, _, value = flag.replace("=", " ", 1).partition(" ")
+        if key == name:
+            return value.strip().strip("\"'") or None
+    return None
+
+
+def recipe_facts(recipe: dict[str, Any], deployment: dict[str, Any]) -> dict[str, Any]:
+    """The deployment's sections with what the recipe states beside its flags: the KV cache's
+    precision (`--kv-cache-dtype`) and the speculative draft tokens. Only stated values: a
+    flag left at "auto", or a script that does not say, adds nothing."""
+    updates: dict[str, Any] = {}
+    kv = KV_CACHE_DTYPES.get(flag_value(recipe["flags"], "--kv-cache-dtype") or "")
+    if kv:
+        updates["quantization"] = {**deployment["quantization"], "kv_cache": kv}
+    draft = recipe.get("spec_draft_tokens")
+    if draft is None:
+        stated = flag_value(recipe["flags"], "--speculative-num-draft-tokens") or ""
+        draft = int(stated) if stated.isdigit() else None
+    if deployment.get("speculative") and isinstance(draft, int) and draft > 0:
+        updates["speculative"] = {**deployment["speculative"], "draft_tokens": draft}
+    return updates
