@@ -13,33 +13,43 @@ from workers.importers.common import drop_none
 
 RECIPES_FILE = Path(__file__).with_name("inferencex_recipes") / "recipes.json"
 
+# A recipe that passes the row's expert parallelism through (`--ep-size $EP_SIZE`, as it
+# takes TP as `$TP`) states "ep": "$EP_SIZE" and is the recipe of a row of any EP; one that
+# sets none states 1. DP attention is always a boolean: a script that branches on it has one
+# entry per branch, since the branches launch differently.
+ROWS_EP = "$EP_SIZE"
+
 
 @functools.cache
 def _recipes() -> tuple[dict[str, Any], dict[tuple, dict[str, Any]]]:
     data = json.loads(RECIPES_FILE.read_text())
     by_key = {}
     for recipe in data["recipes"]:
-        shape = recipe["parallelism"]
-        key = (
-            recipe["framework"],
-            recipe["hardware"],
-            recipe["model"],
-            recipe["precision"],
-            recipe["spec_method"],
-            shape["ep"],
-            shape["dp_attention"],
-        )
-        by_key[key] = recipe
+        by_key[recipe_key(recipe)] = recipe
     return data, by_key
+
+
+def recipe_key(recipe: dict[str, Any]) -> tuple:
+    """What a recipe is joined by (its "ep" may be `ROWS_EP`: the row's, whatever it is)."""
+    shape = recipe["parallelism"]
+    return (
+        recipe["framework"],
+        recipe["hardware"],
+        recipe["model"],
+        recipe["precision"],
+        recipe["spec_method"],
+        shape["ep"],
+        shape["dp_attention"],
+    )
 
 
 def recipe_of(row: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
     """(the shipped recipe the row was launched by, or None; what the run says of it).
 
     Joined by framework, accelerator, model, precision, speculative method and parallelism:
-    the shipped recipes are single-node ones that take TP from the row and set no expert
-    parallelism or DP attention, so a disaggregated or multi-node row, or one with EP or DP
-    attention, has none of them."""
+    the shipped recipes are single-node ones that take TP from the row, and EP where they say
+    so, so a disaggregated or multi-node row has none of them, nor has a row whose EP or DP
+    attention its configuration's recipe does not launch."""
     data, by_key = _recipes()
     what = (
         f"{row['framework']} {row['hardware']} {row['model']} {row['precision']} "
@@ -58,7 +68,7 @@ def recipe_of(row: dict[str, Any]) -> tuple[dict[str, Any] | None, str]:
             row["decode_ep"],
             bool(row["decode_dp_attention"]),
         )
-        recipe = by_key.get(key)
+        recipe = by_key.get(key) or by_key.get((*key[:5], ROWS_EP, key[6]))
     if recipe is None:
         return None, f"no shipped InferenceX recipe matches {what}"
     return recipe, f"{data['repository']}/{recipe['path']}@{recipe['commit']}"

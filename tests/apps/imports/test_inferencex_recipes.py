@@ -33,26 +33,61 @@ def _flags_failure(document) -> list[rules.Failure]:
     return [f for f in rules.check(data) if f.rule == "engine_flags_disclosed"]
 
 
+def _recipes() -> list[dict]:
+    return json.loads(inferencex_recipe.RECIPES_FILE.read_text())["recipes"]
+
+
+def _shipped_rows() -> list[dict]:
+    return [
+        row
+        for name in ("benchmarks.json", "benchmarks-history.json")
+        for row in json.loads((SNAPSHOT / name).read_bytes())
+    ]
+
+
 def test_every_shipped_row_with_a_recipe_carries_its_flags_and_passes_the_flags_rule():
-    data = json.loads(inferencex_recipe.RECIPES_FILE.read_text())
-    flags = {r["path"]: r["flags"] for r in data["recipes"]}
+    # A script that branches on DP attention has an entry per branch, at one path and commit.
+    flags: dict[tuple[str, str], list] = {}
+    for r in _recipes():
+        flags.setdefault((r["path"], r["commit"]), []).append(r["flags"])
     with_recipe = without = 0
     accelerators = set()
     for document in _documents():
         recipe = document.environment.extra["inferencex"]["recipe"]
         if "missing" in recipe:
             without += 1
+            # Every single-node row has its recipe: only disaggregated or multi-node ones lack one.
+            assert document.deployment.disaggregation or document.deployment.multinode
             assert document.deployment.engine_flags == []
             assert [f.reason for f in _flags_failure(document)] == ["no engine flags stated"]
             assert recipe["missing"].startswith("no shipped InferenceX recipe matches ")
             continue
         with_recipe += 1
         accelerators.add(document.deployment.accelerator)
-        assert document.deployment.engine_flags == flags[recipe["path"]]
+        assert document.deployment.engine_flags in flags[(recipe["path"], recipe["commit"])]
         assert recipe["url"].endswith(f"/blob/{recipe['commit']}/{recipe['path']}")
         assert _flags_failure(document) == []
     assert with_recipe and without
-    assert accelerators == {"MI355X", "MI300X", "MI325X", "H200"}
+    assert accelerators == {"MI355X", "MI300X", "MI325X", "H200", "B200", "B300"}
+
+
+def test_every_recipe_is_one_configuration_and_launched_some_shipped_row():
+    recipes = _recipes()
+    keys = [inferencex_recipe.recipe_key(r) for r in recipes]
+    assert len(set(keys)) == len(keys)
+    joined = {
+        inferencex_recipe.recipe_key(recipe)
+        for recipe in (inferencex_recipe.recipe_of(row)[0] for row in _shipped_rows())
+        if recipe is not None
+    }
+    assert joined == set(keys)
+    for recipe in recipes:
+        assert len(recipe["commit"]) == 40 and int(recipe["commit"], 16) >= 0
+        assert recipe["parallelism"]["ep"] in (1, inferencex_recipe.ROWS_EP)
+        assert isinstance(recipe["parallelism"]["dp_attention"], bool)
+        if "spec_draft_tokens" in recipe:
+            assert recipe["spec_method"] != "none"
+            assert type(recipe["spec_draft_tokens"]) is int and recipe["spec_draft_tokens"] >= 1
 
 
 def test_a_row_is_joined_by_its_parallelism_not_only_its_engine_and_accelerator():
@@ -63,6 +98,33 @@ def test_a_row_is_joined_by_its_parallelism_not_only_its_engine_and_accelerator(
         recipe, why = inferencex_recipe.recipe_of({**row, **change})
         assert recipe is None
         assert why.startswith("no shipped InferenceX recipe matches sglang mi355x dsr1 fp4")
+
+
+def test_a_recipe_that_passes_ep_through_joins_any_ep_and_dp_attention_picks_its_branch():
+    rows = _shipped_rows()
+    b200 = next(
+        r
+        for r in rows
+        if (r["framework"], r["hardware"], r["precision"], r["spec_method"], r["disagg"])
+        == ("sglang", "b200", "fp4", "none", False)
+    )
+    recipe = inferencex_recipe.recipe_of(b200)[0]
+    assert recipe["parallelism"]["ep"] == inferencex_recipe.ROWS_EP
+    assert "--ep-size $EP_SIZE" in recipe["flags"]
+    for ep in (1, 4, 8):
+        assert inferencex_recipe.recipe_of({**b200, "decode_ep": ep})[0] is recipe
+    assert inferencex_recipe.recipe_of({**b200, "decode_dp_attention": True})[0] is None
+
+    trt = next(
+        r
+        for r in rows
+        if (r["framework"], r["hardware"], r["precision"], r["spec_method"], r["disagg"])
+        == ("trt", "b200", "fp4", "mtp", False)
+    )
+    plain = inferencex_recipe.recipe_of({**trt, "decode_dp_attention": False})[0]
+    dp = inferencex_recipe.recipe_of({**trt, "decode_dp_attention": True})[0]
+    assert plain["path"] == dp["path"] == "benchmarks/single_node/dsr1_fp4_b200_trt_mtp.sh"
+    assert (plain["spec_draft_tokens"], dp["spec_draft_tokens"]) == (3, 1)
 
 
 @pytest.mark.django_db
