@@ -186,9 +186,7 @@ def quantization_trade(
     groups: dict[tuple, list[AccuracyResult]] = {}
     for result in latest.values():
         groups.setdefault(_configuration(result.run.deployment), []).append(result)
-    runs = runs_visible(org=org).filter(
-        best_tput_per_gpu__isnull=False, scenario__isnull=False
-    )
+    runs = runs_visible(org=org).filter(best_tput_per_gpu__isnull=False, scenario__isnull=False)
 
     def precision_rank(result: AccuracyResult) -> int:
         quant = result.run.deployment.quant_weights.upper()
@@ -240,9 +238,7 @@ def quantization_view(*, org: Organization | None = None) -> tuple[str, str, str
     on both sides: what /accuracy/ opens on."""
     combos = (
         accuracy_results(org=org)
-        .values_list(
-            "run__deployment__model__name", "run__deployment__accelerator__sku", "task"
-        )
+        .values_list("run__deployment__model__name", "run__deployment__accelerator__sku", "task")
         .annotate(precisions=Count("run__deployment__quant_weights", distinct=True))
         .filter(precisions__gt=1)
         .order_by("run__deployment__model__name", "run__deployment__accelerator__sku", "task")

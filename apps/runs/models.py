@@ -246,7 +246,8 @@ class RunTally(models.Model):
     ranked on the default board) holds, so that aggregates over every run (the board's widest
     views) read a few hundred rows, not every run. Kept by a PostgreSQL trigger on the run
     table (migrations 0012, 0013): every write path counts, bulk ones and raw SQL included, in
-    the writer's own transaction. No Django code writes it; SQLite has no trigger and reads the runs."""
+    the writer's own transaction. No Django code writes it; SQLite has no trigger and reads the
+    runs."""
 
     deployment = models.ForeignKey(
         "catalog.Deployment", on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
