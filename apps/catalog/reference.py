@@ -12,6 +12,10 @@ from workers import result_facts
 from workers import results as doc
 
 REFERENCE_FILE = Path(__file__).parent / "reference" / "published.json"
+# sglang cookbook's GLM-5.2 speed cells, transcribed; the source files it was read from lie in
+# reference/glm52/ (their repository, commit and licence: glm52/SOURCES.md).
+GLM52_COOKBOOK_FILE = Path(__file__).parent / "reference" / "glm52-cookbook.json"
+GLM52_DIR = Path(__file__).parent / "reference" / "glm52"
 # InferenceX's API responses as its dashboard's repository committed them, byte for byte
 # (their source, commit and licence: inferencex/SOURCES.md).
 INFERENCEX_DIR = Path(__file__).parent / "reference" / "inferencex"
@@ -22,7 +26,9 @@ INFERENCEX_SNAPSHOT = (
 
 
 def reference_data() -> dict[str, Any]:
-    return json.loads(REFERENCE_FILE.read_text())
+    data = json.loads(REFERENCE_FILE.read_text())
+    data["glm52_cookbook"] = json.loads(GLM52_COOKBOOK_FILE.read_text())
+    return data
 
 
 def _parallelism(text: str) -> result_facts.Parallelism:
@@ -36,7 +42,15 @@ def _quantization(text: str) -> result_facts.Quantization:
 
 
 def published_documents(data: dict[str, Any]) -> list[doc.ResultDocument]:
-    """One document per published result that carries a throughput figure."""
+    """One document per published result that carries a throughput figure, then one per
+    configuration of the sglang cookbook's GLM-5.2 cells."""
+    documents = _seed_documents(data)
+    if "glm52_cookbook" in data:
+        documents.extend(cookbook_documents(data["glm52_cookbook"]))
+    return documents
+
+
+def _seed_documents(data: dict[str, Any]) -> list[doc.ResultDocument]:
     documents = []
     for result in data["results"]:
         if "node_throughput_tok_s" not in result:
@@ -100,6 +114,74 @@ def published_documents(data: dict[str, Any]) -> list[doc.ResultDocument]:
                 ),
                 environment=result_facts.Environment(
                     extra={"unit_note": result.get("unit_note", "")}
+                ),
+                points=points,
+            )
+        )
+    return documents
+
+
+def cookbook_documents(cookbook: dict[str, Any]) -> list[doc.ResultDocument]:
+    """One run per cookbook configuration (accelerator × precision × strategy: each strategy
+    is its own serve recipe), one point per concurrency it was measured at."""
+    scenario, source = cookbook["scenario"], cookbook["source"]
+    documents = []
+    for config in cookbook["configurations"]:
+        gpus = config["gpus"]
+        points = [
+            doc.Point(
+                label=f"concurrency {cell['max_concurrency']}",
+                concurrency=cell["max_concurrency"],
+                # The source states total (input + output) tok/s per GPU; a point stores the
+                # deployment's rate, per GPU being derived again by dividing by its GPUs.
+                throughput=doc.Throughput(total_tok_s=cell["tokens_per_sec_per_gpu"] * gpus),
+                latency_ms=doc.Latencies(
+                    ttft=doc.Distribution(p50=cell["ttft_ms_p50"]),
+                    tpot=doc.Distribution(p50=cell["tpot_ms_p50"]),
+                ),
+            )
+            for cell in config["points"]
+        ]
+        speculative = config["speculative"]
+        documents.append(
+            doc.ResultDocument(
+                idempotency_key=f"published:{config['id']}",
+                provenance="published",
+                source=result_facts.Source(citation=source["citation"], url=source["url"]),
+                model=result_facts.ModelInfo(
+                    name=cookbook["model"],
+                    family=cookbook["model"].split()[0],
+                    revision=config["checkpoint"],
+                ),
+                deployment=result_facts.Deployment(
+                    accelerator=config["accelerator"],
+                    gpus=gpus,
+                    engine=result_facts.Engine(
+                        name=cookbook["engine"], version=config["engine_version"]
+                    ),
+                    quantization=result_facts.Quantization(
+                        weights=config["quantization"], note=config["checkpoint"]
+                    ),
+                    parallelism=result_facts.Parallelism(**config["parallelism"]),
+                    speculative=result_facts.Speculative(**speculative) if speculative else None,
+                    engine_flags=config["engine_flags"],
+                    notes=config["note"],
+                ),
+                scenario=result_facts.Scenario(
+                    preset="8k-1k",
+                    input_tokens=scenario["input_tokens"],
+                    output_tokens=scenario["output_tokens"],
+                    dataset=scenario["dataset"],
+                    warmup_requests=scenario["warmup_requests"],
+                ),
+                environment=result_facts.Environment(
+                    extra={
+                        "source_key": source["key"],
+                        "cookbook_cell": config["match"],
+                        "throughput_kind": cookbook["throughput_kind"],
+                        "latency_percentile": cookbook["latency_percentile"],
+                        "benchmark": scenario["note"],
+                    }
                 ),
                 points=points,
             )

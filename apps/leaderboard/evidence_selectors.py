@@ -86,3 +86,48 @@ def measured_runs_count(*, model: str, sku: str, org: Organization | None) -> in
         .filter(provenance__in=(Run.Provenance.MEASURED, Run.Provenance.IMPORTED))
         .count()
     )
+
+
+def published_cells(*, model: str, source_key: str, org: Organization | None) -> list[dict]:
+    """The published runs of a model from one source (environment's `source_key`), each with
+    the facts a side states and its points as the source gave them (total tok/s per GPU,
+    P50 TTFT and TPOT), for a story to set side by side."""
+    runs = (
+        runs_visible(org=org)
+        .filter(deployment__model__name=model, provenance=Run.Provenance.PUBLISHED)
+        .filter(environment__extra__source_key=source_key)
+        .select_related("deployment__accelerator", "deployment__engine")
+        .prefetch_related("points")
+        .order_by("id")
+    )
+    cells = []
+    for run in runs:
+        d = run.deployment
+        cells.append(
+            {
+                "run_id": run.pk,
+                "url": run.source_url,
+                "sku": d.accelerator.sku,
+                "gpus": d.gpus,
+                "quantization": d.quant_weights,
+                "engine": f"{d.engine.name} {d.engine_version}".strip(),
+                "parallelism": d.parallelism_label,
+                "speculative": f"{d.spec_method} ({d.spec_draft_tokens} draft tokens)"
+                if d.spec_method
+                else "none",
+                "strategy": run.environment.get("extra", {})
+                .get("cookbook_cell", {})
+                .get("strategy", ""),
+                "notes": d.notes,
+                "points": [
+                    {
+                        "concurrency": p.concurrency,
+                        "total_per_gpu": p.total_tok_s / d.gpus if p.total_tok_s else None,
+                        "ttft_p50_ms": (p.latency_ms.get("ttft") or {}).get("p50"),
+                        "tpot_p50_ms": (p.latency_ms.get("tpot") or {}).get("p50"),
+                    }
+                    for p in sorted(run.points.all(), key=lambda p: p.ordinal)
+                ],
+            }
+        )
+    return cells

@@ -73,3 +73,65 @@ def glm_story(
         "accuracy": accuracy,
         "accuracy_delta_points": (accuracy["mxfp4"] - accuracy["bf16"]) * 100 if accuracy else None,
     }
+
+
+# Which cookbook cells stand beside which: the MI355X cell first, each cell a column.
+COOKBOOK_COLUMNS = (("MI355X", "FP8"), ("B200", "FP8"), ("B200", "NVFP4"))
+STRATEGIES = ("low-latency", "balanced", "high-throughput")
+
+
+def b200_published(
+    *, figures: dict[str, dict[str, Any]], cells: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """B200's published GLM 5.2 figures beside MI355X's, each with what differs: the
+    write-ups' figure on the seed's workload, and sglang's cookbook cells on 8k/1k. Sides and
+    facts only; which side wins at an SLO is the comparison service's to say."""
+    writeup = figures.get("wafer-glm52-b200-writeups")
+    final = figures[TIMELINE[-1][0]]
+    rows = []
+    for strategy in STRATEGIES:
+        sides = {(c["sku"], c["quantization"]): c for c in cells if c["strategy"] == strategy}
+        columns = [sides.get(key) for key in COOKBOOK_COLUMNS]
+        present = [c for c in columns if c]
+        if not present:
+            continue
+        levels = sorted({p["concurrency"] for c in present for p in c["points"]})
+        differs = [
+            f"{name}: " + " / ".join(f"{c['sku']} {c['quantization']} {c[key]}" for c in present)
+            for name, key in (
+                ("engine", "engine"),
+                ("speculative decoding", "speculative"),
+                ("parallelism", "parallelism"),
+            )
+            if len({c[key] for c in present}) > 1
+        ]
+        rows.append(
+            {
+                "strategy": strategy,
+                "columns": columns,
+                "levels": [
+                    {
+                        "concurrency": level,
+                        "cells": [
+                            next((p for p in c["points"] if p["concurrency"] == level), None)
+                            if c
+                            else None
+                            for c in columns
+                        ],
+                    }
+                    for level in levels
+                ],
+                "differs": differs,
+                "notes": [f"{c['sku']} {c['quantization']}: {c['notes']}" for c in present],
+            }
+        )
+    return {
+        "writeup": writeup,
+        # The write-ups' own arithmetic (2,626 of 3,192), against the post's "about 80%".
+        "writeup_ratio": final["node_throughput_tok_s"] / writeup["reported_node_throughput_tok_s"]
+        if writeup
+        else None,
+        "cookbook": rows,
+        "cookbook_url": next((c["url"] for c in cells if c["url"]), ""),
+        "cookbook_columns": [f"{sku} {quant}" for sku, quant in COOKBOOK_COLUMNS],
+    }

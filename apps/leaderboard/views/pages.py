@@ -28,7 +28,18 @@ def story_glm(request: HttpRequest) -> HttpResponse:
         raise Http404(f"reference data incomplete: {exc}") from exc
     context["citations"] = sorted({f.citation for f in figures.values()})
     org = viewer_org(request)
-    context["published_runs"] = evidence_selectors.published_runs(model="GLM 5.2", org=org)
+    # The seed's runs head the page; the cookbook's cells have their own section below.
+    context["published_runs"] = [
+        run
+        for run in evidence_selectors.published_runs(model="GLM 5.2", org=org)
+        if not run.environment.get("extra", {}).get("source_key")
+    ]
+    context["b200"] = story.b200_published(
+        figures={k: f.payload for k, f in figures.items()},
+        cells=evidence_selectors.published_cells(
+            model="GLM 5.2", source_key="sglang-cookbook-glm52", org=org
+        ),
+    )
     context["measured_b200"] = evidence_selectors.measured_runs_count(
         model="GLM 5.2", sku="B200", org=org
     )

@@ -111,14 +111,17 @@ def test_runs_can_be_filtered_and_paginated(client, document, auth):
     def count(query: str) -> int:
         return client.get(f"/api/v1/runs?{query}").json()["count"]
 
-    assert count("") == 4
-    assert count("provenance=published") == 3
+    # The reference data: Wafer's 3 published MI355X runs and sglang's cookbook's 9 (6 on
+    # B200, 3 on MI355X, all FP8 or NVFP4 on 8k-1k).
+    assert count("") == 13
+    assert count("provenance=published") == 12
     assert count("provenance=measured&accelerator=mi355x") == 1
     assert count("engine=sglang&quantization=MXFP4&model=GLM%205.2") == 4
     assert count("scenario=seed-20k-1k-60") == 4
-    assert count("accelerator=B200") == 0
+    assert count("scenario=8k-1k") == 9
+    assert count("accelerator=B200") == 6
     page = client.get("/api/v1/runs?limit=2&offset=1").json()
-    assert (page["count"], len(page["items"]), page["offset"]) == (4, 2, 1)
+    assert (page["count"], len(page["items"]), page["offset"]) == (13, 2, 1)
     bad = client.get("/api/v1/runs?provenance=guessed")
     assert bad.status_code == 422
     assert bad.json()["detail"][0]["path"] == "provenance"

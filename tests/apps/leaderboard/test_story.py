@@ -49,3 +49,31 @@ def test_like_for_like_evidence_sets_mi355x_beside_b200_of_one_precision(client)
     assert "DeepSeek-R1-0528 · 1k-1k" in evidence
     assert "MI355X" in evidence and "B200" in evidence
     assert re.search(r'href="/compare/\?d=\d+&amp;d=\d+&amp;scenario=1k-1k"', evidence)
+
+
+def test_the_b200_side_shows_the_published_figures_with_their_sources_and_differences(client):
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    html = client.get("/story/glm-5-2/").content.decode()
+    # the seed's published runs still head the page, the cookbook's in their own section
+    verdict = html[html.index('id="verdict"') : html.index("</section>")]
+    assert verdict.count('href="/runs/') == 3
+    section = html[html.index('id="b200-published"') : html.index('id="like-for-like"')]
+    # the write-ups' B200 figure on the claim's workload, linked, with what is unknown
+    assert "B200 at 3192 tok/s per node at 3.0 requests/s" in section
+    assert 'href="https://singularity.kiwi/' in section
+    assert "82% of it" in section  # 2626 / 3192
+    assert "neither source states GPUs per node, engine, precision" in section
+    # the cookbook's cells on 8k/1k, linked at the commit, with the stated figures
+    assert "/blob/7c9bb316cf9ed2e61b61c9c595f2032324950827/" in section
+    assert "not the claim&#x27;s 20k/1k/60% cache" in section or "not the claim's" in section
+    table = section[section.index('id="b200-cookbook"') :]
+    assert "low-latency · 1" in table
+    assert "81 tok/s/GPU · TTFT 634 ms" in table  # MI355X FP8
+    assert "288 tok/s/GPU · TTFT 757 ms" in table  # B200 FP8
+    assert "527 tok/s/GPU · TTFT 295 ms" in table  # B200 NVFP4
+    assert "speculative decoding: MI355X FP8 none / B200 FP8 EAGLE (6 draft tokens)" in table
+    assert "engine: MI355X FP8 sglang 0.5.13.post1 / B200 FP8 sglang main @ 09ca4fc" in table
+    assert "SGLANG_SIMULATE_ACC_LEN=3.5" in section
+    # the claim check stays as it was
+    assert "does not follow from what was published" in html
+    assert "No measured or imported GLM 5.2 run on B200 exists here" in html

@@ -32,5 +32,13 @@ def test_a_projection_never_appears_as_a_run(client):
     from apps.runs.models import Run
 
     call_command("loadreference", no_inferencex=True, verbosity=0)
+    before = set(Run.objects.values_list("pk", flat=True))
     client.get("/story/glm-5-2/")
-    assert not Run.objects.filter(deployment__accelerator__sku="B200").exists()
+    assert set(Run.objects.values_list("pk", flat=True)) == before
+    # The only B200 runs are the cookbook's published cells, never a projection.
+    b200 = Run.objects.filter(deployment__accelerator__sku="B200")
+    assert set(b200.values_list("provenance", flat=True)) == {"published"}
+    assert all(
+        k.startswith("published:sglang-cookbook-")
+        for k in b200.values_list("idempotency_key", flat=True)
+    )
