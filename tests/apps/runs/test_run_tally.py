@@ -23,7 +23,7 @@ pytestmark = [
 def counted_from_runs() -> set[tuple]:
     rows = Run.objects.values(
         "deployment_id", "scenario_id", "org_id", "is_public", "provenance"
-    ).annotate(ranked=Q(best_point__isnull=False), runs=Count("id"))
+    ).annotate(ranked=Q(best_point__isnull=False, rules_passed=True), runs=Count("id"))
     return {tuple(row.values()) for row in rows}
 
 
@@ -52,6 +52,9 @@ def test_the_tally_follows_every_kind_of_write_to_the_runs():
     run_set_public(run=private, public=False, actor="test")
     Run.objects.filter(pk=first.pk).update(best_point=None)  # a bulk write, no model save
     assert tallied() == counted_from_runs()
+    # The rules' outcome is part of the key: a recheck that flips it moves the run.
+    Run.objects.filter(pk=private.pk).update(rules_passed=not private.rules_passed)
+    assert tallied() == counted_from_runs()
 
     Run.objects.filter(pk=first.pk).delete()
     assert tallied() == counted_from_runs()
@@ -61,7 +64,7 @@ def test_the_tally_follows_every_kind_of_write_to_the_runs():
 def test_an_unchanged_key_writes_no_tally_row():
     run = ingest()
     before = list(RunTally.objects.values_list("id", "runs"))
-    run.rules_passed = not run.rules_passed
+    run.source_citation = "cited again"
     run.save()  # every column rewritten, none of the tally's key changed
     assert list(RunTally.objects.values_list("id", "runs")) == before
 
@@ -73,12 +76,20 @@ def test_the_widest_views_read_from_the_tally_agree_with_the_runs():
         ingest(accelerator=accelerator)
         ingest(accelerator=accelerator)
     ingest(accelerator="MI300X", preset="8k-1k", provenance="simulated")
+    # The widest view ranks nothing: the board opens on the view with most ranked hardware.
+    Run.objects.filter(scenario__slug="1k-1k").update(rules_passed=False)
+    Run.objects.filter(scenario__slug="seed-20k-1k-60").update(rules_passed=True)
+    ranked = Q(best_point__isnull=False, rules_passed=True)
     spans = (
-        Run.objects.filter(is_public=True, scenario__isnull=False, best_point__isnull=False)
+        Run.objects.filter(is_public=True, scenario__isnull=False)
         .exclude(provenance="simulated")
         .values("deployment__model__name", "scenario__slug")
-        .annotate(accelerators=Count("deployment__accelerator", distinct=True), runs=Count("id"))
-        .order_by("-accelerators", "-runs")
+        .annotate(
+            ranked=Count("deployment__accelerator", filter=ranked, distinct=True),
+            accelerators=Count("deployment__accelerator", distinct=True),
+            runs=Count("id"),
+        )
+        .order_by("-ranked", "-accelerators", "-runs")
     )
     expected = [(row["deployment__model__name"], row["scenario__slug"]) for row in spans]
-    assert board.widest_views() == expected == [("GLM 5.2", "1k-1k"), ("GLM 5.2", "seed-20k-1k-60")]
+    assert board.widest_views() == expected == [("GLM 5.2", "seed-20k-1k-60"), ("GLM 5.2", "1k-1k")]

@@ -179,6 +179,66 @@ def test_an_imported_run_that_reports_a_failing_figure_still_fails_it():
     assert _checked("imported", bound, best=None) == ["client_not_bound"]
 
 
+def _facts_failure(origin: str, deployment: dict, image: str | None = None) -> list[str]:
+    data = rules.RuleInput(
+        deployment=deployment,
+        points=[],
+        best_point_id=None,
+        min_success_rate=0.99,
+        origin=origin,
+        image=image,
+    )
+    return [f.reason for f in rules.check(data) if f.rule == "facts_complete"]
+
+
+PEER_DEPLOYMENT = {
+    "engine": {"name": "sglang"},
+    "quantization": {"weights": "FP8"},
+    "parallelism": {"tp": 8, "ep": 1},
+    "engine_flags": ["--tensor-parallel-size=$TP"],
+}
+
+
+def test_an_imported_run_states_its_engine_release_by_its_image_tag():
+    tag = "lmsysorg/sglang:v0.5.12-rocm700-mi35x"
+    assert _facts_failure("imported", PEER_DEPLOYMENT, image=tag) == []
+    # Without an image the release is not stated, whatever the origin.
+    assert _facts_failure("imported", PEER_DEPLOYMENT) == [
+        "not stated: engine.version, engine.image_digest"
+    ]
+    assert set(rules.IMPORTED_FACTS) <= {
+        "engine.version",
+        "engine.image_digest",
+        "quantization.activations",
+        "quantization.kv_cache",
+    }
+
+
+def test_only_imported_runs_are_excused_the_facts_a_peer_does_not_publish():
+    tag = "lmsysorg/sglang:v0.5.12-rocm700-mi35x"
+    for origin in ("scheduled", "submitted", "published", ""):
+        assert _facts_failure(origin, PEER_DEPLOYMENT, image=tag) == [
+            "not stated: engine.version, engine.image_digest, quantization.activations, "
+            "quantization.kv_cache"
+        ]
+
+
+def test_a_disaggregated_deployment_states_its_parallelism_per_pool():
+    split = {
+        **document()["deployment"],
+        "parallelism": {},
+        "disaggregation": {
+            "prefill_gpus": 8,
+            "decode_gpus": 8,
+            "prefill": {"tp": 8},
+            "decode": {"tp": 8, "ep": 8},
+        },
+    }
+    assert _facts_failure("submitted", split) == []
+    split["disaggregation"]["decode"] = None
+    assert _facts_failure("submitted", split) == ["not stated: parallelism"]
+
+
 def test_a_published_run_that_fails_a_rule_names_it_on_its_page_and_does_not_rank(client, org):
     doc = document(accelerator="H200")
     del doc["deployment"]["engine"]["image_digest"]

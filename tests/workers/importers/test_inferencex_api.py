@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from workers.importers import ImportFailure, import_file, inferencex_api, sniff
+from workers.importers import ImportFailure, import_file, inferencex_api, inferencex_recipe, sniff
+from workers.result_facts import Deployment
 
 SNAPSHOT = Path(__file__).parents[3] / "apps" / "catalog" / "reference" / "inferencex"
 SOURCE = inferencex_api.Source(description="test")
@@ -135,3 +136,53 @@ def test_an_aggregated_row_serves_on_its_tp_gpus_as_its_per_gpu_figures_imply():
         inferencex_api.benchmark_rows([ep8], "one"), source=SOURCE
     )
     assert document.deployment.gpus == 8
+
+
+def _evaluation(**changes: Any) -> dict[str, Any]:
+    [row] = [
+        r
+        for r in rows("evaluations.json")
+        if (r["model"], r["hardware"], r["framework"], r["precision"], r["spec_method"])
+        == ("dsr1", "mi355x", "sglang", "fp8", "none")
+        and r["decode_tp"] == 8
+        and r["id"] == "6957"
+    ]
+    return {**row, **changes}
+
+
+def _benchmark_deployment() -> dict[str, Any]:
+    [row] = [
+        r
+        for r in rows("benchmarks.json")
+        if (r["hardware"], r["framework"], r["precision"], r["spec_method"], r["decode_tp"])
+        == ("mi355x", "sglang", "fp8", "none", 8)
+    ][:1]
+    return inferencex_api.deployment_of(row)
+
+
+def test_an_aggregated_frameworks_evaluation_sits_on_the_deployment_its_benchmarks_ran():
+    row = _evaluation()
+    assert row["disagg"] is True  # as InferenceX writes it: one engine's two pools
+    [document] = inferencex_api.evaluation_documents([row], source=SOURCE, where="e")
+    assert document.deployment == Deployment.model_validate(_benchmark_deployment())
+    assert document.deployment.disaggregation is None and document.deployment.gpus == 8
+    assert document.environment.extra["inferencex"]["disagg_as_written"] is True
+
+
+def test_an_evaluation_of_a_disaggregated_runtime_or_uneven_pools_is_kept_as_written():
+    for row in (
+        _evaluation(framework="dynamo-sglang"),
+        _evaluation(num_prefill_gpu=16),
+        _evaluation(prefill_tp=4),
+    ):
+        [document] = inferencex_api.evaluation_documents([row], source=SOURCE, where="e")
+        assert document.deployment.disaggregation is not None
+
+
+def test_a_recipe_states_the_kv_cache_and_draft_tokens_its_flags_set():
+    deployment = _benchmark_deployment()
+    assert "--kv-cache-dtype fp8_e4m3" in deployment["engine_flags"]
+    assert deployment["quantization"] == {"weights": "FP8", "kv_cache": "FP8"}
+    recipe = {"flags": ["--speculative-num-draft-tokens=4", "--kv-cache-dtype auto"]}
+    facts = inferencex_recipe.recipe_facts(recipe, {**deployment, "speculative": {"method": "mtp"}})
+    assert facts == {"speculative": {"method": "mtp", "draft_tokens": 4}}
