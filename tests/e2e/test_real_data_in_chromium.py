@@ -1,6 +1,7 @@
-"""The shipped InferenceX dataset as a newcomer meets it in Chromium: the board opens on many
-accelerators with both charts drawn, MI355X and B200 compare like for like with what differs
-named, and accuracy shows GSM8K scores with intervals."""
+"""The shipped InferenceX dataset as a newcomer meets it in Chromium: the board opens on ranked
+rows of many accelerators with both charts drawn (1440 and 390 px), MI355X and B200 compare
+like for like with what differs named, and accuracy shows GSM8K scores with intervals and FP4
+against FP8 of one configuration beside its throughput."""
 
 import pytest
 from django.core.management import call_command
@@ -27,23 +28,37 @@ def test_a_newcomer_sees_inferencex_on_the_board_compares_mi355x_with_b200_and_r
 ):
     call_command("loadreference", verbosity=0)
 
-    page.goto(live_server.url + "/")
-    # No shipped row states an image digest and engine flags: the default board ranks none of
-    # them and says how many it left off, with the way to see them marked "not checked".
-    assert "left off" in page.locator("#unchecked-note").inner_text()
-    assert page.locator("#board tbody a[href^='/runs/']").count() == 0
-    page.click("#show-unchecked")
-    page.wait_for_url("**unchecked=1**")
-    page.wait_for_selector("#chart-interactivity .main-svg .scatterlayer .point")
-    page.wait_for_selector("#chart-latency .main-svg .scatterlayer .point")
-    screenshot(page, "real-data-board")
+    # The default board (no query) ranks the rows that pass the board's rules: InferenceX's
+    # latest rows with their recipe's flags, image tag and evaluation (issue 39).
+    rows = page.request.get(live_server.url + "/?format=json").json()
+    ranked = [r for r in rows if not r["rules_failed"]]
+    accelerators = {r["deployment"].split(" · ")[0].split("×")[1] for r in ranked}
+    assert len(ranked) >= 10 and len(accelerators) >= 4, (len(ranked), accelerators)
+    assert {r["origin"] for r in ranked} == {"imported"}
+
+    for width in (390, 1440):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(live_server.url + "/")
+        assert page.locator("#board tbody a[href^='/runs/']").count() >= 10
+        page.wait_for_selector("#chart-interactivity .main-svg .scatterlayer .point")
+        page.wait_for_selector("#chart-latency .main-svg .scatterlayer .point")
+        screenshot(page, f"real-data-board-{width}")
     assert page.locator("select[name=model] option[selected]").inner_text() == "DeepSeek-R1-0528"
+    assert "only runs that pass the board's rules" in page.locator("#origin-text").inner_text()
     legend = page.locator("#chart-interactivity .legendtext").evaluate_all(
         "nodes => nodes.map(n => n.textContent)"
     )
     # Series are accelerator × precision ("B200 FP4"): the first word is the accelerator.
     skus = {text.split()[0] for text in legend}
-    assert len(skus) >= 9, legend
+    assert skus == accelerators, legend
+    # The rows the rules leave off are a click away, marked not checked.
+    page.click("#show-unchecked")
+    page.wait_for_url("**unchecked=1**")
+    page.wait_for_selector("#chart-interactivity .main-svg .scatterlayer .point")
+    legend = page.locator("#chart-interactivity .legendtext").evaluate_all(
+        "nodes => nodes.map(n => n.textContent)"
+    )
+    assert len({text.split()[0] for text in legend}) >= 9, legend
     note = page.locator(".source-note").inner_text()
     assert "imported from InferenceX" in note and "as of 2026-06-11" in note
     # The way in from the opening block: MI355X against B200, like for like.
@@ -60,9 +75,11 @@ def test_a_newcomer_sees_inferencex_on_the_board_compares_mi355x_with_b200_and_r
     assert "Engine" in text and f"sglang vs {b200.engine.name}" in text
     assert "Prefill and decode" in text
     assert f"aggregated vs disaggregated {b200.parallelism_label}" in text
-    assert "Quantization" not in text and "Scenario" not in text  # like for like there
+    assert "Scenario" not in text  # like for like there
+    # Both weigh FP8; only MI355X's recipe states its KV cache (--kv-cache-dtype fp8_e4m3).
+    assert "Quantization: FP8 (act ?, kv FP8) vs FP8" in text
 
-    page.goto(live_server.url + "/accuracy/?model=DeepSeek-R1-0528&accelerator=MI355X&task=gsm8k")
+    page.goto(live_server.url + "/accuracy/")
     screenshot(page, "real-data-accuracy")
     # Scores with n and their 95% interval, and FP4 against FP8 labelled unpaired.
     row = page.locator("tr:has(td:text-is('inferencex-gsm8k'))").first
@@ -70,4 +87,12 @@ def test_a_newcomer_sees_inferencex_on_the_board_compares_mi355x_with_b200_and_r
     n, score, interval = cells[5], float(cells[6]), cells[7]
     low, high = (float(v) for v in interval.split("–"))
     assert n == "1319" and low < score < high
-    assert page.locator(".badge:text('unpaired')").count() > 0
+    # The quantization view opens on DeepSeek-R1 and draws FP4 against FP8 of one
+    # configuration: the accuracy delta and the throughput ratio of the same pair.
+    assert page.locator("input[name=model]").input_value() == "DeepSeek-R1-0528"
+    page.wait_for_selector("#chart-trade .main-svg .scatterlayer .point")
+    pairs = page.locator("#quantization-trade tbody tr:has(td:text('FP4 vs FP8'))")
+    assert pairs.count() >= 1
+    cells = pairs.first.locator("td").all_inner_texts()
+    assert "points" in cells[3] and "unpaired" in cells[3]
+    assert "×" in cells[4] and "%" in cells[4], cells
