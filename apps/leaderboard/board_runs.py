@@ -67,7 +67,7 @@ class Board:
         checked = (
             "runs that fail the board's rules included (marked not checked)"
             if self.include_unchecked
-            else "only runs that pass the board's rules"
+            else "only runs that pass the board's rules (imported ones by their origin's)"
         )
         official = "; official: approved by the site's staff only" if self.official else ""
         return f"origins: {', '.join(names)}; {checked}{official}"
