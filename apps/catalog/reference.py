@@ -125,6 +125,11 @@ def cookbook_documents(cookbook: dict[str, Any]) -> list[doc.ResultDocument]:
     """One run per cookbook configuration (accelerator × precision × strategy: each strategy
     is its own serve recipe), one point per concurrency it was measured at."""
     scenario, source = cookbook["scenario"], cookbook["source"]
+    # The page defines its figure as output/GPU x (isl + osl) / osl (its comment on the
+    # tokens_per_sec_per_gpu field), at fixed lengths (--random-range-ratio 1.0): the output
+    # and input rates are that figure's shares. Interactivity p50 is 1000 / TPOT p50: 1/x is
+    # monotonic, so it keeps the median's place. Each is labelled derived in the run.
+    isl, osl = scenario["input_tokens"], scenario["output_tokens"]
     documents = []
     for config in cookbook["configurations"]:
         gpus = config["gpus"]
@@ -134,11 +139,16 @@ def cookbook_documents(cookbook: dict[str, Any]) -> list[doc.ResultDocument]:
                 concurrency=cell["max_concurrency"],
                 # The source states total (input + output) tok/s per GPU; a point stores the
                 # deployment's rate, per GPU being derived again by dividing by its GPUs.
-                throughput=doc.Throughput(total_tok_s=cell["tokens_per_sec_per_gpu"] * gpus),
+                throughput=doc.Throughput(
+                    total_tok_s=cell["tokens_per_sec_per_gpu"] * gpus,
+                    output_tok_s=cell["tokens_per_sec_per_gpu"] * gpus * osl / (isl + osl),
+                    input_tok_s=cell["tokens_per_sec_per_gpu"] * gpus * isl / (isl + osl),
+                ),
                 latency_ms=doc.Latencies(
                     ttft=doc.Distribution(p50=cell["ttft_ms_p50"]),
                     tpot=doc.Distribution(p50=cell["tpot_ms_p50"]),
                 ),
+                interactivity_tok_s_user=doc.Distribution(p50=1000 / cell["tpot_ms_p50"]),
             )
             for cell in config["points"]
         ]
@@ -179,6 +189,9 @@ def cookbook_documents(cookbook: dict[str, Any]) -> list[doc.ResultDocument]:
                         "source_key": source["key"],
                         "cookbook_cell": config["match"],
                         "throughput_kind": cookbook["throughput_kind"],
+                        "derived": "output and input tok/s as the stated total's shares at "
+                        f"{isl}/{osl} (the page's output/GPU x (isl + osl) / osl); "
+                        "interactivity p50 = 1000 / TPOT p50",
                         "latency_percentile": cookbook["latency_percentile"],
                         "benchmark": scenario["note"],
                     }

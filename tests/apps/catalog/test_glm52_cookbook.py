@@ -146,9 +146,14 @@ def test_every_b200_and_mi355x_cookbook_cell_is_a_published_run_with_the_source_
             w = cell["workload"]
             assert (w["dataset"], w["isl"], w["osl"]) == ("random", 8192, 1024)
             assert point.concurrency == w["max_concurrency"]
-            # total (input + output) tok/s per GPU, as the source states it; nothing else
+            # total (input + output) tok/s per GPU, as the source states it, and its output
+            # share by the page's definition (output/GPU x (isl + osl) / osl)
             assert point.total_tok_s / d.gpus == cell["tokens_per_sec_per_gpu"]
-            assert (point.output_tok_s, point.unlabelled_tok_s) == (None, None)
+            assert point.output_tok_s / d.gpus == pytest.approx(
+                cell["tokens_per_sec_per_gpu"] * 1024 / (8192 + 1024)
+            )
+            assert point.unlabelled_tok_s is None
+            assert point.interactivity["p50"] == pytest.approx(1000 / cell["tpot_ms"])
             assert point.latency_ms["ttft"]["p50"] == cell["ttft_ms"]
             assert point.latency_ms["tpot"]["p50"] == cell["tpot_ms"]
 

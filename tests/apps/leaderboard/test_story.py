@@ -28,7 +28,10 @@ def test_the_verdict_comes_first_and_quotes_the_range_its_table_shows(client):
     assert "No measured or imported GLM 5.2 run on B200 exists here" in html
     assert 'href="/costs/claim/?throughput_ratio=0.8&amp;claimed_cost_ratio=0.5"' in html
     assert html.count('href="/runs/') >= 3  # the published runs
-    assert "No model has runs of both MI355X and B200" in html
+    # The cookbook's published 8k/1k cells (output tok/s derived by the page's own formula)
+    # are the only pair of one model, scenario and precision: GLM 5.2's FP8.
+    assert "No model has runs of both MI355X and B200" not in html
+    assert "GLM 5.2 · 8k-1k · FP8" in html
 
 
 def test_like_for_like_evidence_sets_mi355x_beside_b200_of_one_precision(client):
