@@ -37,7 +37,7 @@ from workers.importers.common import (
     to_ms,
 )
 from workers.importers.errors import ImportFailure
-from workers.importers.inferencex_rows import row_flag
+from workers.importers.inferencex_rows import row_flag, row_sku
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
 
@@ -233,12 +233,6 @@ def _sniff_evals(seen: Preview) -> bool:
     return isinstance(row, dict) and "hw" in row and "em_strict" in row
 
 
-def _sku(hw: Any) -> str:
-    """InferenceX labels B200 runs served by TensorRT-LLM as hw 'B200-TRT'; the SKU is B200."""
-    text = str(hw)
-    return text[: -len("-TRT")] if text.upper().endswith("-TRT") else text
-
-
 def parse_evals(job: ImportInput) -> list[ResultDocument]:
     rows = load_json(job.main)
     if not isinstance(rows, list) or not rows:
@@ -278,7 +272,7 @@ def _eval_document(job: ImportInput, index: int, row: Any) -> ResultDocument:
         "dp_attention": row_flag(row.get("dp_attention"), "dp_attention", where),
     }
     deployment: dict[str, Any] = {
-        "accelerator": _sku(row["hw"]),
+        "accelerator": row_sku(str(row["hw"])),
         "engine": {"name": row["framework"]},
         "quantization": {"weights": str(row["precision"]).upper()},
         "parallelism": drop_none(parallelism),

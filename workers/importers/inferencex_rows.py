@@ -76,13 +76,11 @@ def row_flag(value: Any, key: str, where: str) -> bool | None:
 
 
 def row_sku(hw: str) -> str:
-    # 'b200-trt' labels B200 runs served by TensorRT-LLM; the SKU is B200. Later files name
-    # the runner pool instead ('cluster:mi355x-amds'): the SKU is its first word.
-    text = hw.strip()
-    if text.startswith("cluster:"):
-        text = text.removeprefix("cluster:").split("-", 1)[0]
-    text = text[: -len("-trt")] if text.lower().endswith("-trt") else text
-    return text.upper()
+    """The accelerator SKU an InferenceX `hw` names. 'b200-trt' labels B200 runs served by
+    TensorRT-LLM; runner pools are named '<sku>-<site>[-<scheduler>]' ('b200-dgxc-slurm',
+    'cluster:mi355x-amds', 'h200-nb'). No SKU has a hyphen, so the SKU is the first word: a
+    runner's name stored whole ('B200-DGXC') is no accelerator a price or comparison knows."""
+    return hw.strip().removeprefix("cluster:").split("-", 1)[0].upper()
 
 
 def row_engine(row: dict[str, Any]) -> dict[str, Any]:

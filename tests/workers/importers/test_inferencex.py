@@ -7,7 +7,7 @@ import hashlib
 import pytest
 
 from tests.workers.importers.files import fixture_path, read_json
-from workers.importers import Facts, ImportFailure, import_file
+from workers.importers import Facts, ImportFailure, import_file, inferencex_rows
 
 SUMMARIES = [
     "inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json",
@@ -167,3 +167,17 @@ def test_it_refuses_a_fact_that_contradicts_an_eval_record():
     facts = Facts.model_validate({"deployment": {"gpus": "tp", "accelerator": "H100"}})
     with pytest.raises(ImportFailure, match="deployment.accelerator: the file says 'B200'"):
         _import("inferencex/supplemental-evals.json", facts)
+
+
+@pytest.mark.parametrize(
+    ("hw", "sku"),
+    [
+        ("b200-dgxc-slurm", "B200"),
+        ("b200-dgxc", "B200"),
+        ("cluster:mi355x-amds", "MI355X"),
+        ("B200-TRT", "B200"),
+        ("h200", "H200"),
+    ],
+)
+def test_a_runner_pools_name_is_stored_as_its_accelerator(hw, sku):
+    assert inferencex_rows.row_sku(hw) == sku
