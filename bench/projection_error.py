@@ -1,13 +1,16 @@
-"""Leave-one-accelerator-out error of the projection model on the shipped InferenceX data.
+"""Nested leave-one-accelerator-out error of the projection model on the shipped data.
 
-    python bench/projection_error.py
+    python bench/projection_error.py      (about two minutes on two cores)
 
-For each accelerator: calibrate the efficiencies on all the others, project its
-configurations from its specifications, and compare with its measurements at matched
-interactivity. Prints the median and 90th-percentile absolute % error of total tok/s per
-GPU per accelerator, per precision and per scenario, and how many held-out points fall in
-the error band (5th-95th percentile of measured/projected on the *other* accelerators), and,
-for comparison, the median error at the measured concurrency instead of the interactivity.
+Every shipped model and configuration the model describes (InferenceX's DeepSeek-R1, latest
+and history; sglang cookbook's GLM 5.2 cells without speculative decoding). For each
+accelerator, on the others only: choose the fallback order and whether to carry a model's
+anchor (inner leave-one-accelerator-out), build the 80% conformal bands from the inner
+held-out errors (apps/projections/conformal.py clustered_bands); then project the held-out
+accelerator and judge it. Prints, per model, engine, accelerator, precision and stratum,
+the median absolute % error of total tok/s per GPU and the share of held-out points inside
+the band, for both matchings: at the measured interactivity (tok/s/user; the band is the
+curve widened along both axes) and at the measured concurrency (throughput only).
 The baseline, measured in the same run: the bare roofline (efficiency 1, no calibration).
 """
 
@@ -21,38 +24,70 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "apps.settings")
 
 from apps.projections import (
+    nested,  # noqa: E402
     reference,  # noqa: E402
     validation,  # noqa: E402
 )
 from apps.projections.model import Efficiency, Precision, Setup, at_interactivity  # noqa: E402
+from apps.projections.nested import MATCHINGS  # noqa: E402
 
 
 def _fmt(value: float | None, spec: str = ".1f") -> str:
     return "—" if value is None else format(value, spec)
 
 
-def main() -> None:
-    observations, skipped = validation.observations_from_inferencex(
-        reference.inferencex_rows(),
-        architectures=reference.architectures(),
-        accelerators=reference.accelerators(),
+def _band_text(bands: dict) -> str:
+    seen, extrapolated = bands["seen"], bands["extrapolated"]
+    text = f"x{seen.low:.2f}-{seen.high:.2f} (extrap. x{extrapolated.high:.2f})"
+    return f"{text:>32}"
+
+
+def shipped_observations() -> list:
+    """Every shipped model and configuration the model describes: InferenceX's DeepSeek-R1
+    (latest and history) and sglang cookbook's GLM 5.2 cells."""
+    archs, accels = reference.architectures(), reference.accelerators()
+    rows = validation.inferencex_all_rows(
+        reference.inferencex_rows(), reference.inferencex_history_rows()
     )
-    print(f"InferenceX rows used: {len(observations)}; left out: {skipped}")
-    points = validation.leave_one_accelerator_out(observations)
-    for by in ("sku", "precision", "scenario"):
-        print(f"\nleave-one-accelerator-out, by {by}: total tok/s/GPU at matched interactivity")
+    ix, skipped = validation.observations_from_inferencex(
+        rows, architectures=archs, accelerators=accels
+    )
+    cb, cb_skipped = validation.observations_from_cookbook(
+        reference.glm52_cookbook(), architectures=archs, accelerators=accels
+    )
+    print(f"InferenceX rows used: {len(ix)}; left out: {skipped}")
+    print(f"sglang cookbook GLM 5.2 points used: {len(cb)}; left out: {cb_skipped}")
+    return ix + cb
+
+
+def print_nested(folds: list) -> None:
+    print("\nnested leave-one-accelerator-out (choices and bands without the held-out one)")
+    print(f"{'held out':<10}{'picked':>30}" + "".join(f"{m + ' band':>32}" for m in MATCHINGS))
+    for f in folds:
+        cells = "".join(_band_text(f.bands[m]) for m in MATCHINGS)
+        print(f"{f.sku:<10}{f.picked:>30}{cells}")
+    for by in ("model", "engine", "sku", "precision", "stratum"):
+        print(f"\nby {by}: total tok/s/GPU, median abs. % error and share inside the 80% band")
         print(
-            f"{'group':<10}{'points':>7}{'unreached':>10}{'median APE%':>13}"
-            f"{'p90 APE%':>10}{'in band':>9}{'median APE% at same conc.':>27}"
+            f"{'group':<14}{'points':>7}{'unreached':>10}"
+            f"{'median APE% (interactivity)':>29}{'in band':>9}"
+            f"{'median APE% (concurrency)':>27}{'in band':>9}"
         )
-        for row in validation.error_table(points, by=by):
+        for row in nested.nested_table(folds, by=by):
             print(
-                f"{row.group:<10}{row.points:>7}{row.unreached:>10}{_fmt(row.median_ape):>13}"
-                f"{_fmt(row.p90_ape):>10}{_fmt(row.covered and row.covered * 100, '.0f'):>8}%"
-                f"{_fmt(row.median_ape_at_concurrency):>27}"
+                f"{row.group:<14}{row.points:>7}{row.unreached:>10}"
+                f"{_fmt(row.median_ape['interactivity']):>29}"
+                f"{row.covered['interactivity'] * 100:>8.0f}%"
+                f"{_fmt(row.median_ape['concurrency']):>27}"
+                f"{row.covered['concurrency'] * 100:>8.0f}%"
             )
-    band = validation.band_from(points)
-    print(f"\nband (all held-out points): measured/projected in [{band[0]:.2f}, {band[1]:.2f}]")
+
+
+def main() -> None:
+    observations = shipped_observations()
+    folds = nested.nested_leave_one_accelerator_out(observations)
+    print_nested(folds)
+    points = [p.point for f in folds for p in f.points]
 
     # Baseline: the same roofline with every inverse efficiency 1 and no overhead.
     bare = Efficiency(

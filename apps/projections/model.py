@@ -278,6 +278,9 @@ class Observation:
     ttft_s: float
     interactivity: float  # tok/s/user, median
     tput_per_gpu: float  # total (input + output) tok/s per GPU
+    # TTFT includes waiting for a slot (more clients than the server runs at once): the
+    # point's TTFT and throughput factor stay out of the fit, its TPOT is used
+    ttft_queued: bool = False
 
     @property
     def precision(self) -> Precision:
@@ -323,10 +326,14 @@ def fit_efficiency(observations: Sequence[Observation], key: tuple[str, str]) ->
     if not observations:
         raise ValueError(f"no observations to calibrate {key}")
     dec_rows, dec_y, pre_rows, pre_y, ratios = [], [], [], [], []
+    # all queued (no group the fallback picks is): use them all rather than fit nothing
+    skip_queued = not all(o.ttft_queued for o in observations)
     for obs in observations:
         terms = obs.terms()
         dec_rows.append(np.array(terms.decode_features(obs.concurrency, obs.shape)) / obs.tpot_s)
         dec_y.append(1.0)
+        if obs.ttft_queued and skip_queued:
+            continue
         pre_rows.append(np.array(terms.prefill_features(obs.concurrency)) / obs.ttft_s)
         pre_y.append(1.0)
         ideal = closed_loop_tput(obs.concurrency, obs.shape, obs.layout, obs.ttft_s, obs.tpot_s)

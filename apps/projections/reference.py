@@ -9,7 +9,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from apps.catalog.reference import INFERENCEX_DIR
+from apps.catalog.reference import GLM52_COOKBOOK_FILE, INFERENCEX_DIR
 from apps.projections.model import Accelerator, Architecture
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
@@ -91,3 +91,15 @@ def sources() -> dict[str, list[dict[str, str]]]:
 def inferencex_rows() -> tuple[dict[str, Any], ...]:
     """The shipped InferenceX snapshot (latest per configuration), as its API wrote it."""
     return tuple(json.loads((INFERENCEX_DIR / "benchmarks.json").read_text()))
+
+
+@cache
+def inferencex_history_rows() -> tuple[dict[str, Any], ...]:
+    """InferenceX's history: earlier runs of the same configurations, one row per date."""
+    return tuple(json.loads((INFERENCEX_DIR / "benchmarks-history.json").read_text()))
+
+
+@cache
+def glm52_cookbook() -> dict[str, Any]:
+    """sglang cookbook's published GLM 5.2 cells (B200 FP8 and NVFP4, MI355X FP8; 8k/1k)."""
+    return json.loads(GLM52_COOKBOOK_FILE.read_text())
