@@ -212,8 +212,32 @@ def projection_figure(projection: dict[str, Any], *, measured: list[dict[str, fl
     )
 
 
-def glm_story_context(final: dict[str, Any]) -> dict[str, Any]:
-    """The story page's projection section, from the last published MI355X configuration."""
+def published_check(projection: dict[str, Any], published: dict[str, Any]) -> dict[str, Any]:
+    """The projection's B200 peak beside B200's published figure on the same workload (the
+    write-ups' per-node tok/s, whose kind they do not state): the projection's error on it
+    under both readings, and whether the figure lies inside the projection's band there."""
+    peak = max(projection["series"]["B200"]["points"], key=lambda p: p["output_tput_per_gpu"])
+    gpus = projection["gpus"]
+    figure = published["reported_node_throughput_tok_s"] / gpus
+    readings = {"output": peak["output_tput_per_gpu"], "total": peak["tput_per_gpu"]}
+    return {
+        "published_per_gpu": figure,
+        "published_node": published["reported_node_throughput_tok_s"],
+        "request_rate_rps": published.get("request_rate_rps"),
+        "peak": peak,
+        # projected / published - 1, reading the published figure as output, then as total
+        "errors": {kind: value / figure - 1 for kind, value in readings.items()},
+        "errors_text": {kind: f"{value / figure - 1:+.0%}" for kind, value in readings.items()},
+        "inside_band": peak["low"] <= figure <= peak["high"],
+        "source_urls": published.get("source_urls", []),
+    }
+
+
+def glm_story_context(
+    final: dict[str, Any], published_b200: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The story page's projection section, from the last published MI355X configuration,
+    checked against B200's published figure on the same workload where one is shipped."""
     scenario = final["scenario"]
     shape = Shape(
         input_tokens=scenario["input_tokens"],
@@ -226,6 +250,9 @@ def glm_story_context(final: dict[str, Any]) -> dict[str, Any]:
     projection["figure"] = projection_figure(projection, measured=measured)
     projection["b200_points"] = projection["series"]["B200"]["points"]
     projection["sources"] = reference.sources()
+    projection["published_check"] = (
+        published_check(projection, published_b200) if published_b200 else None
+    )
     return projection
 
 

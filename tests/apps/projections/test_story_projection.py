@@ -42,3 +42,20 @@ def test_a_projection_never_appears_as_a_run(client):
         k.startswith("published:sglang-cookbook-")
         for k in b200.values_list("idempotency_key", flat=True)
     )
+
+
+def test_the_projection_sits_beside_b200s_published_figure_with_its_error(client):
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    html = client.get("/story/glm-5-2/").content.decode()
+    figure = _figure(html, "fig-projection")
+    [curve] = [t for t in figure["data"] if t["meta"]["role"] == "curve" and "B200" in t["name"]]
+    # The published figure: 3,192 tok/s per node on 8 GPUs, kind not stated. The projection's
+    # highest drawn B200 level, read off its own curve, is off it by the stated share.
+    peak = max(curve["y"])
+    expected = f"{peak / (3192 / 8) - 1:+.0%}"
+    section = html[html.index('id="projection-vs-published"') :]
+    assert "3192 tok/s per node" in section and "399 per GPU" in section
+    assert (
+        f"Read as output tokens, the projection is off the published figure by <strong>{expected}</strong>"
+        in section
+    )
