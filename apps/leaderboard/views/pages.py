@@ -96,6 +96,7 @@ def _like_for_like_evidence(org: Organization | None) -> list[dict[str, Any]]:
                     "scenario": scenario,
                     "precision": pair.a.quantization,
                     "answer": asking.answer,
+                    "sides": (asking.answer.a, asking.answer.b),
                     # The table's columns read B200 over MI355X on throughput, as before.
                     "ratio": 1 / asking.answer.tok_ratio if asking.answer.tok_ratio else None,
                     "query": answer_query(question),
