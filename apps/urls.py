@@ -18,7 +18,7 @@ from apps.api.middleware import as_unavailable, unavailable_response
 from apps.costs import views as costs
 from apps.health import readyz
 from apps.jobs import views as jobs
-from apps.leaderboard.views import board, compare, embed, pages
+from apps.leaderboard.views import answer, board, compare, embed, pages
 from apps.leaderboard.views import run as run_pages
 from apps.regressions import views as regressions
 from apps.runs import views as runs
@@ -110,6 +110,7 @@ urlpatterns = [
     path("runs/<int:run_id>/", run_pages.run_detail, name="run-detail"),
     path("deployments/<int:deployment_id>/", run_pages.deployment_detail, name="deployment-detail"),
     path("compare/", compare.compare, name="compare"),
+    path("answer/", answer.answer_page, name="answer"),
     path("embed/board/", embed.embed_board, name="embed-board"),
     path("embed/compare/", embed.embed_compare, name="embed-compare"),
     path("methodology/", pages.methodology, name="methodology"),

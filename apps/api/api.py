@@ -24,6 +24,7 @@ from apps.api_errors import (
 )
 from apps.catalog.api import router as catalog_router
 from apps.costs.api import router as costs_router
+from apps.costs.api.answer import router as answer_router
 from apps.errors import FieldRefused
 from apps.imports.api import router as imports_router
 from apps.jobs.allowlist import EndpointRefused
@@ -102,6 +103,7 @@ api = InferboardApi(
 api.add_router("/runs", runs_router)
 api.add_router("/imports", imports_router)
 api.add_router("/costs", costs_router)
+api.add_router("/compare", answer_router)
 api.add_router("/accuracy", accuracy_router)
 api.add_router("/", catalog_router)
 api.add_router("/", jobs_router)

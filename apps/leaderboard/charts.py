@@ -367,3 +367,52 @@ def add_unofficial_overlay(
         }
     )
     return figure
+
+
+def swing_figure(
+    floors: list[float],
+    tok_ratios: list[float | None],
+    usd_ratios: list[float | None],
+    *,
+    a: str,
+    b: str,
+    crossover: str,
+) -> Figure:
+    """The answer's ratios (A over B) against the interactivity floor, one marker per floor
+    where the measured answer can change, with parity drawn at 1 and the crossover named in
+    the title: where the line crosses 1 the cheaper side changes."""
+    traces = [
+        {
+            "type": "scatter",
+            "mode": "lines+markers",
+            "line": {"shape": "hv"},  # the answer holds until the next measured floor
+            "name": name,
+            "x": floors,
+            "y": values,
+            "hovertemplate": f"floor %{{x}} tok/s/user<br>{name}: %{{y:.2f}}<extra></extra>",
+        }
+        for name, values in (
+            (f"{a} ÷ {b} tok/s/GPU", tok_ratios),
+            (f"{a} ÷ {b} $/Mtok", usd_ratios),
+        )
+    ]
+    return {
+        "data": traces,
+        "layout": {
+            **LAYOUT,
+            "title": {"text": crossover},
+            "xaxis": {"title": {"text": "interactivity floor, tok/s/user (p50)"}},
+            "yaxis": {"title": {"text": f"ratio, {a} over {b}"}, "type": "log"},
+            "shapes": [
+                {
+                    "type": "line",
+                    "xref": "paper",
+                    "x0": 0,
+                    "x1": 1,
+                    "y0": 1,
+                    "y1": 1,
+                    "line": {"dash": "dot", "color": "#888"},
+                }
+            ],
+        },
+    }

@@ -62,10 +62,17 @@ def test_a_newcomer_sees_inferencex_on_the_board_compares_mi355x_with_b200_and_r
     note = page.locator(".source-note").inner_text()
     assert "imported from InferenceX" in note and "as of 2026-06-11" in note
     # The way in from the opening block: MI355X against B200, like for like.
+    # The headline opens the one answer (issue 40) at its stated SLO: both sides with their
+    # interactivity, what still differs, and the swing drawn with its crossover named.
     page.click("#start-headline")
-    page.wait_for_url("**/compare/**")
-    headers = page.locator("table.data th a").all_inner_texts()
-    assert any("MI355X" in h for h in headers) and any("B200" in h for h in headers)
+    page.wait_for_url("**/answer/**")
+    assert "interactivity p50 ≥ 30 tok/s/user" in page.locator("#answer-slo").inner_text()
+    sides = page.locator("#answer-sides tbody tr").all_inner_texts()
+    assert any("MI355X" in s for s in sides) and any("B200" in s for s in sides), sides
+    assert page.locator("#answer-differs").is_visible()
+    page.wait_for_selector("#chart-swing .main-svg .scatterlayer .point")
+    assert "is cheaper" in page.locator("#answer-crossover").inner_text()
+    screenshot(page, "real-data-answer")
 
     mi355x = _deployment(accelerator__sku="MI355X", engine__name="sglang", disaggregated=False)
     b200 = _deployment(accelerator__sku="B200", disaggregated=True)

@@ -15,6 +15,7 @@ from apps.costs.prices import price_sheet
 from apps.htmx import page_or_partial, wants_partial
 from apps.leaderboard import charts, evidence_selectors, selectors
 from apps.leaderboard.forms import FACETS, FIELD_LABELS, BoardChoices, BoardQuery
+from apps.leaderboard.views.answer import DEFAULT_SLO_TEXT, answer_query
 from apps.leaderboard.views.common import (
     BASES,
     board_table,
@@ -284,5 +285,18 @@ def _headline(org: Organization | None) -> dict[str, Any] | None:
             org=org, model=model, scenario=scenario, skus=HEADLINE_SKUS
         )
         if pairs:
-            return {"pair": pairs[0], "model": model, "scenario": scenario}
+            # The link asks the one answer (apps/costs/answer.py) at a stated default SLO;
+            # the pair only says where the data has both accelerators like for like.
+            question = {
+                "model": model,
+                "scenario": scenario,
+                "precision": pairs[0].a.quantization,
+            }
+            return {
+                "pair": pairs[0],
+                "model": model,
+                "scenario": scenario,
+                "answer_query": answer_query(question),
+                "slo": DEFAULT_SLO_TEXT,
+            }
     return None

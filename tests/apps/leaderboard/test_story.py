@@ -51,7 +51,9 @@ def test_like_for_like_evidence_sets_mi355x_beside_b200_of_one_precision(client)
     evidence = html[html.index('id="evidence"') :]
     assert "DeepSeek-R1-0528 · 1k-1k" in evidence
     assert "MI355X" in evidence and "B200" in evidence
-    assert re.search(r'href="/compare/\?d=\d+&amp;d=\d+&amp;scenario=1k-1k"', evidence)
+    # Each row is the one answer (issue 40) at the story's SLO, linked to its page.
+    assert re.search(r'href="/answer/\?[^"]*scenario=1k-1k', evidence)
+    assert "TTFT p99 ≤ 2.22 s" in evidence
 
 
 def test_the_b200_side_shows_the_published_figures_with_their_sources_and_differences(client):

@@ -1,0 +1,182 @@
+"""The one read behind the answer (apps/costs/answer.py): every measured point of the two
+accelerators for a model and scenario, with its configuration's facts, priced on a basis.
+
+Imported and published runs take part (with their origin and rule status); simulated and
+failed runs do not: they never stand beside a measurement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from apps.accounts.models import Organization
+from apps.catalog.models import Scenario
+from apps.costs.answer import (
+    DEFAULT_MAX_GAP,
+    Answer,
+    Facts,
+    Measured,
+    Swing,
+    answer,
+    swing,
+)
+from apps.costs.formulas import CostInputError, TokenKind, priced_throughput, throughputs
+from apps.costs.selectors import point_metrics, price_book
+from apps.costs.slo import Slo
+from apps.runs.models import Run
+from apps.runs.selectors import runs_visible
+
+# The board's default price tier (apps/leaderboard/board_runs.Board.tier).
+DEFAULT_TIER = "owning_hyperscaler"
+
+
+def answer_scenario(*, slug: str, org: Organization | None) -> Scenario | None:
+    """The scenario by slug, only if the caller may see a run of it."""
+    if "\x00" in slug:
+        return None
+    ids = runs_visible(org=org).values("scenario_id")
+    return Scenario.objects.filter(slug=slug, pk__in=ids).first()
+
+
+def gpu_hour_prices(
+    *, org: Organization | None, tier: str, own: Mapping[str, float]
+) -> dict[str, float]:
+    """SKU (upper case) -> $/GPU-hr: the reference tier (or the organization's own tier),
+    with the visitor's own prices on top, as every money page prices."""
+    found = {
+        sku.upper(): book.usd_per_gpu_hour[tier]
+        for sku, book in price_book(org=org).items()
+        if tier in book.usd_per_gpu_hour
+    }
+    return found | {sku.upper(): price for sku, price in own.items()}
+
+
+def measured_points(
+    *,
+    org: Organization | None,
+    model: str,
+    scenario: Scenario,
+    skus: tuple[str, ...],
+    basis: TokenKind,
+    prices: Mapping[str, float],
+) -> list[Measured]:
+    runs = (
+        runs_visible(org=org)
+        .filter(deployment__model__name=model, scenario=scenario)
+        .filter(deployment__accelerator__sku__in=[s.upper() for s in skus])
+        .exclude(provenance=Run.Provenance.SIMULATED)
+        .exclude(status=Run.Status.FAILED)
+        .select_related("deployment__accelerator", "deployment__engine")
+        .prefetch_related("points")
+        .order_by("id")
+    )
+    lengths = f"{scenario.input_tokens}/{scenario.output_tokens}"
+    out = []
+    for run in runs:
+        d = run.deployment
+        sku = d.accelerator.sku
+        gpus = max(d.gpus, 1)
+        for point in run.points.all():
+            priced = priced_throughput(
+                basis,
+                gpus=gpus,
+                usd_per_gpu_hour=None,
+                **throughputs(point),
+                input_tokens=scenario.input_tokens,
+                output_tokens=scenario.output_tokens,
+            )
+            out.append(
+                Measured(
+                    run_id=run.pk,
+                    deployment_id=d.pk,
+                    deployment=str(d),
+                    accelerator=sku,
+                    gpus=gpus,
+                    engine=d.engine.name,
+                    engine_version=d.engine_version,
+                    image=d.image_digest,
+                    precision=d.quant_weights,
+                    spec=d.spec_method,
+                    parallelism=d.parallelism_label or f"{gpus} GPUs",
+                    serving="disaggregated" if d.disaggregated else "aggregated",
+                    origin=run.origin,
+                    provenance=run.provenance,
+                    rules_passed=run.rules_passed,
+                    rules_failed=tuple(str(f.get("rule", "")) for f in run.rules_failed or []),
+                    lengths=lengths,
+                    level=point.level_name,
+                    concurrency=point.concurrency,
+                    tok_s_per_gpu=priced.tok_per_s_per_gpu,
+                    basis_stated=priced.stated,
+                    usd_per_gpu_hour=prices.get(sku.upper()),
+                    metrics=point_metrics(point),
+                    success_rate=point.success_rate,
+                )
+            )
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """A question as a page or the API asks it, before the data is read."""
+
+    model: str
+    scenario: str
+    a: str
+    b: str
+    facts: Facts
+    bounds: Mapping[str, float | str | None]  # Slo.of's keyword arguments
+    basis: TokenKind = TokenKind.OUTPUT
+    tier: str = DEFAULT_TIER
+    own_prices: Mapping[str, float] = field(default_factory=dict)
+    min_success_rate: float | None = None  # None: none required (imported rows state none)
+    interpolate: bool = False
+    max_gap: float = DEFAULT_MAX_GAP
+
+
+@dataclass(frozen=True, slots=True)
+class Asking:
+    """The answer to an `Asked`, its swing over the interactivity floor and what it read."""
+
+    asked: Asked
+    scenario: Scenario
+    answer: Answer
+    swing: Swing
+    points: int
+
+
+def ask(asked: Asked, *, org: Organization | None, with_swing: bool = True) -> Asking:
+    """Read the points and apply the one rule. A scenario the caller may not see, or an
+    SLO that cannot be asked for, is a CostInputError naming the field."""
+    scenario = answer_scenario(slug=asked.scenario, org=org)
+    if scenario is None:
+        raise CostInputError("scenario", f"no visible run has scenario {asked.scenario!r}")
+    # Unless asked, no success rate is required: imported and published rows do not report
+    # one, and the answer must judge them on their latencies (the SLO states it).
+    rate = asked.min_success_rate if asked.min_success_rate is not None else 0.0
+    slo = Slo.of(**asked.bounds, min_success_rate=rate)  # type: ignore[arg-type]
+    prices = gpu_hour_prices(org=org, tier=asked.tier, own=asked.own_prices)
+    points = measured_points(
+        org=org,
+        model=asked.model,
+        scenario=scenario,
+        skus=(asked.a, asked.b),
+        basis=asked.basis,
+        prices=prices,
+    )
+    result = answer(
+        points,
+        a=asked.a,
+        b=asked.b,
+        facts=asked.facts,
+        slo=slo,
+        interpolate=asked.interpolate,
+        max_gap=asked.max_gap,
+    )
+    swung = (
+        swing(points, a=asked.a, b=asked.b, facts=asked.facts, slo=slo)
+        if with_swing
+        else Swing((), "")
+    )
+    return Asking(asked, scenario, result, swung, len(points))

@@ -1,0 +1,184 @@
+"""GET /api/v1/compare/answer: the one like-for-like answer (apps/costs/answer.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema
+from pydantic import ConfigDict
+
+from apps.accounts.auth import optional_org
+from apps.api_errors import Errors
+from apps.costs.answer import DEFAULT_MAX_GAP, Answer, Facts, Measured, Side, Swing
+from apps.costs.answer_selectors import DEFAULT_TIER, Asked, Asking, ask
+from apps.costs.formulas import TokenKind
+from apps.costs.prices import profile_prices, url_prices
+
+router = Router(tags=["compare"])
+
+
+class AnswerQuery(Schema):
+    model_config = ConfigDict(allow_inf_nan=False)
+
+    model: str = Field(description="the model's name, e.g. DeepSeek-R1-0528")
+    scenario: str = Field(description="the scenario's slug, e.g. 8k-1k")
+    a: str = Field(description="side A's accelerator SKU")
+    b: str = Field(description="side B's accelerator SKU")
+    precision: str = Field("any", description="weight precision both sides share, or any")
+    spec: str = Field("any", description="a speculative decoding method, none, or any")
+    engine: str = Field("any", description="an engine name, or any")
+    serving: Literal["aggregated", "disaggregated", "any"] = "any"
+    interactivity_min: float | None = Field(None, description="tok/s/user floor")
+    interactivity_percentile: str = "p50"
+    ttft_p99_s_max: float | None = Field(None, description="TTFT p99 ceiling, seconds")
+    ttft_s_max: float | None = Field(None, description="TTFT ceiling at ttft_percentile, s")
+    ttft_percentile: str = "p99"
+    tpot_s_max: float | None = None
+    tpot_percentile: str = "p50"
+    e2el_s_max: float | None = None
+    e2el_percentile: str = "p99"
+    min_success_rate: float | None = Field(None, description="default: none required")
+    basis: Literal["output", "input", "total"] = "output"
+    tier: str = DEFAULT_TIER
+    interpolate: bool = Field(False, description="opt in to a labelled interpolated reading")
+    max_gap: float = Field(DEFAULT_MAX_GAP, gt=1, description="widest concurrency factor")
+    swing: bool = Field(True, description="include the answer against the interactivity floor")
+
+    def asked(self, own_prices: dict[str, float]) -> Asked:
+        ttft = self.ttft_p99_s_max if self.ttft_p99_s_max is not None else self.ttft_s_max
+        return Asked(
+            model=self.model,
+            scenario=self.scenario,
+            a=self.a.strip().upper(),
+            b=self.b.strip().upper(),
+            facts=Facts(self.precision, self.spec, self.engine, self.serving),
+            bounds={
+                "interactivity_min": self.interactivity_min,
+                "interactivity_percentile": self.interactivity_percentile,
+                "ttft_s_max": ttft,
+                "ttft_percentile": "p99"
+                if self.ttft_p99_s_max is not None
+                else self.ttft_percentile,
+                "tpot_s_max": self.tpot_s_max,
+                "tpot_percentile": self.tpot_percentile,
+                "e2el_s_max": self.e2el_s_max,
+                "e2el_percentile": self.e2el_percentile,
+            },
+            basis=TokenKind(self.basis),
+            tier=self.tier,
+            own_prices=own_prices,
+            min_success_rate=self.min_success_rate,
+            interpolate=self.interpolate,
+            max_gap=self.max_gap,
+        )
+
+
+@router.get(
+    "/answer",
+    response={200: dict[str, Any], 422: Errors},
+    summary="The like-for-like answer of two accelerators at an SLO",
+)
+def compare_answer(request: HttpRequest, query: Query[AnswerQuery]):
+    """Each side's best measured point meeting every SLO bound among configurations with
+    the asked facts; the ratios, what still differs, the rule, and the swing."""
+    org = optional_org(request)
+    # Own prices as on every money page: the organization's profile, the URL's on top.
+    own = profile_prices(org)[1] | url_prices(request.GET)
+    asking = ask(query.asked(own), org=org, with_swing=query.swing)
+    return asking_out(asking)
+
+
+def point_out(point: Measured | None) -> dict[str, Any] | None:
+    if point is None:
+        return None
+    return {
+        "run_id": point.run_id,
+        "deployment_id": point.deployment_id,
+        "deployment": point.deployment,
+        "origin": point.origin,
+        "provenance": point.provenance,
+        "rules_passed": point.rules_passed,
+        "rules_failed": list(point.rules_failed),
+        "level": point.level,
+        "concurrency": point.concurrency,
+        "tok_s_per_gpu": point.tok_s_per_gpu,
+        "basis_stated": point.basis_stated,
+        "interactivity_p50": point.interactivity_p50,
+        "ttft_p99_s": point.ttft_p99_s,
+        "usd_per_gpu_hour": point.usd_per_gpu_hour,
+        "usd_per_mtok": point.usd_per_mtok,
+        "facts": {
+            "engine": point.engine,
+            "engine_version": point.engine_version,
+            "image": point.image,
+            "precision": point.precision,
+            "spec": point.spec or "none",
+            "parallelism": point.parallelism,
+            "serving": point.serving,
+            "gpus": point.gpus,
+            "lengths": point.lengths,
+        },
+    }
+
+
+def side_out(side: Side) -> dict[str, Any]:
+    return {
+        "sku": side.sku,
+        "meets": side.point is not None,
+        "reading": side.reading,
+        "tok_s_per_gpu": side.tok_s_per_gpu,
+        "usd_per_mtok": side.usd_per_mtok,
+        "point": point_out(side.point),
+        "upper": point_out(side.upper),
+        "reason": side.reason,
+        "nearest": point_out(side.nearest),
+        "failing": list(side.failing),
+        "points_considered": side.considered,
+    }
+
+
+def answer_out(result: Answer) -> dict[str, Any]:
+    return {
+        "a": side_out(result.a),
+        "b": side_out(result.b),
+        "tok_s_ratio": result.tok_ratio,
+        "usd_per_mtok_ratio": result.usd_ratio,
+        "differs": list(result.differs),
+        "uncertainty": result.uncertainty,
+        "rule": result.rule,
+        "slo": result.slo.describe(),
+        "facts": result.facts.describe(),
+    }
+
+
+def swing_out(swung: Swing) -> dict[str, Any]:
+    return {
+        "crossover": swung.crossover,
+        "rows": [
+            {
+                "interactivity_min": row.floor,
+                "a_tok_s_per_gpu": row.a.tok_s_per_gpu,
+                "b_tok_s_per_gpu": row.b.tok_s_per_gpu,
+                "a_usd_per_mtok": row.a.usd_per_mtok,
+                "b_usd_per_mtok": row.b.usd_per_mtok,
+                "tok_s_ratio": row.tok_ratio,
+                "usd_per_mtok_ratio": row.usd_ratio,
+            }
+            for row in swung.rows
+        ],
+    }
+
+
+def asking_out(asking: Asking) -> dict[str, Any]:
+    asked = asking.asked
+    return {
+        "model": asked.model,
+        "scenario": asking.scenario.slug,
+        "basis": asked.basis.value,
+        "tier": asked.tier,
+        "own_prices": dict(asked.own_prices),
+        "points_read": asking.points,
+        **answer_out(asking.answer),
+        "swing": swing_out(asking.swing),
+    }
