@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import member_addresses
+from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.query_forms import QueryForm
 from apps.regressions import webhooks
 from apps.regressions.models import METRICS, ChangePoint, Subscription
@@ -92,6 +93,13 @@ class SubscriptionForm(forms.ModelForm):
     def __init__(self, *args: Any, org: Organization | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.org = org
+        # The choices (and what a POST may pick) are what the organization may see: public
+        # deployments and scenarios and its own, never another organization's private model,
+        # engine version or scenario name (accounts.scoping through the catalog's selectors).
+        self.fields["deployment"].queryset = deployments_visible(org=org).select_related(
+            "model", "accelerator", "engine"
+        )
+        self.fields["scenario"].queryset = scenario_list(org=org)
 
     def clean(self):
         data = super().clean()

@@ -89,7 +89,7 @@ def subscription_list(request: HttpRequest) -> HttpResponse:
     if org is None:
         return HttpResponse("Sign in to see your organization's alerts.", status=403)
     may_edit = _member_org(request, Role.ADMIN) is not None
-    form = SubscriptionForm()
+    form = SubscriptionForm(org=org)
     status = 200
     created_secret = ""
     if request.method == "POST":
@@ -106,7 +106,7 @@ def subscription_list(request: HttpRequest) -> HttpResponse:
                 subscription.secret = secrets.token_urlsafe(32)
                 created_secret = subscription.secret
             subscription.save()
-            form = SubscriptionForm()
+            form = SubscriptionForm(org=org)
         else:
             status = 400
     context = {
