@@ -258,6 +258,11 @@ REGRESSION_ALERT_TIMEOUT_S = float(os.environ.get("REGRESSION_ALERT_TIMEOUT_S", 
 # for `addpool` even before it runs, so no organization can claim one first and have its
 # agents' jobs later read as the service's own fleet.
 FIRST_PARTY_POOLS = env_list("FIRST_PARTY_POOLS", [])
+# Reserves first-party names by pattern as well: with e.g. "fleet-", no organization may claim
+# any pool.fleet-* name, registered or not. Empty (the default): only the names above and
+# pools `addpool` made are reserved, since a default prefix would not cover names such as
+# pool.h200 that an operator already uses.
+FIRST_PARTY_POOL_PREFIX = os.environ.get("FIRST_PARTY_POOL_PREFIX", "").strip().lower()
 # Whether an organization's admin may point a webhook at a loopback or private address.
 REGRESSION_WEBHOOK_PRIVATE_HOSTS = env_bool("REGRESSION_WEBHOOK_PRIVATE_HOSTS", False)
 # Links in alerts point here (empty: paths only).
