@@ -4,6 +4,7 @@ accepts and the words that explain one it ignores) and an alert subscription's f
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from apps.accounts.models import Organization
@@ -101,8 +102,20 @@ class SubscriptionForm(forms.ModelForm):
         )
         self.fields["scenario"].queryset = scenario_list(org=org)
 
+    def over_budget(self) -> str:
+        """Why the organization may add no more subscriptions (ORG_MAX_SUBSCRIPTIONS), or ""."""
+        most = settings.ORG_MAX_SUBSCRIPTIONS
+        if self.org is None or Subscription.objects.filter(org=self.org).count() < most:
+            return ""
+        return (
+            f"your organization has {most} subscriptions, the most it may "
+            "(ORG_MAX_SUBSCRIPTIONS); remove one to add another"
+        )
+
     def clean(self):
         data = super().clean()
+        if refused := self.over_budget():
+            raise ValidationError(refused)
         channel, target = data.get("channel"), (data.get("target") or "").strip()
         if channel in (Subscription.Channel.WEBHOOK, Subscription.Channel.SLACK):
             try:
