@@ -258,10 +258,20 @@ REGRESSION_ALERT_TIMEOUT_S = float(os.environ.get("REGRESSION_ALERT_TIMEOUT_S", 
 # for `addpool` even before it runs, so no organization can claim one first and have its
 # agents' jobs later read as the service's own fleet.
 FIRST_PARTY_POOLS = env_list("FIRST_PARTY_POOLS", [])
+# Reserves first-party names by pattern as well: with e.g. "fleet-", no organization may claim
+# any pool.fleet-* name, registered or not. Empty (the default): only the names above and
+# pools `addpool` made are reserved, since a default prefix would not cover names such as
+# pool.h200 that an operator already uses.
+FIRST_PARTY_POOL_PREFIX = os.environ.get("FIRST_PARTY_POOL_PREFIX", "").strip().lower()
 # Whether an organization's admin may point a webhook at a loopback or private address.
 REGRESSION_WEBHOOK_PRIVATE_HOSTS = env_bool("REGRESSION_WEBHOOK_PRIVATE_HOSTS", False)
 # Links in alerts point here (empty: paths only).
 SITE_URL = os.environ.get("SITE_URL", "")
+# What one organization may keep of what its members add from pages, so a member (or a stolen
+# session) cannot fill the database: saved cost pages and alert subscriptions. Past a budget
+# the page answers 4xx and says which budget; replacing or removing one is always possible.
+ORG_MAX_SAVED_PAGES = int(os.environ.get("ORG_MAX_SAVED_PAGES", "100"))
+ORG_MAX_SUBSCRIPTIONS = int(os.environ.get("ORG_MAX_SUBSCRIPTIONS", "25"))
 # Bounds on what one job (or schedule) may ask a worker for; past them the API answers 422
 # naming the option. Per load level: requests, seconds, arrivals/s, warm-up requests.
 JOB_MAX_LEVELS = int(os.environ.get("JOB_MAX_LEVELS", "32"))

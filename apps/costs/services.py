@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from apps.accounts.models import Organization, Role
@@ -91,7 +92,19 @@ def saved_page_save(*, org: Organization, user: Any, name: str, kind: str, query
     if kind not in SavedPage.Kind.values:
         raise CostInputError("kind", f"must be one of {', '.join(SavedPage.Kind.values)}")
     clean_name = _name(name)
-    page, _ = SavedPage.objects.update_or_create(
-        org=org, kind=kind, name=clean_name, defaults={"query": query, "created_by": user}
-    )
+    with transaction.atomic():
+        # The organization's row, locked: two saves at once cannot both pass the budget.
+        Organization.objects.select_for_update().filter(pk=org.pk).first()
+        pages = SavedPage.objects.filter(org=org)
+        most = settings.ORG_MAX_SAVED_PAGES
+        replaces = pages.filter(kind=kind, name=clean_name).exists()
+        if not replaces and pages.count() >= most:
+            raise CostInputError(
+                "name",
+                f"your organization keeps {most} saved pages, the most it may "
+                "(ORG_MAX_SAVED_PAGES); save under one of their names to replace it",
+            )
+        page, _ = SavedPage.objects.update_or_create(
+            org=org, kind=kind, name=clean_name, defaults={"query": query, "created_by": user}
+        )
     return page

@@ -17,8 +17,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from apps.accounts.models import Organization
-from apps.accounts.scoping import current_org, viewer_org
+from apps.accounts.scoping import current_org, viewer_org, visible_to
 from apps.catalog.models import Model, Scenario
+from apps.catalog.selectors import scenario_list
 from apps.costs import selectors, services
 from apps.costs.charts import cost_of_latency_figure, cost_vs_interactivity
 from apps.costs.claims import ClaimPage, Comparison
@@ -53,13 +54,27 @@ from apps.projections.claims import projected_cost_ratios, projected_throughput_
 from workers import slo as slo_rule
 
 
-def _scenario_shapes() -> dict[str, tuple[float, float]]:
-    """Scenario slug -> (input, output) tokens, for a length mix named by scenarios."""
-    rows = Scenario.objects.exclude(input_tokens__isnull=True).exclude(output_tokens__isnull=True)
+def _scenario_shapes(org: Organization | None) -> dict[str, tuple[float, float]]:
+    """Scenario slug -> (input, output) tokens, for a length mix named by scenarios: only the
+    scenarios the viewer may see (catalog.selectors.scenario_list), so neither the mix nor its
+    error message ("known: ...") names another organization's private scenario."""
+    rows = scenario_list(org=org).exclude(input_tokens__isnull=True)
+    rows = rows.exclude(output_tokens__isnull=True)
     return {
         slug: (float(inp), float(out))
         for slug, inp, out in rows.values_list("slug", "input_tokens", "output_tokens")
         if inp and out
+    }
+
+
+def _choices(org: Organization | None) -> dict[str, list[str]]:
+    """The model and scenario pickers: names of runs the viewer may see (public ones and its
+    organization's, accounts.scoping.visible_to), never another organization's private ones."""
+    models = Model.objects.filter(visible_to(org, via="deployments__runs__"))
+    scenarios = Scenario.objects.filter(visible_to(org, via="runs__"))
+    return {
+        "models": sorted(set(models.values_list("name", flat=True))),
+        "scenarios": sorted(set(scenarios.values_list("slug", flat=True))),
     }
 
 
@@ -73,7 +88,7 @@ def _calculate(
     # price book and private runs (apps.accounts.scoping.viewer_org).
     org = viewer_org(request)
     book = selectors.price_book(org=org)
-    query = ProcurementQuery(profiled.params, book, profile=profiled, shapes=_scenario_shapes())
+    query = ProcurementQuery(profiled.params, book, profile=profiled, shapes=_scenario_shapes(org))
     inputs = query.inputs()
     if inputs is None:
         return query, None, []
@@ -133,13 +148,7 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "printable": request.GET.get("print") == "1",
         "workload_units": list(WORKLOAD_UNITS.items()),
         "sell_fields": SELL_FIELDS,
-        "models": list(Model.objects.order_by("name").values_list("name", flat=True)),
-        "scenarios": list(
-            Scenario.objects.filter(runs__isnull=False)
-            .distinct()
-            .order_by("slug")
-            .values_list("slug", flat=True)
-        ),
+        **_choices(viewer_org(request)),
         "tiers": [(tier.value, TIER_LABELS[tier.value]) for tier in Tier],
         "kinds": [kind.value for kind in TokenKind],
         "percentiles": list(slo_rule.PERCENTILES),

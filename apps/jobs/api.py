@@ -374,7 +374,9 @@ AGENT_WAIT_MAX_S = 30
 )
 def create_pool(request: HttpRequest, body: PoolIn):
     """Jobs on this pool go only to agents holding one of your organization's tokens; no
-    broker is involved. 409 when the name is another organization's or a first-party pool."""
+    broker is involved. A name has one owner: 409 (naming `name`) when it is another
+    organization's, a first-party pool's, or reserved by the operator (FIRST_PARTY_POOLS, or
+    FIRST_PARTY_POOL_PREFIX)."""
     pool = services.pool_create(org=request.auth.org, name=body.name)
     audit_record(
         org=request.auth.org, actor=actor_of(request), action="pool.created", target=pool.name

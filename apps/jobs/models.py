@@ -190,10 +190,16 @@ class Pool(models.Model):
 
     class Meta:
         ordering = ["name"]
-        # Names are scoped to their organization; first-party names are unique among
-        # themselves (NULLs are distinct in a plain unique constraint).
+        # One owner per organization pool name (not merely one per organization): two
+        # tenants' agents never share a name. First-party names are unique among themselves
+        # (NULLs are distinct in a plain unique constraint); services.pool_create keeps
+        # organizations off them.
         constraints = [
-            models.UniqueConstraint(fields=["org", "name"], name="unique_pool_name_per_org"),
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=models.Q(org__isnull=False),
+                name="unique_org_pool_name",
+            ),
             models.UniqueConstraint(
                 fields=["name"],
                 condition=models.Q(org__isnull=True),

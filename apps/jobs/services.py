@@ -11,7 +11,7 @@ from typing import Any, TypedDict, Unpack
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
@@ -238,18 +238,38 @@ def pools_first_party_ensure(names: list[str]) -> list[Pool]:
     return [Pool.objects.get_or_create(name=pool_queue(n), org=None)[0] for n in names]
 
 
+def pool_reserved(queue: str) -> bool:
+    """Whether a pool name is the service's own: a first-party pool, a name in the operator's
+    registry (FIRST_PARTY_POOLS), or one under the operator's prefix (FIRST_PARTY_POOL_PREFIX),
+    which reserves names `addpool` has not registered yet, by pattern."""
+    prefix = settings.FIRST_PARTY_POOL_PREFIX and pool_queue(settings.FIRST_PARTY_POOL_PREFIX)
+    return (
+        queue in {pool_queue(n) for n in settings.FIRST_PARTY_POOLS}
+        or (bool(prefix) and queue.startswith(prefix))
+        or Pool.objects.filter(name=queue, org__isnull=True).exists()
+    )
+
+
 def pool_create(*, org: Organization, name: str) -> Pool:
-    """Claim a pool name for the organization's own hosts (their agents take its jobs). Names
-    are the organization's own: another organization may use the same one. Raises JobError
-    for the name of a first-party pool (whose endpoints go to the service's workers)."""
+    """Claim a pool name for the organization's own hosts (their agents take its jobs). A name
+    has one owner: JobConflict (409, naming `name`) when another organization holds it or it
+    is the service's own (pool_reserved), so no two tenants' agents share a name that an
+    operator, a log or a later `addpool` could confuse (the unique_org_pool_name constraint
+    holds it against races)."""
     queue = pool_queue(name)
     existing = Pool.objects.filter(name=queue, org=org).first()
     if existing is not None:
         return existing
-    reserved = {pool_queue(n) for n in settings.FIRST_PARTY_POOLS}
-    if queue in reserved or Pool.objects.filter(name=queue, org__isnull=True).exists():
+    if pool_reserved(queue):
         raise JobConflict("name", f"pool {queue!r} is one of the service's own pools")
-    return Pool.objects.create(name=queue, org=org)
+    taken = JobConflict("name", f"pool {queue!r} is already another organization's")
+    if Pool.objects.filter(name=queue, org__isnull=False).exists():
+        raise taken
+    try:
+        with transaction.atomic():
+            return Pool.objects.create(name=queue, org=org)
+    except IntegrityError:  # claimed by another organization at the same moment
+        raise taken from None
 
 
 # Agents' long polls (apps.jobs.api.agent_claim) ---------------------------------------------

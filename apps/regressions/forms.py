@@ -4,10 +4,12 @@ accepts and the words that explain one it ignores) and an alert subscription's f
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import member_addresses
+from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.query_forms import QueryForm
 from apps.regressions import webhooks
 from apps.regressions.models import METRICS, ChangePoint, Subscription
@@ -92,9 +94,28 @@ class SubscriptionForm(forms.ModelForm):
     def __init__(self, *args: Any, org: Organization | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.org = org
+        # The choices (and what a POST may pick) are what the organization may see: public
+        # deployments and scenarios and its own, never another organization's private model,
+        # engine version or scenario name (accounts.scoping through the catalog's selectors).
+        self.fields["deployment"].queryset = deployments_visible(org=org).select_related(
+            "model", "accelerator", "engine"
+        )
+        self.fields["scenario"].queryset = scenario_list(org=org)
+
+    def over_budget(self) -> str:
+        """Why the organization may add no more subscriptions (ORG_MAX_SUBSCRIPTIONS), or ""."""
+        most = settings.ORG_MAX_SUBSCRIPTIONS
+        if self.org is None or Subscription.objects.filter(org=self.org).count() < most:
+            return ""
+        return (
+            f"your organization has {most} subscriptions, the most it may "
+            "(ORG_MAX_SUBSCRIPTIONS); remove one to add another"
+        )
 
     def clean(self):
         data = super().clean()
+        if refused := self.over_budget():
+            raise ValidationError(refused)
         channel, target = data.get("channel"), (data.get("target") or "").strip()
         if channel in (Subscription.Channel.WEBHOOK, Subscription.Channel.SLACK):
             try:

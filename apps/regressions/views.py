@@ -6,11 +6,12 @@ from __future__ import annotations
 import secrets
 
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from apps.accounts.models import Role
+from apps.accounts.models import Organization, Role
 from apps.accounts.scoping import current_org, require_role, viewer_org
 from apps.htmx import page_or_partial, paged
 from apps.regressions import selectors, services
@@ -89,7 +90,7 @@ def subscription_list(request: HttpRequest) -> HttpResponse:
     if org is None:
         return HttpResponse("Sign in to see your organization's alerts.", status=403)
     may_edit = _member_org(request, Role.ADMIN) is not None
-    form = SubscriptionForm()
+    form = SubscriptionForm(org=org)
     status = 200
     created_secret = ""
     if request.method == "POST":
@@ -100,14 +101,22 @@ def subscription_list(request: HttpRequest) -> HttpResponse:
             return redirect("regressions:subscriptions")
         form = SubscriptionForm(request.POST, org=org)
         if form.is_valid():
-            subscription = form.save(commit=False)
-            subscription.org = org
-            if subscription.channel == Subscription.Channel.WEBHOOK:
-                subscription.secret = secrets.token_urlsafe(32)
-                created_secret = subscription.secret
-            subscription.save()
-            form = SubscriptionForm()
-        else:
+            with transaction.atomic():
+                # The organization's row, locked while the budget is counted again: two adds
+                # at once cannot both pass it (the form's check resolved the webhook's host
+                # first, outside the lock).
+                Organization.objects.select_for_update().filter(pk=org.pk).first()
+                if refused := form.over_budget():
+                    form.add_error(None, refused)
+                else:
+                    subscription = form.save(commit=False)
+                    subscription.org = org
+                    if subscription.channel == Subscription.Channel.WEBHOOK:
+                        subscription.secret = secrets.token_urlsafe(32)
+                        created_secret = subscription.secret
+                    subscription.save()
+                    form = SubscriptionForm(org=org)
+        if form.is_bound and form.errors:
             status = 400
     context = {
         "org": org,

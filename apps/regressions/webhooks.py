@@ -5,16 +5,20 @@ whitespace), its host resolved, and every address it resolves to checked: a name
 is loopback, private, link-local, multicast, reserved or unspecified (an IPv4-mapped IPv6 address
 is judged by the IPv4 address inside) is refused, at save and again at delivery, because a DNS
 answer can change in between. The delivery then connects to the address that was checked (the
-Host header and TLS SNI carry the name), follows no redirect, and ends within one deadline."""
+Host header and TLS SNI carry the name), follows no redirect, and ends within one total
+deadline."""
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
+import httpcore
 import httpx
 from django.conf import settings
 
@@ -109,26 +113,111 @@ _PRIVATE = (
 )
 
 
+class _Deadline:
+    """One moment every step of a delivery must end by: connecting, TLS, each write and each
+    read get what is left of it, so a receiver that trickles a byte at a time cannot stretch
+    the whole past it (per-step timeouts alone would restart with every byte)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.ends_at = time.monotonic() + seconds
+
+    def left(self, timeout: float | None, late: type[Exception]) -> float:
+        remaining = self.ends_at - time.monotonic()
+        if remaining <= 0:
+            raise late("the delivery's deadline passed")
+        return remaining if timeout is None else min(timeout, remaining)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream, deadline: _Deadline) -> None:
+        self._stream, self._deadline = stream, deadline
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        left = self._deadline.left(timeout, httpcore.ReadTimeout)
+        return self._stream.read(max_bytes, left)
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, self._deadline.left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
+        left = self._deadline.left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(
+            self._stream.start_tls(ssl_context, server_hostname, left), self._deadline
+        )
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    def __init__(self, deadline: _Deadline) -> None:
+        self._inner, self._deadline = httpcore.SyncBackend(), deadline
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore.NetworkStream:
+        left = self._deadline.left(timeout, httpcore.ConnectTimeout)
+        stream = self._inner.connect_tcp(host, port, left, local_address, socket_options)
+        return _DeadlineStream(stream, self._deadline)
+
+    def connect_unix_socket(self, *args: Any, **kwargs: Any) -> httpcore.NetworkStream:
+        raise httpcore.ConnectError("a webhook never connects to a local socket")
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
 def post(url: str, body: bytes, headers: dict[str, str], resolve: Resolver | None = None) -> int:
     """POST body to the checked address of url; the response's status code. The body of the
-    answer is never read: a delivery log shows the status only. One deadline
-    (REGRESSION_ALERT_TIMEOUT_S) bounds connecting, sending and waiting for the answer."""
+    answer is never read: a delivery log shows the status only. One total deadline
+    (REGRESSION_ALERT_TIMEOUT_S, counted from before the name is resolved) bounds the whole
+    delivery: connecting, TLS, sending and every read of the answer's head. Failures raise
+    httpx's exception of the same name (httpx.ReadTimeout ...), as callers catch those."""
+    deadline = _Deadline(settings.REGRESSION_ALERT_TIMEOUT_S)
     target = check(url, resolve)
     ip = ipaddress.ip_address(target.address)
     netloc = f"[{ip}]" if ip.version == 6 else str(ip)
     pinned = target.url._replace(netloc=f"{netloc}:{target.port}").geturl()
     default_port = 443 if target.url.scheme == "https" else 80
     host_header = target.host if target.port == default_port else f"{target.host}:{target.port}"
-    deadline = settings.REGRESSION_ALERT_TIMEOUT_S
-    timeout = httpx.Timeout(deadline, pool=deadline)
-    with httpx.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client:
-        request = client.build_request(
-            "POST",
-            pinned,
-            content=body,
-            headers={**headers, "Host": host_header},
-            extensions={"sni_hostname": target.host},
-        )
-        response = client.send(request, stream=True)
-        response.close()
-        return response.status_code
+    sent = {**headers, "Host": host_header, "Content-Length": str(len(body))}
+    step = deadline.left(None, httpcore.ConnectTimeout)
+    # httpcore, not httpx: the connection pool takes the deadline's network backend, and
+    # follows no redirect and reads no proxy settings from the environment.
+    pool = httpcore.ConnectionPool(
+        ssl_context=httpx.create_ssl_context(),
+        network_backend=_DeadlineBackend(deadline),
+        max_connections=1,
+    )
+    try:
+        with (
+            pool,
+            pool.stream(
+                "POST",
+                pinned,
+                headers=list(sent.items()),
+                content=body,
+                extensions={
+                    "sni_hostname": target.host,
+                    "timeout": {"connect": step, "read": step, "write": step, "pool": step},
+                },
+            ) as response,
+        ):
+            return response.status
+    except httpcore.TimeoutException as exc:
+        raise getattr(httpx, type(exc).__name__, httpx.TimeoutException)(
+            "the delivery's deadline passed"
+        ) from None
+    except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.UnsupportedProtocol) as exc:
+        # The kind only: an exception's text could quote what the receiver sent.
+        raise getattr(httpx, type(exc).__name__, httpx.TransportError)(type(exc).__name__) from None

@@ -203,7 +203,10 @@ def point_record_rows(
     if ordinals is not None:
         rows = rows.filter(point__ordinal__in=ordinals)
     # id last: two records of one point with the same `i` come out in one order every time.
-    yield from rows.order_by("point__ordinal", "i", "id").values_list("point__ordinal", *columns)
+    # Read in chunks (a server-side cursor on PostgreSQL), never all held: a 300,000-record
+    # run's bundle or export streams through here.
+    ordered = rows.order_by("point__ordinal", "i", "id")
+    yield from ordered.values_list("point__ordinal", *columns).iterator(chunk_size=5000)
 
 
 def run_records(*, run: Run, point: Point | None = None):

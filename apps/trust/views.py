@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import permission_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.accounts.scoping import may_publish, viewer_org
 from apps.runs.selectors import run_get
 from apps.trust import dumps, selectors
-from apps.trust.bundle import run_bundle
+from apps.trust.bundle import bundle_chunks
 from apps.trust.models import Review
 from apps.trust.services import ReviewError, review_decide, review_propose
 
@@ -19,7 +25,9 @@ def bundle(request: HttpRequest, run_id: int) -> HttpResponse:
     run = run_get(org=viewer_org(request), run_id=run_id)
     if run is None:
         raise Http404("No such run")
-    response = HttpResponse(run_bundle(run=run), content_type="application/zip")
+    # Streamed: the zip is written as it is sent (apps/trust/bundle.py), so a large run's
+    # bundle holds a chunk in memory, not the whole archive.
+    response = StreamingHttpResponse(bundle_chunks(run=run), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-bundle.zip"'
     return response
 

@@ -1,6 +1,7 @@
-"""Finding 8 (pools): pool names are scoped to their organization, so nobody can squat
-another's planned name; an endpoint names only its organization's pools or first-party ones,
-so no tenant can make the broker grow a queue nobody serves."""
+"""Finding 8 (pools) and issue 45: a pool name has one owner (one organization, or the
+service), so two tenants' agents never share a name that a later `addpool`, an operator or a
+log could confuse; an endpoint names only its organization's pools or first-party ones, so no
+tenant can make the broker grow a queue nobody serves."""
 
 from __future__ import annotations
 
@@ -28,17 +29,40 @@ def post(client, path: str, body: dict, token: str):
     )
 
 
-def test_two_organizations_each_claim_the_same_pool_name(client, issued):
+def test_a_pool_name_has_one_owner(client, issued):
     rival = token_create(org=organization_get_or_create(slug="squatter")).plaintext
     assert post(client, "/api/v1/pools", {"name": "h100-lab"}, rival).status_code == 201
     mine = post(client, "/api/v1/pools", {"name": "h100-lab"}, issued.plaintext)
-    assert mine.status_code == 201 and mine.json()["name"] == "pool.h100-lab"
-    # Each sees its own pool, empty; neither is told about the other.
-    for token in (rival, issued.plaintext):
-        claim = client.post(
-            "/api/v1/agent/claim?pool=pool.h100-lab&wait=0", HTTP_AUTHORIZATION=f"Bearer {token}"
-        )
-        assert claim.status_code == 204
+    assert mine.status_code == 409
+    assert mine.json()["detail"][0]["path"] == "name"
+    assert "another organization's" in mine.json()["detail"][0]["message"]
+    assert Pool.objects.filter(name="pool.h100-lab").count() == 1
+    # The owner claiming its own name again is no conflict (idempotent).
+    assert post(client, "/api/v1/pools", {"name": "h100-lab"}, rival).status_code == 201
+    # The loser's agent reaches no pool of that name: nothing to claim, nothing revealed.
+    claim = client.post(
+        "/api/v1/agent/claim?pool=pool.h100-lab&wait=0",
+        HTTP_AUTHORIZATION=f"Bearer {issued.plaintext}",
+    )
+    assert claim.status_code == 404
+
+
+def test_the_database_holds_one_owner_even_past_the_service(org):
+    from django.db import IntegrityError, transaction
+
+    Pool.objects.create(name="pool.raced", org=organization_get_or_create(slug="first"))
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Pool.objects.create(name="pool.raced", org=org)
+
+
+def test_names_under_the_operators_prefix_cannot_be_claimed(client, issued, settings):
+    settings.FIRST_PARTY_POOL_PREFIX = "fleet-"
+    for name in ("fleet-b300", "pool.fleet-anything"):
+        refused = post(client, "/api/v1/pools", {"name": name}, issued.plaintext)
+        assert refused.status_code == 409
+        assert refused.json()["detail"][0]["path"] == "name"
+    assert not Pool.objects.filter(name__startswith="pool.fleet-").exists()
+    assert post(client, "/api/v1/pools", {"name": "lab-b300"}, issued.plaintext).status_code == 201
 
 
 def test_a_first_party_pool_name_cannot_be_claimed(client, issued, broker):

@@ -31,8 +31,8 @@ def test_an_agent_runs_its_organizations_job_and_no_other_organization_can_claim
     pool = api(base, token, "POST", "/pools", json={"name": "acme-own"})
     assert pool.status_code == 201, pool.text
     pool_name = pool.json()["name"]
-    # The rival may use the same name: pool names are scoped to their organization.
-    assert api(base, rival, "POST", "/pools", json={"name": "acme-own"}).status_code == 201
+    # A pool name has one owner (issue 45): the rival cannot claim the same one.
+    assert api(base, rival, "POST", "/pools", json={"name": "acme-own"}).status_code == 409
 
     with fault_server("--ttft-ms", "5", "--itl-ms", "1") as url:
         endpoint = api(
@@ -47,9 +47,9 @@ def test_an_agent_runs_its_organizations_job_and_no_other_organization_can_claim
         )  # fmt: skip
         assert queued.status_code == 202, queued.text
         job_id = queued.json()["id"]
-        # Another organization's agent reaches only its own pool of that name: not the job.
+        # Another organization's agent has no pool of that name: it cannot reach the job.
         claim = api(base, rival, "POST", "/agent/claim", params={"pool": pool_name, "wait": 0})
-        assert claim.status_code == 204
+        assert claim.status_code == 404
         assert Job.objects.get(pk=job_id).worker == ""
 
         agent = subprocess.Popen(
