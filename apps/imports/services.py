@@ -20,13 +20,9 @@ from django.utils import timezone
 from apps.accounts.models import ApiToken, Organization
 from apps.imports.models import SyncRun
 from apps.imports.sources import Responses, SourceError, read_api, read_folder
+from apps.runs.batches import runs_settle_batched
 from apps.runs.models import Run
-from apps.runs.services import (
-    IngestResult,
-    run_ingest,
-    run_records_attach,
-    runs_settle_batched,
-)
+from apps.runs.services import IngestResult, run_ingest, run_records_attach
 from workers.importers import Facts, ImportFailure, import_file, inferencex_api, sniff
 from workers.results import ResultDocument
 

@@ -5,7 +5,7 @@ import gc
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
@@ -22,10 +22,10 @@ from apps.catalog.services import (
     reference_accelerators_load,
     scenario_resolve,
 )
-from apps.runs import partitions, pipeline, summary
+from apps.runs import batches, partitions, pipeline, summary
 from apps.runs.lean import LeanDocument
 from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RecordArchive, RequestRecord, Run
-from apps.runs.signals import job_claimed, run_settled, run_stored, runs_settled
+from apps.runs.signals import job_claimed, run_stored
 from workers import result_facts
 from workers import results as doc
 
@@ -135,6 +135,9 @@ def run_ingest(
             if attempt == INGEST_ATTEMPTS:
                 raise
             continue
+        batch = batches.current()
+        if batch is not None:
+            batch.remember(parsed, org, run)  # its savepoint released
         return IngestResult(run=run, created=True)
 
 
@@ -229,10 +232,12 @@ def _store(
     document_json = parsed.model_dump(
         mode="json", by_alias=True, exclude_none=True, exclude={"points": {"__all__": {"records"}}}
     )
+    known = batches.known(parsed, org)
     run = Run.objects.create(
         idempotency_key=parsed.idempotency_key,
-        deployment=deployment_upsert(document=parsed),
-        scenario=scenario_resolve(scenario=parsed.scenario, org=org) if parsed.scenario else None,
+        deployment=known[0] or deployment_upsert(document=parsed),
+        scenario=known[1]
+        or (scenario_resolve(scenario=parsed.scenario, org=org) if parsed.scenario else None),
         org=org,
         is_public=is_public,
         provenance=parsed.provenance,
@@ -260,94 +265,19 @@ def _store(
     if prepared is not None:
         _records_copy_pipelined(prepared, point_ids)
     run_stored.send(sender=Run, run=run, document=parsed)
-    batch = _batch.get()
+    batch = batches.current()
     if batch is None:
         run_summary_refresh(run=run)
     else:
         batch.unsummarised.append(run.pk)
-    _settled(run, others=True)
+    batches.settled(run, others=True)
     return run
-
-
-@dataclass
-class _Batch:
-    """What a batch (runs_settle_batched) holds back until it ends."""
-
-    settled: list[tuple[int, bool]] = field(default_factory=list)  # (pk, others), in order
-    unsummarised: list[int] = field(default_factory=list)  # stored runs without a best point
-
-
-_batch: ContextVar[_Batch | None] = ContextVar("runs_settle_batch", default=None)
-
-
-def _settled(run: Run, *, others: bool) -> None:
-    batch = _batch.get()
-    if batch is None:
-        run_settled.send(sender=Run, run=run, others=others)
-    else:
-        batch.settled.append((run.pk, others))
-
-
-@contextmanager
-def runs_settle_batched() -> Iterator[None]:
-    """Hold back what follows each landing run inside the block (its leaderboard point and
-    `run_settled`) and do it for all of them when the block ends without an error: the
-    points chosen 500 runs a query, then `runs_settled` sent once. Use it inside the caller's
-    transaction; a Run returned inside the block has its best point and rules only after it.
-
-    For a batch import: choosing each run's point as it lands, checking its rules and those
-    of the runs its accuracy results can change took well over half of a 1,500-run
-    `loadreference` (bench/loadreference.py); nothing reads them while the batch is open. A
-    batch opened inside another joins it."""
-    if _batch.get() is not None:
-        yield
-        return
-    batch = _Batch()
-    token = _batch.set(batch)
-    try:
-        yield
-    finally:
-        _batch.reset(token)
-    _runs_summary_refresh(batch.unsummarised)
-    if batch.settled:
-        runs_settled.send(
-            sender=Run,
-            runs=[pk for pk, _ in batch.settled],
-            others=[pk for pk, others in batch.settled if others],
-        )
 
 
 def run_summary_refresh(*, run: Run) -> None:
     """Choose the run's leaderboard point against its scenario's SLO (again, if it changed)."""
-    _summary_choose(run, list(run.points.values("id", *summary.FIGURE_FIELDS)))
+    batches.summary_choose(run, list(run.points.values("id", *summary.FIGURE_FIELDS)))
     run.save(update_fields=["best_point", "best_tput_per_gpu", "best_meets_slo"])
-
-
-def _summary_choose(run: Run, rows: list[dict[str, Any]]) -> None:
-    figures = summary.run_figures(rows, run.document)
-    best = summary.best_point(figures, summary.scenario_slo(run.scenario), run.deployment.gpus)
-    run.best_point_id = best.point_id if best else None
-    run.best_tput_per_gpu = best.tput_per_gpu if best else None
-    run.best_meets_slo = best.meets_slo if best else None
-
-
-SUMMARY_BATCH = 500
-
-
-def _runs_summary_refresh(pks: list[int]) -> None:
-    """run_summary_refresh for many runs: a query for each 500 runs' points, one update."""
-    for start in range(0, len(pks), SUMMARY_BATCH):
-        chunk = Run.objects.filter(pk__in=pks[start : start + SUMMARY_BATCH])
-        runs = list(chunk.select_related("deployment", "scenario"))
-        rows: dict[int, list[dict[str, Any]]] = {run.pk: [] for run in runs}
-        # The order run.points gives each run (Point.Meta.ordering: run, ordinal).
-        points = Point.objects.filter(run_id__in=rows).order_by("run_id", "ordinal")
-        for row in points.values("run_id", "id", *summary.FIGURE_FIELDS):
-            rows[row.pop("run_id")].append(row)
-        for run in runs:
-            _summary_choose(run, rows[run.pk])
-        fields = ["best_point", "best_tput_per_gpu", "best_meets_slo"]
-        Run.objects.bulk_update(runs, fields, batch_size=SUMMARY_BATCH)
 
 
 def _point_columns(point: doc.Point) -> dict[str, Any]:
@@ -505,7 +435,7 @@ def run_records_attach(*, run: Run, document: doc.ResultDocument) -> int:
                 added += len(incoming.records)
         if added:
             run_summary_refresh(run=run)
-            _settled(run, others=False)
+            batches.settled(run, others=False)
             transaction.on_commit(runs_version_bump)
     return added
 
@@ -545,7 +475,7 @@ def run_set_public(*, run: Run, public: bool, actor: str) -> Run:
     run.visibility_changed_at = timezone.now()
     run.save(update_fields=["is_public", "visibility_changed_by", "visibility_changed_at"])
     # What the board's rules may read changes with visibility (apps/trust/services.py).
-    _settled(run, others=True)
+    batches.settled(run, others=True)
     audit_record(
         org=run.org,
         actor=actor,
