@@ -45,6 +45,22 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+E2E = Path(__file__).parent / "e2e"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The browser tests side by side, where the shuffled order (pytest-randomly, then
+    pytest-django's grouping) put the first of them: one Chromium then serves them all
+    (tests/e2e/conftest.py) instead of one per module, 13 starts a run."""
+    browser = [item for item in items if E2E in item.path.parents]
+    if not browser:
+        return
+    first = items.index(browser[0])
+    others = [item for item in items if E2E not in item.path.parents]
+    items[:] = others[:first] + browser + others[first:]
+
+
 @pytest.fixture
 def document() -> dict[str, Any]:
     """A fresh, valid measured-run document (tests may mutate it)."""

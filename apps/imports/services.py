@@ -8,6 +8,7 @@ records) is stored in one transaction: all of its runs, or none.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -19,6 +20,7 @@ from django.utils import timezone
 from apps.accounts.models import ApiToken, Organization
 from apps.imports.models import SyncRun
 from apps.imports.sources import Responses, SourceError, read_api, read_folder
+from apps.runs.batches import runs_settle_batched
 from apps.runs.models import Run
 from apps.runs.services import IngestResult, run_ingest, run_records_attach
 from workers.importers import Facts, ImportFailure, import_file, inferencex_api, sniff
@@ -119,11 +121,14 @@ def _known_inferencex() -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(rows), frozenset(evaluations.values_list("idempotency_key", flat=True))
 
 
-def inferencex_store(*, responses: Responses) -> InferencexOutcome:
+def inferencex_store(*, responses: Responses, rules_batched: bool = True) -> InferencexOutcome:
     """Store what is new in InferenceX's responses as public imported runs, or nothing.
 
     Every row is read and checked before anything is written (ImportFailure names the row
-    that is wrong); rows already stored are skipped, so a second call stores nothing."""
+    that is wrong); rows already stored are skipped, so a second call stores nothing. The
+    board's rules are checked once for all the new runs at the end (runs_settle_batched);
+    `rules_batched=False` checks each run as it lands instead, the same outcomes more slowly
+    (kept for bench/loadreference.py and the test that compares the two)."""
     source = inferencex_api.Source(description=responses.description)
     latest = inferencex_api.benchmark_rows(responses.benchmarks, "benchmarks")
     history = inferencex_api.benchmark_rows(responses.history, "benchmarks/history")
@@ -133,7 +138,7 @@ def inferencex_store(*, responses: Responses) -> InferencexOutcome:
     accuracy = inferencex_api.evaluation_documents(
         responses.evaluations, source=source, where="evaluations", known=known_evaluations
     )
-    with transaction.atomic():
+    with transaction.atomic(), runs_settle_batched() if rules_batched else nullcontext():
         created = sum(run_ingest(document=d, org=None).created for d in runs)
         scored = sum(run_ingest(document=d, org=None).created for d in accuracy)
     return InferencexOutcome(

@@ -22,10 +22,10 @@ from apps.catalog.services import (
     reference_accelerators_load,
     scenario_resolve,
 )
-from apps.runs import partitions, pipeline, summary
+from apps.runs import batches, partitions, pipeline, summary
 from apps.runs.lean import LeanDocument
 from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RecordArchive, RequestRecord, Run
-from apps.runs.signals import job_claimed, run_settled, run_stored
+from apps.runs.signals import job_claimed, run_stored
 from workers import result_facts
 from workers import results as doc
 
@@ -135,6 +135,9 @@ def run_ingest(
             if attempt == INGEST_ATTEMPTS:
                 raise
             continue
+        batch = batches.current()
+        if batch is not None:
+            batch.remember(parsed, org, run)  # its savepoint released
         return IngestResult(run=run, created=True)
 
 
@@ -229,10 +232,12 @@ def _store(
     document_json = parsed.model_dump(
         mode="json", by_alias=True, exclude_none=True, exclude={"points": {"__all__": {"records"}}}
     )
+    known = batches.known(parsed, org)
     run = Run.objects.create(
         idempotency_key=parsed.idempotency_key,
-        deployment=deployment_upsert(document=parsed),
-        scenario=scenario_resolve(scenario=parsed.scenario, org=org) if parsed.scenario else None,
+        deployment=known[0] or deployment_upsert(document=parsed),
+        scenario=known[1]
+        or (scenario_resolve(scenario=parsed.scenario, org=org) if parsed.scenario else None),
         org=org,
         is_public=is_public,
         provenance=parsed.provenance,
@@ -260,20 +265,18 @@ def _store(
     if prepared is not None:
         _records_copy_pipelined(prepared, point_ids)
     run_stored.send(sender=Run, run=run, document=parsed)
-    run_summary_refresh(run=run)
-    run_settled.send(sender=Run, run=run, others=True)
+    batch = batches.current()
+    if batch is None:
+        run_summary_refresh(run=run)
+    else:
+        batch.unsummarised.append(run.pk)
+    batches.settled(run, others=True)
     return run
 
 
 def run_summary_refresh(*, run: Run) -> None:
     """Choose the run's leaderboard point against its scenario's SLO (again, if it changed)."""
-    figures = summary.run_figures(
-        list(run.points.values("id", *summary.FIGURE_FIELDS)), run.document
-    )
-    best = summary.best_point(figures, summary.scenario_slo(run.scenario), run.deployment.gpus)
-    run.best_point_id = best.point_id if best else None
-    run.best_tput_per_gpu = best.tput_per_gpu if best else None
-    run.best_meets_slo = best.meets_slo if best else None
+    batches.summary_choose(run, list(run.points.values("id", *summary.FIGURE_FIELDS)))
     run.save(update_fields=["best_point", "best_tput_per_gpu", "best_meets_slo"])
 
 
@@ -432,7 +435,7 @@ def run_records_attach(*, run: Run, document: doc.ResultDocument) -> int:
                 added += len(incoming.records)
         if added:
             run_summary_refresh(run=run)
-            run_settled.send(sender=Run, run=run, others=False)
+            batches.settled(run, others=False)
             transaction.on_commit(runs_version_bump)
     return added
 
@@ -472,7 +475,7 @@ def run_set_public(*, run: Run, public: bool, actor: str) -> Run:
     run.visibility_changed_at = timezone.now()
     run.save(update_fields=["is_public", "visibility_changed_by", "visibility_changed_at"])
     # What the board's rules may read changes with visibility (apps/trust/services.py).
-    run_settled.send(sender=Run, run=run, others=True)
+    batches.settled(run, others=True)
     audit_record(
         org=run.org,
         actor=actor,

@@ -8,7 +8,8 @@ class TrustConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from apps.runs.signals import run_settled
-        from apps.trust.services import run_rules_on_settle
+        from apps.runs.signals import run_settled, runs_settled
+        from apps.trust.services import run_rules_on_settle, runs_rules_on_settle
 
         run_settled.connect(run_rules_on_settle, dispatch_uid="trust-rules")
+        runs_settled.connect(runs_rules_on_settle, dispatch_uid="trust-rules-batch")

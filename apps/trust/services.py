@@ -19,20 +19,27 @@ from workers.accuracy.stats import wilson_fraction
 def _accuracy_facts(run: Run) -> list[rules.AccuracyFact]:
     # The latest result per protocol and task on this deployment, among results the run's
     # audience may see (public ones, and its own organization's).
+    found = _accuracy_facts_of([run.deployment_id], _visible_beside(run))
+    return found[run.deployment_id]
+
+
+def _accuracy_facts_of(deployments, visible: Q) -> dict[int, list[rules.AccuracyFact]]:
+    """_accuracy_facts for several deployments (one audience) in one query."""
     results = (
-        AccuracyResult.objects.filter(run__deployment_id=run.deployment_id)
-        .filter(_visible_beside(run))
-        .order_by("protocol", "task", "-run__created_at", "-id")
-        .values_list("protocol", "task", "score", "ci_high", "n")
+        AccuracyResult.objects.filter(run__deployment_id__in=deployments)
+        .filter(visible)
+        .order_by("run__deployment_id", "protocol", "task", "-run__created_at", "-id")
+        .values_list("run__deployment_id", "protocol", "task", "score", "ci_high", "n")
     )
-    latest: dict[tuple[str, str], rules.AccuracyFact] = {}
-    for protocol, task, score, ci_high, n in results:
+    latest: dict[int, dict[tuple[str, str], rules.AccuracyFact]] = {d: {} for d in deployments}
+    for deployment_id, protocol, task, score, ci_high, n in results:
         if ci_high is None and n and 0 <= score <= 1:
             # A result that states its sample size but not its interval: Wilson's, as the
             # accuracy pages compute it (workers/accuracy/stats.py).
             ci_high = wilson_fraction(score, n).high
-        latest.setdefault((protocol, task), rules.AccuracyFact(protocol, task, score, ci_high))
-    return list(latest.values())
+        fact = rules.AccuracyFact(protocol, task, score, ci_high)
+        latest[deployment_id].setdefault((protocol, task), fact)
+    return {d: list(facts.values()) for d, facts in latest.items()}
 
 
 def _visible_beside(run: Run):
@@ -46,18 +53,75 @@ def _visible_beside(run: Run):
 
 
 def _reference(run: Run) -> dict[tuple[str, str], float]:
+    by_model = _reference_scores([run.deployment.model_id], _visible_beside(run))
+    return _best_beside(by_model.get(run.deployment.model_id, {}), run.deployment_id)
+
+
+def _reference_scores(models, visible: Q) -> dict[int, dict[int, dict[tuple[str, str], float]]]:
+    """model -> deployment -> (protocol, task) -> best score, over the results at a reference
+    precision that `visible` lets a run read, for several models in one query."""
     results = (
-        AccuracyResult.objects.filter(run__deployment__model_id=run.deployment.model_id)
-        .exclude(run__deployment_id=run.deployment_id)
-        .filter(_visible_beside(run))
-        .values_list("protocol", "task", "score", "run__document__deployment")
+        AccuracyResult.objects.filter(run__deployment__model_id__in=models)
+        .filter(visible)
+        .values_list(
+            "run__deployment__model_id",
+            "run__deployment_id",
+            "protocol",
+            "task",
+            "score",
+            "run__document__deployment",
+        )
     )
-    best: dict[tuple[str, str], float] = {}
-    for protocol, task, score, deployment in results:
+    found: dict[int, dict[int, dict[tuple[str, str], float]]] = {}
+    for model_id, deployment_id, protocol, task, score, deployment in results:
         if deployment and not rules.is_quantized(deployment):
-            key = (protocol, task)
-            best[key] = max(score, best.get(key, score))
+            best = found.setdefault(model_id, {}).setdefault(deployment_id, {})
+            best[(protocol, task)] = max(score, best.get((protocol, task), score))
+    return found
+
+
+def _best_beside(
+    by_deployment: dict[int, dict[tuple[str, str], float]], deployment_id: int
+) -> dict[tuple[str, str], float]:
+    """The best reference score per (protocol, task) on the model's other deployments."""
+    best: dict[tuple[str, str], float] = {}
+    for other, scores in by_deployment.items():
+        if other != deployment_id:
+            for key, score in scores.items():
+                best[key] = max(score, best.get(key, score))
     return best
+
+
+def _scope(run: Run) -> str:
+    return "public" if run.is_public else f"org:{run.org_id}"
+
+
+def _accuracy_prefetch(runs: list[Run], memo: dict) -> None:
+    """Fill `memo` with what rule_input would look up one run at a time for the quantized
+    runs of a batch: a query per audience for their deployments' accuracy facts, and one for
+    their models' reference scores, instead of two per deployment."""
+    audiences: dict[str, list[Run]] = {}
+    for run in runs:
+        if rules.is_quantized((run.document or {}).get("deployment") or {}):
+            audiences.setdefault(_scope(run), []).append(run)
+    for scope, members in audiences.items():
+        visible = _visible_beside(members[0])
+        deployments = {r.deployment_id for r in members} - {
+            key[1] for key in memo if key[0] == "accuracy" and key[2] == scope
+        }
+        if deployments:
+            for deployment_id, facts in _accuracy_facts_of(sorted(deployments), visible).items():
+                memo[("accuracy", deployment_id, scope)] = facts
+        wanted = {
+            (r.deployment.model_id, r.deployment_id)
+            for r in members
+            if ("reference", r.deployment.model_id, r.deployment_id, scope) not in memo
+        }
+        if wanted:
+            by_model = _reference_scores(sorted({m for m, _ in wanted}), visible)
+            for model_id, deployment_id in wanted:
+                best = _best_beside(by_model.get(model_id, {}), deployment_id)
+                memo[("reference", model_id, deployment_id, scope)] = best
 
 
 def rule_input(
@@ -72,7 +136,7 @@ def rule_input(
     figures = summary.run_figures(points, run.document)
     deployment = (run.document or {}).get("deployment") or {}
     quantized = rules.is_quantized(deployment)
-    scope = "public" if run.is_public else f"org:{run.org_id}"
+    scope = _scope(run)
     accuracy = reference = None
     if quantized:
         key = ("accuracy", run.deployment_id, scope)
@@ -135,6 +199,7 @@ def _rules_refresh_batch(runs: list[Run], memo: dict) -> int:
     rows = Point.objects.filter(run_id__in=points).order_by("run_id", "ordinal", "id")
     for row in rows.values("run_id", "id", *summary.FIGURE_FIELDS):
         points[row.pop("run_id")].append(row)
+    _accuracy_prefetch(runs, memo)
     changed = []
     for run in runs:
         failures = rules.check(rule_input(run, memo, points[run.pk]))
@@ -153,12 +218,21 @@ def run_rules_after_ingest(*, run: Run) -> None:
     run_rules_refresh(run=run)
     if not run.accuracy_results.exists():
         return
-    others = Run.objects.exclude(pk=run.pk)
-    affected = others.filter(deployment_id=run.deployment_id)
-    if not rules.is_quantized((run.document or {}).get("deployment") or {}):
+    deployment = (run.document or {}).get("deployment") or {}
+    models = [] if rules.is_quantized(deployment) else [run.deployment.model_id]
+    affected = _affected_by_accuracy([run.deployment_id], models)
+    runs_rules_refresh(runs=affected.exclude(pk=run.pk).distinct())
+
+
+def _affected_by_accuracy(deployments: list[int], models: list[int]):
+    """The runs whose rules read accuracy results landed on `deployments`, those of `models`
+    measured at a reference precision among them: the deployments' own runs, and the models'
+    quantized deployments' runs that rank (the reference is their floor)."""
+    affected = Run.objects.filter(deployment_id__in=deployments)
+    if models:
         quantized = (
-            others.filter(deployment__model_id=run.deployment.model_id, best_point__isnull=False)
-            .exclude(deployment_id=run.deployment_id)
+            Run.objects.filter(deployment__model_id__in=models, best_point__isnull=False)
+            .exclude(deployment_id__in=deployments)
             .filter(
                 ~Q(deployment__quant_weights__in=rules.REFERENCE_PRECISIONS)
                 | ~Q(deployment__quant_activations__in=[*rules.REFERENCE_PRECISIONS, ""])
@@ -166,7 +240,7 @@ def run_rules_after_ingest(*, run: Run) -> None:
             )
         )
         affected = affected | quantized
-    runs_rules_refresh(runs=affected.distinct())
+    return affected
 
 
 def run_rules_on_settle(sender: object, *, run: Run, others: bool, **_: object) -> None:
@@ -176,6 +250,33 @@ def run_rules_on_settle(sender: object, *, run: Run, others: bool, **_: object) 
         run_rules_after_ingest(run=run)
     else:
         run_rules_refresh(run=run)
+
+
+def runs_rules_on_settle(
+    sender: object, *, runs: list[int], others: list[int], **_: object
+) -> None:
+    """apps.runs.signals.runs_settled: a batch's runs checked once, after all of it landed.
+
+    The runs checked are those run_rules_on_settle would have checked for each run of the
+    batch: the batch's own, and for each of `others` that brought accuracy results the runs
+    those results can change (_affected_by_accuracy). Checked against the batch's final data,
+    each gets the outcome of its last per-run check: what a check reads of a run (its
+    deployment's accuracy results, the reference scores of its model) changes only when a
+    run with accuracy results lands, and each such landing had every run it can change
+    checked again (tests/apps/trust/test_batched_rules.py compares both on the snapshot)."""
+    ids = set(runs)
+    bringing = Run.objects.filter(pk__in=others, accuracy_results__isnull=False).values_list(
+        "deployment_id", "deployment__model_id", "document__deployment"
+    )
+    deployments, models = set(), set()
+    for deployment_id, model_id, deployment in bringing:
+        deployments.add(deployment_id)
+        if not rules.is_quantized(deployment or {}):
+            models.add(model_id)
+    if deployments:
+        affected = _affected_by_accuracy(sorted(deployments), sorted(models))
+        ids.update(affected.values_list("pk", flat=True))
+    runs_rules_refresh(runs=Run.objects.filter(pk__in=sorted(ids)))
 
 
 # The review queue --------------------------------------------------------------------------

@@ -18,11 +18,13 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser():
-    """One Chromium per test module. Playwright's sync API keeps an event loop running in
-    this thread while it is open, so it must be closed before other modules' asyncio code
-    runs; meanwhile the tests' own (synchronous) ORM calls need Django's async guard off."""
+    """One Chromium for all the browser tests, which run side by side (tests/conftest.py
+    groups them where the shuffled order put the first). Playwright's sync API keeps an event
+    loop running in this thread while it is open, so it must be closed before other modules'
+    asyncio code runs; meanwhile the tests' own (synchronous) ORM calls need Django's async
+    guard off."""
     from playwright.sync_api import sync_playwright
 
     executable = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
