@@ -110,10 +110,17 @@ def test_another_organizations_pool_is_not_a_pool_to_this_one(org, broker):
         )  # fmt: skip
     assert refused.value.field == "pool"
     assert "rival" not in refused.value.message.replace("pool.rival-h100", "")
-    # Pool names are each organization's own: the same name is this one's to claim, and its
+    # A pool name has one owner (issue 45): the rival's name is not this one's to claim, and
+    # the refusal names the field without naming the rival. A name of its own is, and its
     # jobs go to its own agents, never to the rival's.
-    mine = jobs.pool_create(org=org, name="rival-h100")
-    assert mine.org == org and Pool.objects.filter(name="pool.rival-h100").count() == 2
+    with pytest.raises(specs.JobError) as taken:
+        jobs.pool_create(org=org, name="rival-h100")
+    assert taken.value.field == "name" and "rival" not in taken.value.message.replace(
+        "pool.rival-h100", ""
+    )
+    assert Pool.objects.filter(name="pool.rival-h100").count() == 1
+    mine = jobs.pool_create(org=org, name="acme-h100")
+    assert mine.org == org
     endpoint = jobs.endpoint_create(
         org=org, name="e", url="http://127.0.0.1:9/", deployment=deployment, pool=mine.name
     )
