@@ -382,6 +382,8 @@ RATE_LIMIT_ORG_WRITES = os.environ.get("RATE_LIMIT_ORG_WRITES", "600/60")
 RATE_LIMIT_TOKEN_REPORTS = os.environ.get("RATE_LIMIT_TOKEN_REPORTS", "600/60")
 RATE_LIMIT_ORG_REPORTS = os.environ.get("RATE_LIMIT_ORG_REPORTS", "3000/60")
 RATE_LIMIT_ANON_WRITES = os.environ.get("RATE_LIMIT_ANON_WRITES", "60/60")
+# Run bundles (a zip of every record of a run) per client address, signed in or not.
+RATE_LIMIT_BUNDLES = os.environ.get("RATE_LIMIT_BUNDLES", "10/60")
 # Proxies in front of the web process that append to X-Forwarded-For (Caddy or nginx in
 # deploy/: 1). Client addresses for sign-in and anonymous limits are read past them.
 ALLAUTH_TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))

@@ -11,7 +11,9 @@ call `org_write_limit`. Limits are "count/seconds" settings:
   (600/60) and per organization RATE_LIMIT_ORG_REPORTS (3000/60), apart from writes so a busy
   pool's heartbeats never use up its organization's submissions;
 - anonymous writes (the cost calculators' POSTs): per client address RATE_LIMIT_ANON_WRITES
-  (60/60), the address as allauth reads it (ALLAUTH_TRUSTED_PROXY_COUNT behind a proxy).
+  (60/60), the address as allauth reads it (ALLAUTH_TRUSTED_PROXY_COUNT behind a proxy);
+- run bundles (`/runs/<id>/bundle.zip`, a read, but the heaviest): per client address
+  RATE_LIMIT_BUNDLES (10/60), answered 429 with Retry-After by the page itself.
 
 Each limit is a sliding window: the writes of the current window plus the previous window's,
 weighted by how much of it still overlaps the last `seconds`. So "120/60" admits about 120 in
@@ -40,8 +42,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class RateLimited(Exception):
-    def __init__(self, scope: str, retry_after: int) -> None:
-        super().__init__(f"too many writes for this {scope}; retry in {retry_after} s")
+    def __init__(self, scope: str, retry_after: int, what: str = "writes") -> None:
+        super().__init__(f"too many {what} for this {scope}; retry in {retry_after} s")
         self.scope = scope
         self.retry_after = retry_after
 
@@ -100,7 +102,7 @@ def _uncount(counted: _Counted | None) -> None:
             cache.decr(counted.bucket)
 
 
-def _limit(pairs: list[tuple[str, str, str]], now: float | None) -> None:
+def _limit(pairs: list[tuple[str, str, str]], now: float | None, what: str = "writes") -> None:
     """Count a write under every (scope, key, rate); when one refuses, none stays counted."""
     now = time.time() if now is None else now
     counted: list[_Counted] = []
@@ -109,7 +111,7 @@ def _limit(pairs: list[tuple[str, str, str]], now: float | None) -> None:
         if retry_after is not None:
             for done in counted:
                 _uncount(done)
-            raise RateLimited(scope, retry_after)
+            raise RateLimited(scope, retry_after, what)
         counted.append(hit)
 
 
@@ -144,6 +146,18 @@ def client_address(request: HttpRequest) -> str:
 def anonymous_write_limit(request: HttpRequest, now: float | None = None) -> None:
     address = client_address(request)
     _limit([("client address", f"writes:anon:{address}", settings.RATE_LIMIT_ANON_WRITES)], now)
+
+
+def download_limit(request: HttpRequest, now: float | None = None) -> None:
+    """Run bundles per client address (RATE_LIMIT_BUNDLES), signed in or not: each one zips a
+    run's every record, the heaviest read anyone may ask for, so a few clients repeating it
+    cannot hold every web worker."""
+    address = client_address(request)
+    _limit(
+        [("client address", f"bundles:{address}", settings.RATE_LIMIT_BUNDLES)],
+        now,
+        what="bundle downloads",
+    )
 
 
 class WriteThrottle(BaseThrottle):

@@ -13,6 +13,7 @@ from django.http import (
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from apps.accounts.ratelimit import RateLimited, download_limit
 from apps.accounts.scoping import may_publish, viewer_org
 from apps.runs.selectors import run_get
 from apps.trust import dumps, selectors
@@ -25,6 +26,12 @@ def bundle(request: HttpRequest, run_id: int) -> HttpResponse:
     run = run_get(org=viewer_org(request), run_id=run_id)
     if run is None:
         raise Http404("No such run")
+    try:
+        download_limit(request)
+    except RateLimited as exc:
+        refused = HttpResponse(str(exc), status=429, content_type="text/plain; charset=utf-8")
+        refused["Retry-After"] = str(exc.retry_after)
+        return refused
     # Streamed: the zip is written as it is sent (apps/trust/bundle.py), so a large run's
     # bundle holds a chunk in memory, not the whole archive.
     response = StreamingHttpResponse(bundle_chunks(run=run), content_type="application/zip")

@@ -68,3 +68,16 @@ def test_a_run_without_records_still_bundles(document, org):
     files = unzip(bundle.run_bundle(run=run), run)
     assert json.loads(files["result.json"]) == selectors.run_document(run=run)
     assert files["requests.jsonl"] == b""
+
+
+def test_bundles_are_limited_per_client_address(client, large_run, settings):
+    settings.RATE_LIMIT_BUNDLES = "2/60"
+    url = f"/runs/{large_run.pk}/bundle.zip"
+    for _ in range(2):
+        assert client.get(url, REMOTE_ADDR="203.0.113.7").status_code == 200
+    refused = client.get(url, REMOTE_ADDR="203.0.113.7")
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) >= 1
+    assert "too many bundle downloads for this client address" in refused.content.decode()
+    # Another client is not held by the first one's downloads.
+    assert client.get(url, REMOTE_ADDR="198.51.100.9").status_code == 200
