@@ -14,17 +14,14 @@ dropped by the run.
 
 import argparse
 import json
-import os
 import random
-import sys
 import tempfile
 import time
 import uuid
 from datetime import timedelta
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/inferboard_bench"
+from _db import scratch_postgres
 
 
 def _sizes(cursor) -> tuple[int, int, int]:
@@ -143,22 +140,8 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=5)
     parser.add_argument("--records", type=int, default=20_000, help="records per point")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
-    os.environ["DATABASE_URL"] = os.environ.get("DATABASE_URL", DEFAULT_DB)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "apps.settings")
-    import django
-
-    django.setup()
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        sys.exit("bench/archive.py measures PostgreSQL: set DATABASE_URL to a postgres:// URL")
-    test_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
-        with tempfile.TemporaryDirectory() as folder:
-            measure(args, Path(folder))
-    finally:
-        connection.creation.destroy_test_db(test_name, verbosity=0)
+    with scratch_postgres("archive.py"), tempfile.TemporaryDirectory() as folder:
+        measure(args, Path(folder))
 
 
 if __name__ == "__main__":

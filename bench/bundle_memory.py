@@ -19,15 +19,13 @@ import argparse
 import gc
 import io
 import json
-import os
-import sys
 import tracemalloc
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/inferboard_bench"
+from _db import scratch_postgres
+
 MIB = 1024 * 1024
 
 
@@ -120,21 +118,8 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=5)
     parser.add_argument("--records", type=int, default=60_000, help="records per point")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
-    os.environ["DATABASE_URL"] = os.environ.get("DATABASE_URL", DEFAULT_DB)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "apps.settings")
-    import django
-
-    django.setup()
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        sys.exit("bench/bundle_memory.py measures PostgreSQL: set DATABASE_URL to postgres://")
-    test_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
+    with scratch_postgres("bundle_memory.py"):
         measure(args)
-    finally:
-        connection.creation.destroy_test_db(test_name, verbosity=0)
 
 
 if __name__ == "__main__":
