@@ -54,11 +54,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     pytest-django's grouping) put the first of them: one Chromium then serves them all
     (tests/e2e/conftest.py) instead of one per module, 13 starts a run."""
     browser = [item for item in items if E2E in item.path.parents]
-    if not browser:
-        return
-    first = items.index(browser[0])
-    others = [item for item in items if E2E not in item.path.parents]
-    items[:] = others[:first] + browser + others[first:]
+    if browser:
+        first = items.index(browser[0])
+        others = [item for item in items if E2E not in item.path.parents]
+        items[:] = others[:first] + browser + others[first:]
+    _llama_server_modules_last(items)
+
+
+def _llama_server_modules_last(items: list[pytest.Item]) -> None:
+    """Modules that run llama-server go last, whole (so module fixtures start once).
+
+    On a fresh machine `scripts/test` compiles llama-server in the background while the
+    rest of the suite runs (workers/testing/llama_server.py waits for it), so the build is
+    off the critical path only if nothing needs the binary early. A module is known by its
+    import of the helper, so a new test cannot forget a marker.
+    """
+    uses: dict[Path, bool] = {}
+
+    def needs(item: pytest.Item) -> bool:
+        if item.path not in uses:
+            uses[item.path] = LLAMA_HELPER in item.path.read_text()
+        return uses[item.path]
+
+    late = [item for item in items if needs(item)]
+    items[:] = [item for item in items if not needs(item)] + late
+
+
+LLAMA_HELPER = "workers.testing.llama_server"
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,12 +30,35 @@ def _version_key(path: Path) -> list[int]:
 
 
 def locate() -> Path | None:
-    """$INFERBOARD_LLAMA_SERVER, else the newest cached build, else None."""
+    """$INFERBOARD_LLAMA_SERVER, else the background build's binary once it is done, else the
+    newest cached build, else None."""
     explicit = os.environ.get("INFERBOARD_LLAMA_SERVER")
     if explicit:
         return Path(explicit) if os.access(explicit, os.X_OK) else None
+    pending = os.environ.get("INFERBOARD_LLAMA_SERVER_BUILD")
+    if pending:
+        return _await_build(Path(pending))
     builds = [p for p in cache_root().glob("llama-server-*/llama-server") if os.access(p, os.X_OK)]
     return max(builds, key=_version_key) if builds else None
+
+
+def _await_build(folder: Path, poll_s: float = 1.0) -> Path | None:
+    """Wait for the build `scripts/test` started in the background (it writes `rc`, the
+    binary's path on `stdout` and its log on `stderr` into `folder`).
+
+    On a fresh machine compiling llama.cpp is the longest single step; running it beside the
+    tests that do not need it (they are ordered first) keeps it off the suite's critical path.
+    """
+    rc_file = folder / "rc"
+    if not rc_file.exists():
+        print(f"waiting for the background llama-server build (log: {folder / 'stderr'})")
+        while not rc_file.exists():
+            time.sleep(poll_s)
+    log = (folder / "stderr").read_text(errors="replace")
+    if rc_file.read_text().strip() != "0":
+        raise RuntimeError(f"the background llama-server build failed:\n{log[-3000:]}")
+    binary = Path((folder / "stdout").read_text().strip().splitlines()[-1])
+    return binary if os.access(binary, os.X_OK) else None
 
 
 def build() -> Path:
