@@ -63,3 +63,8 @@ def test_the_methodology_page_quotes_the_shipped_calibration():
             f"×{math.exp(q['extrapolated']):.2f} | {entry['points']} | "
             f"{entry['in_band']['interactivity']:.0%} |"
         ) in text
+    b200 = shipped.data["accelerators"]["B200"]["q"]
+    assert (
+        f"(×{math.exp(b200['interactivity']['extrapolated']):.2f} at\nmatched interactivity, "
+        f"×{math.exp(b200['concurrency']['extrapolated']):.2f} at matched concurrency)"
+    ) in text
