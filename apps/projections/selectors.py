@@ -64,7 +64,6 @@ class Validation:
     stratum: str  # "extrapolated": no run of this model and precision on sku's family
     band_along_curve: conformal.Band  # matched interactivity: both axes at once
     band_at_concurrency: conformal.Band  # matched concurrency: throughput
-    sku_in_band: float | None  # share of sku's own held-out points inside its band
     data_through: str
 
     @property
@@ -81,7 +80,6 @@ def held_out_validation(sku: str, *, stratum: str) -> Validation:
     at_concurrency = shipped.band(sku, stratum=stratum, matching="concurrency")
     if along is None or at_concurrency is None:
         raise LookupError(f"the shipped calibration has no band for {sku}")
-    entry = shipped.accelerator(sku) or {}
     return Validation(
         points=overall.points,
         median_ape=overall.median_ape["interactivity"] or 0.0,
@@ -93,7 +91,6 @@ def held_out_validation(sku: str, *, stratum: str) -> Validation:
         stratum=stratum,
         band_along_curve=along,
         band_at_concurrency=at_concurrency,
-        sku_in_band=entry.get("in_band", {}).get("concurrency"),
         data_through=shipped.data["data_through"],
     )
 
