@@ -1,12 +1,15 @@
 """Nested leave-one-accelerator-out error of the projection model on the shipped data.
 
-    python bench/projection_error.py      (about two minutes on two cores)
+    python bench/projection_error.py            (a few minutes on two cores)
+    python bench/projection_error.py --write    (the same, and writes the shipped bands,
+                                                 apps/projections/reference/calibration.json)
 
 Every shipped model and configuration the model describes (InferenceX's DeepSeek-R1, latest
 and history; sglang cookbook's GLM 5.2 cells without speculative decoding). For each
 accelerator, on the others only: choose the fallback order and whether to carry a model's
 anchor (inner leave-one-accelerator-out), build the 80% conformal bands from the inner
-held-out errors (apps/projections/conformal.py clustered_bands); then project the held-out
+held-out errors (apps/projections/conformal.py clustered_bands; the extrapolated band from a
+second inner pass with each accelerator's whole family left out); then project the held-out
 accelerator and judge it. Prints, per model, engine, accelerator, precision and stratum,
 the median absolute % error of total tok/s per GPU and the share of held-out points inside
 the band, for both matchings: at the measured interactivity (tok/s/user; the band is the
@@ -14,6 +17,7 @@ curve widened along both axes) and at the measured concurrency (throughput only)
 The baseline, measured in the same run: the bare roofline (efficiency 1, no calibration).
 """
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -23,10 +27,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "apps.settings")
 
-from apps.projections import (
-    nested,  # noqa: E402
-    reference,  # noqa: E402
-    validation,  # noqa: E402
+from apps.projections import (  # noqa: E402
+    calibration,
+    nested,
+    reference,
 )
 from apps.projections.model import Efficiency, Precision, Setup, at_interactivity  # noqa: E402
 from apps.projections.nested import MATCHINGS  # noqa: E402
@@ -43,21 +47,9 @@ def _band_text(bands: dict) -> str:
 
 
 def shipped_observations() -> list:
-    """Every shipped model and configuration the model describes: InferenceX's DeepSeek-R1
-    (latest and history) and sglang cookbook's GLM 5.2 cells."""
-    archs, accels = reference.architectures(), reference.accelerators()
-    rows = validation.inferencex_all_rows(
-        reference.inferencex_rows(), reference.inferencex_history_rows()
-    )
-    ix, skipped = validation.observations_from_inferencex(
-        rows, architectures=archs, accelerators=accels
-    )
-    cb, cb_skipped = validation.observations_from_cookbook(
-        reference.glm52_cookbook(), architectures=archs, accelerators=accels
-    )
-    print(f"InferenceX rows used: {len(ix)}; left out: {skipped}")
-    print(f"sglang cookbook GLM 5.2 points used: {len(cb)}; left out: {cb_skipped}")
-    return ix + cb
+    observations, skipped = reference.calibration_observations()
+    print(f"InferenceX and cookbook points used: {len(observations)}; left out: {skipped}")
+    return observations
 
 
 def print_nested(folds: list) -> None:
@@ -83,10 +75,32 @@ def print_nested(folds: list) -> None:
             )
 
 
+def print_engines(folds: list) -> None:
+    """Why an engine's share can differ: the engines are not spread over the accelerators
+    (atom runs on MI355X only), so an engine's share is its accelerators' share."""
+    print("\nengines per held-out accelerator (points)")
+    for f in folds:
+        engines: dict[str, int] = {}
+        for p in f.points:
+            engines[p.point.engine] = engines.get(p.point.engine, 0) + 1
+        print(f"{f.sku:<10}" + ", ".join(f"{e} {n}" for e, n in sorted(engines.items())))
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--write", action="store_true", help="write apps/projections/reference/calibration.json"
+    )
+    args = parser.parse_args()
     observations = shipped_observations()
     folds = nested.nested_leave_one_accelerator_out(observations)
     print_nested(folds)
+    print_engines(folds)
+    if args.write:
+        artifact = calibration.build(
+            folds, inputs=reference.fingerprints(), data_through=reference.data_through()
+        )
+        print(f"wrote {reference.write_calibration(artifact)}")
     points = [p.point for f in folds for p in f.points]
 
     # Baseline: the same roofline with every inverse efficiency 1 and no overhead.

@@ -9,8 +9,9 @@ import numpy as np
 
 def projected_throughput_ratio(projection: dict[str, Any]) -> dict[str, float] | None:
     """MI355X ÷ B200 output tok/s per GPU at matched interactivity, over the interactivity
-    range both curves cover; the range applies B200's held-out band (a B200 that does
-    better than projected makes the ratio smaller)."""
+    range both curves cover; the range puts B200 anywhere in its 80% band at matched
+    concurrency, projection["band"] (a B200 that does better than projected makes the
+    ratio smaller)."""
     mi = sorted(projection["series"]["MI355X"]["points"], key=lambda p: p["interactivity"])
     b200 = projection["series"]["B200"]["points"]
     xs = [p["interactivity"] for p in mi]

@@ -70,7 +70,10 @@ MIN_CLUSTER_SCORES = 5
 
 
 def clustered_bands(
-    scored: Sequence[tuple[str, str, float]], *, coverage: float = COVERAGE
+    scored: Sequence[tuple[str, str, float]],
+    *,
+    coverage: float = COVERAGE,
+    extrapolated: Sequence[tuple[str, float]] | None = None,
 ) -> dict[str, Band]:
     """Bands when points come in groups that are not exchangeable with each other (one
     accelerator's points share its errors): each group's own `coverage` quantile of its
@@ -79,7 +82,9 @@ def clustered_bands(
     `coverage` of its points with probability at least `coverage`; with 5 groups at 80%
     that is the widest group's quantile. `scored` holds (group, stratum, score); the
     "extrapolated" band uses only the groups' extrapolated points (groups with at least
-    MIN_CLUSTER_SCORES of them), and is never narrower than the band over all points."""
+    MIN_CLUSTER_SCORES of them), or the (group, score) pairs of `extrapolated` when given
+    (nested.py: errors made with the group's whole family left out), and is never narrower
+    than the band over all points."""
 
     def group_quantiles(rows: Sequence[tuple[str, str, float]]) -> list[float]:
         groups: dict[str, list[float]] = {}
@@ -93,8 +98,12 @@ def clustered_bands(
 
     everything = group_quantiles(scored)
     q_all = conformal_quantile(everything, coverage)
-    extrapolated = group_quantiles([r for r in scored if r[1] == "extrapolated"])
-    q_ext = conformal_quantile(extrapolated, coverage) if len(extrapolated) >= 4 else q_all
+    if extrapolated is None:
+        rows = [r for r in scored if r[1] == "extrapolated"]
+    else:
+        rows = [(group, "extrapolated", value) for group, value in extrapolated]
+    outside = group_quantiles(rows)
+    q_ext = conformal_quantile(outside, coverage) if len(outside) >= 4 else q_all
     return {
         "seen": Band.from_quantile(q_all, coverage=coverage, scores=len(scored), stratum="seen"),
         "extrapolated": Band.from_quantile(

@@ -5,7 +5,10 @@ Pure. For each held-out accelerator S, on the other accelerators only:
 1. each candidate (fallback order x whether a model's anchor is carried) is scored by an
    inner leave-one-accelerator-out (median abs. % error, unreached = infinitely wrong);
 2. the best candidate's inner held-out errors give the conformal bands (apps/projections/
-   conformal.py), per stratum and per matching (interactivity, concurrency);
+   conformal.py), per matching (interactivity, concurrency); the band for points where the
+   projection extrapolates (stratum "extrapolated") comes from a second inner pass that
+   leaves each calibration accelerator's whole family out, so that its errors are
+   extrapolations too (the inner leave-one-accelerator-out has few: a family of one);
 then S is projected with that candidate and judged against those bands. S's points enter
 no fit, no choice and no band of their own fold (tests/apps/projections/test_nested.py).
 """
@@ -80,6 +83,7 @@ class Fold:
     bands: dict[str, dict[str, conformal.Band]]  # matching -> stratum -> band
     points: list[NestedPoint]
     inner: list[HeldOutPoint]  # the picked candidate's inner held-out points (the bands')
+    outside: list[HeldOutPoint]  # the same, each with its whole family left out
 
 
 def nested_leave_one_accelerator_out(
@@ -102,10 +106,16 @@ def nested_leave_one_accelerator_out(
         }
         scores = {label: inner_score(points) for label, points in inner.items()}
         best = min(candidates, key=lambda c: scores[c.label])  # ties: the first listed
+        # An extrapolation's errors, made the same way: each calibration accelerator
+        # projected with its whole family left out, so none of them is "seen".
+        outside = leave_one_accelerator_out(
+            train, order=best.order, anchored=best.anchored, fit=fit, without_family=True
+        )
         bands = {
             m: conformal.clustered_bands(
                 [(p.sku, p.stratum, band_score(p, m)) for p in inner[best.label]],
                 coverage=coverage,
+                extrapolated=[(p.sku, band_score(p, m)) for p in outside],
             )
             for m in MATCHINGS
         }
@@ -115,7 +125,7 @@ def nested_leave_one_accelerator_out(
         points = [
             NestedPoint(p, best.label, {m: bands[m][p.stratum] for m in MATCHINGS}) for p in held
         ]
-        folds.append(Fold(sku, scores, best.label, bands, points, inner[best.label]))
+        folds.append(Fold(sku, scores, best.label, bands, points, inner[best.label], outside))
     return folds
 
 

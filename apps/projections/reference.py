@@ -4,15 +4,19 @@ The only module of apps/projections that reads files; everything else is pure.
 """
 
 import dataclasses
+import hashlib
 import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from apps.catalog.reference import GLM52_COOKBOOK_FILE, INFERENCEX_DIR
-from apps.projections.model import Accelerator, Architecture
+from apps.projections import validation
+from apps.projections.model import Accelerator, Architecture, Observation
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
+CALIBRATION_FILE = REFERENCE_DIR / "calibration.json"
+_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -103,3 +107,57 @@ def inferencex_history_rows() -> tuple[dict[str, Any], ...]:
 def glm52_cookbook() -> dict[str, Any]:
     """sglang cookbook's published GLM 5.2 cells (B200 FP8 and NVFP4, MI355X FP8; 8k/1k)."""
     return json.loads(GLM52_COOKBOOK_FILE.read_text())
+
+
+def calibration_observations() -> tuple[list[Observation], dict[str, dict[str, int]]]:
+    """What the shipped calibration is computed from: every shipped model and configuration
+    the model describes (InferenceX's DeepSeek-R1, latest and history; sglang cookbook's
+    GLM 5.2 cells), and what was left out of each source and why, counted."""
+    archs, accels = architectures(), accelerators()
+    rows = validation.inferencex_all_rows(inferencex_rows(), inferencex_history_rows())
+    ix, ix_skipped = validation.observations_from_inferencex(
+        rows, architectures=archs, accelerators=accels
+    )
+    cb, cb_skipped = validation.observations_from_cookbook(
+        glm52_cookbook(), architectures=archs, accelerators=accels
+    )
+    return ix + cb, {"inferencex": ix_skipped, "cookbook": cb_skipped}
+
+
+def data_through() -> str:
+    """The newest run date in the InferenceX data the calibration reads."""
+    return max(r["date"] for r in [*inferencex_rows(), *inferencex_history_rows()])
+
+
+def calibration_inputs() -> list[Path]:
+    """Every file the calibration's bands depend on: the shipped data, and the modules
+    that turn it into bands. A change to any of them makes the shipped file stale."""
+    here = Path(__file__).parent
+    data = [
+        INFERENCEX_DIR / "benchmarks.json",
+        INFERENCEX_DIR / "benchmarks-history.json",
+        GLM52_COOKBOOK_FILE,
+        REFERENCE_DIR / "models.json",
+        REFERENCE_DIR / "accelerators.json",
+    ]
+    code = ["model.py", "validation.py", "nested.py", "conformal.py", "calibration.py"]
+    return data + [here / name for name in [*code, "reference.py"]]
+
+
+def fingerprints() -> dict[str, str]:
+    """SHA-256 of each calibration input, by its path in the repository."""
+    return {
+        str(path.resolve().relative_to(_ROOT)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in calibration_inputs()
+    }
+
+
+@cache
+def calibration_data() -> dict[str, Any]:
+    """The shipped calibration artifact (apps/projections/calibration.py), read once."""
+    return json.loads(CALIBRATION_FILE.read_text())
+
+
+def write_calibration(artifact: dict[str, Any]) -> Path:
+    CALIBRATION_FILE.write_text(json.dumps(artifact, indent=1, sort_keys=False) + "\n")
+    return CALIBRATION_FILE

@@ -4,7 +4,7 @@ Pure: InferenceX rows and sglang cookbook cells in, error rows out. For each acc
 calibrate on every other accelerator's points, project the held-out one's configurations
 from its specifications alone, and compare with its measurements at matched interactivity
 (tok/s/user) and, separately, at the measured concurrency. The nested evaluation and the
-conformal band built from these held-out errors are in apps/projections/nested.py.
+conformal bands built from these held-out errors are in apps/projections/nested.py.
 """
 
 import math
@@ -30,9 +30,6 @@ from apps.projections.model import (
 )
 
 Fit = Callable[..., Efficiency]
-
-# The band's quantiles of measured / projected: a 90% interval of the held-out ratios.
-BAND_QUANTILES = (0.05, 0.95)
 
 
 def observations_from_inferencex(
@@ -235,9 +232,13 @@ def curve_distance(curve: np.ndarray, interactivity: float, tput: float) -> floa
 def stratum_of(obs: Observation, train: Sequence[Observation]) -> str:
     """Whether the projection extrapolates: no calibration point of the same model and
     precision on the held-out accelerator's family."""
+    return stratum(obs.arch.name, obs.precision_name, obs.accel.family, train)
+
+
+def stratum(model: str, precision: str, family: str, train: Sequence[Observation]) -> str:
     for o in train:
-        same = o.arch.name == obs.arch.name and o.precision_name == obs.precision_name
-        if same and o.accel.family == obs.accel.family:
+        same = o.arch.name == model and o.precision_name == precision
+        if same and o.accel.family == family:
             return "seen"
     return "extrapolated"
 
@@ -249,10 +250,22 @@ def leave_one_accelerator_out(
     anchored: bool = False,
     only: Iterable[str] | None = None,
     fit: Fit = calibrate,
+    without_family: bool = False,
 ) -> list[HeldOutPoint]:
     """Each accelerator (or each of `only`) projected from a calibration on all the
-    others: `fit` only ever sees observations of other accelerators."""
-    return list(_held_out(observations, order=order, anchored=anchored, only=only, fit=fit))
+    others: `fit` only ever sees observations of other accelerators. `without_family`:
+    on the other families only, so every point is an extrapolation to a family the
+    calibration has never seen (how the extrapolated band is made, nested.py)."""
+    return list(
+        _held_out(
+            observations,
+            order=order,
+            anchored=anchored,
+            only=only,
+            fit=fit,
+            without_family=without_family,
+        )
+    )
 
 
 def _held_out(
@@ -262,11 +275,17 @@ def _held_out(
     anchored: bool,
     only: Iterable[str] | None,
     fit: Fit,
+    without_family: bool = False,
 ) -> Iterator[HeldOutPoint]:
     skus = sorted({o.accel.sku for o in observations})
     for sku in skus if only is None else sorted(only):
-        train = [o for o in observations if o.accel.sku != sku]
         held = [o for o in observations if o.accel.sku == sku]
+        family = held[0].accel.family if held else None
+        train = [
+            o
+            for o in observations
+            if o.accel.sku != sku and not (without_family and o.accel.family == family)
+        ]
         fits: dict[str, Efficiency] = {}
         anchors: dict[str, float] = {}
         strata: dict[tuple[str, str], str] = {}
@@ -320,18 +339,9 @@ class ErrorRow:
     median_ape: float | None
     p90_ape: float | None
     median_ape_at_concurrency: float | None
-    covered: float | None  # share of the points inside the band (out of sample)
 
 
-def band_from(points: Iterable[HeldOutPoint]) -> tuple[float, float] | None:
-    ratios = [p.ratio for p in points if p.ratio is not None]
-    if not ratios:
-        return None
-    low, high = np.quantile(ratios, BAND_QUANTILES)
-    return float(low), float(high)
-
-
-def _row(group: str, points: list[HeldOutPoint], covered: list[bool]) -> ErrorRow:
+def _row(group: str, points: list[HeldOutPoint]) -> ErrorRow:
     errors = [p.abs_pct_error for p in points if p.abs_pct_error is not None]
     at_c = [p.abs_pct_error_at_concurrency for p in points]
     at_c = [e for e in at_c if e is not None]
@@ -342,29 +352,15 @@ def _row(group: str, points: list[HeldOutPoint], covered: list[bool]) -> ErrorRo
         median_ape=float(np.median(errors)) if errors else None,
         p90_ape=float(np.quantile(errors, 0.9)) if errors else None,
         median_ape_at_concurrency=float(np.median(at_c)) if at_c else None,
-        covered=sum(covered) / len(covered) if covered else None,
     )
-
-
-def out_of_sample_coverage(points: Sequence[HeldOutPoint]) -> list[bool]:
-    """Whether each held-out point lies in the band built from the *other* accelerators'
-    held-out ratios (so the coverage is not measured on the data that made the band). A
-    point the projection cannot reach is not covered."""
-    bands = {sku: band_from(p for p in points if p.sku != sku) for sku in {p.sku for p in points}}
-    covered = []
-    for p in points:
-        band = bands[p.sku]
-        covered.append(bool(band and p.ratio is not None and band[0] <= p.ratio <= band[1]))
-    return covered
 
 
 def error_table(points: Sequence[HeldOutPoint], *, by: str) -> list[ErrorRow]:
     """Median and 90th-percentile absolute % error per accelerator (`by="sku"`) or per
-    scenario (`by="scenario"`), with the out-of-sample coverage of the band; last, all."""
-    covered = out_of_sample_coverage(points)
-    rows = []
-    for group in sorted({getattr(p, by) for p in points}):
-        idx = [i for i, p in enumerate(points) if getattr(p, by) == group]
-        rows.append(_row(group, [points[i] for i in idx], [covered[i] for i in idx]))
-    rows.append(_row("all", list(points), covered))
+    scenario (`by="scenario"`); last, all. (The bands are nested.py's.)"""
+    rows = [
+        _row(g, [p for p in points if getattr(p, by) == g])
+        for g in sorted({getattr(p, by) for p in points})
+    ]
+    rows.append(_row("all", list(points)))
     return rows

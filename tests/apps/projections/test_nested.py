@@ -77,6 +77,10 @@ def test_the_held_out_accelerator_enters_no_fit_choice_or_band_of_its_fold():
         assert fold not in train_skus
     for f in folds:
         assert f.inner and all(p.sku != f.sku for p in f.inner)
+        # the extrapolated band's errors: every calibration accelerator projected with its
+        # whole family out, so each is an extrapolation, and the held-out one is none of them
+        assert f.outside and all(p.sku != f.sku for p in f.outside)
+        assert {p.stratum for p in f.outside} == {"extrapolated"}
         assert all(p.point.sku == f.sku for p in f.points)
 
 
@@ -91,3 +95,21 @@ def test_cookbook_cells_with_speculative_decoding_are_counted_out_and_queues_mar
     # a level above --max-running-requests runs the limit at once; its TTFT is queueing
     queued = [o for o in kept if o.ttft_queued]
     assert queued and all(o.concurrency <= 512 for o in queued)
+
+
+def test_leaving_a_family_out_leaves_its_sibling_accelerators_out_of_the_fit():
+    observations = [
+        o
+        for o in selectors.inferencex_observations()
+        if o.accel.sku in ("B200", "B300", "H200") and o.engine == "sglang"
+    ]
+    seen: list[set[str]] = []
+
+    def recording_fit(train, **kwargs):
+        seen.append({o.accel.sku for o in train})
+        return calibrate(train, **kwargs)
+
+    validation.leave_one_accelerator_out(
+        observations, only=["B200"], fit=recording_fit, without_family=True
+    )
+    assert seen and all(skus == {"H200"} for skus in seen)

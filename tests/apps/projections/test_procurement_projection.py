@@ -1,9 +1,12 @@
 """The calculator prices projected accelerators only when asked, with the band, unranked."""
 
+import math
 import re
 
 import pytest
 from django.core.management import call_command
+
+from apps.projections import reference
 
 pytestmark = pytest.mark.django_db
 
@@ -30,6 +33,10 @@ def test_asked_the_calculator_prices_b200_projected_with_low_and_high_gpus(clien
     # never among the ranked rows
     ranked = html[html.index('id="cost-table"') : html.index("</table>")]
     assert "projected" not in ranked
+    # the range is the shipped calibration's band at matched concurrency, and says so
+    q = reference.calibration_data()["accelerators"]["B200"]["q"]["concurrency"]
+    said = f"(×{math.exp(-q['extrapolated']):.2f} to ×{math.exp(q['extrapolated']):.2f} throughput"
+    assert "80% band, from held-out errors, at matched concurrency</span> " + said in section
 
 
 def test_a_workload_without_a_projection_says_so(client):

@@ -57,3 +57,19 @@ def test_the_projection_sits_beside_b200s_published_figure_with_its_error(client
     assert "3192 tok/s per node" in section and "399 per GPU" in section
     said = "Read as output tokens, the projection is off the published figure by"
     assert f"{said} <strong>{expected}</strong>" in section
+
+
+def test_the_story_draws_the_shipped_80_percent_band_and_names_its_matching(client):
+    from apps.projections import reference
+
+    call_command("loadreference", no_inferencex=True, verbosity=0)
+    html = client.get("/story/glm-5-2/").content.decode()
+    figure = _figure(html, "fig-projection")
+    [band] = [t for t in figure["data"] if t["meta"]["role"] == "band"]
+    shipped = reference.calibration_data()["accelerators"]["B200"]["q"]
+    assert band["meta"]["q"] == pytest.approx(shipped["interactivity"]["extrapolated"])
+    assert band["name"].startswith("B200 projected: 80% band, from held-out errors")
+    said = html[html.index('id="projection-band"') :]
+    assert "<strong>80% band, from held-out errors</strong>, at matched interactivity" in said
+    assert "use the 80% band at matched concurrency" in said
+    assert "5th–95th" not in html

@@ -1,5 +1,7 @@
 """Leave-one-accelerator-out on the shipped InferenceX data, and what pages get from it."""
 
+import math
+
 import pytest
 
 from apps.projections import reference, selectors, validation
@@ -14,15 +16,6 @@ def test_the_shipped_data_validates_at_least_six_accelerators_in_both_precisions
     assert table[-1].group == "all" and table[-1].points == len(points)
     # every held-out accelerator's calibration excluded it
     assert all(row.median_ape is not None for row in table)
-
-
-def test_the_band_is_judged_on_accelerators_it_was_not_built_from():
-    a = validation.HeldOutPoint("A", "e", "fp8", "1k/1k", 1, 50, 100.0, 100.0, False)
-    b = validation.HeldOutPoint("B", "e", "fp8", "1k/1k", 1, 50, 100.0, 50.0, False)
-    # A's band comes from B alone (ratio 2.0): A's ratio 1.0 lies outside it, and vice versa
-    assert validation.out_of_sample_coverage([a, b]) == [False, False]
-    c = validation.HeldOutPoint("C", "e", "fp8", "1k/1k", 1, 50, 100.0, 100.0, False)
-    assert validation.out_of_sample_coverage([a, c]) == [True, True]
 
 
 def test_rows_the_model_does_not_describe_are_counted_not_silently_dropped():
@@ -51,13 +44,27 @@ def test_the_glm_projection_is_labelled_and_banded():
     assert single["output_tput_per_gpu"] == pytest.approx(213 / 8, rel=0.15)
 
 
-def test_the_methodology_page_quotes_the_validation_the_code_computes():
+def test_the_methodology_page_quotes_the_shipped_calibration():
     from pathlib import Path
 
     text = (Path(__file__).parents[3] / "docs" / "methodology.md").read_text()
-    checked = selectors.held_out_validation()
-    assert f"**{checked.median_ape:.1f}%**" in text
-    assert f"×{checked.band[0]:.2f} to ×{checked.band[1]:.2f}" in text
-    for row in checked.by_sku[:-1]:
-        assert f"| {row.group} | {row.points} | {row.unreached} | {row.median_ape:.1f}% |" in text
-        assert f"| {row.median_ape_at_concurrency:.1f}% |\n" in text
+    shipped = selectors.shipped_calibration()
+    for row in shipped.summary("model"):
+        name = f"**{row.group}**" if row.group == "all" else row.group
+        ape, band = row.median_ape, row.in_band
+        assert (
+            f"| {name} | {row.points} | {row.unreached} | {ape['interactivity']:.1f}% | "
+            f"{band['interactivity']:.0%} | {ape['concurrency']:.1f}% | {band['concurrency']:.0%} |"
+        ) in text
+    for sku, entry in shipped.data["accelerators"].items():
+        q = entry["q"]["interactivity"]
+        assert (
+            f"| {sku} | {entry['picked']} | ×{math.exp(q['seen']):.2f} | "
+            f"×{math.exp(q['extrapolated']):.2f} | {entry['points']} | "
+            f"{entry['in_band']['interactivity']:.0%} |"
+        ) in text
+    b200 = shipped.data["accelerators"]["B200"]["q"]
+    assert (
+        f"(×{math.exp(b200['interactivity']['extrapolated']):.2f} at\nmatched interactivity, "
+        f"×{math.exp(b200['concurrency']['extrapolated']):.2f} at matched concurrency)"
+    ) in text
