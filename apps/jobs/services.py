@@ -21,7 +21,7 @@ from apps.catalog.models import Deployment, Scenario
 from apps.catalog.services import deployment_upsert
 from apps.jobs.allowlist import endpoint_check
 from apps.jobs.broker import BrokerUnavailable, publish, publish_members
-from apps.jobs.crypto import CredentialError, encrypt, job_binding_matches
+from apps.jobs.crypto import CredentialError, encrypt
 from apps.jobs.members import member_event
 from apps.jobs.models import Endpoint, Job, JobPart, Pool, Schedule
 from apps.jobs.specs import (
@@ -186,29 +186,6 @@ def endpoint_register(
 def endpoint_set_key(*, endpoint: Endpoint, api_key: str) -> None:
     endpoint.api_key_encrypted = encrypt(api_key)
     endpoint.save(update_fields=["api_key_encrypted"])
-
-
-def job_document_host(
-    sender: object, *, idempotency_key: str, org: Organization | None, job_secret: str, **_: object
-) -> str | None:
-    """apps.runs.signals.job_claimed: the kind of host that ran the job a document claims to
-    be (first party or the organization's own), or None when the document is not that
-    job's: another key, another organization, or a secret the job never had."""
-    job = Job.objects.filter(idempotency_key=idempotency_key).select_related("endpoint").first()
-    if (
-        job is None
-        or org is None
-        or job.endpoint.org_id != org.pk
-        or not job_binding_matches(job.idempotency_key, job_secret)
-        # A job that never reported starting ran nowhere: its "result" is made up.
-        or job.started_at is None
-    ):
-        return None
-    # The organization's own pool of that name wins, as pool_check routes it: a first-party
-    # pool created later under the same name must not lend its label to an org host's job.
-    org_pool = Pool.objects.filter(name=job.pool, org_id=job.endpoint.org_id).exists()
-    first_party = not org_pool and Pool.objects.filter(name=job.pool, org__isnull=True).exists()
-    return Run.OriginHost.FIRST_PARTY if first_party else Run.OriginHost.ORG_HOST
 
 
 # Pools and jobs ---------------------------------------------------------------------------
