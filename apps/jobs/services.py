@@ -211,8 +211,21 @@ def pool_check(*, org: Organization, pool: str) -> Pool:
 
 
 def pools_first_party_ensure(names: list[str]) -> list[Pool]:
-    """Register first-party pools (the service's own Celery workers), idempotently."""
-    return [Pool.objects.get_or_create(name=pool_queue(n), org=None)[0] for n in names]
+    """Register first-party pools (the service's own Celery workers), idempotently, all or
+    none. JobConflict (naming `name` and the organization) for a name an organization holds:
+    its agents take that queue's jobs, and a fleet pool beside it would make an operator, a
+    log or a document's label confuse the two (one owner per name, as pool_create keeps it).
+    The operator is staff, so the organization is named."""
+    queues = [pool_queue(n) for n in names]
+    with transaction.atomic():
+        held = Pool.objects.filter(name__in=queues, org__isnull=False).select_related("org")
+        if (pool := held.order_by("name").first()) is not None:
+            raise JobConflict(
+                "name",
+                f"{pool.name} is organization {pool.org.slug!r}'s own pool (its agents take "
+                "its jobs); choose another name for a first-party pool",
+            )
+        return [Pool.objects.get_or_create(name=queue, org=None)[0] for queue in queues]
 
 
 def pool_reserved(queue: str) -> bool:
