@@ -254,6 +254,9 @@ REGRESSION_DETECT_EVERY_S = int(os.environ.get("REGRESSION_DETECT_EVERY_S", "360
 REGRESSION_ALERT_BACKOFF_S = int(os.environ.get("REGRESSION_ALERT_BACKOFF_S", "60"))
 REGRESSION_ALERT_ATTEMPTS = int(os.environ.get("REGRESSION_ALERT_ATTEMPTS", "6"))
 REGRESSION_ALERT_TIMEOUT_S = float(os.environ.get("REGRESSION_ALERT_TIMEOUT_S", "10"))
+# The delivery log's rows are deleted this many days after their try (the scheduler's tick
+# prunes them); 0 keeps them forever. The log is for seeing why a recent alert failed.
+REGRESSION_DELIVERY_RETAIN_DAYS = int(os.environ.get("REGRESSION_DELIVERY_RETAIN_DAYS", "90"))
 # The operator's registry of first-party pool names (e.g. b200,mi355x or pool.b200): reserved
 # for `addpool` even before it runs, so no organization can claim one first and have its
 # agents' jobs later read as the service's own fleet.
