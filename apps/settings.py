@@ -271,9 +271,11 @@ REGRESSION_WEBHOOK_PRIVATE_HOSTS = env_bool("REGRESSION_WEBHOOK_PRIVATE_HOSTS", 
 # Links in alerts point here (empty: paths only).
 SITE_URL = os.environ.get("SITE_URL", "")
 # What one organization may keep of what its members add from pages, so a member (or a stolen
-# session) cannot fill the database: saved cost pages and alert subscriptions. Past a budget
-# the page answers 4xx and says which budget; replacing or removing one is always possible.
+# session) cannot fill the database: saved cost pages, price profiles and alert subscriptions.
+# Past a budget the page answers 4xx and says which budget; replacing one (saving under its
+# name) is always possible, and saved pages and subscriptions can be removed.
 ORG_MAX_SAVED_PAGES = int(os.environ.get("ORG_MAX_SAVED_PAGES", "100"))
+ORG_MAX_PRICE_PROFILES = int(os.environ.get("ORG_MAX_PRICE_PROFILES", "50"))
 ORG_MAX_SUBSCRIPTIONS = int(os.environ.get("ORG_MAX_SUBSCRIPTIONS", "25"))
 # Bounds on what one job (or schedule) may ask a worker for; past them the API answers 422
 # naming the option. Per load level: requests, seconds, arrivals/s, warm-up requests.
