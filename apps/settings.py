@@ -254,6 +254,9 @@ REGRESSION_DETECT_EVERY_S = int(os.environ.get("REGRESSION_DETECT_EVERY_S", "360
 REGRESSION_ALERT_BACKOFF_S = int(os.environ.get("REGRESSION_ALERT_BACKOFF_S", "60"))
 REGRESSION_ALERT_ATTEMPTS = int(os.environ.get("REGRESSION_ALERT_ATTEMPTS", "6"))
 REGRESSION_ALERT_TIMEOUT_S = float(os.environ.get("REGRESSION_ALERT_TIMEOUT_S", "10"))
+# The delivery log's rows are deleted this many days after their try (the scheduler's tick
+# prunes them); 0 keeps them forever. The log is for seeing why a recent alert failed.
+REGRESSION_DELIVERY_RETAIN_DAYS = int(os.environ.get("REGRESSION_DELIVERY_RETAIN_DAYS", "90"))
 # The operator's registry of first-party pool names (e.g. b200,mi355x or pool.b200): reserved
 # for `addpool` even before it runs, so no organization can claim one first and have its
 # agents' jobs later read as the service's own fleet.
@@ -268,9 +271,11 @@ REGRESSION_WEBHOOK_PRIVATE_HOSTS = env_bool("REGRESSION_WEBHOOK_PRIVATE_HOSTS", 
 # Links in alerts point here (empty: paths only).
 SITE_URL = os.environ.get("SITE_URL", "")
 # What one organization may keep of what its members add from pages, so a member (or a stolen
-# session) cannot fill the database: saved cost pages and alert subscriptions. Past a budget
-# the page answers 4xx and says which budget; replacing or removing one is always possible.
+# session) cannot fill the database: saved cost pages, price profiles and alert subscriptions.
+# Past a budget the page answers 4xx and says which budget; replacing one (saving under its
+# name) is always possible, and saved pages and subscriptions can be removed.
 ORG_MAX_SAVED_PAGES = int(os.environ.get("ORG_MAX_SAVED_PAGES", "100"))
+ORG_MAX_PRICE_PROFILES = int(os.environ.get("ORG_MAX_PRICE_PROFILES", "50"))
 ORG_MAX_SUBSCRIPTIONS = int(os.environ.get("ORG_MAX_SUBSCRIPTIONS", "25"))
 # Bounds on what one job (or schedule) may ask a worker for; past them the API answers 422
 # naming the option. Per load level: requests, seconds, arrivals/s, warm-up requests.

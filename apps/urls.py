@@ -68,6 +68,7 @@ costs_urls = [
     path("profiles/active/", costs.profile_activate, name="profile-activate"),
     path("saved/", costs.page_save, name="page-save"),
     path("s/<str:slug>/", costs.saved, name="saved"),
+    path("s/<str:slug>/delete/", costs.page_delete, name="page-delete"),
 ]
 regressions_urls = [
     path("", regressions.regression_list, name="list"),

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 
 from apps.accounts.models import Organization, Role
 from apps.accounts.scoping import require_role
@@ -59,6 +60,14 @@ def price_profile_save(
         ),
     }
     with transaction.atomic():
+        _within_budget(
+            org,
+            PriceProfile.objects.filter(org=org),
+            replaces={"name": clean_name},
+            most=settings.ORG_MAX_PRICE_PROFILES,
+            what="price profiles",
+            setting="ORG_MAX_PRICE_PROFILES",
+        )
         if active:
             PriceProfile.objects.filter(org=org, active=True).exclude(name=clean_name).update(
                 active=False
@@ -93,18 +102,47 @@ def saved_page_save(*, org: Organization, user: Any, name: str, kind: str, query
         raise CostInputError("kind", f"must be one of {', '.join(SavedPage.Kind.values)}")
     clean_name = _name(name)
     with transaction.atomic():
-        # The organization's row, locked: two saves at once cannot both pass the budget.
-        Organization.objects.select_for_update().filter(pk=org.pk).first()
-        pages = SavedPage.objects.filter(org=org)
-        most = settings.ORG_MAX_SAVED_PAGES
-        replaces = pages.filter(kind=kind, name=clean_name).exists()
-        if not replaces and pages.count() >= most:
-            raise CostInputError(
-                "name",
-                f"your organization keeps {most} saved pages, the most it may "
-                "(ORG_MAX_SAVED_PAGES); save under one of their names to replace it",
-            )
+        _within_budget(
+            org,
+            SavedPage.objects.filter(org=org),
+            replaces={"kind": kind, "name": clean_name},
+            most=settings.ORG_MAX_SAVED_PAGES,
+            what="saved pages",
+            setting="ORG_MAX_SAVED_PAGES",
+        )
         page, _ = SavedPage.objects.update_or_create(
             org=org, kind=kind, name=clean_name, defaults={"query": query, "created_by": user}
         )
     return page
+
+
+def saved_page_delete(*, org: Organization, user: Any, slug: str) -> bool:
+    """Delete one of the organization's saved pages (its permalink stops working); False when
+    the organization has no page of that slug, another's included. Members and up, as saving
+    (which can already replace any of them) is."""
+    require_role(org, user, Role.MEMBER)
+    if "\x00" in slug:  # in no slug, and PostgreSQL refuses one in a query
+        return False
+    deleted, _ = SavedPage.objects.filter(org=org, slug=slug).delete()
+    return deleted > 0
+
+
+def _within_budget(
+    org: Organization,
+    kept: QuerySet,
+    *,
+    replaces: dict[str, str],
+    most: int,
+    what: str,
+    setting: str,
+) -> None:
+    """CostInputError on `name` when one more of what the organization keeps would pass its
+    budget; replacing one (the same name) is always possible. Call inside the transaction
+    that saves: it locks the organization's row, so two saves at once cannot both pass."""
+    Organization.objects.select_for_update().filter(pk=org.pk).first()
+    if not kept.filter(**replaces).exists() and kept.count() >= most:
+        raise CostInputError(
+            "name",
+            f"your organization keeps {most} {what}, the most it may ({setting}); save under "
+            "one of their names to replace it",
+        )

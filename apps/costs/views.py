@@ -296,6 +296,15 @@ def page_save(request: HttpRequest, org: Organization, data: dict[str, Any]) -> 
     return HttpResponseRedirect(reverse("costs:saved", args=[saved.slug]))
 
 
+@require_POST
+def page_delete(request: HttpRequest, slug: str) -> HttpResponse:
+    """Delete a saved page of the member's organization; 404 for any other slug."""
+    org = _org_member(request)
+    if not services.saved_page_delete(org=org, user=request.user, slug=slug):
+        raise Http404("No such saved page")
+    return HttpResponseRedirect(reverse("costs:procurement"))
+
+
 def saved(request: HttpRequest, slug: str) -> HttpResponse:
     """A saved page's permalink: anyone with it gets the page it saved, prices included."""
     # A NUL byte is in no slug, and PostgreSQL refuses one in a query.

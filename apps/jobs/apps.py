@@ -9,7 +9,7 @@ class JobsConfig(AppConfig):
     verbose_name = "Jobs, endpoints and schedules"
 
     def ready(self) -> None:
-        from apps.jobs.services import job_document_host
+        from apps.jobs.origin import job_document_host
         from apps.runs.signals import job_claimed
 
         job_claimed.connect(job_document_host, dispatch_uid="jobs-document-host")

@@ -56,19 +56,22 @@ def decrypt(ciphertext: str) -> str:
         ) from None
 
 
-def job_binding_secret(idempotency_key: str) -> str:
-    """The per-job secret a queued job's task carries and its result document comes back with.
+def job_binding_secret(idempotency_key: str, attempt: int) -> str:
+    """The per-attempt secret a queued job's task carries and its result document comes back
+    with.
 
-    Derived (HMAC of the job's idempotency key under SECRET_KEY, domain-separated) rather
-    than stored, so checking it at ingestion needs no column and no lookup beyond the job;
-    a token holder who never received the task cannot compute it."""
+    Derived (HMAC of the job's idempotency key and attempt under SECRET_KEY, domain-separated)
+    rather than stored, so checking it at ingestion needs no column and no lookup beyond the
+    job; a token holder who never received the task cannot compute it. The attempt is in it
+    because the key is not: a retry keeps the key, and the secret an earlier attempt's worker
+    holds must not vouch for the attempt running now."""
     mac = hmac.new(
         b"inferboard:job-binding:" + settings.SECRET_KEY.encode(),
-        idempotency_key.encode(),
+        f"{idempotency_key}\x00{attempt}".encode(),
         hashlib.sha256,
     )
     return mac.hexdigest()
 
 
-def job_binding_matches(idempotency_key: str, secret: str) -> bool:
-    return hmac.compare_digest(job_binding_secret(idempotency_key), secret)
+def job_binding_matches(idempotency_key: str, attempt: int, secret: str) -> bool:
+    return hmac.compare_digest(job_binding_secret(idempotency_key, attempt), secret)

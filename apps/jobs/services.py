@@ -21,7 +21,7 @@ from apps.catalog.models import Deployment, Scenario
 from apps.catalog.services import deployment_upsert
 from apps.jobs.allowlist import endpoint_check
 from apps.jobs.broker import BrokerUnavailable, publish, publish_members
-from apps.jobs.crypto import CredentialError, encrypt, job_binding_matches
+from apps.jobs.crypto import CredentialError, encrypt
 from apps.jobs.members import member_event
 from apps.jobs.models import Endpoint, Job, JobPart, Pool, Schedule
 from apps.jobs.specs import (
@@ -188,29 +188,6 @@ def endpoint_set_key(*, endpoint: Endpoint, api_key: str) -> None:
     endpoint.save(update_fields=["api_key_encrypted"])
 
 
-def job_document_host(
-    sender: object, *, idempotency_key: str, org: Organization | None, job_secret: str, **_: object
-) -> str | None:
-    """apps.runs.signals.job_claimed: the kind of host that ran the job a document claims to
-    be (first party or the organization's own), or None when the document is not that
-    job's: another key, another organization, or a secret the job never had."""
-    job = Job.objects.filter(idempotency_key=idempotency_key).select_related("endpoint").first()
-    if (
-        job is None
-        or org is None
-        or job.endpoint.org_id != org.pk
-        or not job_binding_matches(job.idempotency_key, job_secret)
-        # A job that never reported starting ran nowhere: its "result" is made up.
-        or job.started_at is None
-    ):
-        return None
-    # The organization's own pool of that name wins, as pool_check routes it: a first-party
-    # pool created later under the same name must not lend its label to an org host's job.
-    org_pool = Pool.objects.filter(name=job.pool, org_id=job.endpoint.org_id).exists()
-    first_party = not org_pool and Pool.objects.filter(name=job.pool, org__isnull=True).exists()
-    return Run.OriginHost.FIRST_PARTY if first_party else Run.OriginHost.ORG_HOST
-
-
 # Pools and jobs ---------------------------------------------------------------------------
 
 
@@ -234,8 +211,21 @@ def pool_check(*, org: Organization, pool: str) -> Pool:
 
 
 def pools_first_party_ensure(names: list[str]) -> list[Pool]:
-    """Register first-party pools (the service's own Celery workers), idempotently."""
-    return [Pool.objects.get_or_create(name=pool_queue(n), org=None)[0] for n in names]
+    """Register first-party pools (the service's own Celery workers), idempotently, all or
+    none. JobConflict (naming `name` and the organization) for a name an organization holds:
+    its agents take that queue's jobs, and a fleet pool beside it would make an operator, a
+    log or a document's label confuse the two (one owner per name, as pool_create keeps it).
+    The operator is staff, so the organization is named."""
+    queues = [pool_queue(n) for n in names]
+    with transaction.atomic():
+        held = Pool.objects.filter(name__in=queues, org__isnull=False).select_related("org")
+        if (pool := held.order_by("name").first()) is not None:
+            raise JobConflict(
+                "name",
+                f"{pool.name} is organization {pool.org.slug!r}'s own pool (its agents take "
+                "its jobs); choose another name for a first-party pool",
+            )
+        return [Pool.objects.get_or_create(name=queue, org=None)[0] for queue in queues]
 
 
 def pool_reserved(queue: str) -> bool:

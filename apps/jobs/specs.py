@@ -177,9 +177,10 @@ def job_spec(job: Job) -> dict[str, Any]:
         "job_id": job.pk or 0,
         "attempt": job.attempt,
         "idempotency_key": job.idempotency_key,
-        # Binds the result document to this job (origin "scheduled", checked at ingestion).
-        # Unlike the endpoint's key it opens nothing: it only vouches for one job's document.
-        "job_secret": job_binding_secret(job.idempotency_key),
+        # Binds the result document to this attempt of this job (origin "scheduled", checked
+        # at ingestion). Unlike the endpoint's key it opens nothing: it only vouches for one
+        # attempt's document.
+        "job_secret": job_binding_secret(job.idempotency_key, job.attempt),
         "kind": job.kind,
         "provenance": "simulated" if endpoint.simulated else "measured",
         "private": not endpoint.is_public,

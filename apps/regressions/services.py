@@ -486,10 +486,22 @@ def change_point_acknowledge(*, change_point: ChangePoint, org: Organization, us
     return created
 
 
+def deliveries_prune(*, now: datetime | None = None) -> int:
+    """Delete delivery log rows older than REGRESSION_DELIVERY_RETAIN_DAYS (0: keep them all);
+    the number deleted. An alert keeps its own count of tries, so its retries are unchanged."""
+    days = settings.REGRESSION_DELIVERY_RETAIN_DAYS
+    if days <= 0:
+        return 0
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    deleted, _ = Delivery.objects.filter(at__lt=cutoff).delete()
+    return deleted
+
+
 def regressions_tick(*, now: datetime | None = None) -> tuple[DetectOutcome | None, int]:
     """The scheduler's tick: detect when a run was stored since the last detection, or
-    REGRESSION_DETECT_EVERY_S after it, then deliver what is due."""
+    REGRESSION_DETECT_EVERY_S after it, then deliver what is due and prune the delivery log."""
     now = now or timezone.now()
+    deliveries_prune(now=now)
     last = Detection.objects.first()
     every = timedelta(seconds=getattr(settings, "REGRESSION_DETECT_EVERY_S", 3600))
     outcome = None

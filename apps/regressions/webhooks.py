@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -177,29 +178,58 @@ class _DeadlineBackend(httpcore.NetworkBackend):
         self._inner.sleep(seconds)
 
 
+def _resolve_within(resolve: Resolver, deadline: _Deadline) -> Resolver:
+    """`resolve`, given what is left of the deadline: a name server that never answers cannot
+    hold the delivery past it. The lookup runs in a thread of its own, as a blocking
+    getaddrinfo cannot be interrupted; one left behind ends when the system resolver gives up
+    (its own timeouts, resolv.conf), and its answer is dropped."""
+
+    def bounded(host: str, port: int) -> list[str]:
+        outcome: list[list[str] | BaseException] = []
+
+        def lookup() -> None:
+            try:
+                outcome.append(resolve(host, port))
+            except BaseException as exc:  # noqa: BLE001 -- raised again in the delivery's thread
+                outcome.append(exc)
+
+        thread = threading.Thread(target=lookup, name=f"webhook-resolve {host}", daemon=True)
+        thread.start()
+        thread.join(deadline.left(None, httpcore.ConnectTimeout))
+        if not outcome:
+            raise httpcore.ConnectTimeout("the name did not resolve before the deadline")
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
+
+    return bounded
+
+
 def post(url: str, body: bytes, headers: dict[str, str], resolve: Resolver | None = None) -> int:
     """POST body to the checked address of url; the response's status code. The body of the
     answer is never read: a delivery log shows the status only. One total deadline
-    (REGRESSION_ALERT_TIMEOUT_S, counted from before the name is resolved) bounds the whole
-    delivery: connecting, TLS, sending and every read of the answer's head. Failures raise
-    httpx's exception of the same name (httpx.ReadTimeout ...), as callers catch those."""
+    (REGRESSION_ALERT_TIMEOUT_S) bounds the whole delivery: resolving the name, connecting,
+    TLS, sending and every read of the answer's head. Failures raise httpx's exception of the
+    same name (httpx.ReadTimeout ...), as callers catch those; TargetRefused for a target that
+    may not be used."""
     deadline = _Deadline(settings.REGRESSION_ALERT_TIMEOUT_S)
-    target = check(url, resolve)
-    ip = ipaddress.ip_address(target.address)
-    netloc = f"[{ip}]" if ip.version == 6 else str(ip)
-    pinned = target.url._replace(netloc=f"{netloc}:{target.port}").geturl()
-    default_port = 443 if target.url.scheme == "https" else 80
-    host_header = target.host if target.port == default_port else f"{target.host}:{target.port}"
-    sent = {**headers, "Host": host_header, "Content-Length": str(len(body))}
-    step = deadline.left(None, httpcore.ConnectTimeout)
-    # httpcore, not httpx: the connection pool takes the deadline's network backend, and
-    # follows no redirect and reads no proxy settings from the environment.
-    pool = httpcore.ConnectionPool(
-        ssl_context=httpx.create_ssl_context(),
-        network_backend=_DeadlineBackend(deadline),
-        max_connections=1,
-    )
     try:
+        target = check(url, _resolve_within(resolve or system_resolve, deadline))
+        ip = ipaddress.ip_address(target.address)
+        netloc = f"[{ip}]" if ip.version == 6 else str(ip)
+        pinned = target.url._replace(netloc=f"{netloc}:{target.port}").geturl()
+        default_port = 443 if target.url.scheme == "https" else 80
+        port = target.port
+        host_header = target.host if port == default_port else f"{target.host}:{port}"
+        sent = {**headers, "Host": host_header, "Content-Length": str(len(body))}
+        step = deadline.left(None, httpcore.ConnectTimeout)
+        # httpcore, not httpx: the connection pool takes the deadline's network backend, and
+        # follows no redirect and reads no proxy settings from the environment.
+        pool = httpcore.ConnectionPool(
+            ssl_context=httpx.create_ssl_context(),
+            network_backend=_DeadlineBackend(deadline),
+            max_connections=1,
+        )
         with (
             pool,
             pool.stream(

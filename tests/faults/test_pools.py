@@ -5,6 +5,7 @@ tenant can make the broker grow a queue nobody serves."""
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -96,3 +97,20 @@ def test_an_endpoint_on_a_made_up_pool_is_refused_and_no_queue_appears(client, i
     # A first-party pool, or the organization's own, is accepted.
     body["pool"] = broker.pool()
     assert post(client, "/api/v1/endpoints", body, issued.plaintext).status_code == 201
+
+
+def test_addpool_refuses_a_name_an_organization_holds_and_adds_none(client, org, issued):
+    from django.core.management import CommandError, call_command
+
+    assert post(client, "/api/v1/pools", {"name": "lab-h100"}, issued.plaintext).status_code == 201
+    with pytest.raises(CommandError) as refused:
+        call_command("addpool", "fresh-b200", "lab-h100", stdout=io.StringIO())
+    message = str(refused.value)
+    assert "pool.lab-h100" in message and repr(org.slug) in message
+    # All or none: the free name in the same call was not registered either.
+    assert list(Pool.objects.filter(org__isnull=True).values_list("name", flat=True)) == []
+    assert Pool.objects.get(name="pool.lab-h100").org == org
+    # A free name alone is registered as before.
+    out = io.StringIO()
+    call_command("addpool", "fresh-b200", stdout=out)
+    assert "first-party pool pool.fresh-b200" in out.getvalue()

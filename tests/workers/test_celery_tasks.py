@@ -213,7 +213,7 @@ def test_a_job_runs_on_a_real_worker_and_lands_as_a_run(site, pools, broker_url)
     # The worker logged the task at DEBUG level and still never the endpoint's key.
     assert f"inferboard.run_load[{job.task_id}]" in log
     assert KEY not in log
-    assert job_binding_secret(job.idempotency_key) not in log
+    assert job_binding_secret(job.idempotency_key, job.attempt) not in log
 
 
 def test_an_accuracy_job_runs_its_protocol_and_lands_scored(site, pools, broker_url):

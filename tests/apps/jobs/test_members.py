@@ -170,7 +170,7 @@ def fanned_out(client, auth, endpoint, scenario, broker):
             "worker": worker,
             "part": _part(job, member, 3, start_at_ns, worker),
         }
-        secret = {"HTTP_X_INFERBOARD_JOB_SECRET": job_binding_secret(job.idempotency_key)}
+        secret = {"HTTP_X_INFERBOARD_JOB_SECRET": job_binding_secret(job.idempotency_key, 1)}
         return post(client, f"/api/v1/jobs/{job.pk}/parts", body, auth, **secret)
 
     return job, event, submit

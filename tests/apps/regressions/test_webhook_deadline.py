@@ -1,7 +1,8 @@
 """A delivery has one total deadline (REGRESSION_ALERT_TIMEOUT_S), not one per step: a
 receiver that trickles its answer a byte at a time, each byte well inside any per-read
-timeout, still cannot hold a delivery past it. The test asserts only that the delivery
-ended (within a generous wait of its own) and was logged as a timeout: no speed claim."""
+timeout, or a name server that never answers, still cannot hold a delivery past it. The
+tests assert only that the delivery ended (within a generous wait of their own) and was
+logged as a timeout: no speed claim."""
 
 from __future__ import annotations
 
@@ -102,3 +103,63 @@ def test_a_direct_post_to_a_trickler_raises_httpx_timeout(trickler, settings):
     sending.join(OUTER_WAIT_S)
     assert not sending.is_alive()
     assert len(outcome) == 1 and isinstance(outcome[0], webhooks.httpx.TimeoutException)
+
+
+@pytest.fixture
+def silent_dns() -> Iterator[webhooks.Resolver]:
+    """A resolver that answers only when the test ends: a name server that never replies."""
+    released = threading.Event()
+    asked: list[str] = []
+
+    def resolve(host: str, port: int) -> list[str]:
+        asked.append(host)
+        released.wait()
+        return ["127.0.0.1"]
+
+    try:
+        yield resolve
+    finally:
+        released.set()
+    assert asked, "the delivery never asked the resolver"
+
+
+def test_a_name_server_that_never_answers_cannot_hold_a_delivery_past_its_deadline(
+    silent_dns, settings, monkeypatch
+):
+    settings.REGRESSION_ALERT_TIMEOUT_S = 1
+    monkeypatch.setattr(webhooks, "system_resolve", silent_dns)
+    alert = a_pending_alert("http://hooks.example/hook")
+    assert alert is not None
+
+    def deliver() -> None:
+        try:
+            alerts_deliver()
+        finally:
+            connection.close()
+
+    delivering = threading.Thread(target=deliver, daemon=True)
+    delivering.start()
+    delivering.join(OUTER_WAIT_S)
+    assert not delivering.is_alive(), "the delivery is still held by the silent name server"
+    delivery = Delivery.objects.get(alert=alert)
+    assert not delivery.ok and delivery.status_code is None
+    assert delivery.error == "ConnectTimeout"
+    alert.refresh_from_db()
+    assert (alert.status, alert.attempts) == ("pending", 1)  # retried later, as any timeout
+
+
+def test_a_direct_post_through_a_silent_resolver_raises_httpx_timeout(silent_dns, settings):
+    settings.REGRESSION_ALERT_TIMEOUT_S = 1
+    outcome: list[BaseException] = []
+
+    def send() -> None:
+        try:
+            webhooks.post("http://hooks.example/x", b"{}", {}, silent_dns)
+        except BaseException as exc:  # noqa: BLE001 -- handed to the test's thread
+            outcome.append(exc)
+
+    sending = threading.Thread(target=send, daemon=True)
+    sending.start()
+    sending.join(OUTER_WAIT_S)
+    assert not sending.is_alive()
+    assert len(outcome) == 1 and isinstance(outcome[0], webhooks.httpx.ConnectTimeout)
