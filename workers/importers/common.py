@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -279,27 +279,6 @@ def dataset_name(stated: str) -> str:
     return DATASET_NAMES.get(key, key)
 
 
-def derived_lengths(
-    job: ImportInput, sent: Sequence[tuple[float, float]], derived: str
-) -> tuple[dict[str, int], dict[str, Any]] | None:
-    """Scenario lengths from the successful requests' (input, output) token counts, and the
-    record of how they were derived (`derived` says from what), unless the facts give
-    lengths or no request succeeded.
-
-    For files that state what each request measured, not the lengths it asked for: the
-    scenario gets the rounded means, and environment.extra.scenario_lengths the record.
-    """
-    given = job.facts.as_tree().get("scenario", {})
-    if not sent or {"input_tokens", "output_tokens"} & set(given):
-        return None
-    means = {
-        "input_tokens": sum(n_in for n_in, _ in sent) / len(sent),
-        "output_tokens": sum(n_out for _, n_out in sent) / len(sent),
-    }
-    lengths = {slot: max(1, round(mean)) for slot, mean in means.items()}
-    return lengths, {"derived": derived, "means": means, "requests": len(sent)}
-
-
 # --- document assembly -------------------------------------------------------------------
 
 REQUIRED_DEPLOYMENT = (
@@ -344,6 +323,7 @@ FACT_FLAGS = {
     "deployment.gpus": "--gpus N",
     "deployment.engine.name": "--engine NAME",
     "deployment.quantization.weights": "--weights DTYPE",
+    "deployment.speculative.method": "--spec-method METHOD",
     "scenario.input_tokens": "--input-tokens N",
     "scenario.output_tokens": "--output-tokens N",
 }
@@ -391,6 +371,10 @@ def _deployment_and_missing(
             node = node.get(part) if isinstance(node, dict) else None
         if node is None:
             missing.append("deployment." + ".".join(path))
+    speculative = deployment.get("speculative")
+    if isinstance(speculative, dict) and not speculative.get("method"):
+        # The file shows speculative decoding ran (acceptance counts) without naming it.
+        missing.append("deployment.speculative.method")
     return deployment, missing
 
 

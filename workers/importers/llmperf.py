@@ -33,7 +33,6 @@ from workers import slo
 from workers.importers.common import (
     ImportInput,
     build_document,
-    derived_lengths,
     drop_none,
     expect_object,
     integer,
@@ -41,6 +40,7 @@ from workers.importers.common import (
     number,
     to_ms,
 )
+from workers.importers.derived import derived_lengths
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.loadgen.metrics import distribution

@@ -67,10 +67,10 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     ),
     "inferencex-summary/glm5": _facts("H200", None, "vllm", "FP8"),
     "inferencex-summary/minimax": _facts("H200", None, "vllm", "FP8"),
-    # ATOM MTP runs on MI355X, TP4 (InferenceX root files; the name gives isl8192_osl1024).
-    "inferencex-benchmark-serving/atom": _facts(
-        "MI355X", 4, "atom", "FP8", input_tokens=8192, output_tokens=1024
-    ),
+    # ATOM MTP runs on MI355X, TP4 (InferenceX root files). The lengths are not given: the
+    # files keep every request's lengths, whose means are the scenario's (the name's
+    # isl8192_osl1024 is the top of the random range, not what was sent).
+    "inferencex-benchmark-serving/atom": _facts("MI355X", 4, "atom", "FP8"),
     # datacrunch-research's H200 benchmarks (8x H200, sglang); model from the file names.
     "sglang-bench-serving/deepseek": _facts("H200", 8, "sglang", "FP8", model="deepseek-v3"),
     "sglang-bench-serving/llama_3_3_70b": _facts(
@@ -120,15 +120,14 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         output_tokens=63,
     ),  # fmt: skip
     # er0080/vllm-benchmarking's capture of `vllm bench sweep serve` (vLLM 0.25.1, OPT-125m):
-    # the files state no hardware or lengths; these facts are arbitrary. Checks are on
-    # measurements, which facts do not touch.
-    "vllm-bench-serve/er0080-sweep": _facts(
-        "L4", 1, "vllm", "BF16", input_tokens=32, output_tokens=16
-    ),
+    # the files state no hardware; these facts are arbitrary. Checks are on measurements,
+    # which facts do not touch. The lengths are the totals over completed (they divide).
+    "vllm-bench-serve/er0080-sweep": _facts("L4", 1, "vllm", "BF16"),
     # nerdalert/vllm-bench-automation: llm-d with 4 decode replicas on 4x L40S (the file's
-    # --metadata says gpu=4xNVIDIA_L40S, input_len=1000, output_len=500).
+    # --metadata says gpu=4xNVIDIA_L40S, input_len=1000, output_len=500). The input length
+    # is stated by the totals (they divide by completed); the output, which varies, is given.
     "inferencex-benchmark-serving/vllm-bench-automation": _facts(
-        "L40S", 4, "vllm", "BF16", input_tokens=1000, output_tokens=500
+        "L40S", 4, "vllm", "BF16", output_tokens=500
     ),
     # LambdaLabsML/vllm-benchmark: one A100-80GB SXM, vLLM v0.5.4 image, TP1, ShareGPT
     # prompts. The weights' precision is not stated (BF16 is arbitrary); the lengths are
@@ -173,7 +172,7 @@ GIVEN: dict[str, Facts] = {
                 "engine": {"name": "trtllm"},
                 "quantization": {"weights": "FP4"},
             },
-            "scenario": {"input_tokens": 1024, "output_tokens": 1024},
+            # No lengths: the totals over completed state them (2,621,440 / 2,560 = 1,024).
         }
     ),
 }
@@ -403,7 +402,29 @@ def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
             assert doc.environment.extra["best_of"] == row["best_of"]
         rate = row["request_rate"]
         assert doc.environment.extra.get("requested_rate") == (None if rate == "inf" else rate)
+        _check_derived_lengths(doc, row)
     assert len({doc.idempotency_key for doc in docs}) == len(docs)
+
+
+def _check_derived_lengths(doc: ResultDocument, row: dict[str, Any]) -> None:
+    """Lengths the facts leave open come from the file: the per-request lengths' means, or
+    the totals over completed where they divide exactly; each is labelled as derived."""
+    derived = doc.environment.extra.get("scenario_lengths") or {"means": {}}
+    completed = row["completed"]
+    for slot, total, lens in (
+        ("input_tokens", "total_input_tokens", "input_lens"),
+        ("output_tokens", "total_output_tokens", "output_lens"),
+    ):
+        if lens in row:
+            mean = sum(row[lens]) / len(row[lens])
+        elif row[total] % completed == 0:
+            mean = row[total] // completed
+        else:  # neither states it: the facts gave it, and nothing is labelled derived
+            assert slot not in derived["means"]
+            continue
+        assert derived["means"][slot] == mean
+        assert getattr(doc.scenario, slot) == round(mean)
+    assert derived["means"]  # every file here states at least one length
 
 
 def check_vllm_bench_serve(docs: list[ResultDocument], raw: Any) -> None:
@@ -432,6 +453,7 @@ def check_vllm_bench_serve(docs: list[ResultDocument], raw: Any) -> None:
             row["max_num_seqs"],
         )
         assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
+        _check_derived_lengths(doc, row)
     assert len({doc.idempotency_key for doc in docs}) == len(docs)
 
 
@@ -798,6 +820,7 @@ _GIVEN_FOR = {
     "deployment.quantization.weights": ("weights", "BF16"),
     "scenario.input_tokens": ("input_tokens", 1024),
     "scenario.output_tokens": ("output_tokens", 128),
+    "deployment.speculative.method": ("spec_method", "mtp"),
 }
 
 
