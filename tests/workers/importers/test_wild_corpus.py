@@ -134,11 +134,9 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     # derived from the file's per-request counts, so none are given here.
     "vllm-benchmark-serving/lambdalabs_1xA100": _facts("A100", 1, "vllm", "BF16"),
     # danielkorat/guidellm-bench: vLLM 0.14.1 on Intel XPU (intel/vllm:0.14.1-xpu), TP4, FP8,
-    # AIME prompts. The XPU model and the workload's lengths are not stated (lengths: the
-    # file's rounded prompt/output means); checks are on measurements.
-    "guidellm/guidellm-bench": _facts(
-        "ARC-B60", 4, "vllm", "FP8", input_tokens=99, output_tokens=1024
-    ),
+    # AIME prompts. The XPU model is not stated; the lengths are derived from the file's
+    # measured prompt/output means; checks are on measurements.
+    "guidellm/guidellm-bench": _facts("ARC-B60", 4, "vllm", "FP8"),
     # wellflat/k8s-dev: vllm/vllm-openai:gptoss, TP1, one GPU whose model is not stated
     # (the accelerator is arbitrary); lengths are the synthetic means each file requested
     # (stddev 30, so the file states no fixed lengths).
@@ -624,6 +622,17 @@ def check_guidellm(docs: list[ResultDocument], raw: Any) -> None:
                 assert getattr(dist, p) == summary["percentiles"][p] * factor, (name, p)
         # guidellm's token-weighted TPOT/ITL are kept aside, not mapped (see the importer).
         assert point.latency_ms.tpot is None and point.latency_ms.itl is None
+    # A file of prompts states no target lengths: the measured means over every benchmark's
+    # successful requests are the scenario's, labelled as derived.
+    ok = [b["metrics"] for b in raw["benchmarks"]]
+    count = sum(m["prompt_token_count"]["successful"]["count"] for m in ok)
+    derived = doc.environment.extra["scenario_lengths"]
+    assert derived["requests"] == count
+    for slot, name in (("input_tokens", "prompt_token_count"),
+                       ("output_tokens", "output_token_count")):  # fmt: skip
+        mean = sum(m[name]["successful"]["total_sum"] for m in ok) / count
+        assert derived["means"][slot] == mean
+        assert getattr(doc.scenario, slot) == round(mean)
 
 
 GENAI_PERF_LATENCY = {"time_to_first_token": "ttft", "request_latency": "e2el",
