@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from workers.importers.accelerators import accelerator_sku
 from workers.importers.errors import ImportFailure
 from workers.importers.facts import Facts
 from workers.results import (
@@ -358,7 +359,8 @@ def _deployment_and_missing(
     stated: dict[str, Any], facts: Facts
 ) -> tuple[dict[str, Any], list[str]]:
     given = facts.as_tree().get("deployment", {})
-    deployment = merge_facts(stated, given, "deployment")
+    # One SKU per accelerator, from the file and the facts alike, before they are compared.
+    deployment = merge_facts(_with_sku(stated), _with_sku(given), "deployment")
     if deployment.get("gpus") == "tp":
         tp = (deployment.get("parallelism") or {}).get("tp")
         if tp is None:
@@ -376,6 +378,19 @@ def _deployment_and_missing(
         # The file shows speculative decoding ran (acceptance counts) without naming it.
         missing.append("deployment.speculative.method")
     return deployment, missing
+
+
+def _with_sku(tree: dict[str, Any]) -> dict[str, Any]:
+    name = tree.get("accelerator")
+    return {**tree, "accelerator": accelerator_sku(name)} if isinstance(name, str) else tree
+
+
+def _accelerator_as_written(stated: dict[str, Any], facts: Facts, sku: Any) -> str | None:
+    """The name the file (else the facts) wrote, when it is not the SKU stored."""
+    for name in (stated.get("accelerator"), facts.deployment.accelerator):
+        if isinstance(name, str) and name.strip() != sku:
+            return name
+    return None
 
 
 def resolve_scenario(stated: dict[str, Any], facts: Facts) -> dict[str, Any]:
@@ -458,6 +473,9 @@ def build_document(
     environment = dict(environment or {})
     if renamed:
         environment.setdefault("extra", {})["model_in_file"] = renamed
+    written = _accelerator_as_written(deployment_stated, job.facts, deployment["accelerator"])
+    if written:
+        environment.setdefault("extra", {})["accelerator_as_written"] = written
     document: dict[str, Any] = {
         "schema": SCHEMA_ID,
         "idempotency_key": job.idempotency_key(index),
