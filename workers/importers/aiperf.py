@@ -144,6 +144,11 @@ def _time_distribution(metric: dict[str, Any], name: str, where: str) -> dict[st
     }
 
 
+def _metric_shaped(value: Any) -> bool:
+    """An aiperf metric object: its unit and at least one statistic."""
+    return isinstance(value, dict) and "unit" in value and any(k in value for k in STATS)
+
+
 def _expect_unit(metric: dict[str, Any], name: str, unit: str, where: str) -> float:
     if metric["unit"] != unit:
         raise ImportFailure(f"{where}: metric {name} has unit {metric['unit']!r}, expected {unit}")
@@ -174,8 +179,13 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
         and k not in shape.kept_aside
         and not k.startswith(KEPT_ASIDE_PREFIXES)
     ]
-    if unknown:
-        raise ImportFailure(f"{where}: unknown metric(s) {', '.join(sorted(unknown))}")
+    # aiperf adds metrics release by release (0.8's adj_* counts): a metric object we do not
+    # know is kept as written and the rest imports; an unknown field of another shape may
+    # change what the known ones mean, so it still refuses the file.
+    not_metrics = sorted(k for k in unknown if not _metric_shaped(doc[k]))
+    if not_metrics:
+        raise ImportFailure(f"{where}: unknown field(s) {', '.join(not_metrics)}")
+    not_read = {k: {"avg": doc[k].get("avg"), "unit": doc[k]["unit"]} for k in sorted(unknown)}
     if doc.get("was_cancelled") or doc.get("is_complete") is False:
         raise ImportFailure(f"{where}: the aiperf run was cancelled or is incomplete")
 
@@ -309,6 +319,7 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
             "streaming": endpoint.get("streaming"),
             "cli_command": shape.cli_command(doc),
             "metrics_without_slot": aside,
+            "metrics_not_read": not_read or None,
             **environment_extra,
         },
     }
