@@ -150,11 +150,12 @@ def sniff(data: bytes, filename: str) -> str:
         # fault, and 'not valid JSON at line 1' would hide it.
         raise ImportFailure(f"{filename}: {seen.problem}")
     if not matches:
-        recognised = unread_format(data.decode("utf-8", errors="replace"))
+        recognised = unread_format(data.decode("utf-8-sig", errors="replace"))
         if recognised:
+            instead = f"; {recognised.instead}" if recognised.instead else ""
             raise ImportFailure(
-                f"{filename}: this is {recognised}: the format is recognised but not read "
-                "here, so no --format value imports it"
+                f"{filename}: this is {recognised.what}: the format is recognised but not "
+                f"read here, so no --format value imports it{instead}"
             )
         raise ImportFailure(
             f"{filename}: cannot tell the format: saw {seen.describe()}; "

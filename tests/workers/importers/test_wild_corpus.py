@@ -772,6 +772,15 @@ REFUSED: dict[str, tuple[str, ...]] = {
         "MLPerf LoadGen mlperf_log_summary.txt, scenario SingleStream",
         "recognised but not read",
     ),
+    # aiperf's CSV exports of two runs whose JSON exports are in aiperf/: refused by name,
+    # pointing at the JSON (test_refusals_by_name checks they are the same run).
+    "aiperf-csv/qwen36-vllm-aiperf-benchmark_nvfp4_5090_agent_c16_profile_export_aiperf.csv": (
+        "aiperf's CSV export",
+        "recognised but not read",
+        "profile_export_aiperf.json",
+    ),
+    "aiperf-csv/aiperf-lab-tests_llama-3.2-3b-instruct-gguf_q4_k_m_concurrency1_profile_export"
+    "_aiperf.csv": ("aiperf's CSV export", "recognised but not read", "profile_export_aiperf.json"),
     # framework and precision are empty strings in this file: the facts must say them.
     "inferencex-agentic/results_0601_results_bmk_2_agg_bmk.json": (
         "item 0",
