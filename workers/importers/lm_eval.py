@@ -161,6 +161,9 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         "limit": config.get("limit"),
         "gen_kwargs": config.get("gen_kwargs"),
         "total_evaluation_time_seconds": doc.get("total_evaluation_time_seconds"),
+        # How many items each task scored (of how many it has), kept for every task: a score
+        # (F1, BLEU ...) carries no n, and --limit runs score a sample of the task.
+        "n_samples": _sample_counts(doc, results, groups) or None,
     }
     return [
         build_document(
@@ -172,6 +175,24 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             environment={"extra": drop_none(extra)},
         )
     ]
+
+
+def _sample_counts(
+    doc: dict[str, Any], results: dict[str, Any], groups: set[str]
+) -> dict[str, dict[str, int]]:
+    """Per task: lm-eval's n-samples (original, effective), else the row's sample_len."""
+    stated = doc.get("n-samples") or {}
+    counts: dict[str, dict[str, int]] = {}
+    for task, row in results.items():
+        if task in groups:
+            continue
+        given = stated.get(task) if isinstance(stated.get(task), dict) else {}
+        kept = {k: v for k, v in given.items() if k in ("original", "effective")}
+        if not kept and isinstance(row, dict) and isinstance(row.get("sample_len"), int):
+            kept = {"effective": row["sample_len"]}
+        if kept:
+            counts[task] = kept
+    return counts
 
 
 def _task_results(

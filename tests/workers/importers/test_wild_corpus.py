@@ -594,6 +594,10 @@ def check_lm_eval(docs: list[ResultDocument], raw: Any) -> None:
                 assert (result.kind, result.n) == ("score", None)
     assert len(stored) == expected
     assert doc.environment.extra["lm_eval_version"] == raw["lm_eval_version"]
+    # The sample counts are kept for every task, scores (no n) included.
+    assert doc.environment.extra["n_samples"] == {
+        task: raw["n-samples"][task] for task in raw["results"] if task not in groups
+    }
 
 
 def check_guidellm(docs: list[ResultDocument], raw: Any) -> None:
