@@ -150,6 +150,10 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     # hardware is not stated anywhere, so these facts are arbitrary; the responses files
     # name no model (the paired summary's is given). Checks are on measurements.
     "llmperf/": _facts("H100", 1, "vllm", "BF16"),
+    # philschmid/llmperf-bench: TGI 2.0.1 (the results folder and main.py's default image) on
+    # one GPU of 24 GB (its configs); the GPU model and the weights are not stated, so these
+    # two are arbitrary. Checks are on measurements, which facts do not touch.
+    "llmperf-sweep/": _facts("A10G", 1, "tgi", "BF16"),
     "llmperf-responses/llmperf-leaderboard_anyscale_13b": _facts(
         "H100", 1, "vllm", "BF16", model="meta-llama/Llama-2-13b-chat-hf"
     ),
@@ -675,8 +679,24 @@ LLMPERF_LATENCY = {"ttft_s": "ttft", "end_to_end_latency_s": "e2el"}
 
 def check_llmperf(docs: list[ResultDocument], raw: Any) -> None:
     [doc] = docs
-    point = doc.points[0]
     assert doc.model.name == raw["model"]
+    _check_llmperf_point(doc, doc.points[0], raw, doc.environment.extra)
+
+
+def check_llmperf_sweep(docs: list[ResultDocument], raw: Any) -> None:
+    # Summaries keyed by concurrency: one run whose points are the keys, in file order.
+    [doc] = docs
+    assert [str(p.concurrency) for p in doc.points] == list(raw)
+    extras = doc.environment.extra["summaries"]
+    assert [e["key"] for e in extras] == list(raw)
+    for point, extra, summary in zip(doc.points, extras, raw.values(), strict=True):
+        assert doc.model.name == summary["model"]
+        _check_llmperf_point(doc, point, summary, extra)
+    errors = sum(s["results_number_errors"] for s in raw.values())
+    assert doc.status == ("partial" if errors else "succeeded")
+
+
+def _check_llmperf_point(doc: ResultDocument, point: Any, raw: Any, extra: dict) -> None:
     assert point.concurrency == raw["num_concurrent_requests"]
     assert (point.requests.total, point.requests.succeeded, point.requests.failed) == (
         raw["results_num_requests_started"],
@@ -693,7 +713,7 @@ def check_llmperf(docs: list[ResultDocument], raw: Any) -> None:
         for stat, ours in LLMPERF_SLOTS.items():
             assert getattr(dist, ours) == raw[f"results_{name}_{stat}"] * 1000, (name, stat)
             checked += 1
-        unslotted = doc.environment.extra["latency_stats_without_slot_s"][name]
+        unslotted = extra["latency_stats_without_slot_s"][name]
         assert unslotted["quantiles_p25"] == raw[f"results_{name}_quantiles_p25"]
     assert checked == 16
     # llmperf's inter-token latency is end-to-end time per chunk (TTFT included): not TPOT.
@@ -745,6 +765,7 @@ def raw_summary_name(responses_name: str) -> str:
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "llmperf": check_llmperf,
     "llmperf-responses": check_llmperf_responses,
+    "llmperf-sweep": check_llmperf_sweep,
     "genai-perf": check_genai_perf,
     "guidellm": check_guidellm,
     "vllm-bench-serve": check_vllm_bench_serve,
