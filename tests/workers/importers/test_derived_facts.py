@@ -7,11 +7,12 @@ are computed from each file's own fields.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from workers.importers import Facts, import_file
+from workers.importers import Facts, ImportFailure, import_file
 from workers.importers.common import MissingFacts
 
 WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild"
@@ -83,3 +84,47 @@ def test_a_given_length_replaces_the_derived_one_and_leaves_the_other():
     assert doc.scenario.input_tokens == 1000
     assert doc.scenario.output_tokens == raw["total_output_tokens"] // raw["completed"]
     assert set(doc.environment.extra["scenario_lengths"]["means"]) == {"output_tokens"}
+
+
+LM_EVAL = WILD / "lm-eval"
+QWEN3 = LM_EVAL / "qwen3-8b_negotiationtom_results_2026-07-08T16-04-34.219874.json"
+NL2FOAM = LM_EVAL / "nl2foam_results_2025-12-17T20-24-58.608862.json"
+
+
+def test_an_lm_eval_file_states_its_gpu_backend_and_dtype_and_asks_nothing():
+    raw = json.loads(QWEN3.read_text())
+    assert re.findall(r"GPU \d+: (.+)", raw["pretty_env_info"]) == ["NVIDIA H100 80GB HBM3"]
+    [doc] = import_file(QWEN3.read_bytes(), QWEN3.name, facts=Facts())
+    deployment = doc.deployment
+    assert deployment.accelerator == "H100"  # 'GPU 0: NVIDIA H100 80GB HBM3'
+    assert deployment.gpus == 1  # the machine lists one GPU
+    assert deployment.engine.name == raw["config"]["model"] == "hf"
+    assert deployment.quantization.weights == "BF16"  # model_args dtype bfloat16
+    derived = doc.environment.extra["deployment_derived"]
+    assert set(derived) == {"accelerator", "gpus", "engine", "weights"}
+
+
+def test_an_lm_eval_file_without_a_dtype_asks_only_for_the_weights():
+    raw = json.loads(NL2FOAM.read_text())
+    assert "dtype" not in raw["config"]["model_args"]
+    with pytest.raises(MissingFacts) as refused:
+        import_file(NL2FOAM.read_bytes(), NL2FOAM.name, facts=Facts())
+    assert refused.value.missing == ["deployment.quantization.weights"]
+    given = Facts.model_validate({"deployment": {"quantization": {"weights": "BF16"}}})
+    [doc] = import_file(NL2FOAM.read_bytes(), NL2FOAM.name, facts=given)
+    tp = raw["config"]["model_args"]["tensor_parallel_size"]
+    assert (doc.deployment.gpus, doc.deployment.engine.name) == (tp, "vllm")
+
+
+def test_a_quantized_models_compute_dtype_is_not_read_as_its_weights():
+    raw = json.loads(QWEN3.read_text())
+    raw["config"]["model_args"]["pretrained"] = "Qwen/Qwen3-8B-FP8"
+    with pytest.raises(MissingFacts) as refused:
+        import_file(json.dumps(raw).encode(), QWEN3.name, facts=Facts())
+    assert refused.value.missing == ["deployment.quantization.weights"]
+
+
+def test_a_fact_the_file_states_otherwise_is_a_conflict_naming_it():
+    given = Facts.model_validate({"deployment": {"accelerator": "A100"}})
+    with pytest.raises(ImportFailure, match="deployment.accelerator: the file says 'H100'"):
+        import_file(QWEN3.read_bytes(), QWEN3.name, facts=given)
