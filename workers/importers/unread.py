@@ -8,6 +8,9 @@ and, where the same run wrote a file we do read, which one to import instead.
 - aiperf's CSV export `profile_export_aiperf.csv`: every figure rounded to two decimals and
   no model, endpoint or load stated; aiperf writes `profile_export_aiperf.json` beside it
   with the same run at full precision, which we read.
+- InferenceX runner outputs beside the trace replay's logs: `metrics_server_metrics.csv`
+  (server counters over time) and `workload_distribution_summary.txt` (what was sent);
+  neither holds the run's results, which its `agg_*.json` does.
 """
 
 from __future__ import annotations
@@ -22,6 +25,16 @@ _SCENARIO = re.compile(r"^Scenario\s*:\s*(.+?)\s*$", re.MULTILINE)
 # metrics with their units, then a 'Metric,Value' table of the run's totals.
 _AIPERF_CSV = re.compile(r"\AMetric,avg,min,max,")
 _AIPERF_ROWS = ("\nMetric,Value", "\nRequest Latency (ms),", "\nTime to First Token (ms),")
+
+
+# InferenceX's agentic runner folders (agentic_<model>_..._<runner>/) hold these beside the
+# trace replay's logs; the run's results are the agg_*.json its bmk_agentic_* folder holds.
+_RUNNER_METRICS = re.compile(r"\Atimestamp_sec,relative_time_sec,kv_cache_usage_pct,")
+_RUNNER_WORKLOAD = re.compile(r"\A=+\nBENCHMARK WORKLOAD DISTRIBUTION ANALYSIS\n")
+RUNNER_INSTEAD = (
+    "the run's results are the agg_*.json in its bmk_agentic_* folder, which we read "
+    "(format inferencex-agentic)"
+)
 
 
 @dataclass(frozen=True)
@@ -42,5 +55,17 @@ def unread_format(text: str) -> Unread | None:
             "aiperf's CSV export (profile_export_aiperf.csv)",
             "it rounds every figure to two decimals and states no model or load; import "
             "profile_export_aiperf.json from the same run folder",
+        )
+    if _RUNNER_METRICS.match(normalised):
+        return Unread(
+            "an InferenceX runner's metrics_server_metrics.csv (the server's counters sampled "
+            "each second, no per-request latencies)",
+            RUNNER_INSTEAD,
+        )
+    if _RUNNER_WORKLOAD.match(normalised):
+        return Unread(
+            "an InferenceX runner's workload_distribution_summary.txt (the lengths the trace "
+            "replay sent, no measurements)",
+            RUNNER_INSTEAD,
         )
     return None

@@ -806,6 +806,19 @@ REFUSED: dict[str, tuple[str, ...]] = {
     ),
     "aiperf-csv/aiperf-lab-tests_llama-3.2-3b-instruct-gguf_q4_k_m_concurrency1_profile_export"
     "_aiperf.csv": ("aiperf's CSV export", "recognised but not read", "profile_export_aiperf.json"),
+    **{
+        f"inferencex-runner/{name}": ("InferenceX runner's", "recognised but not read", "agg_")
+        for name in (
+            "agentic_dsr1_tp4_bs16_offloadoff_fp4_vllm_tp4-ep4-dpafalse_disagg-false_spec-none"
+            "_conc16_b200-dgxc-slurm_5_workload_distribution_summary.txt",
+            "agentic_dsr1_tp4_bs1_offloadon_fp4_vllm_tp4-ep4-dpafalse_disagg-false_spec-none"
+            "_conc1_b200-nb_0_workload_distribution_summary.txt",
+            "agentic_dsr1_tp8_bs12_offloadon_fp4_vllm_tp8-ep8-dpafalse_disagg-false_spec-none"
+            "_conc12_b200-dgxc-slurm_5_metrics_server_metrics.csv",
+            "agentic_dsr1_tp8_bs16_offloadoff_fp4_vllm_tp8-ep8-dpafalse_disagg-false_spec-none"
+            "_conc16_b200-dgxc-slurm_2_metrics_server_metrics.csv",
+        )
+    },
     # framework and precision are empty strings in this file: the facts must say them.
     "inferencex-agentic/results_0601_results_bmk_2_agg_bmk.json": (
         "item 0",
