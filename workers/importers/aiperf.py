@@ -19,8 +19,9 @@ agentic runs and a user's lab runs of GGUF models): the same metric objects, but
 prompts, loadgen.concurrency / request_rate / request_count) and a few more top-level
 blocks (telemetry_data, branch_stats, metadata).
 Each schema has its own small `Shape` (how to read the config), not special cases in one.
-A trace dataset (public_dataset) has no fixed lengths: the scenario carries the mean
-input and output lengths the run sent (input_sequence_length, output_sequence_length).
+A trace dataset (public_dataset), a file of prompts or synthetic lengths with a spread state
+no fixed lengths: the scenario carries the mean input and output lengths the run sent
+(input_sequence_length, output_sequence_length), labelled as derived, unless facts give them.
 
 Percentiles without a schema slot (p1, p5, p10, p25, p75) are kept as written in
 environment.extra; when the token counts come from usage but aiperf's input/output token
@@ -51,10 +52,12 @@ from workers.importers.common import (
     load_jsonl,
     rate_bound,
 )
+from workers.importers.derived import lengths_from_means
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
 
+DERIVED = "rounded means of aiperf's input_sequence_length and output_sequence_length"
 # Metrics we map: name -> expected kind of unit ("time" is converted to ms by its unit).
 LATENCY = {
     "time_to_first_token": "ttft",
@@ -279,6 +282,20 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
     if mixed:
         environment_extra["throughput_not_usage_counted"] = mixed
     scenario, phase = shape.scenario(doc, where)
+    if "input_tokens" not in scenario:
+        # A trace, a file of prompts or lengths drawn with a spread: the lengths the file
+        # states are the means aiperf measured, derived and labelled, never asked.
+        means = {
+            slot: (doc.get(name) or {}).get("avg")
+            for slot, name in (
+                ("input_tokens", "input_sequence_length"),
+                ("output_tokens", "output_sequence_length"),
+            )  # fmt: skip
+        }
+        derived = lengths_from_means(job, means, int(completed), DERIVED)
+        if derived:
+            scenario.update(derived[0])
+            environment_extra["scenario_lengths"] = derived[1]
     if phase.get("concurrency"):
         point["concurrency"] = phase["concurrency"]
     achieved = throughput.get("requests_per_s")

@@ -62,9 +62,8 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "aiperf/aiperf-lab-tests_llama": _facts("L4", 1, "llama.cpp", "Q4_K_M"),
     "aiperf/aiperf-lab-tests_qwen3": _facts("L4", 1, "llama.cpp", "Q4_1"),
     # wellflat/k8s-dev's aiperf run against its gpt-oss-20b vLLM pod (GPU model not stated).
-    "aiperf/wellflat-k8s-dev": _facts(
-        "A100", 1, "vllm", "MXFP4", input_tokens=150, output_tokens=100
-    ),
+    # Its synthetic lengths have a spread: the scenario's are the measured means.
+    "aiperf/wellflat-k8s-dev": _facts("A100", 1, "vllm", "MXFP4"),
     "inferencex-summary/glm5": _facts("H200", None, "vllm", "FP8"),
     "inferencex-summary/minimax": _facts("H200", None, "vllm", "FP8"),
     # ATOM MTP runs on MI355X, TP4 (InferenceX root files). The lengths are not given: the
@@ -138,14 +137,9 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     # measured prompt/output means; checks are on measurements.
     "guidellm/guidellm-bench": _facts("ARC-B60", 4, "vllm", "FP8"),
     # wellflat/k8s-dev: vllm/vllm-openai:gptoss, TP1, one GPU whose model is not stated
-    # (the accelerator is arbitrary); lengths are the synthetic means each file requested
-    # (stddev 30, so the file states no fixed lengths).
-    "genai-perf/wellflat-k8s-dev_e3e57baf": _facts(
-        "A100", 1, "vllm", "MXFP4", "openai/gpt-oss-20b", input_tokens=150, output_tokens=400
-    ),
-    "genai-perf/wellflat-k8s-dev_e17e8f5b": _facts(
-        "A100", 1, "vllm", "MXFP4", "openai/gpt-oss-20b", input_tokens=150, output_tokens=300
-    ),
+    # (the accelerator is arbitrary). The synthetic lengths have a spread (stddev 30), so the
+    # scenario's lengths are the measured means the files state.
+    "genai-perf/wellflat-k8s-dev": _facts("A100", 1, "vllm", "MXFP4", "openai/gpt-oss-20b"),
     # ray-project/llmperf-leaderboard: hosted endpoints (Anyscale, Bedrock, Lepton) whose
     # hardware is not stated anywhere, so these facts are arbitrary; the responses files
     # name no model (the paired summary's is given). Checks are on measurements.
@@ -317,6 +311,11 @@ def check_aiperf(docs: list[ResultDocument], raw: Any) -> None:
             check_aiperf_v10(doc, raw)
     else:  # schema 1.3: phases known by name, models.items, a file dataset
         check_aiperf_phases(doc, raw)
+    if "scenario_lengths" in doc.environment.extra:  # a trace, a file or lengths with a spread
+        _check_measured_lengths(doc, raw, point.requests.succeeded)
+    else:  # fixed synthetic lengths, as the config states them
+        prompt = raw["input_config"]["input"]["prompt"]
+        assert doc.scenario.input_tokens == prompt["input_tokens"]["mean"]
     version = raw.get("aiperf_version")
     assert doc.environment.loadgen_version == (f"aiperf {version}" if version else None)
 
@@ -669,6 +668,17 @@ def check_genai_perf(docs: list[ResultDocument], raw: Any) -> None:
     assert point.concurrency == stimulus["concurrency"]
     assert doc.model.name == (config.get("model_names") or config.get("model"))[0]
     assert doc.scenario.dataset == "random"  # genai-perf's "synthetic"
+    _check_measured_lengths(doc, raw, point.requests.succeeded)
+
+
+def _check_measured_lengths(doc: ResultDocument, raw: Any, requests: int) -> None:
+    """Lengths drawn with a spread: the scenario carries the measured means, labelled."""
+    derived = doc.environment.extra["scenario_lengths"]
+    assert derived["requests"] == requests
+    for slot, name in (("input_tokens", "input_sequence_length"),
+                       ("output_tokens", "output_sequence_length")):  # fmt: skip
+        assert derived["means"][slot] == raw[name]["avg"]
+        assert getattr(doc.scenario, slot) == round(raw[name]["avg"])
 
 
 LLMPERF_SLOTS = {"mean": "mean", "stddev": "std", "min": "min", "max": "max",
