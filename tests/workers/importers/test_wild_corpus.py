@@ -78,8 +78,8 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "sglang-bench-serving/llama_405b": _facts("H200", 8, "sglang", "FP8", model="llama-3.1-405b"),
     # kubernetes-sigs/inference-perf KubeCon NA 2025 demo: its manifests.yaml runs
     # vllm/vllm-openai:v0.11.0 serving Llama-3.1-8B-Instruct on one H100 (GKE
-    # nvidia-h100-80gb). The report does not state the workload's lengths (a ShareGPT-like
-    # mix); the facts give the means the reports show, rounded. Checks are on measurements.
+    # nvidia-h100-80gb). The workload (a ShareGPT-like mix) has no target lengths: the
+    # scenario's are the measured means the reports state. Checks are on measurements.
     "inference-perf/kubecon-na-2025_vllm-eagle": Facts.model_validate(
         {
             **_facts(
@@ -88,8 +88,6 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
                 "vllm",
                 "BF16",
                 "meta-llama/Llama-3.1-8B-Instruct",
-                input_tokens=202,
-                output_tokens=63,
             ).as_tree(),  # fmt: skip
             "deployment": {
                 "accelerator": "H100",
@@ -106,8 +104,6 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         "vllm",
         "NF4",
         "meta-llama/Llama-3.1-8B-Instruct",
-        input_tokens=202,
-        output_tokens=63,
     ),  # fmt: skip  (--quantization bitsandbytes)
     "inference-perf/kubecon-na-2025_vllm": _facts(
         "H100",
@@ -115,8 +111,6 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         "vllm",
         "BF16",
         "meta-llama/Llama-3.1-8B-Instruct",
-        input_tokens=202,
-        output_tokens=63,
     ),  # fmt: skip
     # er0080/vllm-benchmarking's capture of `vllm bench sweep serve` (vLLM 0.25.1, OPT-125m):
     # the files state no hardware; these facts are arbitrary. Checks are on measurements,
@@ -554,6 +548,11 @@ def check_inference_perf(docs: list[ResultDocument], raw: Any) -> None:
     point = doc.points[0]
     successes, load = raw["successes"], raw["load_summary"]
     assert point.requests.succeeded == successes["count"]
+    derived = doc.environment.extra["scenario_lengths"]
+    assert derived["requests"] == successes["count"]
+    for slot, name in (("input_tokens", "prompt_len"), ("output_tokens", "output_len")):
+        assert derived["means"][slot] == successes[name]["mean"]
+        assert getattr(doc.scenario, slot) == round(successes[name]["mean"])
     assert point.requests.failed == raw["failures"]["count"]
     throughput = successes["throughput"]
     assert point.throughput.requests_per_s == throughput["requests_per_sec"]
