@@ -124,3 +124,11 @@ def test_an_aiperf_csv_is_refused_by_name_pointing_at_the_json_of_the_same_run(c
                     assert float(value) == round(metric[stat], 2), (row[0], stat)
                     checked += 1
     assert checked >= 3 * 13  # avg, min, max, p1..p99 and std of three latencies
+
+
+@pytest.mark.parametrize(("csv_path", "json_path"), CSV_AND_JSON[:1], ids=["aiperf-csv"])
+def test_a_format_recognised_and_not_read_is_refused_by_name_whatever_format_is_given(
+    csv_path, json_path
+):
+    with pytest.raises(ImportFailure, match="aiperf's CSV export.*recognised but not read"):
+        import_file(csv_path.read_bytes(), csv_path.name, format_name="aiperf")
