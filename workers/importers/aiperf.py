@@ -19,8 +19,9 @@ agentic runs and a user's lab runs of GGUF models): the same metric objects, but
 prompts, loadgen.concurrency / request_rate / request_count) and a few more top-level
 blocks (telemetry_data, branch_stats, metadata).
 Each schema has its own small `Shape` (how to read the config), not special cases in one.
-A trace dataset (public_dataset) has no fixed lengths: the scenario carries the mean
-input and output lengths the run sent (input_sequence_length, output_sequence_length).
+A trace dataset (public_dataset), a file of prompts or synthetic lengths with a spread state
+no fixed lengths: the scenario carries the mean input and output lengths the run sent
+(input_sequence_length, output_sequence_length), labelled as derived, unless facts give them.
 
 Percentiles without a schema slot (p1, p5, p10, p25, p75) are kept as written in
 environment.extra; when the token counts come from usage but aiperf's input/output token
@@ -51,10 +52,12 @@ from workers.importers.common import (
     load_jsonl,
     rate_bound,
 )
+from workers.importers.derived import lengths_from_means
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
 
+DERIVED = "rounded means of aiperf's input_sequence_length and output_sequence_length"
 # Metrics we map: name -> expected kind of unit ("time" is converted to ms by its unit).
 LATENCY = {
     "time_to_first_token": "ttft",
@@ -144,6 +147,11 @@ def _time_distribution(metric: dict[str, Any], name: str, where: str) -> dict[st
     }
 
 
+def _metric_shaped(value: Any) -> bool:
+    """An aiperf metric object: its unit and at least one statistic."""
+    return isinstance(value, dict) and "unit" in value and any(k in value for k in STATS)
+
+
 def _expect_unit(metric: dict[str, Any], name: str, unit: str, where: str) -> float:
     if metric["unit"] != unit:
         raise ImportFailure(f"{where}: metric {name} has unit {metric['unit']!r}, expected {unit}")
@@ -174,8 +182,13 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
         and k not in shape.kept_aside
         and not k.startswith(KEPT_ASIDE_PREFIXES)
     ]
-    if unknown:
-        raise ImportFailure(f"{where}: unknown metric(s) {', '.join(sorted(unknown))}")
+    # aiperf adds metrics release by release (0.8's adj_* counts): a metric object we do not
+    # know is kept as written and the rest imports; an unknown field of another shape may
+    # change what the known ones mean, so it still refuses the file.
+    not_metrics = sorted(k for k in unknown if not _metric_shaped(doc[k]))
+    if not_metrics:
+        raise ImportFailure(f"{where}: unknown field(s) {', '.join(not_metrics)}")
+    not_read = {k: {"avg": doc[k].get("avg"), "unit": doc[k]["unit"]} for k in sorted(unknown)}
     if doc.get("was_cancelled") or doc.get("is_complete") is False:
         raise ImportFailure(f"{where}: the aiperf run was cancelled or is incomplete")
 
@@ -269,6 +282,20 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
     if mixed:
         environment_extra["throughput_not_usage_counted"] = mixed
     scenario, phase = shape.scenario(doc, where)
+    if "input_tokens" not in scenario:
+        # A trace, a file of prompts or lengths drawn with a spread: the lengths the file
+        # states are the means aiperf measured, derived and labelled, never asked.
+        means = {
+            slot: (doc.get(name) or {}).get("avg")
+            for slot, name in (
+                ("input_tokens", "input_sequence_length"),
+                ("output_tokens", "output_sequence_length"),
+            )  # fmt: skip
+        }
+        derived = lengths_from_means(job, means, int(completed), DERIVED)
+        if derived:
+            scenario.update(derived[0])
+            environment_extra["scenario_lengths"] = derived[1]
     if phase.get("concurrency"):
         point["concurrency"] = phase["concurrency"]
     achieved = throughput.get("requests_per_s")
@@ -309,6 +336,7 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
             "streaming": endpoint.get("streaming"),
             "cli_command": shape.cli_command(doc),
             "metrics_without_slot": aside,
+            "metrics_not_read": not_read or None,
             **environment_extra,
         },
     }

@@ -29,7 +29,8 @@ TOP_LEVEL = {
 }
 # Known 0.13.0 metrics that have no place in a result document; kept (avg and unit) in
 # environment.extra so nothing the file measured disappears.
-KEPT_ASIDE_PREFIXES = ("http_req_", "effective_", "active_", "usage_")
+# adj_*: aiperf 0.8's adjusted counterparts of metrics we map, kept as written beside them.
+KEPT_ASIDE_PREFIXES = ("http_req_", "effective_", "active_", "usage_", "adj_")
 KEPT_ASIDE = {
     "time_to_second_token",
     "output_sequence_length",
@@ -106,17 +107,7 @@ def _scenario_v13(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict
     datasets = config.get("datasets") or []
     if len(datasets) == 1 and datasets[0].get("type") == "file" and datasets[0].get("format"):
         scenario["dataset"] = dataset_name(str(datasets[0]["format"]))
-        _sent_lengths(doc, scenario)
     return scenario, phase
-
-
-def _sent_lengths(doc: dict[str, Any], scenario: dict[str, Any]) -> None:
-    """A trace or file has no fixed lengths: the scenario carries the means the run sent."""
-    isl_mean = (doc.get("input_sequence_length") or {}).get("avg")
-    osl_mean = (doc.get("output_sequence_length") or {}).get("avg")
-    if isl_mean and osl_mean:
-        scenario["input_tokens"] = max(1, round(isl_mean))
-        scenario["output_tokens"] = max(1, round(osl_mean))
 
 
 def _scenario_v11(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -142,8 +133,7 @@ def _scenario_v11(doc: dict[str, Any], where: str) -> tuple[dict[str, Any], dict
     isl = (prompts.get("input_tokens") or {}) if isinstance(prompts, dict) else {}
     osl = (prompts.get("output_tokens") or {}) if isinstance(prompts, dict) else {}
     if trace:
-        scenario["dataset"] = dataset_name(str(trace))
-        _sent_lengths(doc, scenario)
+        scenario["dataset"] = dataset_name(str(trace))  # its lengths: aiperf.py's means
     elif isl.get("mean") and osl.get("mean") and not isl.get("stddev") and not osl.get("stddev"):
         scenario["dataset"] = dataset_name("synthetic")
         scenario["input_tokens"] = int(isl["mean"])

@@ -6,12 +6,13 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import yaml
 
+from workers.importers.accelerators import accelerator_sku
 from workers.importers.errors import ImportFailure
 from workers.importers.facts import Facts
 from workers.results import (
@@ -279,27 +280,6 @@ def dataset_name(stated: str) -> str:
     return DATASET_NAMES.get(key, key)
 
 
-def derived_lengths(
-    job: ImportInput, sent: Sequence[tuple[float, float]], derived: str
-) -> tuple[dict[str, int], dict[str, Any]] | None:
-    """Scenario lengths from the successful requests' (input, output) token counts, and the
-    record of how they were derived (`derived` says from what), unless the facts give
-    lengths or no request succeeded.
-
-    For files that state what each request measured, not the lengths it asked for: the
-    scenario gets the rounded means, and environment.extra.scenario_lengths the record.
-    """
-    given = job.facts.as_tree().get("scenario", {})
-    if not sent or {"input_tokens", "output_tokens"} & set(given):
-        return None
-    means = {
-        "input_tokens": sum(n_in for n_in, _ in sent) / len(sent),
-        "output_tokens": sum(n_out for _, n_out in sent) / len(sent),
-    }
-    lengths = {slot: max(1, round(mean)) for slot, mean in means.items()}
-    return lengths, {"derived": derived, "means": means, "requests": len(sent)}
-
-
 # --- document assembly -------------------------------------------------------------------
 
 REQUIRED_DEPLOYMENT = (
@@ -344,6 +324,7 @@ FACT_FLAGS = {
     "deployment.gpus": "--gpus N",
     "deployment.engine.name": "--engine NAME",
     "deployment.quantization.weights": "--weights DTYPE",
+    "deployment.speculative.method": "--spec-method METHOD",
     "scenario.input_tokens": "--input-tokens N",
     "scenario.output_tokens": "--output-tokens N",
 }
@@ -378,7 +359,8 @@ def _deployment_and_missing(
     stated: dict[str, Any], facts: Facts
 ) -> tuple[dict[str, Any], list[str]]:
     given = facts.as_tree().get("deployment", {})
-    deployment = merge_facts(stated, given, "deployment")
+    # One SKU per accelerator, from the file and the facts alike, before they are compared.
+    deployment = merge_facts(_with_sku(stated), _with_sku(given), "deployment")
     if deployment.get("gpus") == "tp":
         tp = (deployment.get("parallelism") or {}).get("tp")
         if tp is None:
@@ -391,7 +373,24 @@ def _deployment_and_missing(
             node = node.get(part) if isinstance(node, dict) else None
         if node is None:
             missing.append("deployment." + ".".join(path))
+    speculative = deployment.get("speculative")
+    if isinstance(speculative, dict) and not speculative.get("method"):
+        # The file shows speculative decoding ran (acceptance counts) without naming it.
+        missing.append("deployment.speculative.method")
     return deployment, missing
+
+
+def _with_sku(tree: dict[str, Any]) -> dict[str, Any]:
+    name = tree.get("accelerator")
+    return {**tree, "accelerator": accelerator_sku(name)} if isinstance(name, str) else tree
+
+
+def _accelerator_as_written(stated: dict[str, Any], facts: Facts, sku: Any) -> str | None:
+    """The name the file (else the facts) wrote, when it is not the SKU stored."""
+    for name in (stated.get("accelerator"), facts.deployment.accelerator):
+        if isinstance(name, str) and name.strip() != sku:
+            return name
+    return None
 
 
 def resolve_scenario(stated: dict[str, Any], facts: Facts) -> dict[str, Any]:
@@ -474,6 +473,9 @@ def build_document(
     environment = dict(environment or {})
     if renamed:
         environment.setdefault("extra", {})["model_in_file"] = renamed
+    written = _accelerator_as_written(deployment_stated, job.facts, deployment["accelerator"])
+    if written:
+        environment.setdefault("extra", {})["accelerator_as_written"] = written
     document: dict[str, Any] = {
         "schema": SCHEMA_ID,
         "idempotency_key": job.idempotency_key(index),

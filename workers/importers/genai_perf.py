@@ -16,8 +16,9 @@ successful requests), time_to_first_token -> TTFT, request_latency -> E2EL and
 inter_token_latency -> TPOT (genai-perf computes it per request as (latency - TTFT) /
 (output tokens - 1), our TPOT). Not stated, so not stored: failed requests, the window,
 token totals (only per-request length statistics, kept aside with the other metrics
-without a slot), and lengths when the synthetic stddev is not 0. `telemetry_stats` (GPU
-power, memory, clocks) is not imported.
+without a slot). When the synthetic stddev is not 0 the scenario's lengths are the measured
+means (input_sequence_length, output_sequence_length avg over the successful requests),
+labelled as derived. `telemetry_stats` (GPU power, memory, clocks) is not imported.
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ from workers.importers.common import (
     load_json,
     rate_bound,
 )
+from workers.importers.derived import lengths_from_means
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
 
 TOOL = "NVIDIA genai-perf 0.0.x (profile_export_genai_perf.json, flat or nested input_config)"
+DERIVED = "rounded means of genai-perf's input_sequence_length and output_sequence_length"
 
 LATENCY = {
     "time_to_first_token": "ttft",
@@ -177,6 +180,20 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         scenario.update(
             input_tokens=int(isl["mean"]), output_tokens=int(osl["mean"]), length_spread=0.0
         )
+    if "input_tokens" not in scenario:
+        # Lengths drawn with a spread (or prompts from a file): the file states the means it
+        # measured, derived and labelled, never asked.
+        means = {
+            slot: (doc.get(name) or {}).get("avg")
+            for slot, name in (
+                ("input_tokens", "input_sequence_length"),
+                ("output_tokens", "output_sequence_length"),
+            )  # fmt: skip
+        }
+        derived = lengths_from_means(job, means, int(succeeded or 0), DERIVED)
+        if derived:
+            scenario.update(derived[0])
+            extra["scenario_lengths"] = derived[1]
     extra["metrics_without_slot"] = {
         name: {k: v for k, v in doc[name].items()} for name in KEPT_ASIDE if name in doc
     }

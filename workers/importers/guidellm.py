@@ -12,6 +12,10 @@ Units are in the names: `*_ms` are milliseconds, `request_latency` is seconds (e
 start), `*_per_second` are rates. We read the `successful` breakdown. Every benchmark
 becomes one point of one document.
 
+When --data states no fixed lengths (a file of prompts), the scenario's lengths are the
+rounded means of the measured prompt and output token counts over every benchmark's
+successful requests, labelled as derived in environment.extra.scenario_lengths.
+
 Not mapped (kept in environment.extra): `inter_token_latency_ms` and
 `time_per_output_token_ms`, because guidellm weights each request's mean by its token
 count (and the latter includes the first token), so their percentiles are not our
@@ -31,11 +35,16 @@ from workers.importers.common import (
     expect_object,
     load_json,
 )
+from workers.importers.derived import lengths_from_means
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
 
 TOOL = "guidellm 0.5.x (benchmarks.json)"
+DERIVED = (
+    "rounded means of guidellm's measured prompt_token_count and output_token_count "
+    "(successful requests of every benchmark)"
+)
 
 TOP_LEVEL = {"args", "benchmarks", "metadata"}
 # metadata.version of the GenerativeBenchmarksReport layout read here (guidellm 0.5 writes 1).
@@ -160,6 +169,11 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         arrivals.add(arrival)
         aside.append(extra)
     scenario: dict[str, Any] = _scenario_from_data(args.get("data"))
+    # --data names a file of prompts (or lengths that vary): the lengths the file states are
+    # what guidellm measured, so they are derived from its means, not asked.
+    derived = None if "input_tokens" in scenario else _measured_lengths(job, benchmarks, where)
+    if derived:
+        scenario.update(derived[0])
     if len(arrivals) == 1:
         scenario["arrival"] = arrivals.pop()
     else:
@@ -175,6 +189,8 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             "benchmarks": aside,
         }
     }
+    if derived:
+        environment["extra"]["scenario_lengths"] = derived[1]
     return [
         build_document(
             job,
@@ -253,6 +269,29 @@ def _point(bench: dict[str, Any], where: str) -> tuple[dict[str, Any], str, dict
     if totals.get("incomplete"):
         extra["incomplete_requests"] = totals["incomplete"]
     return drop_none(point), arrival, extra
+
+
+def _measured_lengths(
+    job: ImportInput, benchmarks: list[Any], where: str
+) -> tuple[dict[str, int], dict[str, Any]] | None:
+    """The mean prompt and output token counts guidellm measured over the successful
+    requests of every benchmark, for the lengths neither --data nor the facts state."""
+    sums = {"input_tokens": 0.0, "output_tokens": 0.0}
+    counts = {"input_tokens": 0, "output_tokens": 0}
+    for index, bench in enumerate(benchmarks):
+        metrics = (bench or {}).get("metrics") or {}
+        for name, slot in (("prompt_token_count", "input_tokens"),
+                           ("output_token_count", "output_tokens")):  # fmt: skip
+            if name not in metrics:
+                continue
+            summary = _successful(metrics[name], name, f"{where} benchmarks[{index}]")
+            if summary.get("count") and summary.get("total_sum") is not None:
+                sums[slot] += summary["total_sum"]
+                counts[slot] += summary["count"]
+    if not counts["input_tokens"] or counts["input_tokens"] != counts["output_tokens"]:
+        return None
+    means = {slot: sums[slot] / counts[slot] for slot in sums}
+    return lengths_from_means(job, means, counts["input_tokens"], DERIVED)
 
 
 def _scenario_from_data(data: Any) -> dict[str, Any]:

@@ -32,12 +32,14 @@ from workers.importers.common import (
     number,
     to_ms,
 )
+from workers.importers.derived import lengths_from_means
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
 from workers.slo import STAT_SLOTS
 
 TOOL = "inference-perf (lifecycle report, 010d12fb)"
+DERIVED = "rounded means of the successful requests' prompt_len and output_len"
 
 TOP_LEVEL = {"benchmark_time_seconds", "load_summary", "successes", "failures", "retries"}
 LOAD_KEYS = {
@@ -185,6 +187,18 @@ def parse(job: ImportInput) -> list[ResultDocument]:
     if failures.get("prompt_len") is not None:
         aside["failures.prompt_len"] = failures["prompt_len"]
 
+    extra: dict[str, Any] = {"not_mapped": aside}
+    # The workload (a ShareGPT-like mix) has no target lengths: the file states the means of
+    # what the successful requests sent and got, derived and labelled, never asked.
+    means = {
+        slot: (successes.get(name) or {}).get("mean")
+        for slot, name in (("input_tokens", "prompt_len"), ("output_tokens", "output_len"))
+    }
+    derived = lengths_from_means(job, means, int(succeeded or 0), DERIVED)
+    if derived:
+        scenario.update(derived[0])
+        extra["scenario_lengths"] = derived[1]
+
     status = "succeeded" if not failed else ("failed" if not succeeded else "partial")
     return [
         build_document(
@@ -194,7 +208,7 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             deployment_stated={},
             scenario_stated=scenario,
             points=[drop_none(point)],
-            environment={"extra": {"not_mapped": aside}},
+            environment={"extra": extra},
             status=status,
         )
     ]

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from workers.importers.accelerators import accelerator_sku
 from workers.importers.common import ImportInput, drop_none, load_json
 from workers.importers.errors import ImportFailure
 from workers.importers.inferencex_recipe import recipe_extra, recipe_facts, recipe_of
@@ -281,7 +282,7 @@ def deployment_of(row: dict[str, Any]) -> dict[str, Any]:
         return drop_none(shape)
 
     deployment: dict[str, Any] = {
-        "accelerator": str(row["hardware"]).upper(),
+        "accelerator": accelerator_sku(str(row["hardware"]).upper()),
         "engine": {"name": str(row["framework"])},
         "quantization": {"weights": str(row["precision"]).upper()},
         "multinode": bool(row["is_multinode"]),

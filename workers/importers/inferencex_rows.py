@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from workers.importers.accelerators import runner_sku
 from workers.importers.common import drop_none, integer, number, stat_fields, to_ms
 from workers.importers.errors import ImportFailure
 from workers.slo import STAT_SLOTS
@@ -76,11 +77,9 @@ def row_flag(value: Any, key: str, where: str) -> bool | None:
 
 
 def row_sku(hw: str) -> str:
-    """The accelerator SKU an InferenceX `hw` names. 'b200-trt' labels B200 runs served by
-    TensorRT-LLM; runner pools are named '<sku>-<site>[-<scheduler>]' ('b200-dgxc-slurm',
-    'cluster:mi355x-amds', 'h200-nb'). No SKU has a hyphen, so the SKU is the first word: a
-    runner's name stored whole ('B200-DGXC') is no accelerator a price or comparison knows."""
-    return hw.strip().removeprefix("cluster:").split("-", 1)[0].upper()
+    """The accelerator SKU an InferenceX `hw` names ('b200-dgxc-slurm' is B200): the one rule
+    of workers/importers/accelerators.py, so a runner's name is never stored whole."""
+    return runner_sku(hw)
 
 
 def row_engine(row: dict[str, Any]) -> dict[str, Any]:

@@ -17,6 +17,11 @@ per-request metrics and error_code / error_msg; it holds no send times, so it gi
 records and no throughput. Its latency distributions are computed here from those values
 (linear percentiles, as our own worker computes them) and say so in `method`.
 
+Also reads such summaries collected in one JSON object keyed by concurrency ({"1": {...},
+"2": {...}}, as philschmid/llmperf-bench's *_results.json holds them): one document whose
+points are the concurrencies, each read as a summary is; each key must be its summary's
+num_concurrent_requests.
+
 Not mapped, kept in environment.extra: `inter_token_latency_s`, which llmperf computes as
 the sum of every gap including TTFT divided by the streamed chunks (end-to-end time per
 chunk, not our TPOT), and `request_output_throughput_token_per_s` (tokens over end-to-end
@@ -25,6 +30,7 @@ time, not 1/TPOT). Token counts are llmperf's own Llama-tokenizer counts, not us
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
@@ -33,7 +39,6 @@ from workers import slo
 from workers.importers.common import (
     ImportInput,
     build_document,
-    derived_lengths,
     drop_none,
     expect_object,
     integer,
@@ -41,6 +46,7 @@ from workers.importers.common import (
     number,
     to_ms,
 )
+from workers.importers.derived import derived_lengths
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.loadgen.metrics import distribution
@@ -113,6 +119,14 @@ def _sniff_summary(seen: Preview) -> bool:
     )
 
 
+def _sniff_sweep(seen: Preview) -> bool:
+    row = seen.value
+    if not (isinstance(row, dict) and row and all(isinstance(v, dict) for v in row.values())):
+        return False
+    first = next(iter(row.values()))
+    return "num_concurrent_requests" in first and any(str(k).startswith("results_") for k in first)
+
+
 def _sniff_responses(seen: Preview) -> bool:
     row = seen.first_item
     return isinstance(row, dict) and {"error_code", "ttft_s", "end_to_end_latency_s"} <= set(row)
@@ -138,6 +152,68 @@ def _stat(row: dict[str, Any], key: str, where: str) -> float | None:
 def parse_summary(job: ImportInput) -> list[ResultDocument]:
     where = job.main.name
     row = expect_object(load_json(job.main, allow_nonfinite=True), where)
+    point, scenario, extra = _summary(row, where)
+    requests = point["requests"]
+    return [
+        build_document(
+            job,
+            tool=TOOL,
+            model_stated=row.get("model"),
+            deployment_stated={},
+            scenario_stated=scenario,
+            points=[point],
+            environment={"extra": extra},
+            status=_status(requests["succeeded"], requests["failed"]),
+        )
+    ]
+
+
+def parse_sweep(job: ImportInput) -> list[ResultDocument]:
+    """Summaries collected in one object keyed by concurrency ({"1": {...}, "2": {...}}),
+    as llmperf-bench's *_results.json writes them: one run of one scenario whose points are
+    the concurrencies, or one document per scenario when the summaries differ in it."""
+    where = job.main.name
+    keyed = expect_object(load_json(job.main, allow_nonfinite=True), where)
+    groups: dict[str, tuple[dict[str, Any], str | None, list[dict], list[dict]]] = {}
+    for key, value in keyed.items():
+        at = f"{where} [{key!r}]"
+        point, scenario, extra = _summary(expect_object(value, at), at)
+        if str(point.get("concurrency")) != str(key):
+            raise ImportFailure(
+                f"{at}: num_concurrent_requests is {point.get('concurrency')}, not its key"
+            )
+        model = value.get("model")
+        group = json.dumps([scenario, model], sort_keys=True)
+        groups.setdefault(group, (scenario, model, [], []))
+        groups[group][2].append(point)
+        groups[group][3].append({"key": key, **extra})
+    if not groups:
+        raise ImportFailure(f"{where}: the object holds no summaries")
+    many = len(groups) > 1
+    documents = []
+    for index, (scenario, model, points, extras) in enumerate(groups.values()):
+        succeeded = sum(p["requests"]["succeeded"] for p in points)
+        failed = sum(p["requests"]["failed"] for p in points)
+        documents.append(
+            build_document(
+                job,
+                tool=f"{TOOL}, summaries keyed by concurrency",
+                model_stated=model,
+                deployment_stated={},
+                scenario_stated=scenario,
+                points=points,
+                environment={"extra": {"summaries": extras}},
+                status=_status(succeeded, failed),
+                index=index if many else None,
+            )
+        )
+    return documents
+
+
+def _summary(
+    row: dict[str, Any], where: str
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """One summary's point, scenario and what is kept as written."""
     _version(row, where)
 
     latency: dict[str, dict[str, float]] = {}
@@ -227,18 +303,7 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
         extra["additional_sampling_params"] = sampling
     if metadata:
         extra["metadata"] = metadata
-    return [
-        build_document(
-            job,
-            tool=TOOL,
-            model_stated=row.get("model"),
-            deployment_stated={},
-            scenario_stated=scenario,
-            points=[drop_none(point)],
-            environment={"extra": drop_none(extra)},
-            status=_status(completed, errors),
-        )
-    ]
+    return drop_none(point), scenario, drop_none(extra)
 
 
 def parse_responses(job: ImportInput) -> list[ResultDocument]:
@@ -347,6 +412,15 @@ register(
         summary="llmperf *_summary.json (one closed-loop point; seconds become ms)",
         sniff=_sniff_summary,
         parse=parse_summary,
+    )
+)
+register(
+    Format(
+        name="llmperf-sweep",
+        tool=f"{TOOL}, summaries keyed by concurrency",
+        summary="llmperf summaries collected in one object keyed by concurrency (one point each)",
+        sniff=_sniff_sweep,
+        parse=parse_sweep,
     )
 )
 register(

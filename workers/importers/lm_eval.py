@@ -15,6 +15,9 @@ Only per-item right/wrong metrics (acc, acc_norm, exact_match ...) are proportio
 n (and so a binomial interval downstream); every other metric (f1, bleu, rouge, perplexity,
 mc2 ...) is stored as kind "score": its value as written, its stderr, no n. From 0.4.12 a
 task row also carries `name` and `sample_len` (the number of items), which are read.
+
+The deployment facts the file states (GPU model, GPU count, backend, weight dtype) are
+derived from its config and pretty_env_info (lm_eval_env.py), labelled as derived.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from workers.importers.common import (
     load_jsonl,
 )
 from workers.importers.errors import ImportFailure
+from workers.importers.lm_eval_env import model_args, stated_deployment
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
 
@@ -106,13 +110,8 @@ def _sniff_samples(seen: Preview) -> bool:
 def _model_name(doc: dict[str, Any]) -> str | None:
     if isinstance(doc.get("model_name"), str) and doc["model_name"]:
         return doc["model_name"]
-    args = (doc.get("config") or {}).get("model_args")
-    if isinstance(args, dict):
-        return args.get("pretrained") or args.get("model")
-    if isinstance(args, str):
-        pairs = dict(part.split("=", 1) for part in args.split(",") if "=" in part)
-        return pairs.get("pretrained") or pairs.get("model")
-    return None
+    args = model_args(doc.get("config") or {})
+    return args.get("pretrained") or args.get("model")
 
 
 def parse(job: ImportInput) -> list[ResultDocument]:
@@ -161,17 +160,41 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         "limit": config.get("limit"),
         "gen_kwargs": config.get("gen_kwargs"),
         "total_evaluation_time_seconds": doc.get("total_evaluation_time_seconds"),
+        # How many items each task scored (of how many it has), kept for every task: a score
+        # (F1, BLEU ...) carries no n, and --limit runs score a sample of the task.
+        "n_samples": _sample_counts(doc, results, groups) or None,
     }
+    deployment, derived = stated_deployment(doc)
+    if derived:
+        extra["deployment_derived"] = derived
     return [
         build_document(
             job,
             tool=TOOL,
             model_stated=_model_name(doc),
-            deployment_stated={},
+            deployment_stated=deployment,
             accuracy=accuracy,
             environment={"extra": drop_none(extra)},
         )
     ]
+
+
+def _sample_counts(
+    doc: dict[str, Any], results: dict[str, Any], groups: set[str]
+) -> dict[str, dict[str, int]]:
+    """Per task: lm-eval's n-samples (original, effective), else the row's sample_len."""
+    stated = doc.get("n-samples") or {}
+    counts: dict[str, dict[str, int]] = {}
+    for task, row in results.items():
+        if task in groups:
+            continue
+        given = stated.get(task) if isinstance(stated.get(task), dict) else {}
+        kept = {k: v for k, v in given.items() if k in ("original", "effective")}
+        if not kept and isinstance(row, dict) and isinstance(row.get("sample_len"), int):
+            kept = {"effective": row["sample_len"]}
+        if kept:
+            counts[task] = kept
+    return counts
 
 
 def _task_results(

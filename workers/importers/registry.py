@@ -150,12 +150,7 @@ def sniff(data: bytes, filename: str) -> str:
         # fault, and 'not valid JSON at line 1' would hide it.
         raise ImportFailure(f"{filename}: {seen.problem}")
     if not matches:
-        recognised = unread_format(data.decode("utf-8", errors="replace"))
-        if recognised:
-            raise ImportFailure(
-                f"{filename}: this is {recognised}: the format is recognised but not read "
-                "here, so no --format value imports it"
-            )
+        _refuse_unread(data, filename)
         raise ImportFailure(
             f"{filename}: cannot tell the format: saw {seen.describe()}; "
             f"give --format, one of: {', '.join(sorted(formats()))}"
@@ -165,9 +160,22 @@ def sniff(data: bytes, filename: str) -> str:
     )
 
 
+def _refuse_unread(data: bytes, filename: str) -> None:
+    """Refuse a file in a format we recognise and do not read, by its name."""
+    recognised = unread_format(data.decode("utf-8-sig", errors="replace"))
+    if recognised:
+        instead = f"; {recognised.instead}" if recognised.instead else ""
+        raise ImportFailure(
+            f"{filename}: this is {recognised.what}: the format is recognised but not "
+            f"read here, so no --format value imports it{instead}"
+        )
+
+
 def check_requested(data: bytes, filename: str, requested: str) -> None:
     """Refuse a --format the bytes contradict, before that format's reader says something
-    misleading about them (a vLLM file read as sglang JSON Lines 'looks truncated')."""
+    misleading about them (a vLLM file read as sglang JSON Lines 'looks truncated'), and a
+    file we recognise and do not read, whatever --format says."""
+    _refuse_unread(data, filename)
     seen = preview(data, filename)
     if seen.value is None and seen.first_line is None and (seen.truncated or seen.yaml):
         raise ImportFailure(f"{filename}: {seen.problem}")

@@ -35,11 +35,13 @@ from workers.importers.common import (
     number,
     rate_bound,
 )
+from workers.importers.derived import Derived, lengths_from_means
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
 
 TOOL = "sglang bench_serving 0.5.x"
+DERIVED = "rounded total_input_tokens and total_output_tokens over completed, of the first line"
 
 KNOWN = {
     "tag",
@@ -90,14 +92,18 @@ def parse(job: ImportInput) -> list[ResultDocument]:
     # Lines of one scenario make one document; a file mixing datasets or lengths (one
     # bench_serving output file appended to by several runs) makes one document each.
     groups: dict[str, tuple[dict[str, Any], list[dict], list[dict]]] = {}
+    derived: dict[str, dict[str, Any]] = {}
     for number_, row in enumerate(rows, start=1):
         where = f"{job.main.name} line {number_}"
         row = expect_object(row, where)
         point, scenario, extra = _point(row, where)
         key = json.dumps(scenario, sort_keys=True)
-        if key not in groups and "input_tokens" not in scenario and not _given(job):
+        if key not in groups and "input_tokens" not in scenario:
             # The group's lengths: what its first run sent (later runs differ a little).
-            scenario.update(_sent_means(row, where))
+            sent = _sent_means(job, row, where)
+            if sent:
+                scenario.update(sent[0])
+                derived[key] = sent[1]
         groups.setdefault(key, (scenario, [], []))
         groups[key][1].append(point)
         groups[key][2].append({"line": number_, **extra})
@@ -111,33 +117,30 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             scenario_stated=scenario,
             points=points,
             environment={
-                "extra": {
-                    "lines": extras,
-                    "token_sources": {"input": "tokenizer", "output": "usage"},
-                }
+                "extra": drop_none(
+                    {
+                        "lines": extras,
+                        "token_sources": {"input": "tokenizer", "output": "usage"},
+                        "scenario_lengths": derived.get(key),
+                    }
+                )
             },
             index=index if many else None,
             where=f"{job.main.name} lines {extras[0]['line']}.." if many else None,
         )
-        for index, (scenario, points, extras) in enumerate(groups.values())
+        for index, (key, (scenario, points, extras)) in enumerate(groups.items())
     ]
 
 
-def _given(job: ImportInput) -> bool:
-    return "input_tokens" in job.facts.as_tree().get("scenario", {})
-
-
-def _sent_means(row: dict[str, Any], where: str) -> dict[str, int]:
+def _sent_means(job: ImportInput, row: dict[str, Any], where: str) -> Derived | None:
     """For a dataset without set lengths (sharegpt ...): the mean lengths the run sent."""
     completed = integer(row, "completed", where)
     total_in = integer(row, "total_input_tokens", where)
     total_out = integer(row, "total_output_tokens", where)
     if not completed or not total_in or not total_out:
-        return {}
-    return {
-        "input_tokens": max(1, round(total_in / completed)),
-        "output_tokens": max(1, round(total_out / completed)),
-    }
+        return None
+    means = {"input_tokens": total_in / completed, "output_tokens": total_out / completed}
+    return lengths_from_means(job, means, completed, DERIVED)
 
 
 def _point(row: dict[str, Any], where: str) -> tuple[dict[str, Any], dict[str, Any], dict]:

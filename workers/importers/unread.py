@@ -1,22 +1,71 @@
-"""Files we recognise but do not read (MLPerf LoadGen 5.x summaries), refused by their name.
+"""Files we recognise but do not read, refused by their name.
 
 "cannot tell the format ... give --format" is wrong for these: no --format value reads them.
-The refusal says which tool wrote the file, so the user knows it was seen and why it stops.
+The refusal says which tool wrote the file, so the user knows it was seen and why it stops,
+and, where the same run wrote a file we do read, which one to import instead.
+
+- MLPerf LoadGen 5.x `mlperf_log_summary.txt` (its scenario named).
+- aiperf's CSV export `profile_export_aiperf.csv`: every figure rounded to two decimals and
+  no model, endpoint or load stated; aiperf writes `profile_export_aiperf.json` beside it
+  with the same run at full precision, which we read.
+- InferenceX runner outputs beside the trace replay's logs: `metrics_server_metrics.csv`
+  (server counters over time) and `workload_distribution_summary.txt` (what was sent);
+  neither holds the run's results, which its `agg_*.json` does.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 # LoadGen opens mlperf_log_summary.txt with this banner (a row of '=' then the title).
 _MLPERF_SUMMARY = re.compile(r"\A\s*=+\s*\nMLPerf Results Summary\s*\n")
 _SCENARIO = re.compile(r"^Scenario\s*:\s*(.+?)\s*$", re.MULTILINE)
+# aiperf's CSV: a statistics table ('Metric,avg,min,max,...') whose rows name aiperf's
+# metrics with their units, then a 'Metric,Value' table of the run's totals.
+_AIPERF_CSV = re.compile(r"\AMetric,avg,min,max,")
+_AIPERF_ROWS = ("\nMetric,Value", "\nRequest Latency (ms),", "\nTime to First Token (ms),")
 
 
-def unread_format(text: str) -> str | None:
+# InferenceX's agentic runner folders (agentic_<model>_..._<runner>/) hold these beside the
+# trace replay's logs; the run's results are the agg_*.json its bmk_agentic_* folder holds.
+_RUNNER_METRICS = re.compile(r"\Atimestamp_sec,relative_time_sec,kv_cache_usage_pct,")
+_RUNNER_WORKLOAD = re.compile(r"\A=+\nBENCHMARK WORKLOAD DISTRIBUTION ANALYSIS\n")
+RUNNER_INSTEAD = (
+    "the run's results are the agg_*.json in its bmk_agentic_* folder, which we read "
+    "(format inferencex-agentic)"
+)
+
+
+@dataclass(frozen=True)
+class Unread:
+    what: str  # the tool and file, as the refusal names them
+    instead: str = ""  # what to import instead, when the same run wrote a file we read
+
+
+def unread_format(text: str) -> Unread | None:
     """What the file is, when it is a format we recognise and do not read; else None."""
     if _MLPERF_SUMMARY.match(text):
         scenario = _SCENARIO.search(text)
         which = f", scenario {scenario.group(1)}" if scenario else ""
-        return f"an MLPerf LoadGen mlperf_log_summary.txt{which}"
+        return Unread(f"an MLPerf LoadGen mlperf_log_summary.txt{which}")
+    normalised = text.replace("\r\n", "\n")
+    if _AIPERF_CSV.match(normalised) and any(row in normalised for row in _AIPERF_ROWS):
+        return Unread(
+            "aiperf's CSV export (profile_export_aiperf.csv)",
+            "it rounds every figure to two decimals and states no model or load; import "
+            "profile_export_aiperf.json from the same run folder",
+        )
+    if _RUNNER_METRICS.match(normalised):
+        return Unread(
+            "an InferenceX runner's metrics_server_metrics.csv (the server's counters sampled "
+            "each second, no per-request latencies)",
+            RUNNER_INSTEAD,
+        )
+    if _RUNNER_WORKLOAD.match(normalised):
+        return Unread(
+            "an InferenceX runner's workload_distribution_summary.txt (the lengths the trace "
+            "replay sent, no measurements)",
+            RUNNER_INSTEAD,
+        )
     return None

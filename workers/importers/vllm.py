@@ -34,7 +34,12 @@ hold the benchmark_serving.py copy it ran, so how output tokens were counted is 
 stated (a success may have 0 of them); the token source stays "unknown".
 
 The file names no serving engine (`backend: openai` is the client protocol) and no
-hardware; those come from the facts.
+hardware; those come from the facts. It states its lengths by what it measured, so they are
+derived (workers/importers/derived.py), never asked: the rounded means of the per-request
+arrays when it keeps them, else total_input_tokens / total_output_tokens over completed
+where they divide exactly (a remainder means lengths varied: that slot is asked). A file
+with spec_decode_* fields shows speculative decoding ran without naming the method, which
+the one refusal of missing facts asks for with the rest.
 """
 
 from __future__ import annotations
@@ -48,7 +53,6 @@ from workers.importers.benchjson import counts_from_lists, latency_stats, record
 from workers.importers.common import (
     ImportInput,
     build_document,
-    derived_lengths,
     drop_none,
     expect_object,
     integer,
@@ -58,6 +62,7 @@ from workers.importers.common import (
     rate_bound,
     require_keys,
 )
+from workers.importers.derived import Derived, derived_lengths, lengths_from_totals
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
@@ -114,6 +119,8 @@ HF_CACHE = re.compile(r"models--(?P<org>[^/]+?)--(?P<name>[^/]+)")
 METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2el"}
 LEGACY_METRICS = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "latency": "e2el"}
 DERIVED = "rounded means of the successful requests' input_lens and output_lens"
+DERIVED_LENGTHS = "rounded means of input_lens and output_lens (every request completed)"
+DERIVED_TOTALS = "total_input_tokens and total_output_tokens over completed, which divide exactly"
 EXTRA_KEYS = (
     "best_of",
     "use_beam_search",
@@ -337,18 +344,10 @@ def _parse_row(
     scenario: dict[str, Any] = {"arrival": "open" if open_loop else "closed"}
     if prompts:
         scenario["request_count"] = prompts
-    if legacy and lists:
-        sent = [
-            (n_in, n_out)
-            for n_in, n_out, error in zip(
-                lists["input_lens"], lists["output_lens"], lists["errors"], strict=True
-            )
-            if not error
-        ]
-        derived = derived_lengths(job, sent, DERIVED)
-        if derived:
-            lengths, extra["scenario_lengths"] = derived
-            scenario.update(lengths)
+    derived = _derived(job, row, lists, lengths_only, completed, where)
+    if derived:
+        lengths, extra["scenario_lengths"] = derived
+        scenario.update(lengths)
     status = "succeeded"
     if counts and counts["failed"]:
         status = "failed" if counts["succeeded"] == 0 else "partial"
@@ -357,7 +356,7 @@ def _parse_row(
     deployment: dict[str, Any] = {}
     model = row.get("model_id")
     if point["speculative_acceptance"] is not None:
-        deployment["speculative"] = _speculative(point["speculative_acceptance"], job, where)
+        deployment["speculative"] = _speculative(point["speculative_acceptance"])
     if client and not legacy:
         deployment.update(_client_name_facts(job.main.name, point["concurrency"], where))
         cached = HF_CACHE.search(str(model or ""))
@@ -375,6 +374,47 @@ def _parse_row(
         status=status,
         index=index,
     )
+
+
+def _derived(
+    job: ImportInput,
+    row: dict[str, Any],
+    lists: dict[str, list[Any]] | None,
+    lengths_only: dict[str, list[Any]] | None,
+    completed: int | None,
+    where: str,
+) -> Derived | None:
+    """The lengths the file states by what it measured: the per-request arrays' means when it
+    keeps them (--save-detailed), else its token totals where they divide exactly."""
+    if lists:
+        sent = [
+            (n_in, n_out)
+            for n_in, n_out, error in zip(
+                lists["input_lens"], lists["output_lens"], lists["errors"], strict=True
+            )
+            if not error
+        ]
+        return derived_lengths(job, sent, DERIVED)
+    inputs = (lengths_only or {}).get("input_lens")
+    outputs = (lengths_only or {}).get("output_lens")
+    # Without an errors array the lengths are the successes' only when every request
+    # completed (a failed one would count with output 0).
+    if (
+        isinstance(inputs, list)
+        and isinstance(outputs, list)
+        and completed == len(inputs) == len(outputs)
+        and all(_count(v) for v in inputs + outputs)
+    ):
+        return derived_lengths(job, list(zip(inputs, outputs, strict=True)), DERIVED_LENGTHS)
+    totals = {
+        "input_tokens": integer(row, "total_input_tokens", where),
+        "output_tokens": integer(row, "total_output_tokens", where),
+    }
+    return lengths_from_totals(job, totals, completed, DERIVED_TOTALS)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _window(times: dict[str, Any], where: str) -> dict[str, str]:
@@ -411,19 +451,14 @@ def _acceptance(row: dict[str, Any], where: str) -> dict[str, Any] | None:
     return drop_none(acceptance)
 
 
-def _speculative(acceptance: dict[str, Any], job: ImportInput, where: str) -> dict[str, Any]:
-    """The file proves speculative decoding ran but does not name the method: ask for it."""
-    given = job.facts.as_tree().get("deployment", {}).get("speculative")
-    if not given:
-        raise ImportFailure(
-            f"{where}: the file reports speculative decoding (spec_decode_* fields) but does "
-            "not name the method; give --spec-method (e.g. mtp, eagle, ngram)"
-        )
-    stated: dict[str, Any] = {"method": given["method"]}
+def _speculative(acceptance: dict[str, Any]) -> dict[str, Any]:
+    """What the file states of speculative decoding: that it ran, and with per-position
+    rates, how many tokens each step drafted. It never names the method, so the refusal of
+    missing facts asks for it with the rest (build_document), never on its own first."""
     if acceptance.get("per_position"):
         # One acceptance rate per draft position: the number of draft tokens per step.
-        stated["draft_tokens"] = len(acceptance["per_position"])
-    return stated
+        return {"draft_tokens": len(acceptance["per_position"])}
+    return {}
 
 
 def _client_name_facts(filename: str, concurrency: int | None, where: str) -> dict[str, Any]:

@@ -114,3 +114,31 @@ def test_an_unknown_field_in_an_llmperf_response_is_refused():
     raw[3]["queue_s"] = 0.5
     with pytest.raises(ImportFailure, match=r"\[3\]: unknown field\(s\) queue_s"):
         import_file(json.dumps(raw).encode(), RESPONSES.name, facts=_facts())
+
+
+SWEEP = (
+    WILD / "llmperf-sweep" / "llmperf-bench_tgi-2.0.1_meta-llama_Meta-Llama-3-8B-Instruct_tp_1"
+    "_results.json"
+)
+
+
+def test_summaries_keyed_by_concurrency_are_one_run_with_a_point_each():
+    keyed = json.loads(SWEEP.read_text())
+    assert sniff(SWEEP.read_bytes(), SWEEP.name) == "llmperf-sweep"
+    [doc] = import_file(SWEEP.read_bytes(), SWEEP.name, facts=_facts())
+    assert [p.concurrency for p in doc.points] == [int(k) for k in keyed]
+    assert doc.source.tool.endswith("keyed by concurrency")
+
+
+def test_a_key_that_is_not_its_summarys_concurrency_is_refused_naming_it():
+    keyed = json.loads(SWEEP.read_text())
+    keyed["3"] = keyed.pop("4")  # num_concurrent_requests stays 4
+    with pytest.raises(ImportFailure, match=r"\['3'\]: num_concurrent_requests is 4"):
+        import_file(json.dumps(keyed).encode(), SWEEP.name, facts=_facts())
+
+
+def test_a_keyed_summary_of_another_version_names_the_version_not_none():
+    keyed = json.loads(SWEEP.read_text())
+    keyed["2"]["version"] = "2024-01-01"
+    with pytest.raises(ImportFailure, match="results version '2024-01-01'"):
+        import_file(json.dumps(keyed).encode(), SWEEP.name, facts=_facts())

@@ -13,6 +13,7 @@ import pytest
 from tests.workers.importers.files import fixture_path, read_json
 from tests.workers.importers.test_vllm_lm_eval import lm_eval_results, vllm_result
 from workers.importers import Facts, ImportFailure, import_file
+from workers.importers.common import MissingFacts
 
 SGLANG = "sglang-0.5.23/llama-server_c4_bench_serving.jsonl"
 AIPERF = "aiperf-0.13.0/llama-server_completions_c4_profile_export_aiperf.json"
@@ -123,9 +124,21 @@ SPEC = {
 }
 
 
-def test_vllm_speculative_decoding_without_a_method_is_refused_by_name(h100):
-    with pytest.raises(ImportFailure, match="speculative decoding.*--spec-method"):
+def test_vllm_speculative_decoding_without_a_method_is_asked_with_the_other_facts(h100):
+    with pytest.raises(MissingFacts) as alone:
         _vllm(vllm_result(**SPEC), h100)
+    assert alone.value.missing == ["deployment.speculative.method"]
+    assert "--spec-method METHOD" in str(alone.value)
+    # With nothing given, the method is one of the facts of the one refusal, not a first one.
+    with pytest.raises(MissingFacts) as everything:
+        _vllm(vllm_result(**SPEC), Facts())
+    assert everything.value.missing == [
+        "deployment.accelerator",
+        "deployment.gpus",
+        "deployment.engine.name",
+        "deployment.quantization.weights",
+        "deployment.speculative.method",
+    ]
 
 
 def test_vllm_speculative_decoding_is_stored_with_its_acceptance(h100):

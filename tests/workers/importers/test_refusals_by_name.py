@@ -7,7 +7,10 @@ none is a measurement, and none is a real file.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -81,3 +84,51 @@ def test_text_that_does_not_open_like_yaml_keeps_its_json_error():
     # A CSV is not parsed as YAML (it would be scanned whole as one scalar).
     message = _refusal(b"model,ttft_ms\nm,12.5\n", "out.csv")
     assert "cannot tell the format" in message and "YAML" not in message
+
+
+# --- aiperf's CSV export (real files: tests/fixtures/wild/aiperf-csv, SOURCES.md) ----------
+
+WILD = Path(__file__).resolve().parents[2] / "fixtures" / "wild"
+CSV_AND_JSON = [
+    (
+        WILD / "aiperf-csv" / f"{run}_profile_export_aiperf.csv",
+        WILD / "aiperf" / f"{run}_profile_export_aiperf.json",
+    )
+    for run in (
+        "qwen36-vllm-aiperf-benchmark_nvfp4_5090_agent_c16",
+        "aiperf-lab-tests_llama-3.2-3b-instruct-gguf_q4_k_m_concurrency1",
+    )
+]
+CSV_STATS = {"Time to First Token (ms)": "time_to_first_token",
+             "Request Latency (ms)": "request_latency",
+             "Inter Token Latency (ms)": "inter_token_latency"}  # fmt: skip
+
+
+@pytest.mark.parametrize(("csv_path", "json_path"), CSV_AND_JSON, ids=lambda p: p.parent.name)
+def test_an_aiperf_csv_is_refused_by_name_pointing_at_the_json_of_the_same_run(csv_path, json_path):
+    with pytest.raises(ImportFailure) as refused:
+        import_file(csv_path.read_bytes(), csv_path.name)
+    message = str(refused.value)
+    assert "aiperf's CSV export" in message and "recognised but not read" in message
+    assert "profile_export_aiperf.json" in message and "cannot tell" not in message
+    # The JSON it points at is the same run: each CSV statistic is the JSON's, rounded.
+    rows = list(csv.reader(io.StringIO(csv_path.read_text())))
+    header = rows[0]
+    raw = json.loads(json_path.read_text())
+    checked = 0
+    for row in rows[1:]:
+        if row and row[0] in CSV_STATS:
+            metric = raw[CSV_STATS[row[0]]]
+            for stat, value in zip(header[1:], row[1:], strict=True):
+                if stat in metric:  # aiperf 0.8's JSON has no 'sum'
+                    assert float(value) == round(metric[stat], 2), (row[0], stat)
+                    checked += 1
+    assert checked >= 3 * 13  # avg, min, max, p1..p99 and std of three latencies
+
+
+@pytest.mark.parametrize(("csv_path", "json_path"), CSV_AND_JSON[:1], ids=["aiperf-csv"])
+def test_a_format_recognised_and_not_read_is_refused_by_name_whatever_format_is_given(
+    csv_path, json_path
+):
+    with pytest.raises(ImportFailure, match="aiperf's CSV export.*recognised but not read"):
+        import_file(csv_path.read_bytes(), csv_path.name, format_name="aiperf")

@@ -172,11 +172,30 @@ def test_it_leaves_aiperf_warmup_records_out(llama_server):
     assert doc.idempotency_key == f"sha256:{doc.source.file_sha256}"
 
 
-def test_it_refuses_an_unknown_aiperf_metric(llama_server):
+def test_an_unknown_aiperf_metric_is_kept_as_written_and_the_run_imports(llama_server):
     raw = read_json(AIPERF)
-    raw["goodput_rate"] = {"unit": "requests/sec", "avg": 1.0}
-    with pytest.raises(ImportFailure, match="unknown metric.*goodput_rate"):
+    raw["goodput_rate"] = {"unit": "requests/sec", "avg": 1.0, "p50": 1.0}
+    [doc] = import_file(json.dumps(raw).encode(), "x.json", facts=llama_server)
+    assert doc.environment.extra["metrics_not_read"] == {
+        "goodput_rate": {"avg": 1.0, "unit": "requests/sec"}
+    }
+    assert doc.points[0].throughput.requests_per_s == raw["request_throughput"]["avg"]
+
+
+def test_an_unknown_aiperf_field_that_is_no_metric_still_refuses_the_file(llama_server):
+    raw = read_json(AIPERF)
+    raw["goodput_mode"] = "strict"
+    with pytest.raises(ImportFailure, match=r"unknown field\(s\) goodput_mode"):
         import_file(json.dumps(raw).encode(), "x.json", facts=llama_server)
+
+
+def test_aiperf_adjusted_metrics_are_kept_beside_the_ones_mapped(llama_server):
+    raw = read_json(AIPERF)
+    raw["adj_output_token_throughput"] = {**raw["output_token_throughput"], "avg": 1.5}
+    [doc] = import_file(json.dumps(raw).encode(), "x.json", facts=llama_server)
+    aside = doc.environment.extra["metrics_without_slot"]["adj_output_token_throughput"]
+    assert aside == {"avg": 1.5, "unit": raw["output_token_throughput"]["unit"]}
+    assert doc.points[0].throughput.output_tok_s != 1.5
 
 
 def test_it_refuses_an_aiperf_schema_it_does_not_know(llama_server):

@@ -159,36 +159,40 @@ def test_facts_are_refused_for_an_exported_document(h200_vllm):
         import_file(exported, "run.json", facts=h200_vllm)
 
 
-def test_a_refusal_names_every_missing_fact_at_once_and_those_facts_import_it():
-    # inference-perf's lifecycle report states neither the model, the deployment nor the
-    # lengths: one refusal must name all seven with their flags, so the first retry is the last.
-    path = (
-        fixture_path("").parent
-        / "wild/inference-perf/kubecon-na-2025_vllm_summary_lifecycle_metrics.json"
-    )
+DEPLOYMENT_FACTS = [
+    ("deployment.accelerator", "--accelerator", "accelerator", "H100"),
+    ("deployment.gpus", "--gpus", "gpus", "1"),
+    ("deployment.engine.name", "--engine", "engine", "vllm"),
+    ("deployment.quantization.weights", "--weights", "weights", "BF16"),
+]
+
+
+@pytest.mark.parametrize(
+    ("relative", "others"),
+    [
+        # inference-perf's lifecycle report states neither the model nor the deployment (its
+        # lengths are the measured means it states).
+        (
+            "inference-perf/kubecon-na-2025_vllm_summary_lifecycle_metrics.json",
+            [("model.name", "--model", "fact_model", "m")],
+        ),
+        # benchmark_serving.py lines whose output totals do not divide: the output length
+        # is asked with the deployment, in the same refusal.
+        (
+            "inferencex-benchmark-serving/vllm-bench-automation_results.jsonl",
+            [("scenario.output_tokens", "--output-tokens", "output_tokens", 128)],
+        ),
+    ],
+)
+def test_a_refusal_names_every_missing_fact_at_once_and_those_facts_import_it(relative, others):
+    # One refusal names every missing fact with its flag, so the first retry is the last.
+    path = fixture_path("").parent / "wild" / relative
+    expected = DEPLOYMENT_FACTS + others
     with pytest.raises(ImportFailure) as failure:
         import_file(path.read_bytes(), path.name, facts=Facts())
     message = str(failure.value)
-    for fact, flag in [
-        ("model.name", "--model"),
-        ("deployment.accelerator", "--accelerator"),
-        ("deployment.gpus", "--gpus"),
-        ("deployment.engine.name", "--engine"),
-        ("deployment.quantization.weights", "--weights"),
-        ("scenario.input_tokens", "--input-tokens"),
-        ("scenario.output_tokens", "--output-tokens"),
-    ]:
+    for fact, flag, _, _ in expected:
         assert fact in message and flag in message, fact
-    given = facts_from_arguments(
-        {
-            "fact_model": "m",
-            "accelerator": "H100",
-            "gpus": "1",
-            "engine": "vllm",
-            "weights": "BF16",
-            "input_tokens": 1024,
-            "output_tokens": 128,
-        }
-    )
+    given = facts_from_arguments({option: value for _, _, option, value in expected})
     docs = import_file(path.read_bytes(), path.name, facts=given)
-    assert docs and all(doc.model.name == "m" for doc in docs)
+    assert docs

@@ -62,15 +62,14 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "aiperf/aiperf-lab-tests_llama": _facts("L4", 1, "llama.cpp", "Q4_K_M"),
     "aiperf/aiperf-lab-tests_qwen3": _facts("L4", 1, "llama.cpp", "Q4_1"),
     # wellflat/k8s-dev's aiperf run against its gpt-oss-20b vLLM pod (GPU model not stated).
-    "aiperf/wellflat-k8s-dev": _facts(
-        "A100", 1, "vllm", "MXFP4", input_tokens=150, output_tokens=100
-    ),
+    # Its synthetic lengths have a spread: the scenario's are the measured means.
+    "aiperf/wellflat-k8s-dev": _facts("A100", 1, "vllm", "MXFP4"),
     "inferencex-summary/glm5": _facts("H200", None, "vllm", "FP8"),
     "inferencex-summary/minimax": _facts("H200", None, "vllm", "FP8"),
-    # ATOM MTP runs on MI355X, TP4 (InferenceX root files; the name gives isl8192_osl1024).
-    "inferencex-benchmark-serving/atom": _facts(
-        "MI355X", 4, "atom", "FP8", input_tokens=8192, output_tokens=1024
-    ),
+    # ATOM MTP runs on MI355X, TP4 (InferenceX root files). The lengths are not given: the
+    # files keep every request's lengths, whose means are the scenario's (the name's
+    # isl8192_osl1024 is the top of the random range, not what was sent).
+    "inferencex-benchmark-serving/atom": _facts("MI355X", 4, "atom", "FP8"),
     # datacrunch-research's H200 benchmarks (8x H200, sglang); model from the file names.
     "sglang-bench-serving/deepseek": _facts("H200", 8, "sglang", "FP8", model="deepseek-v3"),
     "sglang-bench-serving/llama_3_3_70b": _facts(
@@ -79,8 +78,8 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "sglang-bench-serving/llama_405b": _facts("H200", 8, "sglang", "FP8", model="llama-3.1-405b"),
     # kubernetes-sigs/inference-perf KubeCon NA 2025 demo: its manifests.yaml runs
     # vllm/vllm-openai:v0.11.0 serving Llama-3.1-8B-Instruct on one H100 (GKE
-    # nvidia-h100-80gb). The report does not state the workload's lengths (a ShareGPT-like
-    # mix); the facts give the means the reports show, rounded. Checks are on measurements.
+    # nvidia-h100-80gb). The workload (a ShareGPT-like mix) has no target lengths: the
+    # scenario's are the measured means the reports state. Checks are on measurements.
     "inference-perf/kubecon-na-2025_vllm-eagle": Facts.model_validate(
         {
             **_facts(
@@ -89,8 +88,6 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
                 "vllm",
                 "BF16",
                 "meta-llama/Llama-3.1-8B-Instruct",
-                input_tokens=202,
-                output_tokens=63,
             ).as_tree(),  # fmt: skip
             "deployment": {
                 "accelerator": "H100",
@@ -107,8 +104,6 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         "vllm",
         "NF4",
         "meta-llama/Llama-3.1-8B-Instruct",
-        input_tokens=202,
-        output_tokens=63,
     ),  # fmt: skip  (--quantization bitsandbytes)
     "inference-perf/kubecon-na-2025_vllm": _facts(
         "H100",
@@ -116,43 +111,37 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         "vllm",
         "BF16",
         "meta-llama/Llama-3.1-8B-Instruct",
-        input_tokens=202,
-        output_tokens=63,
     ),  # fmt: skip
     # er0080/vllm-benchmarking's capture of `vllm bench sweep serve` (vLLM 0.25.1, OPT-125m):
-    # the files state no hardware or lengths; these facts are arbitrary. Checks are on
-    # measurements, which facts do not touch.
-    "vllm-bench-serve/er0080-sweep": _facts(
-        "L4", 1, "vllm", "BF16", input_tokens=32, output_tokens=16
-    ),
+    # the files state no hardware; these facts are arbitrary. Checks are on measurements,
+    # which facts do not touch. The lengths are the totals over completed (they divide).
+    "vllm-bench-serve/er0080-sweep": _facts("L4", 1, "vllm", "BF16"),
     # nerdalert/vllm-bench-automation: llm-d with 4 decode replicas on 4x L40S (the file's
-    # --metadata says gpu=4xNVIDIA_L40S, input_len=1000, output_len=500).
+    # --metadata says gpu=4xNVIDIA_L40S, input_len=1000, output_len=500). The input length
+    # is stated by the totals (they divide by completed); the output, which varies, is given.
     "inferencex-benchmark-serving/vllm-bench-automation": _facts(
-        "L40S", 4, "vllm", "BF16", input_tokens=1000, output_tokens=500
+        "L40S", 4, "vllm", "BF16", output_tokens=500
     ),
     # LambdaLabsML/vllm-benchmark: one A100-80GB SXM, vLLM v0.5.4 image, TP1, ShareGPT
     # prompts. The weights' precision is not stated (BF16 is arbitrary); the lengths are
     # derived from the file's per-request counts, so none are given here.
     "vllm-benchmark-serving/lambdalabs_1xA100": _facts("A100", 1, "vllm", "BF16"),
     # danielkorat/guidellm-bench: vLLM 0.14.1 on Intel XPU (intel/vllm:0.14.1-xpu), TP4, FP8,
-    # AIME prompts. The XPU model and the workload's lengths are not stated (lengths: the
-    # file's rounded prompt/output means); checks are on measurements.
-    "guidellm/guidellm-bench": _facts(
-        "ARC-B60", 4, "vllm", "FP8", input_tokens=99, output_tokens=1024
-    ),
+    # AIME prompts. The XPU model is not stated; the lengths are derived from the file's
+    # measured prompt/output means; checks are on measurements.
+    "guidellm/guidellm-bench": _facts("ARC-B60", 4, "vllm", "FP8"),
     # wellflat/k8s-dev: vllm/vllm-openai:gptoss, TP1, one GPU whose model is not stated
-    # (the accelerator is arbitrary); lengths are the synthetic means each file requested
-    # (stddev 30, so the file states no fixed lengths).
-    "genai-perf/wellflat-k8s-dev_e3e57baf": _facts(
-        "A100", 1, "vllm", "MXFP4", "openai/gpt-oss-20b", input_tokens=150, output_tokens=400
-    ),
-    "genai-perf/wellflat-k8s-dev_e17e8f5b": _facts(
-        "A100", 1, "vllm", "MXFP4", "openai/gpt-oss-20b", input_tokens=150, output_tokens=300
-    ),
+    # (the accelerator is arbitrary). The synthetic lengths have a spread (stddev 30), so the
+    # scenario's lengths are the measured means the files state.
+    "genai-perf/wellflat-k8s-dev": _facts("A100", 1, "vllm", "MXFP4", "openai/gpt-oss-20b"),
     # ray-project/llmperf-leaderboard: hosted endpoints (Anyscale, Bedrock, Lepton) whose
     # hardware is not stated anywhere, so these facts are arbitrary; the responses files
     # name no model (the paired summary's is given). Checks are on measurements.
     "llmperf/": _facts("H100", 1, "vllm", "BF16"),
+    # philschmid/llmperf-bench: TGI 2.0.1 (the results folder and main.py's default image) on
+    # one GPU of 24 GB (its configs); the GPU model and the weights are not stated, so these
+    # two are arbitrary. Checks are on measurements, which facts do not touch.
+    "llmperf-sweep/": _facts("A10G", 1, "tgi", "BF16"),
     "llmperf-responses/llmperf-leaderboard_anyscale_13b": _facts(
         "H100", 1, "vllm", "BF16", model="meta-llama/Llama-2-13b-chat-hf"
     ),
@@ -173,7 +162,7 @@ GIVEN: dict[str, Facts] = {
                 "engine": {"name": "trtllm"},
                 "quantization": {"weights": "FP4"},
             },
-            "scenario": {"input_tokens": 1024, "output_tokens": 1024},
+            # No lengths: the totals over completed state them (2,621,440 / 2,560 = 1,024).
         }
     ),
 }
@@ -316,6 +305,11 @@ def check_aiperf(docs: list[ResultDocument], raw: Any) -> None:
             check_aiperf_v10(doc, raw)
     else:  # schema 1.3: phases known by name, models.items, a file dataset
         check_aiperf_phases(doc, raw)
+    if "scenario_lengths" in doc.environment.extra:  # a trace, a file or lengths with a spread
+        _check_measured_lengths(doc, raw, point.requests.succeeded)
+    else:  # fixed synthetic lengths, as the config states them
+        prompt = raw["input_config"]["input"]["prompt"]
+        assert doc.scenario.input_tokens == prompt["input_tokens"]["mean"]
     version = raw.get("aiperf_version")
     assert doc.environment.loadgen_version == (f"aiperf {version}" if version else None)
 
@@ -403,7 +397,29 @@ def check_benchmark_serving(docs: list[ResultDocument], raw: Any) -> None:
             assert doc.environment.extra["best_of"] == row["best_of"]
         rate = row["request_rate"]
         assert doc.environment.extra.get("requested_rate") == (None if rate == "inf" else rate)
+        _check_derived_lengths(doc, row)
     assert len({doc.idempotency_key for doc in docs}) == len(docs)
+
+
+def _check_derived_lengths(doc: ResultDocument, row: dict[str, Any]) -> None:
+    """Lengths the facts leave open come from the file: the per-request lengths' means, or
+    the totals over completed where they divide exactly; each is labelled as derived."""
+    derived = doc.environment.extra.get("scenario_lengths") or {"means": {}}
+    completed = row["completed"]
+    for slot, total, lens in (
+        ("input_tokens", "total_input_tokens", "input_lens"),
+        ("output_tokens", "total_output_tokens", "output_lens"),
+    ):
+        if lens in row:
+            mean = sum(row[lens]) / len(row[lens])
+        elif row[total] % completed == 0:
+            mean = row[total] // completed
+        else:  # neither states it: the facts gave it, and nothing is labelled derived
+            assert slot not in derived["means"]
+            continue
+        assert derived["means"][slot] == mean
+        assert getattr(doc.scenario, slot) == round(mean)
+    assert derived["means"]  # every file here states at least one length
 
 
 def check_vllm_bench_serve(docs: list[ResultDocument], raw: Any) -> None:
@@ -432,6 +448,7 @@ def check_vllm_bench_serve(docs: list[ResultDocument], raw: Any) -> None:
             row["max_num_seqs"],
         )
         assert (doc.scenario.length_spread, doc.scenario.prefix_cache_hit_rate) == (None, None)
+        _check_derived_lengths(doc, row)
     assert len({doc.idempotency_key for doc in docs}) == len(docs)
 
 
@@ -531,6 +548,11 @@ def check_inference_perf(docs: list[ResultDocument], raw: Any) -> None:
     point = doc.points[0]
     successes, load = raw["successes"], raw["load_summary"]
     assert point.requests.succeeded == successes["count"]
+    derived = doc.environment.extra["scenario_lengths"]
+    assert derived["requests"] == successes["count"]
+    for slot, name in (("input_tokens", "prompt_len"), ("output_tokens", "output_len")):
+        assert derived["means"][slot] == successes[name]["mean"]
+        assert getattr(doc.scenario, slot) == round(successes[name]["mean"])
     assert point.requests.failed == raw["failures"]["count"]
     throughput = successes["throughput"]
     assert point.throughput.requests_per_s == throughput["requests_per_sec"]
@@ -574,6 +596,10 @@ def check_lm_eval(docs: list[ResultDocument], raw: Any) -> None:
                 assert (result.kind, result.n) == ("score", None)
     assert len(stored) == expected
     assert doc.environment.extra["lm_eval_version"] == raw["lm_eval_version"]
+    # The sample counts are kept for every task, scores (no n) included.
+    assert doc.environment.extra["n_samples"] == {
+        task: raw["n-samples"][task] for task in raw["results"] if task not in groups
+    }
 
 
 def check_guidellm(docs: list[ResultDocument], raw: Any) -> None:
@@ -602,6 +628,17 @@ def check_guidellm(docs: list[ResultDocument], raw: Any) -> None:
                 assert getattr(dist, p) == summary["percentiles"][p] * factor, (name, p)
         # guidellm's token-weighted TPOT/ITL are kept aside, not mapped (see the importer).
         assert point.latency_ms.tpot is None and point.latency_ms.itl is None
+    # A file of prompts states no target lengths: the measured means over every benchmark's
+    # successful requests are the scenario's, labelled as derived.
+    ok = [b["metrics"] for b in raw["benchmarks"]]
+    count = sum(m["prompt_token_count"]["successful"]["count"] for m in ok)
+    derived = doc.environment.extra["scenario_lengths"]
+    assert derived["requests"] == count
+    for slot, name in (("input_tokens", "prompt_token_count"),
+                       ("output_tokens", "output_token_count")):  # fmt: skip
+        mean = sum(m[name]["successful"]["total_sum"] for m in ok) / count
+        assert derived["means"][slot] == mean
+        assert getattr(doc.scenario, slot) == round(mean)
 
 
 GENAI_PERF_LATENCY = {"time_to_first_token": "ttft", "request_latency": "e2el",
@@ -630,6 +667,17 @@ def check_genai_perf(docs: list[ResultDocument], raw: Any) -> None:
     assert point.concurrency == stimulus["concurrency"]
     assert doc.model.name == (config.get("model_names") or config.get("model"))[0]
     assert doc.scenario.dataset == "random"  # genai-perf's "synthetic"
+    _check_measured_lengths(doc, raw, point.requests.succeeded)
+
+
+def _check_measured_lengths(doc: ResultDocument, raw: Any, requests: int) -> None:
+    """Lengths drawn with a spread: the scenario carries the measured means, labelled."""
+    derived = doc.environment.extra["scenario_lengths"]
+    assert derived["requests"] == requests
+    for slot, name in (("input_tokens", "input_sequence_length"),
+                       ("output_tokens", "output_sequence_length")):  # fmt: skip
+        assert derived["means"][slot] == raw[name]["avg"]
+        assert getattr(doc.scenario, slot) == round(raw[name]["avg"])
 
 
 LLMPERF_SLOTS = {"mean": "mean", "stddev": "std", "min": "min", "max": "max",
@@ -640,8 +688,24 @@ LLMPERF_LATENCY = {"ttft_s": "ttft", "end_to_end_latency_s": "e2el"}
 
 def check_llmperf(docs: list[ResultDocument], raw: Any) -> None:
     [doc] = docs
-    point = doc.points[0]
     assert doc.model.name == raw["model"]
+    _check_llmperf_point(doc, doc.points[0], raw, doc.environment.extra)
+
+
+def check_llmperf_sweep(docs: list[ResultDocument], raw: Any) -> None:
+    # Summaries keyed by concurrency: one run whose points are the keys, in file order.
+    [doc] = docs
+    assert [str(p.concurrency) for p in doc.points] == list(raw)
+    extras = doc.environment.extra["summaries"]
+    assert [e["key"] for e in extras] == list(raw)
+    for point, extra, summary in zip(doc.points, extras, raw.values(), strict=True):
+        assert doc.model.name == summary["model"]
+        _check_llmperf_point(doc, point, summary, extra)
+    errors = sum(s["results_number_errors"] for s in raw.values())
+    assert doc.status == ("partial" if errors else "succeeded")
+
+
+def _check_llmperf_point(doc: ResultDocument, point: Any, raw: Any, extra: dict) -> None:
     assert point.concurrency == raw["num_concurrent_requests"]
     assert (point.requests.total, point.requests.succeeded, point.requests.failed) == (
         raw["results_num_requests_started"],
@@ -658,7 +722,7 @@ def check_llmperf(docs: list[ResultDocument], raw: Any) -> None:
         for stat, ours in LLMPERF_SLOTS.items():
             assert getattr(dist, ours) == raw[f"results_{name}_{stat}"] * 1000, (name, stat)
             checked += 1
-        unslotted = doc.environment.extra["latency_stats_without_slot_s"][name]
+        unslotted = extra["latency_stats_without_slot_s"][name]
         assert unslotted["quantiles_p25"] == raw[f"results_{name}_quantiles_p25"]
     assert checked == 16
     # llmperf's inter-token latency is end-to-end time per chunk (TTFT included): not TPOT.
@@ -710,6 +774,7 @@ def raw_summary_name(responses_name: str) -> str:
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "llmperf": check_llmperf,
     "llmperf-responses": check_llmperf_responses,
+    "llmperf-sweep": check_llmperf_sweep,
     "genai-perf": check_genai_perf,
     "guidellm": check_guidellm,
     "vllm-bench-serve": check_vllm_bench_serve,
@@ -741,6 +806,28 @@ REFUSED: dict[str, tuple[str, ...]] = {
         "MLPerf LoadGen mlperf_log_summary.txt, scenario SingleStream",
         "recognised but not read",
     ),
+    # aiperf's CSV exports of two runs whose JSON exports are in aiperf/: refused by name,
+    # pointing at the JSON (test_refusals_by_name checks they are the same run).
+    "aiperf-csv/qwen36-vllm-aiperf-benchmark_nvfp4_5090_agent_c16_profile_export_aiperf.csv": (
+        "aiperf's CSV export",
+        "recognised but not read",
+        "profile_export_aiperf.json",
+    ),
+    "aiperf-csv/aiperf-lab-tests_llama-3.2-3b-instruct-gguf_q4_k_m_concurrency1_profile_export"
+    "_aiperf.csv": ("aiperf's CSV export", "recognised but not read", "profile_export_aiperf.json"),
+    **{
+        f"inferencex-runner/{name}": ("InferenceX runner's", "recognised but not read", "agg_")
+        for name in (
+            "agentic_dsr1_tp4_bs16_offloadoff_fp4_vllm_tp4-ep4-dpafalse_disagg-false_spec-none"
+            "_conc16_b200-dgxc-slurm_5_workload_distribution_summary.txt",
+            "agentic_dsr1_tp4_bs1_offloadon_fp4_vllm_tp4-ep4-dpafalse_disagg-false_spec-none"
+            "_conc1_b200-nb_0_workload_distribution_summary.txt",
+            "agentic_dsr1_tp8_bs12_offloadon_fp4_vllm_tp8-ep8-dpafalse_disagg-false_spec-none"
+            "_conc12_b200-dgxc-slurm_5_metrics_server_metrics.csv",
+            "agentic_dsr1_tp8_bs16_offloadoff_fp4_vllm_tp8-ep8-dpafalse_disagg-false_spec-none"
+            "_conc16_b200-dgxc-slurm_2_metrics_server_metrics.csv",
+        )
+    },
     # framework and precision are empty strings in this file: the facts must say them.
     "inferencex-agentic/results_0601_results_bmk_2_agg_bmk.json": (
         "item 0",
@@ -798,6 +885,7 @@ _GIVEN_FOR = {
     "deployment.quantization.weights": ("weights", "BF16"),
     "scenario.input_tokens": ("input_tokens", 1024),
     "scenario.output_tokens": ("output_tokens", 128),
+    "deployment.speculative.method": ("spec_method", "mtp"),
 }
 
 

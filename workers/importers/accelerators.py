@@ -1,0 +1,83 @@
+"""One accelerator name per SKU, whoever wrote it: every importer's accelerator goes through here.
+
+Peer files and users spell one SKU many ways: InferenceX runner pools ('b200-dgxc-slurm',
+'cluster:mi355x-amds', 'h200-nb', 'b200-trt'), vendor names as drivers report them ('NVIDIA
+B200', 'AMD Instinct MI300X', 'NVIDIA H100 80GB HBM3', 'NVIDIA A100-SXM4-80GB'), lower case.
+A run stored under 'B200-DGXC' or 'NVIDIA B200' is on no accelerator a price or comparison
+knows, so importers store the SKU as the catalog names it (apps/catalog/reference/
+published.json; a test keeps this list a superset of the catalog's) and keep the name as
+written beside it (environment.extra.accelerator_as_written).
+
+A name whose SKU is not known here is kept as written: guessing would merge boards that
+differ. Board variants that change the part (PCIe, NVL) are kept after the SKU ('H100 PCIe').
+"""
+
+from __future__ import annotations
+
+import re
+
+# The catalog's SKUs first, then others that published files name. Longest match wins, so
+# 'GB200' is never read as 'B200'.
+KNOWN_SKUS = (
+    # the catalog (apps/catalog/reference/published.json)
+    "H100",
+    "H200",
+    "B200",
+    "B300",
+    "GB200",
+    "GB300",
+    "MI300X",
+    "MI325X",
+    "MI355X",
+    # named by published result files
+    "A100",
+    "A10G",
+    "GH200",
+    "H20",
+    "H800",
+    "L4",
+    "L40S",
+    "MI250X",
+    "MI300A",
+    "MI350X",
+    "RTX 4090",
+    "RTX 5090",
+    "RTX PRO 6000",
+)
+# Vendor and product-line words around an SKU in driver-reported names.
+VENDOR_WORDS = {"NVIDIA", "AMD", "INSTINCT", "GEFORCE", "TESLA", "RADEON"}
+# Words after an SKU that describe the same part: its memory, memory kind or socket.
+SAME_PART = re.compile(r"^(\d+GB|HBM\d*E?|SXM\d*|OAM)$")
+RUNNER_PREFIX = "cluster:"
+
+
+def accelerator_sku(name: str) -> str:
+    """The catalog's SKU for an accelerator name, or the name as written when unknown."""
+    written = name.strip()
+    words = [
+        w
+        for w in re.split(r"[\s_]+", written.removeprefix(RUNNER_PREFIX))
+        if w and w.upper() not in VENDOR_WORDS
+    ]
+    upper = [w.upper() for w in words]
+    for sku in sorted(KNOWN_SKUS, key=len, reverse=True):
+        parts = sku.split(" ")
+        head = upper[: len(parts)]
+        if len(head) < len(parts):
+            continue
+        # A hyphen after the SKU starts a runner's site or a driver's part suffix
+        # ('B200-DGXC', 'A100-SXM4-80GB'): the SKU is the part before it.
+        last = head[-1].split("-", 1)[0]
+        if head[:-1] + [last] != parts:
+            continue
+        rest = [w for w in words[len(parts) :] if not SAME_PART.match(w.upper())]
+        return " ".join([sku, *rest])
+    return written
+
+
+def runner_sku(hw: str) -> str:
+    """The SKU an InferenceX `hw` names. Runner pools are '<sku>-<site>[-<scheduler>]'
+    ('b200-dgxc-slurm', 'cluster:mi355x-amds'), and 'b200-trt' labels B200 runs served by
+    TensorRT-LLM. No SKU has a hyphen, so the pool's first word is its SKU, known here or not."""
+    first = hw.strip().removeprefix(RUNNER_PREFIX).split("-", 1)[0]
+    return accelerator_sku(first.upper())
