@@ -79,6 +79,8 @@ class Measured:
     metrics: dict[str, float] = field(default_factory=dict)  # "ttft_s.p99"-style
     success_rate: float | None = None
     point_id: int = 0  # the stored point, whose request records (if any) give an interval
+    # A figure of unstated token kind: its two readings (tok_s_per_gpu is the lower).
+    tok_s_range: tuple[float, float] | None = None
 
     @property
     def interactivity_p50(self) -> float | None:

@@ -34,6 +34,9 @@ from apps.runs.significance import point_samples
 
 # The board's default price tier (apps/leaderboard/board_runs.Board.tier).
 DEFAULT_TIER = "owning_hyperscaler"
+# The interactivity floor a question gets when it names none (the headline's, /compare/'s):
+# a floor most chat users feel as fluent streaming, 30 tok/s/user at the median.
+DEFAULT_FLOOR = 30.0
 
 
 def answer_scenario(*, slug: str, org: Organization | None) -> Scenario | None:
@@ -124,6 +127,9 @@ def measured_points(
                     metrics=point_metrics(point),
                     success_rate=point.success_rate,
                     point_id=point.pk,
+                    tok_s_range=None
+                    if priced.stated or priced.tok_low is None or priced.tok_high is None
+                    else (priced.tok_low, priced.tok_high),
                 )
             )
     return out
