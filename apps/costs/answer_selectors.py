@@ -37,6 +37,18 @@ DEFAULT_TIER = "owning_hyperscaler"
 # The interactivity floor a question gets when it names none (the headline's, /compare/'s):
 # a floor most chat users feel as fluent streaming, 30 tok/s/user at the median.
 DEFAULT_FLOOR = 30.0
+# The question a page asks when the visitor names none: the headline's, the claim checker's.
+DEFAULT_QUESTION = {
+    "model": "DeepSeek-R1-0528",
+    "scenario": "8k-1k",
+    "precision": "fp4",
+    "spec": "none",
+    "engine": "any",
+    "serving": "any",
+    "a": "MI355X",
+    "b": "B200",
+    "interactivity_min": f"{DEFAULT_FLOOR:g}",
+}
 
 
 def answer_scenario(*, slug: str, org: Organization | None) -> Scenario | None:

@@ -10,26 +10,15 @@ from django.http import HttpRequest, HttpResponse
 from pydantic import ValidationError
 
 from apps.accounts.scoping import viewer_org
-from apps.costs.answer_selectors import DEFAULT_FLOOR, ask
+from apps.costs.answer_selectors import DEFAULT_FLOOR, DEFAULT_QUESTION, ask
 from apps.costs.api.answer import AnswerQuery
 from apps.costs.formulas import CostInputError
 from apps.costs.prices import price_sheet
 from apps.htmx import page_or_partial
 from apps.leaderboard import charts
 
-# The question the headline asks when the link names no SLO: the default interactivity
-# floor, and no other bound.
-DEFAULT_QUESTION = {
-    "model": "DeepSeek-R1-0528",
-    "scenario": "8k-1k",
-    "precision": "fp4",
-    "spec": "none",
-    "engine": "any",
-    "serving": "any",
-    "a": "MI355X",
-    "b": "B200",
-    "interactivity_min": f"{DEFAULT_FLOOR:g}",
-}
+# The headline's question when the link names no SLO (DEFAULT_QUESTION): the default
+# interactivity floor, and no other bound.
 DEFAULT_SLO_TEXT = f"interactivity p50 ≥ {DEFAULT_FLOOR:g} tok/s/user"
 
 
