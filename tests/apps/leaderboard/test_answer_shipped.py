@@ -3,6 +3,7 @@ by hand of the stored points: one test, since loading the reference data is the 
 
 import pytest
 from django.core.management import call_command
+from django.utils.html import escape
 
 from apps.runs.models import Point, Run
 
@@ -78,6 +79,7 @@ def test_it_gives_each_sides_best_measured_point_at_the_floor_on_every_surface(c
                 if body[key]["meets"]:
                     assert f'href="/runs/{body[key]["point"]["run_id"]}/"' in html
                     assert f"{body[key]['tok_s_per_gpu']:.1f}" in html
+            assert escape(body["uncertainty"]) in html  # the interval, or "single measurement"
             if body["a"]["meets"] and body["b"]["meets"]:
                 _same_on_compare_and_claim(client, asked, body)
                 uncertainty.add(_uncertainty(body))
