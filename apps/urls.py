@@ -15,6 +15,7 @@ from apps.accounts import views as accounts
 from apps.accuracy import views as accuracy
 from apps.api.api import api
 from apps.api.middleware import as_unavailable, unavailable_response
+from apps.costs import claim_views
 from apps.costs import views as costs
 from apps.health import readyz
 from apps.jobs import views as jobs
@@ -62,8 +63,8 @@ costs_urls = [
     path("", costs.procurement, name="procurement"),
     path("export.csv", costs.export_csv, name="export-csv"),
     path("export.json", costs.export_json, name="export-json"),
-    path("claim/", costs.claim, name="claim"),
-    path("claim/verdict.svg", costs.claim_image, name="claim-image"),
+    path("claim/", claim_views.claim, name="claim"),
+    path("claim/verdict.svg", claim_views.claim_image, name="claim-image"),
     path("profiles/", costs.profile_save, name="profile-save"),
     path("profiles/active/", costs.profile_activate, name="profile-activate"),
     path("saved/", costs.page_save, name="page-save"),

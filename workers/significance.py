@@ -274,12 +274,26 @@ def _run_replicates(metric: str, sample: Sample, rng: np.random.Generator, reps:
     return out
 
 
+# A run may come as its one figure alone (an imported or published throughput with no
+# request records): it takes part in the resampling of runs, with no noise within it.
+Run = Sample | float
+
+
+def _figure(metric: str, run: Run) -> float:
+    return float(run) if isinstance(run, float | int) else estimate(metric, run)
+
+
 def _replicates(
-    metric: str, runs: Sequence[Sample], rng: np.random.Generator, reps: int
+    metric: str, runs: Sequence[Run], rng: np.random.Generator, reps: int
 ) -> np.ndarray:
     """`reps` bootstrap values of the side's figure: the mean over resampled runs of a
     resample within each (a run drawn twice takes two different within-run draws)."""
-    within = [_run_replicates(metric, s, rng, reps) for s in runs]
+    within = [
+        np.full(reps, float(s))
+        if isinstance(s, float | int)
+        else _run_replicates(metric, s, rng, reps)
+        for s in runs
+    ]
     if len(runs) == 1:
         return within[0]
     chosen = rng.integers(0, len(runs), (reps, len(runs)))
@@ -358,25 +372,35 @@ def _mag(x: float) -> str:
 
 def compare(
     metric: str,
-    a: Sequence[Sample],
-    b: Sequence[Sample],
+    a: Sequence[Run],
+    b: Sequence[Run],
     *,
     replicates: int = REPLICATES,
     confidence: float = CONFIDENCE,
     seed: int = SEED,
 ) -> Difference:
-    """B against A on `metric`; each side is one or more runs of one configuration."""
+    """B against A on `metric`; each side is one or more runs of one configuration, each
+    run its request records (a `Sample`) or, for throughput only, its one figure."""
     if metric not in METRICS:
         raise ValueError(f"unknown metric {metric!r}; one of {', '.join(METRICS)}")
     if not a or not b:
         raise ValueError("each side needs at least one sample")
+    figures = [s for s in (*a, *b) if not isinstance(s, Sample)]
+    if figures and not metric.endswith("_tok_s_gpu"):
+        raise ValueError("a run without request records has a throughput figure only")
     spec = METRICS[metric]
-    thin = _too_few(metric, min(s.size for s in (*a, *b)))
-    value_a = float(np.mean([estimate(metric, s) for s in a]))
-    value_b = float(np.mean([estimate(metric, s) for s in b]))
-    sizes = (sum(s.size for s in a), sum(s.size for s in b))
+    samples = [s for s in (*a, *b) if isinstance(s, Sample)]
+    thin = _too_few(metric, min(s.size for s in samples)) if samples else None
+    value_a = float(np.mean([_figure(metric, s) for s in a]))
+    value_b = float(np.mean([_figure(metric, s) for s in b]))
+    sizes = (
+        sum(s.size for s in a if isinstance(s, Sample)),
+        sum(s.size for s in b if isinstance(s, Sample)),
+    )
     if not (math.isfinite(value_a) and math.isfinite(value_b)) or value_a == 0:
         return Difference(spec, value_a, value_b, None, None, None, len(a), len(b), *sizes)
+    if not samples and len(a) == len(b) == 1:
+        thin = "single measurement: one figure a side, nothing to resample"
     if thin:
         change = value_b / value_a - 1.0
         return Difference(
@@ -391,6 +415,11 @@ def compare(
     notes = []
     if len(a) == 1 and len(b) == 1:
         notes.append("one run a side: the interval covers request-to-request noise only")
+    if figures:
+        notes.append(
+            f"{len(figures)} run(s) without request records: each taken at its figure, "
+            "with no noise within it"
+        )
     if ratios.size < replicates // 2:
         return Difference(
             spec,

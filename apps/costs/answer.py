@@ -14,7 +14,7 @@ with no point meeting the SLO names its nearest point and the bound it fails.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -28,6 +28,7 @@ from apps.costs.slo import (
     explain_miss,
     verdict,
 )
+from workers import significance
 
 ANY = "any"
 NONE = "none"
@@ -37,6 +38,7 @@ SERVING = ("aggregated", "disaggregated", ANY)
 DEFAULT_MAX_GAP = 2.0
 # The facts that may still differ between the two sides' points, in the order shown.
 DIFFERING_FACTS = (
+    ("precision", "precision"),  # differs only when the question leaves it free
     ("engine", "engine"),
     ("spec", "speculative decoding"),
     ("parallelism", "parallelism"),
@@ -76,6 +78,9 @@ class Measured:
     usd_per_gpu_hour: float | None
     metrics: dict[str, float] = field(default_factory=dict)  # "ttft_s.p99"-style
     success_rate: float | None = None
+    point_id: int = 0  # the stored point, whose request records (if any) give an interval
+    # A figure of unstated token kind: its two readings (tok_s_per_gpu is the lower).
+    tok_s_range: tuple[float, float] | None = None
 
     @property
     def interactivity_p50(self) -> float | None:
@@ -146,7 +151,31 @@ class Side:
     nearest: Measured | None = None
     failing: tuple[str, ...] = ()
     considered: int = 0  # the side's points that match the asked facts
-    repeats: int = 1  # runs of the answer's configuration measured at its level
+    # Every run of the answer's configuration measured at its level, the answer's first:
+    # repeated runs, whose spread the ratio's interval takes in.
+    level_runs: tuple[Measured, ...] = ()
+
+    @property
+    def repeats(self) -> int:
+        return max(len(self.level_runs), 1)
+
+
+@dataclass(frozen=True, slots=True)
+class RatioInterval:
+    """The ratio A over B with its 95% interval (workers/significance.py's bootstrap over
+    repeated runs and request records), of the sides' mean at the answer's levels."""
+
+    tok_ratio: float
+    tok_low: float
+    tok_high: float
+    usd_low: float | None
+    usd_high: float | None
+    runs_a: int
+    runs_b: int
+    requests_a: int
+    requests_b: int
+    # B against A as the significance module states each metric; the throughput's first.
+    differences: tuple[significance.Difference, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +189,7 @@ class Answer:
     usd_ratio: float | None  # A's $/Mtok over B's
     uncertainty: str
     rule: str
+    interval: RatioInterval | None = None
 
 
 def rule_text(slo: Slo, *, interpolate: bool, max_gap: float) -> str:
@@ -176,6 +206,16 @@ def rule_text(slo: Slo, *, interpolate: bool, max_gap: float) -> str:
     )
 
 
+def by_accelerator(point: Measured) -> str:
+    """A side is an accelerator (the default question): its name, case-blind."""
+    return point.accelerator.upper()
+
+
+def by_deployment(point: Measured) -> str:
+    """A side is one deployment (/compare/'s columns): "#<id>"."""
+    return f"#{point.deployment_id}"
+
+
 def best_side(
     points: Sequence[Measured],
     sku: str,
@@ -183,10 +223,11 @@ def best_side(
     *,
     interpolate: bool = False,
     max_gap: float = DEFAULT_MAX_GAP,
+    side_of: Callable[[Measured], str] = by_accelerator,
 ) -> Side:
     """The side's best measured point meeting `slo` (ties: the lighter load, then the
     lower run id, so the answer does not depend on the order points were read)."""
-    own = [p for p in points if p.accelerator.upper() == sku.upper() and p.tok_s_per_gpu]
+    own = [p for p in points if side_of(p) == sku.upper() and p.tok_s_per_gpu]
     meeting = [p for p in own if verdict(p.slo_point(), slo).meets]
     if not meeting:
         return _no_point(own, sku, slo)
@@ -199,10 +240,15 @@ def best_side(
         reading="measured",
         reason=f"measured point {best.level} of run {best.run_id} meets {slo.describe()}",
         considered=len(own),
-        repeats=sum(
-            1
-            for p in own
-            if p.deployment_id == best.deployment_id and p.concurrency == best.concurrency
+        level_runs=(
+            best,
+            *(
+                p
+                for p in own
+                if p is not best
+                and p.deployment_id == best.deployment_id
+                and (p.concurrency, p.level) == (best.concurrency, best.level)
+            ),
         ),
     )
     if interpolate:
@@ -287,15 +333,17 @@ def answer(
     slo: Slo,
     interpolate: bool = False,
     max_gap: float = DEFAULT_MAX_GAP,
+    side_of: Callable[[Measured], str] = by_accelerator,
 ) -> Answer:
-    """The one comparison: A's and B's answers at `slo` among points matching `facts`."""
+    """The one comparison: A's and B's answers at `slo` among points matching `facts`.
+    The uncertainty is "single measurement" until `with_interval` reads the records."""
     matching = [p for p in points if matches(p, facts)]
     side_a, side_b = (
-        best_side(matching, sku, slo, interpolate=interpolate, max_gap=max_gap) for sku in (a, b)
+        best_side(matching, sku, slo, interpolate=interpolate, max_gap=max_gap, side_of=side_of)
+        for sku in (a, b)
     )
     both = side_a.tok_s_per_gpu and side_b.tok_s_per_gpu
     usd = side_a.usd_per_mtok and side_b.usd_per_mtok
-    repeated = max(side_a.repeats, side_b.repeats) > 1
     return Answer(
         a=side_a,
         b=side_b,
@@ -304,14 +352,77 @@ def answer(
         differs=differences(side_a.point, side_b.point),
         tok_ratio=side_a.tok_s_per_gpu / side_b.tok_s_per_gpu if both else None,
         usd_ratio=side_a.usd_per_mtok / side_b.usd_per_mtok if usd else None,
-        # Only the best of repeated runs is taken, so no interval is claimed from them yet.
-        uncertainty=(
-            "repeated runs exist at this level; the ratio is from the best of them"
-            if repeated
-            else "single measurement"
-        ),
+        uncertainty=SINGLE,
         rule=rule_text(slo, interpolate=interpolate, max_gap=max_gap),
     )
+
+
+SINGLE = "single measurement"
+
+
+def with_interval(
+    result: Answer,
+    records: Mapping[int, significance.Sample],
+    *,
+    basis: str,
+    metrics: Sequence[str] = (),
+) -> Answer:
+    """`result` with the ratio's interval when either side has repeated runs at its level
+    or request records (`records`, by point id): workers/significance.py's bootstrap over
+    the runs, and the requests within each, of each side's mean at its level. Else, and for
+    an interpolated reading, the ratio stays a single measurement.
+
+    `metrics` (latency and interactivity, as the significance module names them) are
+    stated too when every run on both sides has records."""
+    a, b = result.a, result.b
+    if a.point is None or b.point is None or "interpolated" in (a.reading, b.reading):
+        return result
+    runs_a, runs_b = (
+        [records.get(p.point_id, p.tok_s_per_gpu or 0.0) for p in side.level_runs]
+        for side in (a, b)
+    )
+    recorded = [r for r in (*runs_a, *runs_b) if isinstance(r, significance.Sample)]
+    if len(runs_a) == len(runs_b) == 1 and not recorded:
+        return result
+    # B against A in the module's words, with the sides swapped: its change is A/B - 1.
+    first = significance.compare(f"{basis}_tok_s_gpu", runs_b, runs_a)
+    if first.change is None or first.low is None or first.high is None:
+        why = "; ".join(first.notes) or "no interval"
+        return replace(result, uncertainty=f"{SINGLE} ({why})")
+    found = [first]
+    if len(recorded) == len(runs_a) + len(runs_b):
+        found += [significance.compare(m, runs_b, runs_a) for m in metrics]
+    tok, low, high = 1 + first.change, 1 + first.low, 1 + first.high
+    prices = a.point.usd_per_gpu_hour, b.point.usd_per_gpu_hour
+    factor = prices[0] / prices[1] if prices[0] and prices[1] else None
+    interval = RatioInterval(
+        tok_ratio=tok,
+        tok_low=low,
+        tok_high=high,
+        # $/Mtok A/B = (price A / price B) / (tok/s A / tok/s B): the bounds swap.
+        usd_low=factor / high if factor and high > 0 else None,
+        usd_high=factor / low if factor and low > 0 else None,
+        runs_a=first.runs_b,
+        runs_b=first.runs_a,
+        requests_a=first.requests_b,
+        requests_b=first.requests_a,
+        differences=tuple(found),
+    )
+    return replace(result, interval=interval, uncertainty=interval_text(interval))
+
+
+def interval_text(interval: RatioInterval) -> str:
+    """'mean over 3 and 1 run(s) at these levels: 1.12× [0.95×, 1.30×] the tok/s/GPU, ...'."""
+    sources = f"{interval.runs_a} and {interval.runs_b} run(s) at these levels"
+    if interval.requests_a or interval.requests_b:
+        sources += f", {interval.requests_a} and {interval.requests_b} request records"
+    text = (
+        f"mean over {sources}: {interval.tok_ratio:.2f}× "
+        f"[{interval.tok_low:.2f}×, {interval.tok_high:.2f}×] the tok/s/GPU"
+    )
+    if interval.usd_low is not None and interval.usd_high is not None:
+        text += f", [{interval.usd_low:.2f}×, {interval.usd_high:.2f}×] the $/Mtok"
+    return text + " (95% bootstrap interval)"
 
 
 # --- the swing: the answer against the interactivity floor --------------------------------
@@ -349,6 +460,7 @@ def swing(
     facts: Facts,
     slo: Slo,
     limit: int = 40,
+    side_of: Callable[[Measured], str] = by_accelerator,
 ) -> Swing:
     """The measured answer at each interactivity floor where it can change (each matching
     point's own interactivity p50), with the floor at which the cheaper side changes named.
@@ -360,7 +472,7 @@ def swing(
         floors = sorted({floors[round(i * step)] for i in range(limit)})
     rows = []
     for floor in floors:
-        result = answer(points, a=a, b=b, facts=facts, slo=with_floor(slo, floor))
+        result = answer(points, a=a, b=b, facts=facts, slo=with_floor(slo, floor), side_of=side_of)
         rows.append(SwingRow(floor, result.a, result.b, result.tok_ratio, result.usd_ratio))
     return Swing(tuple(rows), _crossover(rows, a, b))
 

@@ -2,12 +2,13 @@
 accelerators for a model and scenario, with its configuration's facts, priced on a basis.
 
 Imported and published runs take part (with their origin and rule status); simulated and
-failed runs do not: they never stand beside a measurement.
+failed runs do not: they never stand beside a measurement. Nor do runs labelled unofficial
+(a branch's trial): they are not the configuration's record.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from apps.accounts.models import Organization
@@ -19,16 +20,35 @@ from apps.costs.answer import (
     Measured,
     Swing,
     answer,
+    by_accelerator,
+    by_deployment,
     swing,
+    with_interval,
 )
 from apps.costs.formulas import CostInputError, TokenKind, priced_throughput, throughputs
 from apps.costs.selectors import point_metrics, price_book
 from apps.costs.slo import Slo
 from apps.runs.models import Run
 from apps.runs.selectors import runs_visible
+from apps.runs.significance import point_samples
 
 # The board's default price tier (apps/leaderboard/board_runs.Board.tier).
 DEFAULT_TIER = "owning_hyperscaler"
+# The interactivity floor a question gets when it names none (the headline's, /compare/'s):
+# a floor most chat users feel as fluent streaming, 30 tok/s/user at the median.
+DEFAULT_FLOOR = 30.0
+# The question a page asks when the visitor names none: the headline's, the claim checker's.
+DEFAULT_QUESTION = {
+    "model": "DeepSeek-R1-0528",
+    "scenario": "8k-1k",
+    "precision": "fp4",
+    "spec": "none",
+    "engine": "any",
+    "serving": "any",
+    "a": "MI355X",
+    "b": "B200",
+    "interactivity_min": f"{DEFAULT_FLOOR:g}",
+}
 
 
 def answer_scenario(*, slug: str, org: Organization | None) -> Scenario | None:
@@ -57,16 +77,22 @@ def measured_points(
     org: Organization | None,
     model: str,
     scenario: Scenario,
-    skus: tuple[str, ...],
+    skus: tuple[str, ...] = (),
+    deployments: tuple[int, ...] = (),
     basis: TokenKind,
     prices: Mapping[str, float],
 ) -> list[Measured]:
+    """The points of the accelerators `skus` running `model` (or of the `deployments`)."""
+    runs = runs_visible(org=org).filter(scenario=scenario)
+    if deployments:
+        runs = runs.filter(deployment_id__in=deployments)
+    else:
+        runs = runs.filter(deployment__model__name=model)
+        runs = runs.filter(deployment__accelerator__sku__in=[s.upper() for s in skus])
     runs = (
-        runs_visible(org=org)
-        .filter(deployment__model__name=model, scenario=scenario)
-        .filter(deployment__accelerator__sku__in=[s.upper() for s in skus])
-        .exclude(provenance=Run.Provenance.SIMULATED)
+        runs.exclude(provenance=Run.Provenance.SIMULATED)
         .exclude(status=Run.Status.FAILED)
+        .exclude(labels__has_key="unofficial")
         .select_related("deployment__accelerator", "deployment__engine")
         .prefetch_related("points")
         .order_by("id")
@@ -112,6 +138,10 @@ def measured_points(
                     usd_per_gpu_hour=prices.get(sku.upper()),
                     metrics=point_metrics(point),
                     success_rate=point.success_rate,
+                    point_id=point.pk,
+                    tok_s_range=None
+                    if priced.stated or priced.tok_low is None or priced.tok_high is None
+                    else (priced.tok_low, priced.tok_high),
                 )
             )
     return out
@@ -133,6 +163,9 @@ class Asked:
     min_success_rate: float | None = None  # None: none required (imported rows state none)
     interpolate: bool = False
     max_gap: float = DEFAULT_MAX_GAP
+    # /compare/'s question: side A and B are these two deployments, not accelerators
+    # (`a` and `b` are then "#<id>").
+    deployments: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,9 +179,17 @@ class Asking:
     points: int
 
 
-def ask(asked: Asked, *, org: Organization | None, with_swing: bool = True) -> Asking:
-    """Read the points and apply the one rule. A scenario the caller may not see, or an
-    SLO that cannot be asked for, is a CostInputError naming the field."""
+def ask(
+    asked: Asked,
+    *,
+    org: Organization | None,
+    with_swing: bool = True,
+    metrics: tuple[str, ...] = (),
+) -> Asking:
+    """Read the points and apply the one rule, then the ratio's interval where repeated
+    runs or request records allow (`metrics`: more figures to state with an interval, as
+    workers/significance.py names them). A scenario the caller may not see, or an SLO that
+    cannot be asked for, is a CostInputError naming the field."""
     scenario = answer_scenario(slug=asked.scenario, org=org)
     if scenario is None:
         raise CostInputError("scenario", f"no visible run has scenario {asked.scenario!r}")
@@ -162,9 +203,11 @@ def ask(asked: Asked, *, org: Organization | None, with_swing: bool = True) -> A
         model=asked.model,
         scenario=scenario,
         skus=(asked.a, asked.b),
+        deployments=asked.deployments or (),
         basis=asked.basis,
         prices=prices,
     )
+    side_of: Callable[[Measured], str] = by_deployment if asked.deployments else by_accelerator
     result = answer(
         points,
         a=asked.a,
@@ -173,9 +216,17 @@ def ask(asked: Asked, *, org: Organization | None, with_swing: bool = True) -> A
         slo=slo,
         interpolate=asked.interpolate,
         max_gap=asked.max_gap,
+        side_of=side_of,
+    )
+    level_runs = [p.point_id for side in (result.a, result.b) for p in side.level_runs]
+    result = with_interval(
+        result,
+        point_samples(point_ids=level_runs),
+        basis=asked.basis.value,
+        metrics=metrics,
     )
     swung = (
-        swing(points, a=asked.a, b=asked.b, facts=asked.facts, slo=slo)
+        swing(points, a=asked.a, b=asked.b, facts=asked.facts, slo=slo, side_of=side_of)
         if with_swing
         else Swing((), "")
     )

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from apps.costs.answer import Answer
 from apps.costs.formulas import (
     AcceleratorPrices,
     CostInputError,
@@ -202,50 +203,34 @@ _CURVE_FIELDS = (
 )
 
 
-def run_pair_assumptions(
-    curves_a: Sequence[DeploymentCurve],
-    curves_b: Sequence[DeploymentCurve],
-    slo: Slo,
-    usd_per_gpu_hour_a: float,
-    usd_per_gpu_hour_b: float,
-    *,
-    limit: int = 50,
+def answer_assumptions(
+    answers: Sequence[Answer], usd_per_gpu_hour_a: float, usd_per_gpu_hour_b: float
 ) -> list[Assumption]:
-    """Throughput ratios from stored runs: every A run against every B run, each at its
-    best throughput per GPU meeting `slo`, with what differs between the two listed.
-
-    Pairs on the same scenario come first; pairs where either side meets no point of the
-    SLO are left out.
-    """
-    best_a = [(c, best_throughput_at_slo(c.points, slo)) for c in curves_a]
-    best_b = [(c, best_throughput_at_slo(c.points, slo)) for c in curves_b]
-    pairs = [
-        (a, ra, b, rb)
-        for a, ra in best_a
-        for b, rb in best_b
-        if ra.tok_per_s_per_gpu is not None and rb.tok_per_s_per_gpu is not None
-    ]
-    pairs.sort(
-        key=lambda pair: (pair[0].scenario != pair[2].scenario, pair[0].run_id, pair[2].run_id)
-    )
+    """Throughput ratios from stored runs, as the one answer (apps/costs/answer.py) gives
+    them at the claim's SLO: each side's best measured point meeting it among the asked
+    facts, with every fact that still differs. An answer where a side has no point meeting
+    the SLO gives no assumption (the page says why)."""
     assumptions = []
-    for a, ra, b, rb in pairs[:limit]:
-        diffs = what_differs(
-            {name: getattr(a, name) for name in _CURVE_FIELDS},
-            {name: getattr(b, name) for name in _CURVE_FIELDS},
-        )
-        interpolated = "interpolated" in (ra.provenance, rb.provenance)
+    seen = set()
+    for result in answers:
+        a, b = result.a, result.b
+        if a.point is None or b.point is None or not result.tok_ratio:
+            continue
+        pair = (a.point.point_id, a.point.run_id, b.point.point_id, b.point.run_id)
+        if pair in seen:  # a wider question that found the same two points
+            continue
+        seen.add(pair)
         assumptions.append(
             Assumption(
-                label=f"run {a.run_id} ({a.quantization}, {a.engine}) vs "
-                f"run {b.run_id} ({b.quantization}, {b.engine})",
-                kind="stored runs" + (", interpolated" if interpolated else ""),
-                throughput_ratio=ra.tok_per_s_per_gpu / rb.tok_per_s_per_gpu,
+                label=f"run {a.point.run_id} {a.point.level} vs run {b.point.run_id} "
+                f"{b.point.level} ({result.facts.describe()})",
+                kind="stored runs (the answer at the SLO"
+                + (", interpolated" if "interpolated" in (a.reading, b.reading) else "")
+                + ")",
+                throughput_ratio=result.tok_ratio,
                 usd_per_gpu_hour_a=usd_per_gpu_hour_a,
                 usd_per_gpu_hour_b=usd_per_gpu_hour_b,
-                differences=tuple(
-                    f"{d.field}: {d.a} vs {d.b}" for d in diffs if d.field != "accelerator"
-                ),
+                differences=result.differs,
             )
         )
     return assumptions
@@ -261,29 +246,25 @@ class ClaimPage:
     price_a: TierPrice | None = None
     price_b: TierPrice | None = None
     slo: Slo | None = None
+    # The stored runs' answers the check tried, and why a question got none.
+    answers: tuple[Answer, ...] = ()
+    stored_notes: tuple[str, ...] = ()
 
 
 def check_with_assumptions(
     claim: Claim,
     accelerators: tuple[str, str],
     prices: Mapping[str, AcceleratorPrices],
-    curves: Sequence[DeploymentCurve],
-    slo: Slo,
+    answers: Sequence[Answer] = (),
 ) -> ClaimCheck:
     """The claim checked, and tried under every pairing of A's and B's price tiers (when the
-    book prices both) and of their stored runs at `slo`."""
+    book prices both) and under the stored runs' answers at the claim's SLO."""
     sku_a, sku_b = (sku.upper() for sku in accelerators)
     assumptions: list[Assumption] = []
     books = {sku.upper() for sku in prices}
     if sku_a in books and sku_b in books:
         assumptions += tier_pair_assumptions(prices, sku_a, sku_b, claim.throughput_ratio)
-    assumptions += run_pair_assumptions(
-        [c for c in curves if c.accelerator.upper() == sku_a],
-        [c for c in curves if c.accelerator.upper() == sku_b],
-        slo,
-        claim.usd_per_gpu_hour_a,
-        claim.usd_per_gpu_hour_b,
-    )
+    assumptions += answer_assumptions(answers, claim.usd_per_gpu_hour_a, claim.usd_per_gpu_hour_b)
     return check_claim(claim, assumptions)
 
 

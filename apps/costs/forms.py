@@ -19,6 +19,8 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
+from apps.costs.answer import Answer, Facts
+from apps.costs.answer_selectors import DEFAULT_QUESTION, Asked
 from apps.costs.claims import (
     Claim,
     ClaimPage,
@@ -34,7 +36,6 @@ from apps.costs.formulas import (
     require_non_negative,
 )
 from apps.costs.prices import ProfiledQuery
-from apps.costs.procurement import DeploymentCurve
 from apps.costs.procurement_inputs import (
     DEFAULTS,
     PRICE_PREFIX,
@@ -373,7 +374,13 @@ CLAIM_DEFAULTS: dict[str, str] = {
     "tier_b": Tier.OWNING_HYPERSCALER.value,
     "price_b": "",
     "ttft_s_max": "",
-    "interactivity_min": "",
+    # The stored runs the claim is tried against: the one answer's question (its default
+    # floor too, shown in the field so that clearing it asks for none).
+    "interactivity_min": DEFAULT_QUESTION["interactivity_min"],
+    **{
+        name: DEFAULT_QUESTION[name]
+        for name in ("model", "scenario", "precision", "spec", "engine")
+    },
 }
 
 
@@ -410,6 +417,11 @@ class ClaimQuery(CostForm):
     )
     accelerator_a = Text()
     accelerator_b = Text()
+    model = Text(strip=True)
+    scenario = Text(strip=True)
+    precision = Text(strip=True)
+    spec = Text(strip=True)
+    engine = Text(strip=True)
     token_kind = AnyTokenKind()
 
     def __init__(
@@ -461,9 +473,36 @@ class ClaimQuery(CostForm):
             )
         return data
 
-    def page(self, curves: Sequence[DeploymentCurve]) -> ClaimPage:
-        """The claim checked against every tier pairing and every pairing of `curves`, or the
-        problems that keep it from being checked."""
+    def questions(self) -> list[Asked]:
+        """The stored runs' questions for the one answer (a valid form only): A against B
+        at the claim's SLO among the asked facts, and, when those pin the engine or
+        speculative decoding, among any (what then differs is listed)."""
+        data, values = self.cleaned_data, self.values
+        asked = Facts(
+            values["precision"] or "any", values["spec"] or "any", values["engine"] or "any"
+        )
+        wider = Facts(asked.precision)
+        bounds = {
+            "ttft_s_max": data.get("ttft_s_max"),
+            "ttft_percentile": "p99",
+            "interactivity_min": data.get("interactivity_min"),
+        }
+        return [
+            Asked(
+                model=values["model"],
+                scenario=values["scenario"],
+                a=values["accelerator_a"].upper(),
+                b=values["accelerator_b"].upper(),
+                facts=facts,
+                bounds=bounds,
+                basis=data["token_kind"],
+            )
+            for facts in ([asked, wider] if wider != asked else [asked])
+        ]
+
+    def page(self, answers: Sequence[Answer] = (), notes: Sequence[str] = ()) -> ClaimPage:
+        """The claim checked against every tier pairing and the stored runs' `answers`, or
+        the problems that keep it from being checked."""
         if not self.is_valid():
             return ClaimPage(self.values, tuple(self.problems()))
         data, values = self.cleaned_data, self.values
@@ -479,7 +518,9 @@ class ClaimQuery(CostForm):
         )
         accelerators = (values["accelerator_a"], values["accelerator_b"])
         try:
-            check = check_with_assumptions(claim, accelerators, self.book, curves, data["slo"])
+            check = check_with_assumptions(claim, accelerators, self.book, answers)
         except CostInputError as error:
             return ClaimPage(values, (FieldError(_page_field(error.field), error.message),))
-        return ClaimPage(values, (), check, side_a, side_b, data["slo"])
+        return ClaimPage(
+            values, (), check, side_a, side_b, data["slo"], tuple(answers), tuple(notes)
+        )

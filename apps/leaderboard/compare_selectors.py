@@ -1,5 +1,6 @@
-"""Reads behind /compare/: the deployments to pick from, the scenario they share, and the
-scenarios and accuracy results of the compared runs.
+"""Reads behind /compare/: the deployments to pick from, the scenario they share, the
+scenarios and accuracy results of the compared runs, and the one answer (apps/costs/answer.py)
+for which points are compared and their ratios.
 """
 
 from collections import Counter
@@ -9,7 +10,11 @@ from django.db.models import QuerySet
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Scenario
+from apps.costs.answer import Facts
+from apps.costs.answer_selectors import DEFAULT_FLOOR, Asked, Asking, ask
+from apps.costs.formulas import TokenKind
 from apps.runs.selectors import runs_visible
+from apps.runs.summary import scenario_slo
 
 
 def deployment_choices(*, org: Organization | None = None) -> list[tuple[int, str]]:
@@ -56,3 +61,65 @@ def scenarios_of(*, deployments: list[Deployment], org: Organization | None) -> 
 def accuracy_results(*, result_ids: list[int]) -> dict[int, AccuracyResult]:
     """The stored accuracy results by id, for a paired comparison."""
     return AccuracyResult.objects.in_bulk(result_ids)
+
+
+def answer_bounds(
+    scenario: Scenario | None,
+    *,
+    interactivity_min: float | str | None,
+    ttft_p99_s_max: float | str | None,
+) -> dict[str, float | str | None]:
+    """The SLO /compare/ asks the answer at: the scenario's bounds (the board's SLO), the
+    asked TTFT p99 and floor over them ("none": no such bound), and where neither the
+    scenario nor the visitor sets a floor, the answer's default one (DEFAULT_FLOOR)."""
+    bounds: dict[str, float | str | None] = {}
+    for bound in scenario_slo(scenario).bounds:
+        if bound.metric == "interactivity":
+            bounds |= {"interactivity_min": bound.stored_limit}
+            bounds |= {"interactivity_percentile": bound.percentile}
+        elif f"{bound.metric}_s_max" not in bounds:  # the answer takes one bound a metric
+            bounds |= {f"{bound.metric}_s_max": bound.stored_limit / 1000}
+            bounds |= {f"{bound.metric}_percentile": bound.percentile}
+    if ttft_p99_s_max is not None:
+        bounds |= {"ttft_s_max": ttft_p99_s_max, "ttft_percentile": "p99"}
+    if interactivity_min is not None:
+        bounds |= {"interactivity_min": interactivity_min, "interactivity_percentile": "p50"}
+    bounds.setdefault("interactivity_min", DEFAULT_FLOOR)
+    return {k: None if v == "none" else v for k, v in bounds.items()}
+
+
+def compare_answers(
+    *,
+    deployment_ids: list[int],
+    scenario: str,
+    bounds: dict[str, float | str | None],
+    basis: str,
+    tier: str,
+    own_prices: dict[str, float],
+    org: Organization | None,
+    metrics: tuple[str, ...] = (),
+) -> list[Asking]:
+    """Each later column against the first, as the one answer gives it (apps/costs/answer.py):
+    side A the column's deployment, side B the first's, so each ratio reads "this column
+    over the first". Raises CostInputError when the scenario cannot be asked."""
+    first, *rest = deployment_ids
+    return [
+        ask(
+            Asked(
+                model="",
+                scenario=scenario,
+                a=f"#{other}",
+                b=f"#{first}",
+                facts=Facts(),
+                bounds=bounds,
+                basis=TokenKind(basis),
+                tier=tier,
+                own_prices=own_prices,
+                deployments=(other, first),
+            ),
+            org=org,
+            with_swing=False,
+            metrics=metrics,
+        )
+        for other in rest
+    ]

@@ -5,6 +5,7 @@ A page binds its form once per request; the form's errors are the problems the p
 (and the CSV/JSON forms answer 400 with), and `value(name)` is the cleaned value, or the
 field's default where the value was missing or bad. The page cache asks the same form."""
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -111,6 +112,31 @@ class WholeNumber(QueryField):
         except ValueError:  # a digit int() does not read, like "²"
             number = 0
         if number < 1:
+            raise ValidationError(
+                self.error_messages["invalid"], code="invalid", params={"value": value}
+            )
+        return number
+
+
+class SloLimit(QueryField):
+    """An SLO bound's limit: a positive number, or "none" for no bound (None); missing
+    leaves the page's default. A bad one is refused, naming the field."""
+
+    default_error_messages = {
+        "invalid": "“%(value)s” is not a positive number (or none)",
+    }
+    NONE = "none"
+
+    def to_python(self, value: Any) -> float | str | None:
+        if value in self.empty_values:
+            return None
+        if str(value).strip().lower() == self.NONE:
+            return self.NONE
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        if not math.isfinite(number) or number <= 0:
             raise ValidationError(
                 self.error_messages["invalid"], code="invalid", params={"value": value}
             )
@@ -259,6 +285,10 @@ class CompareQuery(DefaultedQuery):
     scenario = QueryField()
     tier = OneOf(default=DEFAULTS.tier)
     basis = OneOf(BASES, default=DEFAULTS.basis)
+    # The SLO the answer compares at (apps/costs/answer.py); missing: the scenario's bounds
+    # and, where they set no floor, the answer's default one.
+    interactivity_min = SloLimit(label="Interactivity p50 ≥ (tok/s/user)")
+    ttft_p99_s_max = SloLimit(label="TTFT p99 ≤ (s)")
     format = Format()
 
     MAX_DEPLOYMENTS = 4

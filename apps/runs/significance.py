@@ -112,3 +112,13 @@ def compare_runs(
             cache.set(key, found, CACHE_SECONDS)
         out.append(None if found == "none" else found)
     return out
+
+
+def point_samples(*, point_ids: list[int]) -> dict[int, significance.Sample]:
+    """Point id -> its request records as a sample, for the points that have records (the
+    answer's interval, apps/costs/answer.py). The ids come from a visibility-checked read."""
+    points = Point.objects.filter(pk__in=point_ids).select_related(
+        "run__deployment", "run__scenario"
+    )
+    found = {point.pk: _sample(point, point.run) for point in points}
+    return {pk: sample for pk, sample in found.items() if sample is not None}

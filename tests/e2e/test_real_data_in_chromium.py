@@ -85,6 +85,10 @@ def test_a_newcomer_sees_inferencex_on_the_board_compares_mi355x_with_b200_and_r
     assert "Scenario" not in text  # like for like there
     # Both weigh FP8; only MI355X's recipe states its KV cache (--kv-cache-dtype fp8_e4m3).
     assert "Quantization: FP8 (act ?, kv FP8) vs FP8" in text
+    # The columns are the one answer's points at the SLO the page states (issue 40).
+    assert "interactivity p50 ≥ 30 tok/s/user" in page.locator("#compare-slo").inner_text()
+    assert "best measured point" in page.locator("#compare-rule").inner_text()
+    assert len(page.locator("td.answer-interactivity").all_inner_texts()) == 2
 
     page.goto(live_server.url + "/accuracy/")
     screenshot(page, "real-data-accuracy")

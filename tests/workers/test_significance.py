@@ -151,3 +151,22 @@ def test_a_replicate_is_the_figure_of_the_drawn_blocks_requests_put_together(met
         arrays = {n: getattr(run, n)[index] for n in ARRAYS}
         drawn = Sample(**arrays, window_s=window, gpus=run.gpus, closed_loop=True)
         assert value == pytest.approx(significance.estimate(metric, drawn))
+
+
+def test_runs_without_records_take_part_at_their_figure_in_throughput_only():
+    # Three imported summaries of one configuration against one: resampling the runs alone.
+    repeated = compare("output_tok_s_gpu", [100.0], [90.0, 100.0, 110.0])
+    assert repeated.change == pytest.approx(0.0)
+    assert repeated.low < 0 < repeated.high and repeated.verdict == "within noise"
+    assert repeated.requests_a == repeated.requests_b == 0
+    assert any("without request records" in note for note in repeated.notes)
+    # One figure a side: nothing to resample, so no interval (never a zero-width one).
+    single = compare("output_tok_s_gpu", [100.0], [120.0])
+    assert single.change == pytest.approx(0.2) and single.low is None
+    assert single.notes == ("single measurement: one figure a side, nothing to resample",)
+    # A figure beside records: the records' side varies, the figure's does not.
+    rng = np.random.default_rng(8)
+    mixed = compare("output_tok_s_gpu", [closed_loop_run(rng)], [100.0])
+    assert mixed.low is not None and mixed.low < mixed.change < mixed.high
+    with pytest.raises(ValueError, match="throughput figure only"):
+        compare("ttft_p99_ms", [closed_loop_run(rng)], [100.0])

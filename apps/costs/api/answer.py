@@ -10,7 +10,15 @@ from pydantic import ConfigDict
 
 from apps.accounts.auth import optional_org
 from apps.api_errors import Errors
-from apps.costs.answer import DEFAULT_MAX_GAP, Answer, Facts, Measured, Side, Swing
+from apps.costs.answer import (
+    DEFAULT_MAX_GAP,
+    Answer,
+    Facts,
+    Measured,
+    RatioInterval,
+    Side,
+    Swing,
+)
 from apps.costs.answer_selectors import DEFAULT_TIER, Asked, Asking, ask
 from apps.costs.formulas import TokenKind
 from apps.costs.prices import profile_prices, url_prices
@@ -146,9 +154,26 @@ def answer_out(result: Answer) -> dict[str, Any]:
         "usd_per_mtok_ratio": result.usd_ratio,
         "differs": list(result.differs),
         "uncertainty": result.uncertainty,
+        "interval": interval_out(result.interval),
         "rule": result.rule,
         "slo": result.slo.describe(),
         "facts": result.facts.describe(),
+    }
+
+
+def interval_out(interval: RatioInterval | None) -> dict[str, Any] | None:
+    """The ratio's 95% interval, or None: a single measurement (the `uncertainty` says)."""
+    if interval is None:
+        return None
+    return {
+        "confidence": 0.95,
+        "tok_s_ratio": interval.tok_ratio,
+        "tok_s_ratio_low": interval.tok_low,
+        "tok_s_ratio_high": interval.tok_high,
+        "usd_per_mtok_ratio_low": interval.usd_low,
+        "usd_per_mtok_ratio_high": interval.usd_high,
+        "runs": {"a": interval.runs_a, "b": interval.runs_b},
+        "request_records": {"a": interval.requests_a, "b": interval.requests_b},
     }
 
 

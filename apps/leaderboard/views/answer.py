@@ -10,27 +10,16 @@ from django.http import HttpRequest, HttpResponse
 from pydantic import ValidationError
 
 from apps.accounts.scoping import viewer_org
-from apps.costs.answer_selectors import ask
+from apps.costs.answer_selectors import DEFAULT_FLOOR, DEFAULT_QUESTION, ask
 from apps.costs.api.answer import AnswerQuery
 from apps.costs.formulas import CostInputError
 from apps.costs.prices import price_sheet
 from apps.htmx import page_or_partial
 from apps.leaderboard import charts
 
-# The question the headline asks when the link names no SLO: a floor most chat users feel
-# as fluent streaming (30 tok/s/user at the median), and no other bound.
-DEFAULT_QUESTION = {
-    "model": "DeepSeek-R1-0528",
-    "scenario": "8k-1k",
-    "precision": "fp4",
-    "spec": "none",
-    "engine": "any",
-    "serving": "any",
-    "a": "MI355X",
-    "b": "B200",
-    "interactivity_min": "30",
-}
-DEFAULT_SLO_TEXT = "interactivity p50 ≥ 30 tok/s/user"
+# The headline's question when the link names no SLO (DEFAULT_QUESTION): the default
+# interactivity floor, and no other bound.
+DEFAULT_SLO_TEXT = f"interactivity p50 ≥ {DEFAULT_FLOOR:g} tok/s/user"
 
 
 def answer_query(params: dict[str, str]) -> str:

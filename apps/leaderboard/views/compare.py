@@ -1,4 +1,9 @@
-"""/compare/: two to four deployments side by side, with ratios, intervals and accuracy deltas."""
+"""/compare/: two to four deployments side by side, with ratios, intervals and accuracy deltas.
+
+Which point of each deployment is compared, and every ratio and interval, come from the one
+answer (apps/costs/answer.py, through compare_selectors.compare_answers): each deployment's
+best measured point meeting the SLO the page states. The board's rows give only what is not
+a point choice: provenance, accuracy, the deployment's facts."""
 
 from typing import Any
 
@@ -10,6 +15,9 @@ from apps.accounts.scoping import viewer_org
 from apps.accuracy import selectors as accuracy_selectors
 from apps.catalog.models import short_flag
 from apps.catalog.selectors import scenario_list
+from apps.costs.answer import Answer, Side
+from apps.costs.answer_selectors import Asking
+from apps.costs.formulas import CostInputError
 from apps.costs.prices import price_sheet
 from apps.leaderboard import (
     charts,
@@ -27,7 +35,6 @@ from apps.leaderboard.views.common import (
     json_download,
     query_without,
 )
-from apps.runs import significance as run_significance
 
 
 def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
@@ -54,11 +61,40 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
             },
             status=400,
         )
+    slo_problems = [p for p in query.problems() if p["field"] in SLO_FIELDS]
+    if slo_problems:
+        return render(
+            request,
+            "leaderboard/compare.html",
+            {"error": "; ".join(f"{p['field']}: {p['message']}" for p in slo_problems), **picker},
+            status=400,
+        )
     scenario_slug = query.value("scenario") or compare_selectors.common_scenario(
         deployment_ids=[d.pk for d in deployments], org=org
     )
     tier, basis = query.value("tier"), query.value("basis")
     sheet = price_sheet(request)  # the one price reader (apps.costs.prices)
+    scenario = scenario_list(org=org).filter(slug=scenario_slug).first()
+    bounds = compare_selectors.answer_bounds(
+        scenario,
+        interactivity_min=query.value("interactivity_min"),
+        ttft_p99_s_max=query.value("ttft_p99_s_max"),
+    )
+    try:
+        answers = compare_selectors.compare_answers(
+            deployment_ids=[d.pk for d in deployments],
+            scenario=scenario_slug or "",
+            bounds=bounds,
+            basis=basis,
+            tier=tier,
+            own_prices=sheet.own,
+            org=org,
+            metrics=SIGNIFICANCE_METRICS,
+        )
+    except CostInputError as exc:
+        answers, answer_error = [], f"{exc.field}: {exc.message}"
+    else:
+        answer_error = ""
     board = selectors.Board(
         scenario=scenario_slug,
         tier=tier,
@@ -74,51 +110,51 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     board_page = selectors.leaderboard_rows(board=board, org=org)
     rows = {r.deployment_id: r for r in board_page.rows}
     ordered = [rows.get(d.pk) for d in deployments]
+    # Each column's pairing with the first (none for the first itself), and its side of the
+    # answer: the first column's from any pairing (a side depends on its points and the SLO).
+    pairings: list[Asking | None] = [None, *answers] if answers else [None] * len(deployments)
+    sides = [answers[0].answer.b if answers else None] + [
+        p.answer.a if p else None for p in pairings[1:]
+    ]
     facts = [deployment_selectors.deployment_facts(d) for d in deployments]
     for fact, row in zip(facts, ordered, strict=True):
         fact["provenance"] = row.provenance if row else "no run in this scenario"
         fact["scenario"] = scenario_slug if row else "—"
-    baseline = ordered[0]
-
-    def stated(row: selectors.Row | None) -> bool:
-        # A ratio to or from a figure of unstated kind would pick one of its two readings.
-        return row is not None and row.tput_range is None
-
-    ratios = [
-        (r.tput_per_gpu / baseline.tput_per_gpu)
-        if stated(r) and stated(baseline) and r.tput_per_gpu and baseline.tput_per_gpu
-        else None
-        for r in ordered
-    ]
-    cost_ratios = [
-        (r.usd_per_mtok / baseline.usd_per_mtok)
-        if stated(r) and stated(baseline) and r.usd_per_mtok and baseline.usd_per_mtok
-        else None
-        for r in ordered
-    ]
+    # No ratio is drawn from one of a figure's two readings (a published figure of unstated
+    # token kind): the column shows both, as every page does.
+    ratios = [p.answer.tok_ratio if p and _stated(p.answer) else None for p in pairings]
+    cost_ratios = [p.answer.usd_ratio if p and _stated(p.answer) else None for p in pairings]
+    shown = [_shown(side, basis) for side in sides]
+    first = sides[0]
+    if first and first.point and not first.point.tok_s_range:  # the first against itself
+        ratios[0] = 1.0 if first.tok_s_per_gpu else None
+        cost_ratios[0] = 1.0 if first.usd_per_mtok else None
     diffs = fairness.differences(facts)
     for d, fact in zip(deployments, facts, strict=True):
         # Added after the fairness check: presentation, not facts to compare.
         fact["name"] = picker["names"][d.pk]
         fact["remove"] = picker["removal"][d.pk]
     deltas = _accuracy_deltas(deployments, org)
-    speculation = run_selectors.runs_speculation(run_ids=[r.run_id for r in ordered if r])
-    for fact, row in zip(facts, ordered, strict=True):
-        # Presentation too: what the speculation accepted at the column's leaderboard point.
-        fact["speculation"] = speculation.get(row.run_id) if row else None
-    significance = _compare_significance(ordered, basis, org)
+    # The run the answer compares; where no point meets the SLO, the board row's run.
+    runs = [
+        side.point.run_id if side and side.point else (row.run_id if row else None)
+        for side, row in zip(sides, ordered, strict=True)
+    ]
+    speculation = run_selectors.runs_speculation(run_ids=[r for r in runs if r])
+    for fact, run_id in zip(facts, runs, strict=True):
+        # Presentation too: what the speculation accepted in the run the answer compares.
+        fact["speculation"] = speculation.get(run_id) if run_id else None
+    significance = [_significance_cell(p.answer) if p else None for p in pairings]
     if query.value("format"):
-        table = board_table([r for r in ordered if r])
-        for entry, ratio in zip(table, ratios, strict=False):
-            entry["throughput_ratio_vs_first"] = ratio
-        cells = [c for c, r in zip(significance, ordered, strict=True) if r]
-        for entry, cell in zip(table, cells, strict=True):
-            # The ratio's interval (workers/significance.py): flat fields, for CSV too.
-            throughput = cell.get("throughput") if cell else None
-            entry["throughput_change_vs_first"] = throughput.change if throughput else None
-            entry["throughput_change_low"] = throughput.low if throughput else None
-            entry["throughput_change_high"] = throughput.high if throughput else None
-            entry["throughput_verdict_vs_first"] = throughput.verdict if throughput else None
+        table = []
+        for row, side, ratio, cost_ratio, cell, pairing in zip(
+            ordered, sides, ratios, cost_ratios, significance, pairings, strict=True
+        ):  # fmt: skip
+            if row is None:
+                continue
+            entry = board_table([row])[0]
+            entry.update(_answer_entry(side, ratio, cost_ratio, cell, pairing))
+            table.append(entry)
         if query.value("format") == "csv":
             return csv_download("compare.csv", table)
         return json_download("compare.json", table)
@@ -127,12 +163,29 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     )
     context = {
         "significance": significance,
+        "sides": sides,
+        "answer_slo": answers[0].answer.slo.describe() if answers else "",
+        "answer_rule": answers[0].answer.rule if answers else "",
+        "answer_error": answer_error,
+        "slo_asked": {name: request.GET.get(name, "") for name in SLO_FIELDS},
         "deployments": deployments,
-        "columns": list(zip(deployments, ordered, ratios, cost_ratios, facts, strict=True)),
+        "columns": list(
+            zip(
+                deployments,
+                ordered,
+                ratios,
+                cost_ratios,
+                facts,
+                sides,
+                pairings,
+                shown,
+                strict=True,
+            )
+        ),
         "differences": diffs,
         "unfair": any(d.unfair for d in diffs),
         "accuracy_deltas": deltas,
-        "scenario": scenario_list(org=org).filter(slug=scenario_slug).first(),
+        "scenario": scenario,
         "scenarios": compare_selectors.scenarios_of(deployments=deployments, org=org),
         "tier": tier,
         "basis": basis,
@@ -165,38 +218,76 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     return render(request, "leaderboard/compare.html", context)
 
 
-# What /compare/ states with an interval against the first column (workers/significance.py).
+# What /compare/ states with an interval against the first column (workers/significance.py),
+# besides the throughput, where every compared run has request records.
 SIGNIFICANCE_METRICS = ("interactivity_p50", "ttft_p99_ms")
+SLO_FIELDS = ("interactivity_min", "ttft_p99_s_max")
 
 
-def _compare_significance(ordered: list, basis: str, org: Organization | None) -> list:
-    """Per column, sentences on throughput and latency against the first column with a 95%
-    interval ("within noise" when it holds 0); None for the first column and where request
-    records are missing (the ratio then stands alone, and the page says why)."""
-    first = ordered[0]
-    if first is None:
-        return [None] * len(ordered)
-    metrics = [f"{basis}_tok_s_gpu", *SIGNIFICANCE_METRICS]
-    rest = [row.run_id if row else None for row in ordered[1:]]
-    found = run_significance.compare_runs(
-        baseline_run=first.run_id, other_runs=rest, metrics=metrics, org=org
-    )
-    cells: list = [None]
-    for row, diffs in zip(ordered[1:], found, strict=True):
-        if row is None:
-            cells.append(None)
-        elif diffs is None:
-            cells.append({"missing": True})
-        else:
-            cells.append(
-                {
-                    "sentences": [d.sentence("the first column", "This column") for d in diffs],
-                    "verdict": diffs[0].verdict,
-                    "throughput": diffs[0],
-                    "runs": (diffs[0].runs_a, diffs[0].runs_b),
-                }
-            )
-    return cells
+def _stated(result: Answer) -> bool:
+    return not any(s.point and s.point.tok_s_range for s in (result.a, result.b))
+
+
+def _shown(side: Side | None, basis: str) -> dict[str, Any]:
+    """The side's tok/s/GPU as includes/throughput.html shows a figure (both readings of
+    one of unstated kind)."""
+    point = side.point if side else None
+    return {
+        "tput_per_gpu": side.tok_s_per_gpu if point else None,
+        "tput_range": point.tok_s_range if point else None,
+        "tput_kind": "unstated" if point and point.tok_s_range else basis,
+    }
+
+
+def _significance_cell(result: Answer) -> dict[str, Any] | None:
+    """A column's sentences against the first column with their 95% interval ("within
+    noise" when it holds 0), from the answer's interval; or why there is none."""
+    if result.a.point is None or result.b.point is None:
+        return None
+    interval = result.interval
+    if interval is None:
+        return {"missing": True, "text": result.uncertainty}
+    first = interval.differences[0]
+    return {
+        "sentences": [d.sentence("the first column", "This column") for d in interval.differences],
+        "verdict": first.verdict,
+        "throughput": first,
+        "notes": first.notes,
+        # The first column is side B of each pairing.
+        "runs": (interval.runs_b, interval.runs_a),
+    }
+
+
+def _answer_entry(
+    side: Side | None,
+    ratio: float | None,
+    cost_ratio: float | None,
+    cell: dict[str, Any] | None,
+    pairing: Asking | None,
+) -> dict[str, Any]:
+    """A column's answer as flat export fields (CSV too): the point compared, its ratios
+    against the first column and their interval."""
+    point = side.point if side else None
+    throughput = cell.get("throughput") if cell else None
+    return {
+        "answer_slo": pairing.answer.slo.describe() if pairing else None,
+        "answer_meets": point is not None,
+        "answer_run_id": point.run_id if point else None,
+        "answer_level": point.level if point else None,
+        "answer_tok_s_per_gpu": side.tok_s_per_gpu if side else None,
+        "answer_interactivity_p50": point.interactivity_p50 if point else None,
+        "answer_ttft_p99_s": point.ttft_p99_s if point else None,
+        "answer_usd_per_mtok": side.usd_per_mtok if side else None,
+        "answer_reason": side.reason if side else None,
+        "answer_differs": "; ".join(pairing.answer.differs) if pairing else None,
+        "throughput_ratio_vs_first": ratio,
+        "usd_per_mtok_ratio_vs_first": cost_ratio,
+        # The ratio's interval (workers/significance.py), as the change against the first.
+        "throughput_change_vs_first": throughput.change if throughput else None,
+        "throughput_change_low": throughput.low if throughput else None,
+        "throughput_change_high": throughput.high if throughput else None,
+        "throughput_verdict_vs_first": throughput.verdict if throughput else None,
+    }
 
 
 # Facts a column heading adds when the compared deployments differ in them: two columns of

@@ -9,13 +9,13 @@ from django.shortcuts import render
 from apps.accounts.models import Organization
 from apps.accounts.scoping import viewer_org
 from apps.catalog.models import PublishedFigure
-from apps.costs.answer_selectors import ask
+from apps.costs.answer_selectors import DEFAULT_QUESTION, ask
 from apps.costs.api.answer import AnswerQuery
 from apps.costs.formulas import CostInputError
 from apps.leaderboard import charts, evidence_selectors, selectors, story
 from apps.leaderboard.methodology import methodology_html
 from apps.leaderboard.story import CLAIMED_COST_RATIO, PUBLISHED_THROUGHPUT_RATIO
-from apps.leaderboard.views.answer import DEFAULT_QUESTION, answer_query
+from apps.leaderboard.views.answer import answer_query
 from apps.leaderboard.views.board import HEADLINE_SKUS
 from apps.projections import selectors as projection_selectors
 

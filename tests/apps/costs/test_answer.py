@@ -2,8 +2,20 @@
 
 from dataclasses import replace
 
-from apps.costs.answer import Facts, Measured, answer, best_side, swing
+import numpy as np
+import pytest
+
+from apps.costs.answer import (
+    Facts,
+    Measured,
+    answer,
+    best_side,
+    by_deployment,
+    swing,
+    with_interval,
+)
 from apps.costs.slo import Slo
+from workers import significance
 
 
 def _point(sku: str, run: int, conc: int, tok: float, inter: float, ttft_s: float, **facts):
@@ -113,3 +125,76 @@ def test_the_swing_names_the_floor_where_the_cheaper_side_changes():
     assert leaders[25.0] < 1 < leaders[40.0]  # MI355X cheaper at 25, B200 at 40
     assert "MI355X is cheaper up to" in swung.crossover
     assert "B200 from" in swung.crossover
+
+
+def test_it_states_a_single_measurement_when_neither_side_repeats_nor_has_records():
+    result = answer(POINTS, a="MI355X", b="B200", facts=Facts(spec="none"), slo=_slo())
+    stated = with_interval(result, {}, basis="output")
+    assert stated.interval is None
+    assert stated.uncertainty == "single measurement"
+
+
+# Three runs of A's configuration at one level (a nightly sweep), one of B's.
+REPEATED = [
+    _point("MI355X", 11, 16, 330, 60, 1.0, point_id=111, deployment_id=1),
+    _point("MI355X", 12, 16, 270, 61, 1.0, point_id=112, deployment_id=1),
+    _point("MI355X", 13, 16, 300, 62, 1.0, point_id=113, deployment_id=1),
+    _point("B200", 21, 16, 300, 60, 1.0, point_id=121, deployment_id=2),
+]
+
+
+def test_it_gives_the_ratio_an_interval_from_repeated_runs_through_the_significance_module():
+    result = answer(REPEATED, a="MI355X", b="B200", facts=Facts(), slo=_slo())
+    assert result.a.point.run_id == 11 and result.a.repeats == 3  # the best, of three
+    stated = with_interval(result, {}, basis="output")
+    interval = stated.interval
+    # The module's own bootstrap over runs, B against A, read the other way round.
+    expected = significance.compare("output_tok_s_gpu", [300.0], [330.0, 270.0, 300.0])
+    assert interval.tok_ratio == pytest.approx(1 + expected.change) == pytest.approx(1.0)
+    assert (interval.tok_low, interval.tok_high) == (
+        pytest.approx(1 + expected.low),
+        pytest.approx(1 + expected.high),
+    )
+    assert interval.tok_low < 1 < interval.tok_high
+    # Same price a side: the $/Mtok ratio's bounds are the throughput's, inverted.
+    assert interval.usd_low == pytest.approx(1 / interval.tok_high)
+    assert (interval.runs_a, interval.runs_b) == (3, 1)
+    assert "3 and 1 run(s)" in stated.uncertainty and "95%" in stated.uncertainty
+
+
+def _records(rng: np.random.Generator, e2el_ms: float, requests: int = 400):
+    """A closed-loop sample of `requests` requests, 16 output tokens each."""
+    e2el = e2el_ms * rng.lognormal(0, 0.1, requests)
+    send = np.cumsum(e2el) / 4  # four slots, roughly
+    return significance.Sample(
+        send_ms=send,
+        n_out=np.full(requests, 16.0),
+        n_in=np.full(requests, 100.0),
+        ok=np.ones(requests, dtype=bool),
+        ttft_ms=e2el * 0.2,
+        tpot_ms=e2el * 0.8 / 15,
+        e2el_ms=e2el,
+        window_s=float((send[-1] + e2el[-1]) / 1000),
+        gpus=8,
+        closed_loop=True,
+    )
+
+
+def test_it_gives_the_ratio_an_interval_from_request_records_of_single_runs():
+    points = [
+        _point("MI355X", 1, 4, 100, 90, 1.0, point_id=1, deployment_id=1),
+        _point("MI355X", 2, 4, 100, 90, 1.0, point_id=2, deployment_id=2),
+    ]
+    result = answer(
+        points, a="#1", b="#2", facts=Facts(), slo=_slo(), side_of=by_deployment
+    )  # /compare/'s sides: one deployment each, on the same accelerator
+    assert (result.a.point.run_id, result.b.point.run_id) == (1, 2)
+    rng = np.random.default_rng(7)
+    records = {1: _records(rng, 100), 2: _records(rng, 125)}
+    stated = with_interval(result, records, basis="output", metrics=("ttft_p99_ms",))
+    interval = stated.interval
+    assert (interval.requests_a, interval.requests_b) == (400, 400)
+    # A is about 25% faster per request than B: its throughput ratio's interval says so.
+    assert 1 < interval.tok_low < interval.tok_ratio < interval.tok_high
+    assert [d.metric.name for d in interval.differences] == ["output_tok_s_gpu", "ttft_p99_ms"]
+    assert "400 and 400 request records" in stated.uncertainty

@@ -8,9 +8,9 @@ from apps.costs.claims import (
     Assumption,
     Claim,
     Comparison,
+    answer_assumptions,
     check_claim,
     cost_ratio,
-    run_pair_assumptions,
     tier_pair_assumptions,
     what_differs,
 )
@@ -105,37 +105,26 @@ def test_it_lists_what_differs_next_to_a_comparison():
     ]
 
 
-def test_stored_run_pairings_give_throughput_ratios_with_what_differs():
-    from apps.costs.procurement import DeploymentCurve
-    from apps.costs.slo import Slo, SloPoint
+def test_stored_runs_give_the_answers_ratio_with_what_still_differs():
+    from dataclasses import replace
 
-    def curve(run_id, accelerator, quant, scenario, tput):
-        return DeploymentCurve(
-            run_id=run_id,
-            label=accelerator,
-            accelerator=accelerator,
-            gpus=8,
-            engine="sglang",
-            quantization=quant,
-            parallelism="TP8",
-            scenario=scenario,
-            input_tokens=None,
-            output_tokens=None,
-            cache_hit_rate=None,
-            provenance="measured",
-            token_kind="total",
-            points=[SloPoint("c16", tput, {"ttft_s.p99": 1.0}, success_rate=1.0)],
-        )
+    from apps.costs.answer import Facts, answer
+    from apps.costs.slo import Slo
+    from tests.apps.costs.test_answer import _point
 
-    mi_fp4 = curve(1, "MI355X", "MXFP4", "20k/1k/60%", 1600.0)
-    b200_fp8 = curve(2, "B200", "FP8", "20k/1k/60%", 2000.0)
-    b200_bf16_other = curve(3, "B200", "BF16", "8k/1k", 1000.0)
-    assumptions = run_pair_assumptions(
-        [mi_fp4], [b200_bf16_other, b200_fp8], Slo.of(ttft_s_max=2.0), 1.48, 1.95
-    )
-    # Same scenario first: 1,600 / 2,000 = 0.8; then 1,600 / 1,000 = 1.6 on another scenario.
-    assert [a.throughput_ratio for a in assumptions] == [0.8, 1.6]
-    assert assumptions[0].differences == ("quantization: MXFP4 vs FP8",)
-    assert "scenario: 20k/1k/60% vs 8k/1k" in assumptions[1].differences
+    points = [
+        _point("MI355X", 1, 16, 1600.0, 40, 1.0, precision="mxfp4"),
+        _point("B200", 2, 16, 2000.0, 40, 1.0, precision="fp8"),
+        _point("B200", 3, 64, 4000.0, 10, 1.0, precision="fp8"),  # misses the floor
+    ]
+    slo = Slo.of(interactivity_min=30, min_success_rate=0.0)
+    result = answer(points, a="MI355X", b="B200", facts=Facts(), slo=slo)
+    missing = replace(result, b=replace(result.b, point=None))
+    assumptions = answer_assumptions([result, result, missing], 1.48, 1.95)
+    # Once (the same two points twice are one reading), and none from a side without one.
+    [stored] = assumptions
+    assert stored.throughput_ratio == 0.8  # 1,600 / 2,000: c=64 misses the floor
+    assert stored.differences == ("precision: mxfp4 / fp8",)
+    assert stored.kind.startswith("stored runs (the answer at the SLO")
     check = check_claim(SEED_CLAIM, assumptions)
-    assert [v.holds for v in check.verdicts] == [False, True]  # 0.759 / 1.6 = 0.474 < 0.5
+    assert [v.holds for v in check.verdicts] == [False]  # (1.48 / 1.95) / 0.8 = 0.95

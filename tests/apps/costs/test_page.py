@@ -193,17 +193,6 @@ def test_the_claim_page_names_a_bad_field(client, db, query, field):
     assert f'data-field="{field}"' in response.content.decode()
 
 
-def test_the_claim_page_pairs_stored_runs(client, run, document, org):
-    other = dict(document)
-    other["idempotency_key"] = "b200-run"
-    other["deployment"] = dict(document["deployment"], accelerator="B200")
-    other["deployment"]["quantization"] = {"weights": "FP8"}
-    run_ingest(document=other, org=org, is_public=True)
-    page = client.get("/costs/claim/", HTTP_HX_REQUEST="true").content.decode()
-    assert "stored runs" in page
-    assert "quantization: MXFP4 vs FP8" in page
-
-
 def test_with_no_stored_runs_the_page_says_how_to_get_some(client, db):
     page = client.get("/costs/").content.decode()
     assert "No stored runs to price yet" in page

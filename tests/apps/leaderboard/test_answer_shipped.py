@@ -3,6 +3,7 @@ by hand of the stored points: one test, since loading the reference data is the 
 
 import pytest
 from django.core.management import call_command
+from django.utils.html import escape
 
 from apps.runs.models import Point, Run
 
@@ -44,6 +45,7 @@ def _by_hand(sku: str, floor: float, *, engine: str, spec: str) -> tuple[float, 
 
 def test_it_gives_each_sides_best_measured_point_at_the_floor_on_every_surface(client):
     call_command("loadreference", verbosity=0)
+    uncertainty = set()
     for floor in (30, 50, 80):
         for engine, spec in (("sglang", "none"), ("any", "any")):
             asked = {**QUESTION, "engine": engine, "spec": spec, "interactivity_min": floor}
@@ -77,6 +79,12 @@ def test_it_gives_each_sides_best_measured_point_at_the_floor_on_every_surface(c
                 if body[key]["meets"]:
                     assert f'href="/runs/{body[key]["point"]["run_id"]}/"' in html
                     assert f"{body[key]['tok_s_per_gpu']:.1f}" in html
+            assert escape(body["uncertainty"]) in html  # the interval, or "single measurement"
+            if body["a"]["meets"] and body["b"]["meets"]:
+                _same_on_compare_and_claim(client, asked, body)
+                uncertainty.add(_uncertainty(body))
+    # The shipped rows carry no request records: an interval only where a side repeats.
+    assert uncertainty == {"interval", "single measurement"}
 
     # An SLO no MI355X FP4 point without speculation meets: the nearest and the failing bound.
     body = client.get(
@@ -106,3 +114,59 @@ def test_it_gives_each_sides_best_measured_point_at_the_floor_on_every_surface(c
     home = client.get("/").content.decode()
     assert 'id="start-headline" href="/answer/?' in home
     assert "interactivity p50 ≥ 30 tok/s/user" in home
+
+
+def _same_on_compare_and_claim(client, asked: dict, body: dict) -> None:
+    """/compare/ of the two deployments the API's answer chose (B first, so the ratio reads
+    A over B) and the claim checker asked the same question give the API's points and ratio."""
+    a, b = body["a"]["point"], body["b"]["point"]
+    rows = client.get(
+        "/compare/",
+        {
+            "d": [b["deployment_id"], a["deployment_id"]],
+            "scenario": SCENARIO,
+            "interactivity_min": asked["interactivity_min"],
+            "format": "json",
+        },
+    ).json()
+    assert [r["answer_run_id"] for r in rows] == [b["run_id"], a["run_id"]]
+    assert rows[1]["answer_tok_s_per_gpu"] == pytest.approx(body["a"]["tok_s_per_gpu"])
+    assert rows[0]["answer_tok_s_per_gpu"] == pytest.approx(body["b"]["tok_s_per_gpu"])
+    assert rows[1]["throughput_ratio_vs_first"] == pytest.approx(body["tok_s_ratio"])
+    assert rows[1]["usd_per_mtok_ratio_vs_first"] == pytest.approx(body["usd_per_mtok_ratio"])
+    assert rows[1]["answer_interactivity_p50"] == pytest.approx(a["interactivity_p50"])
+    claim = client.get(
+        "/costs/claim/",
+        {
+            "model": MODEL,
+            "scenario": SCENARIO,
+            "precision": asked["precision"],
+            "spec": asked["spec"],
+            "engine": asked["engine"],
+            "interactivity_min": asked["interactivity_min"],
+            "token_kind": "output",
+        },
+        HTTP_HX_REQUEST="true",
+    ).content.decode()
+    [row] = [
+        r
+        for r in claim.split("<tr")
+        if f"run {a['run_id']} {a['level']} vs run {b['run_id']} {b['level']}" in r
+        and f"speculative decoding {asked['spec']}, engine {asked['engine']}" in r
+    ]
+    assert f"<td>{body['tok_s_ratio']:.3f}</td>" in row
+    for fact in body["differs"]:
+        assert fact in row
+
+
+def _uncertainty(body: dict) -> str:
+    """Which branch the answer took: an interval over repeated runs, or a single measurement."""
+    interval = body["interval"]
+    if interval is None:
+        assert body["uncertainty"].startswith("single measurement")
+        return "single measurement"
+    assert interval["runs"]["a"] + interval["runs"]["b"] > 2  # a side repeats
+    assert interval["request_records"] == {"a": 0, "b": 0}
+    assert interval["tok_s_ratio_low"] <= interval["tok_s_ratio"] <= interval["tok_s_ratio_high"]
+    assert "95% bootstrap interval" in body["uncertainty"]
+    return "interval"

@@ -116,7 +116,9 @@ def test_repeated_runs_of_a_deployment_join_its_side_of_the_interval(org, client
     assert "within noise" in cell
 
 
-def test_a_run_without_request_records_gets_the_ratio_alone(org, client, document):
+def test_a_run_without_request_records_is_taken_at_its_figure_and_said_so(org, client, document):
+    """One side with records is enough for an interval (the answer's rule): the other side's
+    summary is taken at its figure, and the cell says so."""
     fast = run_ingest(document=measured("MI355X", e2el_ms=100, seed=21), org=None).run
     document["deployment"]["accelerator"] = "B200"
     document["scenario"] = {"input_tokens": 100, "output_tokens": 16, "arrival": "closed"}
@@ -124,7 +126,13 @@ def test_a_run_without_request_records_gets_the_ratio_alone(org, client, documen
         point.pop("records", None)
     summary_only = run_ingest(document=document, org=None).run
     _, cell = compare(client, fast, summary_only)
-    assert cell == "no request records: the ratio alone, no interval"
+    assert "This column's output tok/s/GPU is" in cell and "[" in cell
+    assert "1 run(s) without request records: each taken at its figure" in cell
+    # Neither side with records or repeats: a single measurement, and the page says so.
+    document["deployment"]["accelerator"] = "H200"
+    other = run_ingest(document={**document, "idempotency_key": "summary-2"}, org=None).run
+    _, cell = compare(client, summary_only, other)
+    assert cell.startswith("single measurement")
 
 
 def test_the_json_export_carries_the_throughput_interval(org, client):

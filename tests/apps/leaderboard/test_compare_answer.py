@@ -1,0 +1,62 @@
+"""/compare/ compares the one answer's points (apps/costs/answer.py): each deployment's best
+measured point meeting the SLO the page states, which the visitor may set; a bad bound is
+refused naming its field."""
+
+import copy
+
+import pytest
+
+from apps.runs.services import run_ingest
+
+pytestmark = pytest.mark.django_db
+
+
+def _pair(document, org):
+    """The example run (c1: 525 total tok/s/GPU at 212.8 tok/s/user; c16: 1,400 at 35.7) on
+    MI355X, and again on B200 with its c16 at 1,000 total tok/s/GPU."""
+    mi355x = run_ingest(document=copy.deepcopy(document), org=org, is_public=True).run
+    other = copy.deepcopy(document)
+    other["idempotency_key"] = "b200-compare-answer"
+    other["deployment"]["accelerator"] = "B200"
+    other["points"][1]["throughput"]["total_tok_s"] = 8000
+    b200 = run_ingest(document=other, org=org, is_public=True).run
+    return mi355x, b200
+
+
+def _rows(client, first, second, **slo) -> list[dict]:
+    query = {"d": [first.deployment_id, second.deployment_id], "basis": "total", "format": "json"}
+    response = client.get("/compare/", {**query, **slo})
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_it_compares_each_deployments_best_point_at_the_stated_floor(client, document, org):
+    mi355x, b200 = _pair(document, org)
+    # The scenario's TTFT p99 ≤ 2.22 s and the default floor, 30: both c16 meet.
+    rows = _rows(client, b200, mi355x)
+    assert [r["answer_level"] for r in rows] == ["c=16", "c=16"]
+    assert "interactivity p50 ≥ 30 tok/s/user" in rows[1]["answer_slo"]
+    assert rows[1]["throughput_ratio_vs_first"] == pytest.approx(1400 / 1000)
+    # A floor of 100 leaves only c1 (212.8 tok/s/user): the ratio changes with the SLO.
+    rows = _rows(client, b200, mi355x, interactivity_min="100")
+    assert [r["answer_level"] for r in rows] == ["c=1", "c=1"]
+    assert rows[1]["throughput_ratio_vs_first"] == pytest.approx(1.0)
+    assert rows[1]["answer_differs"] == ""  # the same deployment but for the accelerator
+    # A floor no point meets: no point compared, and why.
+    rows = _rows(client, b200, mi355x, interactivity_min="300")
+    assert rows[1]["answer_meets"] is False and rows[1]["throughput_ratio_vs_first"] is None
+    assert "no #" in rows[1]["answer_reason"] and "interactivity p50" in rows[1]["answer_reason"]
+    page = client.get(
+        "/compare/", {"d": [b200.deployment_id, mi355x.deployment_id], "interactivity_min": "300"}
+    ).content.decode()
+    assert 'id="compare-slo">TTFT p99 ≤ 2.22 s, interactivity p50 ≥ 300 tok/s/user' in page
+    assert "no point meets" in page
+
+
+@pytest.mark.parametrize("field", ["interactivity_min", "ttft_p99_s_max"])
+def test_a_bad_slo_bound_is_refused_naming_its_field(client, document, org, field):
+    mi355x, b200 = _pair(document, org)
+    query = {"d": [b200.deployment_id, mi355x.deployment_id], field: "fast"}
+    response = client.get("/compare/", query)
+    assert response.status_code == 400
+    assert f"{field}: “fast” is not a positive number" in response.content.decode()
