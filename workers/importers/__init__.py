@@ -30,6 +30,7 @@ FORMAT_MODULES = (
     "inferencex_api",
     "llmperf",
     "lm_eval",
+    "mlperf",
     "sglang",
     "vllm",
 )

@@ -26,6 +26,7 @@ class Preview:
     value: Any  # parsed JSON of the whole file, or None when it is not one JSON value
     first_line: Any  # parsed first line when the file is JSON Lines, else None
     problem: str = ""  # why the whole file is not JSON, when it is not
+    text: str = ""  # the file as text, for the formats that are not JSON (MLPerf's summary)
 
     @property
     def first_item(self) -> Any:
@@ -118,7 +119,7 @@ def preview(data: bytes, filename: str) -> Preview:
                 first_line = _try_json(line)
                 break
         problem = _json_problem(text)
-    return Preview(filename, value, first_line, problem)
+    return Preview(filename, value, first_line, problem, text)
 
 
 def _json_problem(text: str) -> str:

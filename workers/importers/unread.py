@@ -4,7 +4,9 @@
 The refusal says which tool wrote the file, so the user knows it was seen and why it stops,
 and, where the same run wrote a file we do read, which one to import instead.
 
-- MLPerf LoadGen 5.x `mlperf_log_summary.txt` (its scenario named).
+- MLPerf LoadGen `mlperf_log_summary.txt` of a scenario other than Server or Interactive, or
+  of a benchmark with no token figures (which and why in workers/importers/mlperf_summary.py;
+  the rest are read by workers/importers/mlperf.py).
 - aiperf's CSV export `profile_export_aiperf.csv`: every figure rounded to two decimals and
   no model, endpoint or load stated; aiperf writes `profile_export_aiperf.json` beside it
   with the same run at full precision, which we read.
@@ -18,9 +20,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# LoadGen opens mlperf_log_summary.txt with this banner (a row of '=' then the title).
-_MLPERF_SUMMARY = re.compile(r"\A\s*=+\s*\nMLPerf Results Summary\s*\n")
-_SCENARIO = re.compile(r"^Scenario\s*:\s*(.+?)\s*$", re.MULTILINE)
+from workers.importers.mlperf_summary import is_summary, why_unread
+
 # aiperf's CSV: a statistics table ('Metric,avg,min,max,...') whose rows name aiperf's
 # metrics with their units, then a 'Metric,Value' table of the run's totals.
 _AIPERF_CSV = re.compile(r"\AMetric,avg,min,max,")
@@ -45,10 +46,9 @@ class Unread:
 
 def unread_format(text: str) -> Unread | None:
     """What the file is, when it is a format we recognise and do not read; else None."""
-    if _MLPERF_SUMMARY.match(text):
-        scenario = _SCENARIO.search(text)
-        which = f", scenario {scenario.group(1)}" if scenario else ""
-        return Unread(f"an MLPerf LoadGen mlperf_log_summary.txt{which}")
+    if is_summary(text):
+        why = why_unread(text)
+        return Unread(why) if why else None
     normalised = text.replace("\r\n", "\n")
     if _AIPERF_CSV.match(normalised) and any(row in normalised for row in _AIPERF_ROWS):
         return Unread(

@@ -76,6 +76,16 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         "H200", 8, "sglang", "BF16", model="llama-3.3-70b"
     ),
     "sglang-bench-serving/llama_405b": _facts("H200", 8, "sglang", "FP8", model="llama-3.1-405b"),
+    # MLPerf v4.1 submissions: the summary states no model, hardware, engine or prompt
+    # length; the model and hardware are the submission folder's names, the engine and
+    # weights are given for the test only (checks are on measurements, which facts do not
+    # touch), and the input length is a placeholder.
+    "mlperf-loadgen/mlcommons-v4.1_AMD": _facts(
+        "MI300X", 8, "vllm", "FP8", model="llama-2-70b", input_tokens=1024
+    ),
+    "mlperf-loadgen/mlcommons-v4.1_NVIDIA": _facts(
+        "B200", 1, "tensorrt-llm", "FP4", model="llama-2-70b", input_tokens=1024
+    ),
     # kubernetes-sigs/inference-perf KubeCon NA 2025 demo: its manifests.yaml runs
     # vllm/vllm-openai:v0.11.0 serving Llama-3.1-8B-Instruct on one H100 (GKE
     # nvidia-h100-80gb). The workload (a ShareGPT-like mix) has no target lengths: the
@@ -767,6 +777,53 @@ def check_llmperf_responses(docs: list[ResultDocument], raw: Any) -> None:
     assert doc.scenario.length_spread is None
 
 
+MLPERF_DISTRIBUTIONS = {
+    "latency": "e2el",
+    "first token latency": "ttft",
+    "time to output token": "tpot",
+}
+MLPERF_SLOTS = {"50.00": "p50", "90.00": "p90", "95.00": "p95", "99.00": "p99", "99.90": "p999"}
+
+
+def check_mlperf_loadgen(docs: list[ResultDocument], raw: Any) -> None:
+    # Every figure of the summary, read off its lines here independently of the reader.
+    lines = dict(
+        (key.strip().lower(), value.strip())
+        for key, _, value in (line.partition(":") for line in raw.splitlines() if ":" in line)
+    )
+    [doc] = docs
+    [point] = doc.points
+    assert point.request_rate == float(lines["target_qps"])
+    assert point.throughput.requests_per_s == float(lines["completed samples per second"])
+    assert point.throughput.output_tok_s == float(lines["completed tokens per second"])
+    checked = 0
+    for name, slot in MLPERF_DISTRIBUTIONS.items():
+        dist = getattr(point.latency_ms, slot)
+        for word, ours in (("min", "min"), ("max", "max"), ("mean", "mean")):
+            assert getattr(dist, ours) == float(lines[f"{word} {name} (ns)"]) / 1e6, (name, word)
+            checked += 1
+        for label, ours in MLPERF_SLOTS.items():
+            expected = float(lines[f"{label} percentile {name} (ns)"]) / 1e6
+            assert getattr(dist, ours) == expected, (name, label)
+            checked += 1
+        kept = doc.environment.extra["not_mapped"][f"p97 {name} (ms)"]
+        assert kept == float(lines[f"97.00 percentile {name} (ns)"]) / 1e6
+    assert checked == 24
+    bounds = {(b.metric, b.percentile, b.limit) for b in doc.scenario.slo.bounds}
+    assert bounds == {
+        ("ttft", "p99", float(lines["ttft_latency (ns)"]) / 1e6),
+        ("tpot", "p99", float(lines["tpot_latency (ns)"]) / 1e6),
+    }
+    assert doc.scenario.arrival == "open"
+    mean_output = float(lines["completed tokens per second"]) / float(
+        lines["completed samples per second"]
+    )
+    assert doc.scenario.output_tokens == round(mean_output)
+    assert doc.environment.extra["scenario_lengths"]["means"]["output_tokens"] == mean_output
+    assert doc.environment.extra["mlperf"]["Result is"] == lines["result is"]
+    assert doc.status == "succeeded"
+
+
 def raw_summary_name(responses_name: str) -> str:
     return responses_name.replace("_individual_responses.json", "_summary.json")
 
@@ -788,6 +845,7 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "aiperf": check_aiperf,
     "sglang-bench-serving": check_sglang,
     "inferencex-agentic-v2": check_inferencex_agentic_v2,
+    "mlperf-loadgen": check_mlperf_loadgen,
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
@@ -847,6 +905,8 @@ def facts_for(path: Path) -> Facts | None:
 
 def _raw(path: Path) -> Any:
     text = path.read_text()
+    if path.suffix == ".txt":
+        return text  # MLPerf's summary: lines of "key : value"
     try:
         return json.loads(text, parse_constant=float)
     except ValueError:
