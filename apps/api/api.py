@@ -31,6 +31,7 @@ from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.api import router as jobs_router
 from apps.jobs.broker import BrokerUnavailable
 from apps.jobs.crypto import CredentialError
+from apps.runs.api import DEFAULT_VISIBILITY
 from apps.runs.api import router as runs_router
 from apps.runs.services import IdempotencyConflict, JobBindingRefused
 from workers.importers import ImportFailure
@@ -91,6 +92,8 @@ api = InferboardApi(
     title="inferboard API",
     version="1",
     description=(
+        f"Runs submitted here are **{DEFAULT_VISIBILITY}** unless `visibility=private` is "
+        "given (POST /api/v1/runs?visibility=private: the token's organization only). "
         "Submit result documents (`inferboard.run/v1`) with a Bearer token, and read every "
         "run, point, accelerator and scenario the pages show. Request bodies are limited to "
         "API_MAX_BODY_BYTES (64 MiB by default); larger ones get 413."
