@@ -10,8 +10,14 @@ from django.views.decorators.http import require_POST
 
 from apps.accounts import services
 from apps.accounts.models import ApiToken, Invitation, Membership, Organization, Role
-from apps.accounts.scoping import actor_of, choose_org, current_org, orgs_of, require_role
-from apps.runs.api import DEFAULT_VISIBILITY
+from apps.accounts.scoping import (
+    DEFAULT_VISIBILITY,
+    actor_of,
+    choose_org,
+    current_org,
+    orgs_of,
+    require_role,
+)
 
 
 def _org_or_403(request: HttpRequest, needed: str) -> Organization:

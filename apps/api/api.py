@@ -13,6 +13,7 @@ from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationEr
 from ninja.parser import Parser
 
 from apps.accounts.ratelimit import RateLimited, WriteThrottle
+from apps.accounts.scoping import DEFAULT_VISIBILITY
 from apps.accuracy.api import router as accuracy_router
 from apps.api.middleware import body_too_large, unavailable_response
 from apps.api_errors import (
@@ -31,7 +32,6 @@ from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.api import router as jobs_router
 from apps.jobs.broker import BrokerUnavailable
 from apps.jobs.crypto import CredentialError
-from apps.runs.api import DEFAULT_VISIBILITY
 from apps.runs.api import router as runs_router
 from apps.runs.services import IdempotencyConflict, JobBindingRefused
 from workers.importers import ImportFailure

@@ -16,6 +16,7 @@ from ninja.renderers import JSONRenderer
 
 from apps.accounts.auth import BearerToken, optional_org
 from apps.accounts.models import Organization
+from apps.accounts.scoping import DEFAULT_VISIBILITY
 from apps.accounts.services import audit_record
 from apps.api_errors import UPLOAD_ERRORS, Errors
 from apps.errors import FieldRefused
@@ -30,11 +31,9 @@ DOCUMENT_REF = f"#/components/schemas/{ResultDocument.__name__}"
 
 router = Router(tags=["runs"])
 
-# Who sees a submitted run: `public` (anyone, the default) or `private` (the token's
-# organization only, apps.accounts.scoping). Stated here once; the token page and the API
-# docs' first lines quote it.
+# Who sees a submitted run: `public` (anyone) or `private` (the token's organization only);
+# the default is apps.accounts.scoping.DEFAULT_VISIBILITY.
 Visibility = Literal["public", "private"]
-DEFAULT_VISIBILITY: Visibility = "public"
 VISIBILITY_HELP = (
     f"who sees the run: public (anyone) or private (the token's organization only; publish "
     f"it later from its page). Default: {DEFAULT_VISIBILITY}"
