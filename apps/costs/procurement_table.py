@@ -121,8 +121,9 @@ class TablePage:
 
 
 def table_page(rows: Sequence[Row], facts: dict[int, Served], *, show: str, page: str) -> TablePage:
-    """The best (first-ranked) row of each configuration, or with `show=all` every row, a page
-    of PAGE_ROWS at a time. `rows` come cheapest first (procurement_rows)."""
+    """The best (first-ranked) row of each configuration (the cheapest PAGE_ROWS of them), or
+    with `show=all` every row, a page of PAGE_ROWS at a time. `rows` come cheapest first
+    (procurement_rows)."""
     if show != SHOW_ALL:
         seen: set[tuple[str, ...]] = set()
         best = []
@@ -131,6 +132,8 @@ def table_page(rows: Sequence[Row], facts: dict[int, Served], *, show: str, page
             if key not in seen:
                 seen.add(key)
                 best.append(row)
+        # At most a page of configurations too (a model in one scenario can have 50).
+        best = best[:PAGE_ROWS]
         return TablePage(best, len(rows), grouped=True, rest=len(rows) - len(best))
     pages = max(1, -(-len(rows) // PAGE_ROWS))
     number = int(page) if page.isdigit() else 1

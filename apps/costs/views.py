@@ -37,6 +37,7 @@ from apps.costs.models import PriceProfile, SavedPage
 from apps.costs.post_forms import ActiveProfileForm, ProfileForm, SavedPageForm
 from apps.costs.prices import LINK_ONLY, profile_prices, with_profile_prices
 from apps.costs.procurement import Row, cost_of_latency, procurement_rows
+from apps.costs.procurement_answer import cheaper_at_slo
 from apps.costs.procurement_export import EXPORT_COLUMNS, export_records
 from apps.costs.procurement_inputs import (
     DEFAULTS,
@@ -202,6 +203,12 @@ def procurement(request: HttpRequest) -> HttpResponse:
         ],
     }
     _add_projected(context, request, inputs)
+    # "Which is cheaper at this SLO" is the one answer service's, never the table's own pick.
+    context["cheaper"] = (
+        cheaper_at_slo(values, inputs, rows, org=viewer_org(request))
+        if inputs and not errors
+        else None
+    )
     return page_or_partial(request, "costs/procurement.html", "results", context)
 
 
