@@ -37,8 +37,12 @@ def test_a_saved_comparison_shows_an_anonymous_visitor_the_members_figures(
     mine = figures(member)
     assert mine and mine != first  # the change moved the figures, so a stale save would show
     member.fill("#page-name", "Two sides at our prices")
-    with member.expect_navigation():
+    # Awaited by its own answer, not by "a navigation", which HTMX's history push also is.
+    with member.expect_response(
+        lambda r: r.request.method == "POST" and r.url.endswith("/costs/saved/")
+    ) as answer:
         member.click("#save-page")
+    assert answer.value.status == 302
     saved = SavedPage.objects.get(org=org, name="Two sides at our prices")
 
     page.goto(base + reverse("costs:saved", args=[saved.slug]))
