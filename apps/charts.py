@@ -27,10 +27,37 @@ PALETTE = [
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star"]
 
 
-def series_style(name: str) -> dict[str, Any]:
-    """The same colour and marker for a series name wherever it is drawn."""
+# One colour per accelerator, on every chart and every page: fixed here (not hashed from a
+# series name, where two accelerators could share a colour and differ only by marker). The
+# reference accelerators each get a palette colour of their own.
+ACCELERATOR_COLOURS = {
+    "MI355X": "#D55E00",
+    "MI325X": "#E69F00",
+    "MI300X": "#CC79A7",
+    "B200": "#009E73",
+    "B300": "#80BA5A",
+    "GB200": "#0072B2",
+    "GB300": "#56B4E9",
+    "H200": "#7F3C8D",
+    "H100": "#4B4B8F",
+}
+# Accelerators not in the map share the colours no listed one has (by a hash of the SKU, so
+# still the same on every page); they never take a listed accelerator's colour.
+SPARE_COLOURS = [c for c in PALETTE if c not in ACCELERATOR_COLOURS.values()]
+
+
+def accelerator_colour(sku: str) -> str:
+    """The one colour of an accelerator on every chart."""
+    known = ACCELERATOR_COLOURS.get(sku.upper())
+    return known or SPARE_COLOURS[zlib.crc32(sku.upper().encode()) % len(SPARE_COLOURS)]
+
+
+def series_style(name: str, *, accelerator: str | None = None) -> dict[str, Any]:
+    """The same colour and marker for a series name wherever it is drawn. A series of one
+    accelerator takes that accelerator's colour (its marker still follows the name, so two
+    series of one accelerator differ by marker); others a colour hashed from the name."""
     h = zlib.crc32(name.encode())
-    colour = PALETTE[h % len(PALETTE)]
+    colour = accelerator_colour(accelerator) if accelerator else PALETTE[h % len(PALETTE)]
     return {
         # 9 px: Plotly's default 6 px markers are hard to see, and to hover, on a phone.
         "marker": {

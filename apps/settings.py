@@ -167,6 +167,8 @@ MIDDLEWARE = [
     "allauth.account.middleware.AccountMiddleware",
     # Under DEBUG too, a run or page that does not exist answers the site's 404 page.
     "apps.api.middleware.SiteNotFoundMiddleware",
+    # A refusal is the styled 403 page, logged without a traceback.
+    "apps.api.middleware.SiteForbiddenMiddleware",
 ]
 
 # Pages load scripts only from here (no inline scripts or handlers); Plotly and htmx set inline

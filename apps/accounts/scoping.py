@@ -16,6 +16,9 @@ from apps.accounts.models import Membership, Organization, Role
 # Most to least power: an owner may do everything an admin may, and so on.
 ROLE_ORDER = [Role.OWNER, Role.ADMIN, Role.MEMBER, Role.VIEWER]
 SESSION_ORG = "inferboard_org"
+# What a run submitted with a token is unless the submit asks otherwise (`?visibility=`, the
+# runs API): the token page and the API docs quote this one value.
+DEFAULT_VISIBILITY = "public"
 
 
 def visible_to(org: Organization | None, *, via: str = "") -> Q:

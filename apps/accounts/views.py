@@ -10,7 +10,14 @@ from django.views.decorators.http import require_POST
 
 from apps.accounts import services
 from apps.accounts.models import ApiToken, Invitation, Membership, Organization, Role
-from apps.accounts.scoping import actor_of, choose_org, current_org, orgs_of, require_role
+from apps.accounts.scoping import (
+    DEFAULT_VISIBILITY,
+    actor_of,
+    choose_org,
+    current_org,
+    orgs_of,
+    require_role,
+)
 
 
 def _org_or_403(request: HttpRequest, needed: str) -> Organization:
@@ -36,6 +43,8 @@ def org_home(request: HttpRequest) -> HttpResponse:
         "roles": Role.choices,
         "new_token": request.session.pop("new_token", None),
         "new_invite": request.session.pop("new_invite", None),
+        # What a token's submitted runs are unless it asks otherwise (the API's one default).
+        "submit_visibility": DEFAULT_VISIBILITY,
     }
     return render(request, "accounts/org.html", context)
 

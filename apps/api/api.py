@@ -13,6 +13,7 @@ from ninja.errors import AuthenticationError, HttpError, Throttled, ValidationEr
 from ninja.parser import Parser
 
 from apps.accounts.ratelimit import RateLimited, WriteThrottle
+from apps.accounts.scoping import DEFAULT_VISIBILITY
 from apps.accuracy.api import router as accuracy_router
 from apps.api.middleware import body_too_large, unavailable_response
 from apps.api_errors import (
@@ -91,6 +92,8 @@ api = InferboardApi(
     title="inferboard API",
     version="1",
     description=(
+        f"Runs submitted here are **{DEFAULT_VISIBILITY}** unless `visibility=private` is "
+        "given (POST /api/v1/runs?visibility=private: the token's organization only). "
         "Submit result documents (`inferboard.run/v1`) with a Bearer token, and read every "
         "run, point, accelerator and scenario the pages show. Request bodies are limited to "
         "API_MAX_BODY_BYTES (64 MiB by default); larger ones get 413."

@@ -1,13 +1,14 @@
 """What the API answers before or around a view: a body over API_MAX_BODY_BYTES (413) and a
-database or broker that is down (503 with Retry-After)."""
+database or broker that is down (503 with Retry-After); and the site's own 404 and 403 pages."""
 
 import logging
 from collections.abc import Callable
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
-from django.views.defaults import page_not_found
+from django.views.defaults import page_not_found, permission_denied
 
 from apps.api_errors import DATABASE_DOWN, ServiceUnavailable, database_unavailable
 
@@ -102,4 +103,22 @@ class SiteNotFoundMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if settings.DEBUG and isinstance(exception, Http404):
             return page_not_found(request, exception)
+        return None
+
+
+class SiteForbiddenMiddleware:
+    """A view that refuses the visitor (PermissionDenied: `/staff/reviews/` for someone who does
+    not review) answers the site's styled 403 page (templates/403.html), and the refusal is
+    logged as the one "Forbidden" line every 4xx gets, not as a warning with a traceback: a
+    refusal is the view working, not a fault to debug."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, PermissionDenied):
+            return permission_denied(request, exception)
         return None

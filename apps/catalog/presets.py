@@ -1,6 +1,7 @@
 """Scenario presets every installation has (created by a data migration), and scenario shapes."""
 
 from workers.loadgen.session_shapes import SESSION_PRESETS, mean_context_tokens, session_dataset
+from workers.scenario_presets import SCENARIO_PRESETS
 
 # The facts that make a scenario's shape: `shape_key`'s arguments, the columns a scenario
 # row stores them in, and what a job's scenario tells the worker.
@@ -44,48 +45,8 @@ def _stated(value: float | None) -> str:
     return "?" if value is None else f"{value:g}"
 
 
-PRESETS: list[dict] = [
-    {
-        "slug": "seed-20k-1k-60",
-        "name": "20k in / 1k out / 60% prefix cache",
-        "input_tokens": 20_000,
-        "output_tokens": 1_000,
-        "prefix_cache_hit_rate": 0.60,
-        "dataset": "shared-prefix",
-        "concurrency": [1, 4, 16, 64],
-        "slo_ttft_ms": 2220.0,
-    },
-    {
-        "slug": "8k-1k",
-        "name": "8k in / 1k out (InferenceX)",
-        "input_tokens": 8192,
-        "output_tokens": 1024,
-        "concurrency": [1, 4, 16, 64, 256],
-    },
-    {
-        "slug": "1k-1k",
-        "name": "1k in / 1k out (InferenceX)",
-        "input_tokens": 1024,
-        "output_tokens": 1024,
-        "concurrency": [1, 4, 16, 64, 256],
-    },
-    {
-        "slug": "1k-8k",
-        "name": "1k in / 8k out (InferenceX)",
-        "input_tokens": 1024,
-        "output_tokens": 8192,
-        "concurrency": [1, 4, 16, 64, 256],
-    },
-    {
-        "slug": "single-stream",
-        "name": "Single stream, 1k in / 1k out",
-        "input_tokens": 1024,
-        "output_tokens": 1024,
-        "concurrency": [1],
-        # Same token shape as 1k-1k; the load is what differs, so it gets a shape of its own.
-        "shape_suffix": "single-stream",
-    },
-]
+# The single-turn presets are the workers' table (one definition for the CLI and the server).
+PRESETS: list[dict] = [dict(preset) for preset in SCENARIO_PRESETS]
 
 
 # Multi-turn presets: their conversation parameters live in workers/loadgen/session_shapes.py

@@ -33,6 +33,9 @@ DEFAULTS: dict[str, str] = {
     # Which deployments: a model name and a scenario slug (blank: all).
     "model": "",
     "scenario": "",
+    # Filters on the rows: an engine's name, and a speculative method or "none" (blank: any).
+    "engine": "",
+    "spec": "",
     # The workload in the buyer's units: one of WORKLOAD_UNITS, and its figure.
     "workload_unit": "requests_per_day",
     "tokens_per_day": "",
@@ -79,6 +82,8 @@ TEXT_FIELDS = {
     "capex_accelerator",
     "model",
     "scenario",
+    "engine",
+    "spec",
     "workload_unit",
     "length_mix",
 }

@@ -6,6 +6,7 @@ import csv
 import io
 import textwrap
 from collections.abc import Callable
+from dataclasses import replace
 from functools import wraps
 from typing import Any
 from urllib.parse import urlencode
@@ -36,6 +37,7 @@ from apps.costs.models import PriceProfile, SavedPage
 from apps.costs.post_forms import ActiveProfileForm, ProfileForm, SavedPageForm
 from apps.costs.prices import LINK_ONLY, profile_prices, with_profile_prices
 from apps.costs.procurement import Row, cost_of_latency, procurement_rows
+from apps.costs.procurement_answer import cheaper_at_slo
 from apps.costs.procurement_export import EXPORT_COLUMNS, export_records
 from apps.costs.procurement_inputs import (
     DEFAULTS,
@@ -44,6 +46,16 @@ from apps.costs.procurement_inputs import (
     WORKLOAD_UNITS,
     FieldError,
     ProcurementInputs,
+)
+from apps.costs.procurement_table import (
+    SHOW_ALL,
+    Filters,
+    Served,
+    choices,
+    default_model,
+    labelled,
+    served_facts,
+    table_page,
 )
 from apps.costs.projected import projected_plan
 from apps.costs.reference import TIER_LABELS
@@ -80,22 +92,30 @@ def _choices(org: Organization | None) -> dict[str, list[str]]:
 
 def _calculate(
     request: HttpRequest,
-) -> tuple[ProcurementQuery, ProcurementInputs | None, list[Row]]:
+) -> tuple[ProcurementQuery, ProcurementInputs | None, list[Row], dict[int, Served]]:
     """The page's query, read once with the organization's active price profile under it
-    (the one price reader, apps.costs.prices), and the rows it asks for."""
+    (the one price reader, apps.costs.prices), and the rows it asks for (engine and
+    speculative-decoding filters applied), with each row's served facts."""
     profiled = with_profile_prices(request.GET, current_org(request))
     # Reference prices plus what the user types; a member also gets the organization's own
     # price book and private runs (apps.accounts.scoping.viewer_org).
     org = viewer_org(request)
+    if "model" not in profiled.params:
+        # No model asked (not even "all", model=): the one with the most priceable runs, not
+        # the newest 200 runs of every model, most of them evaluations with nothing to price.
+        profiled = replace(profiled, params={**profiled.params, "model": default_model(org=org)})
     book = selectors.price_book(org=org)
     query = ProcurementQuery(profiled.params, book, profile=profiled, shapes=_scenario_shapes(org))
     inputs = query.inputs()
     if inputs is None:
-        return query, None, []
+        return query, None, [], {}
     curves = selectors.deployment_curves(
         org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
     )
-    return query, inputs, procurement_rows(curves, inputs, book)
+    facts = served_facts(curve.run_id for curve in curves)
+    filters = Filters(engine=query.data["engine"], spec=query.data["spec"])
+    kept = labelled(curves, facts, filters)
+    return query, inputs, procurement_rows(kept, inputs, book), facts
 
 
 def _unknown_tier(query: ProcurementQuery) -> list[FieldError]:
@@ -104,10 +124,15 @@ def _unknown_tier(query: ProcurementQuery) -> list[FieldError]:
     return [FieldError("tier", message)] if message else []
 
 
+def _kept(name: str, value: str) -> bool:
+    """A value a shared URL must carry: a changed one, and always the model (blank is "all
+    models", which differs from the model chosen when none is given)."""
+    return name == "model" or DEFAULTS.get(name) != value
+
+
 def _query(values: dict[str, str]) -> str:
     """The non-default part of the state, so shared URLs stay short."""
-    changed = {k: v for k, v in values.items() if DEFAULTS.get(k) != v}
-    return urlencode(changed)
+    return urlencode({k: v for k, v in values.items() if _kept(k, v)})
 
 
 def _permalink_query(values: dict[str, str]) -> str:
@@ -115,12 +140,15 @@ def _permalink_query(values: dict[str, str]) -> str:
 
 
 def _query_pairs(values: dict[str, str]) -> list[tuple[str, str]]:
-    return [(k, v) for k, v in values.items() if DEFAULTS.get(k) != v and k != LINK_ONLY[0]]
+    return [(k, v) for k, v in values.items() if _kept(k, v) and k != LINK_ONLY[0]]
 
 
 def procurement(request: HttpRequest) -> HttpResponse:
-    query, inputs, rows = _calculate(request)
+    query, inputs, rows, facts = _calculate(request)
     values, errors = query.data, query.problems()
+    table = table_page(
+        rows, facts, show=request.GET.get("show", ""), page=request.GET.get("page", "")
+    )
     org = current_org(request)
     # Every accelerator of the price book gets an own-price field, so a buyer prices any two
     # side by side (not only those the rows happen to show).
@@ -129,7 +157,8 @@ def procurement(request: HttpRequest) -> HttpResponse:
         | set(selectors.price_book(org=viewer_org(request)))
         | {k.removeprefix(PRICE_PREFIX).upper() for k in values if k.startswith(PRICE_PREFIX)}
     )
-    chart = cost_vs_interactivity(rows, inputs.slo) if inputs else {"data": [], "layout": {}}
+    # The chart draws the rows the table shows (one trace a row), not all 200.
+    chart = cost_vs_interactivity(table.rows, inputs.slo) if inputs else {"data": [], "layout": {}}
     context = {
         "values": values,
         "inputs": inputs,
@@ -137,7 +166,11 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "error_fields": {error.field for error in errors},
         "field_labels": {error.field: field_label(error.field) for error in errors},
         "notices": [f"{field_label(n.field)}: {n.message}" for n in _unknown_tier(query)],
-        "rows": rows,
+        "rows": table.rows,
+        "table": table,
+        "ranks": {row.curve.run_id: rank for rank, row in enumerate(rows, 1) if row.ok},
+        "show_all": SHOW_ALL,
+        **choices(facts),
         "best_rows": [row for row in rows if row.best_for_accelerator],
         "query": _query(values),
         "permalink_query": _permalink_query(values),
@@ -170,6 +203,12 @@ def procurement(request: HttpRequest) -> HttpResponse:
         ],
     }
     _add_projected(context, request, inputs)
+    # "Which is cheaper at this SLO" is the one answer service's, never the table's own pick.
+    context["cheaper"] = (
+        cheaper_at_slo(values, inputs, rows, org=viewer_org(request))
+        if inputs and not errors
+        else None
+    )
     return page_or_partial(request, "costs/procurement.html", "results", context)
 
 
@@ -196,7 +235,7 @@ def _add_projected(
 def _export(
     request: HttpRequest,
 ) -> tuple[ProcurementQuery, list[dict[str, object]], list[FieldError]]:
-    query, inputs, rows = _calculate(request)
+    query, inputs, rows, _ = _calculate(request)
     # A download cannot show a notice: an unknown tier is an error there.
     errors = _unknown_tier(query) + query.problems()
     if inputs is None or errors:

@@ -53,6 +53,11 @@ class EndpointForm(forms.Form):
     FACT_FIELDS = ("model_name", "accelerator", "gpus", "engine", "quantization")
     ENDPOINT_FIELDS = ("name", "url", "api", "served_model", "api_key", "pool", "private")
 
+    def fields_with_errors(self) -> list[forms.BoundField]:
+        """The fields the error summary names, so its commas fall between them (a loop over
+        every field put a comma after each errored one that was not the form's last)."""
+        return [field for field in self if field.errors]
+
     def endpoint_fields(self) -> list[forms.BoundField]:
         """The fields about the endpoint itself (the page's first group)."""
         return [self[name] for name in self.ENDPOINT_FIELDS]

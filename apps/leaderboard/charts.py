@@ -51,6 +51,20 @@ def pareto_optimal(
     return sorted(front, key=lambda p: p[x])
 
 
+def _accelerator_series(groups: dict[str, list[dict[str, Any]]], series: str) -> dict[str, str]:
+    """Series name -> the accelerator whose colour it wears: each series of one accelerator,
+    when the series split by accelerator (accelerator, accelerator × precision) or no two
+    series share one. Else none: the series keep colours of their own names."""
+    one = {}
+    for name, points in groups.items():
+        found = {p.get("accelerator") for p in points}
+        if len(found) != 1 or None in found:
+            return {}
+        one[name] = found.pop()
+    split_by_it = series in {"group", "accelerator"}
+    return one if split_by_it or len(set(one.values())) == len(one) else {}
+
+
 def pareto_figure(
     points: list[dict[str, Any]],
     *,
@@ -74,6 +88,7 @@ def pareto_figure(
     for point in points:
         key = point.get(series, point.get("group"))
         groups[names.get(key, str(key))].append(point)
+    by_accelerator = _accelerator_series(groups, series)
     traces = []
     for group, members in sorted(groups.items()):
         shown = (
@@ -101,7 +116,10 @@ def pareto_figure(
                     f"%{{text}}<br>{x_title}: %{{x:.3g}}<br>{y_title}: %{{y:.4g}}"
                     "<extra>%{fullData.name}</extra>"
                 ),
-                **series_style(group),
+                # A series of one accelerator wears its colour (apps.charts), when the
+                # series are accelerators (or tell them apart): not when they are engines
+                # on one accelerator, which would then share one colour.
+                **series_style(group, accelerator=by_accelerator.get(group)),
             }
         )
     if not traces:

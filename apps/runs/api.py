@@ -5,7 +5,7 @@ import hashlib
 import json
 from dataclasses import asdict
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -16,8 +16,10 @@ from ninja.renderers import JSONRenderer
 
 from apps.accounts.auth import BearerToken, optional_org
 from apps.accounts.models import Organization
+from apps.accounts.scoping import DEFAULT_VISIBILITY
 from apps.accounts.services import audit_record
 from apps.api_errors import UPLOAD_ERRORS, Errors
+from apps.errors import FieldRefused
 from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest, runs_version
@@ -29,12 +31,24 @@ DOCUMENT_REF = f"#/components/schemas/{ResultDocument.__name__}"
 
 router = Router(tags=["runs"])
 
+# Who sees a submitted run: `public` (anyone) or `private` (the token's organization only);
+# the default is apps.accounts.scoping.DEFAULT_VISIBILITY.
+Visibility = Literal["public", "private"]
+VISIBILITY_HELP = (
+    f"who sees the run: public (anyone) or private (the token's organization only; publish "
+    f"it later from its page). Default: {DEFAULT_VISIBILITY}"
+)
+VISIBILITY_PARAM = Query(None, description=VISIBILITY_HELP)
+PRIVATE_PARAM = Query(False, description="the older spelling of visibility=private")
+VISIBILITY_CONFLICT = "private=true asks for a private run; visibility=public contradicts it"
+
 
 class RunCreated(Schema):
     id: int
     created: bool
     url: str = Field(description="the run in this API")
     page: str = Field(description="the run's page, as a person opens it")
+    visibility: str = Field(description="public (anyone sees it) or private (its organization)")
 
 
 class RuleFailure(Schema):
@@ -180,11 +194,20 @@ def _point(point: Point) -> dict[str, Any]:
         }
     },
 )
-def submit_run(request: HttpRequest, private: bool = False):
+def submit_run(
+    request: HttpRequest,
+    visibility: Visibility | None = VISIBILITY_PARAM,
+    private: bool = PRIVATE_PARAM,
+):
     """Stores the document in one transaction: 201 with the new run's id, or 200 with the
     first run's id when the idempotency key was seen before (nothing new is stored).
-    Invalid documents store nothing; each error names its JSON path."""
+    Invalid documents store nothing; each error names its JSON path.
+
+    A run submitted here is **public** unless `visibility=private` is given."""
     token = request.auth
+    if visibility is not None and private and visibility != "private":
+        raise FieldRefused("visibility", VISIBILITY_CONFLICT)
+    private = private or visibility == "private"
     outcome = run_ingest(
         document=request.body,
         org=token.org,
@@ -206,6 +229,7 @@ def submit_run(request: HttpRequest, private: bool = False):
         "created": outcome.created,
         "url": f"/api/v1/runs/{outcome.run.pk}",
         "page": reverse("run-detail", args=[outcome.run.pk]),
+        "visibility": "public" if outcome.run.is_public else "private",
     }
     return Status(201 if outcome.created else 200, body)
 

@@ -115,5 +115,12 @@ def test_an_organization_submits_privately_and_publishes(live_server, browser, m
     assert newcomer.locator(f"a[href='/runs/{run.pk}/']").count() == 1
     assert newcomer.locator("table .badge-private").count() == 0
     assert AuditEvent.objects.filter(action="run.published", actor="owner@example.com").exists()
+    # Unpublishing asks too: one click never takes a run off every public page.
+    asked.clear()
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.click("#unpublish")
+    assert asked and f"Unpublish run #{run.pk}" in asked[0]
+    run.refresh_from_db()
+    assert run.is_public
     for context in (owner, member, anonymous.context, newcomer.context):
         context.close()

@@ -29,6 +29,7 @@ from workers.loadgen.runner import Level, LoadPlan, parse_concurrency
 from workers.loadgen.sessions import SESSION_PRESETS
 from workers.result_facts import Deployment, SessionScenario, Slo
 from workers.result_fields import validation_problems
+from workers.scenario_presets import SCENARIO_PRESETS
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,17 @@ class Preset:
     description: str = ""
 
 
+# From the one preset table the server's catalog is made from (workers/scenario_presets.py):
+# a run submitted under a preset's name states the shape the server holds for it.
 PRESETS = {
-    "seed-20k-1k-60": Preset(20_000, 1_000, 0.6, None, "20k in / 1k out / 60% prefix cache"),
-    "8k-1k": Preset(8_192, 1_024, 0.0, None, "InferenceX 8k/1k"),
-    "1k-1k": Preset(1_024, 1_024, 0.0, None, "InferenceX 1k/1k"),
-    "single-stream": Preset(20_000, 1_000, 0.6, "1", "the seed workload at concurrency 1"),
+    p["slug"]: Preset(
+        p["input_tokens"],
+        p["output_tokens"],
+        p.get("prefix_cache_hit_rate", 0.0),
+        ",".join(str(level) for level in p["concurrency"]),
+        p["name"],
+    )
+    for p in SCENARIO_PRESETS
 }
 
 

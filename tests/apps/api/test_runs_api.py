@@ -240,3 +240,36 @@ def test_the_list_and_the_detail_give_the_same_summary_of_a_run(client, document
     detail = client.get(f"/api/v1/runs/{created['id']}").json()
     assert listed == {key: detail[key] for key in listed}
     assert listed["slo_verdict"] is not None  # the example's scenario states an SLO
+
+
+@pytest.mark.parametrize(
+    ("query", "public"),
+    [("", True), ("?visibility=public", True), ("?visibility=private", False)],
+    ids=["default", "public", "private"],
+)
+def test_it_honours_the_visibility_asked_on_submit(client, document, auth, query, public):
+    response = post_run(client, document, query=query, **auth)
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(pk=response.json()["id"])
+    assert run.is_public is public
+    assert response.json()["visibility"] == ("public" if public else "private")
+    # The private run is its organization's: an anonymous reader does not find it.
+    assert client.get(f"/api/v1/runs/{run.pk}").status_code == (200 if public else 404)
+
+
+@pytest.mark.parametrize(
+    "query", ["?visibility=secret", "?visibility=public&private=true"], ids=["unknown", "both"]
+)
+def test_it_refuses_a_visibility_it_cannot_honour_naming_the_field(client, document, auth, query):
+    response = post_run(client, document, query=query, **auth)
+    assert response.status_code == 422
+    assert "visibility" in json.dumps(response.json()["detail"])
+    assert Run.objects.count() == 0
+
+
+def test_the_default_visibility_is_stated_in_the_docs_and_on_the_token_page(client, org, person):
+    schema = client.get("/api/v1/openapi.json").json()
+    assert schema["info"]["description"].startswith("Runs submitted here are **public**")
+    client.force_login(person(org, "admin"))
+    page = client.get("/org/").content.decode()
+    assert 'id="submit-visibility"' in page and "<strong>public</strong>" in page

@@ -96,3 +96,20 @@ def test_a_viewer_may_not_register(client, org, person):
     assert 'id="register-endpoint"' not in client.get("/endpoints/").content.decode()
     assert client.post("/endpoints/", NEW).status_code == 403
     assert not Endpoint.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("changes", "summary"),
+    [
+        ({"url": ""}, 'Some fields need fixing: <a href="#id_url">URL</a>.'),
+        (
+            {"url": "", "pool": "no spaces"},
+            'Some fields need fixing: <a href="#id_url">URL</a>, <a href="#id_pool">Pool</a>.',
+        ),
+    ],
+    ids=["one", "two"],
+)
+def test_the_error_summary_names_each_refused_field_once_between_commas(member, changes, summary):
+    page = member.post("/endpoints/", {**NEW, **changes}).content.decode()
+    assert summary in page
+    assert ", ." not in page

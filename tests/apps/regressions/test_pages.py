@@ -136,3 +136,8 @@ def test_a_webhook_may_not_point_at_the_servers_own_network_unless_allowed(
     target = "http://127.0.0.1:8080/x"
     assert client.post("/regressions/subscriptions/", {**form, "target": target}).status_code == 200
     assert Subscription.objects.get(org=org).target == target
+
+
+def test_the_list_links_to_the_alert_subscriptions(client, public_drop):
+    page = client.get("/regressions/").content.decode()
+    assert '<a id="subscriptions-link" href="/regressions/subscriptions/">' in page

@@ -60,3 +60,21 @@ def test_import_submit_takes_the_servers_base_url_like_bench(live_server, issued
     assert code == 0
     run = Run.objects.get()
     assert (run.provenance, run.deployment.accelerator.sku) == ("imported", "H200")
+
+
+def test_a_preset_run_lands_under_the_servers_preset_of_that_name(live_server, issued, tmp_path):
+    # The CLI's presets are the server's (workers/scenario_presets.py): a run named after one
+    # states the shape the server holds for it, so it is stored, not refused with a 422.
+    with fault_server() as endpoint:
+        code = main(
+            ["bench", "--endpoint", endpoint, "--model", "m", "--quiet",
+             "--scenario", "single-stream", "--requests", "2", "--no-early-stop",
+             "--accelerator", "MI355X", "--gpus", "8", "--engine", "sglang",
+             "--quantization", "MXFP4", "--tp", "8", "--out", str(tmp_path / "run.json"),
+             "--submit", live_server.url, "--token", issued.plaintext]
+        )  # fmt: skip
+    assert code == 0
+    run = Run.objects.get()
+    assert run.scenario.slug == "single-stream"
+    assert (run.scenario.input_tokens, run.scenario.output_tokens) == (1024, 1024)
+    assert [p.concurrency for p in run.points.order_by("ordinal")] == [1]

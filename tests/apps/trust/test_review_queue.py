@@ -73,3 +73,19 @@ def test_a_private_run_cannot_be_proposed_and_strangers_cannot_propose(client, o
     client.force_login(person())
     assert client.post(f"/runs/{public.pk}/propose").status_code == 404
     assert not Review.objects.exists()
+
+
+def test_it_refuses_a_non_reviewer_with_the_styled_page_and_no_traceback(
+    client, org, person, caplog
+):
+    client.force_login(person(org, "owner"))
+    with caplog.at_level("INFO"):
+        response = client.get("/staff/reviews/")
+    page = response.content.decode()
+    assert response.status_code == 403
+    # The site's frame (its navigation and footer), not Django's bare "403 Forbidden".
+    assert "<h1>Not allowed</h1>" in page and '<nav aria-label="Site">' in page
+    assert "/staff/reviews/" in page
+    refusals = [r for r in caplog.records if "/staff/reviews/" in r.getMessage()]
+    assert refusals, "the refusal is still logged, as one line"
+    assert all(r.exc_info is None for r in caplog.records), "no traceback is logged"

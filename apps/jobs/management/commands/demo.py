@@ -163,7 +163,9 @@ class Command(BaseCommand):
                         options={"concurrency": [1, 4], "requests": 16},
                         requested_by="demo",
                     )
-                    self.stdout.write(f"Queued demo job {job.pk}; its run lands in ~30 s.")
+                    # Measured by bench/run_start.py: 31-60 s after the first page on a
+                    # 2-core machine (the worker's start, then 2 levels of 16 requests).
+                    self.stdout.write(f"Queued demo job {job.pk}; its run lands in about a minute.")
             self.stdout.write(
                 f"Demo endpoint {endpoint_url} on {DEMO_POOL}. Press 'Run now' at "
                 f"{server_url}/endpoints/ and watch the runs land on "
