@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import csv
 import io
-import textwrap
 from collections.abc import Callable
 from dataclasses import replace
 from functools import wraps
@@ -13,7 +12,6 @@ from urllib.parse import urlencode
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
@@ -23,10 +21,8 @@ from apps.catalog.models import Model, Scenario
 from apps.catalog.selectors import scenario_list
 from apps.costs import selectors, services
 from apps.costs.charts import cost_of_latency_figure, cost_vs_interactivity
-from apps.costs.claims import ClaimPage, Comparison
 from apps.costs.forms import (
     CAPEX_FIELDS,
-    ClaimQuery,
     CostForm,
     ProcurementQuery,
     field_label,
@@ -35,7 +31,7 @@ from apps.costs.forms import (
 from apps.costs.formulas import CostInputError, Tier, TokenKind
 from apps.costs.models import PriceProfile, SavedPage
 from apps.costs.post_forms import ActiveProfileForm, ProfileForm, SavedPageForm
-from apps.costs.prices import LINK_ONLY, profile_prices, with_profile_prices
+from apps.costs.prices import LINK_ONLY, with_profile_prices
 from apps.costs.procurement import Row, cost_of_latency, procurement_rows
 from apps.costs.procurement_answer import cheaper_at_slo
 from apps.costs.procurement_export import EXPORT_COLUMNS, export_records
@@ -62,7 +58,6 @@ from apps.costs.reference import TIER_LABELS
 from apps.csv_safe import safe_rows
 from apps.htmx import page_or_partial
 from apps.projections import selectors as projection_selectors
-from apps.projections.claims import projected_cost_ratios, projected_throughput_ratio
 from workers import slo as slo_rule
 
 
@@ -351,97 +346,3 @@ def saved(request: HttpRequest, slug: str) -> HttpResponse:
     if found is None:
         raise Http404("No such saved page")
     return HttpResponseRedirect(f"{reverse('costs:procurement')}?{found.query}")
-
-
-def claim(request: HttpRequest) -> HttpResponse:
-    """Check a published cost claim against price tiers and stored runs."""
-    context = _claim_context(request)
-    _add_projected_claim(context, request, context["page"])
-    return page_or_partial(request, "costs/claim.html", "claim-result", context)
-
-
-CLAIM_WORDS = {Comparison.BELOW: "below", Comparison.AT_MOST: "at most", Comparison.ABOUT: "about"}
-
-
-def claim_image(request: HttpRequest) -> HttpResponse:
-    """The claim page's verdict as a 1200×630 SVG card (the size link previews use), from the
-    same query string, so a verdict can be pasted where a link would not be read. The page
-    turns it into a PNG in the browser."""
-    context = _claim_context(request)
-    page: ClaimPage = context["page"]
-    if page.errors:
-        problems = "; ".join(f"{error.field}: {error.message}" for error in page.errors)
-        return HttpResponse(
-            f"No verdict to draw: {problems}", status=400, content_type="text/plain"
-        )
-    check = page.check
-    assert check is not None  # a page without errors has a check
-    claim = check.claim
-    context.update(
-        {
-            "statement": textwrap.wrap(
-                f"{claim.label_a} at {CLAIM_WORDS[claim.comparison]} "
-                f"{claim.claimed_cost_ratio:g}× the "
-                f"cost of {claim.label_b} per million tokens, with {claim.throughput_ratio:g}× "
-                f"its throughput at ${claim.usd_per_gpu_hour_a:g} vs "
-                f"${claim.usd_per_gpu_hour_b:g} per GPU-hour",
-                width=58,
-            )[:3],
-            "formula": f"({claim.usd_per_gpu_hour_a:g} / {claim.usd_per_gpu_hour_b:g})"
-            f" ÷ {claim.throughput_ratio:g}",
-            "tiers": [TIER_LABELS.get(p.tier, p.tier) for p in (page.price_a, page.price_b) if p],
-            "held": len(check.assumptions_that_hold),
-            "tried": len(check.verdicts),
-            "page_url": request.build_absolute_uri(reverse("costs:claim"))
-            + (f"?{request.GET.urlencode()}" if request.GET else ""),
-        }
-    )
-    response = render(request, "costs/claim_card.svg", context, content_type="image/svg+xml")
-    response["Content-Disposition"] = 'inline; filename="claim-verdict.svg"'
-    return response
-
-
-def _claim_context(request: HttpRequest) -> dict[str, Any]:
-    """The claim page's state from its query string: the page and the template's context."""
-    org = viewer_org(request)
-    book = selectors.price_book(org=org)
-    # The organization's active price profile gives each side's own price unless typed.
-    profile, own = profile_prices(current_org(request))
-    query = ClaimQuery(request.GET, book=book, own_prices=own)
-    query.is_valid()  # the token kind never fails: it falls back to output tokens
-    curves = selectors.deployment_curves(org=org, kind=query.cleaned_data["token_kind"])
-    page = query.page(curves)
-    return {
-        "page": page,
-        "values": page.values,
-        "error_fields": {error.field for error in page.errors},
-        "field_labels": {error.field: field_label(error.field) for error in page.errors},
-        "tiers": [(tier.value, TIER_LABELS[tier.value]) for tier in Tier],
-        "accelerators": sorted(book),
-        "comparisons": [c.value for c in Comparison],
-        "profile_name": profile if own else "",
-    }
-
-
-def _add_projected_claim(context: dict[str, Any], request: HttpRequest, page: ClaimPage) -> None:
-    """Only when asked (?projected=1): the throughput ratio a projection gives, beside the
-    claim's own check and never in it, labelled projected."""
-    context["show_projected"] = request.GET.get("projected") in {"1", "on", "true"}
-    sides = (page.values.get("accelerator_a", "").upper(), page.values.get("accelerator_b", ""))
-    if not context["show_projected"] or page.errors or sides != ("MI355X", "B200"):
-        return
-    projection = projection_selectors.projection_for_shape(
-        input_tokens=None, output_tokens=None, cache_hit_rate=None
-    )
-    ratio = projected_throughput_ratio(projection) if projection else None
-    if ratio is None or page.price_a is None or page.price_b is None:
-        return
-    context["projected_claim"] = {
-        **ratio,
-        **projected_cost_ratios(
-            ratio,
-            usd_per_gpu_hour_a=page.price_a.usd_per_gpu_hour,
-            usd_per_gpu_hour_b=page.price_b.usd_per_gpu_hour,
-        ),
-        "median_ape": projection["validation"].median_ape,
-    }
