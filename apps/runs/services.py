@@ -317,6 +317,7 @@ def _point_columns(point: doc.Point) -> dict[str, Any]:
         "goodput_rps": point.goodput_rps,
         "prefix_cache_hit_rate": point.prefix_cache_hit_rate,
         "prompt_length_mismatch_rate": point.prompt_length_mismatch_rate,
+        "client_bound": point.client_bound,
         "tokens_per_chunk": point.tokens_per_chunk,
         "latency_ms": lat.model_dump(mode="json", exclude_none=True),
         "interactivity": (
