@@ -185,7 +185,6 @@ def parse(job: ImportInput) -> list[ResultDocument]:
     if failures.get("prompt_len") is not None:
         aside["failures.prompt_len"] = failures["prompt_len"]
 
-    status = "succeeded" if not failed else ("failed" if not succeeded else "partial")
     return [
         build_document(
             job,
@@ -195,7 +194,6 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             scenario_stated=scenario,
             points=[drop_none(point)],
             environment={"extra": {"not_mapped": aside}},
-            status=status,
         )
     ]
 

@@ -236,7 +236,6 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
             scenario_stated=scenario,
             points=[drop_none(point)],
             environment={"extra": drop_none(extra)},
-            status=_status(completed, errors),
         )
     ]
 
@@ -310,7 +309,6 @@ def parse_responses(job: ImportInput) -> list[ResultDocument]:
             scenario_stated=scenario,
             points=[point],
             environment={"extra": extra},
-            status=_status(len(ok), failed),
         )
     ]
 
@@ -332,12 +330,6 @@ def _error_codes(frequency: Any, where: str) -> dict[str, int] | None:
             f"{where}: results_error_code_frequency {text!r} is not a code: count mapping"
         )
     return {_code_name(float(code)): int(count) for code, count in pairs}
-
-
-def _status(succeeded: int, failed: int) -> str:
-    if succeeded == 0:
-        return "failed"
-    return "partial" if failed else "succeeded"
 
 
 register(
