@@ -142,6 +142,11 @@ WATCHED = (
     "tpot_p99",
     "success_rate",
 )
+# What /compare/ states with an interval beside throughput (apps/leaderboard/views/compare.py).
+COMPARE_PAGE = ("interactivity_p50", "ttft_p99")
+# Figures kept as Point columns of their own (apps/runs/models.py), read from their slot at
+# ingestion: what the board's rows and the data dumps read without the distributions.
+POINT_COLUMNS = ("ttft_p50", "ttft_p99", "tpot_p50", "e2el_p50", "e2el_p99", "interactivity_p50")
 # The throughput figure of each token kind.
 THROUGHPUT = {
     "output": "tput_per_gpu",

@@ -28,6 +28,7 @@ from apps.leaderboard.views.common import (
     query_without,
 )
 from apps.runs import significance as run_significance
+from workers import figures
 
 
 def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
@@ -166,7 +167,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
 
 
 # What /compare/ states with an interval against the first column (workers/significance.py).
-SIGNIFICANCE_METRICS = ("interactivity_p50", "ttft_p99_ms")
+SIGNIFICANCE_METRICS = tuple(figures.FIGURES[key].name for key in figures.COMPARE_PAGE)
 
 
 def _compare_significance(ordered: list, basis: str, org: Organization | None) -> list:
@@ -176,7 +177,7 @@ def _compare_significance(ordered: list, basis: str, org: Organization | None) -
     first = ordered[0]
     if first is None:
         return [None] * len(ordered)
-    metrics = [f"{basis}_tok_s_gpu", *SIGNIFICANCE_METRICS]
+    metrics = [figures.FIGURES[figures.THROUGHPUT[basis]].name, *SIGNIFICANCE_METRICS]
     rest = [row.run_id if row else None for row in ordered[1:]]
     found = run_significance.compare_runs(
         baseline_run=first.run_id, other_runs=rest, metrics=metrics, org=org
