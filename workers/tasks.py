@@ -28,7 +28,7 @@ from typing import Any, Literal
 import httpx
 from celery import signals
 from celery.exceptions import Reject
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from workers.celery import TASK_ACCURACY, TASK_LOAD, app
 from workers.result_facts import Deployment, ModelInfo, Scenario
@@ -91,9 +91,17 @@ class JobSpec(BaseModel):
     concurrency: int = Field(8, ge=1, description="accuracy requests in flight")
     # A load job fanned out over several workers of the pool (workers/loadgen/members.py):
     # this message runs share `member` of `members`, its first level from `start_at`.
+    # The bound on `members` is the server's (settings.JOB_MAX_MEMBERS, checked when the job
+    # is asked for); a worker checks only the shape, so it never refuses what the server allows.
     member: int = Field(0, ge=0)
-    members: int = Field(1, ge=1, le=16)
+    members: int = Field(1, ge=1)
     start_at: datetime | None = None
+
+    @model_validator(mode="after")
+    def _member_of_members(self) -> JobSpec:
+        if self.member >= self.members:
+            raise ValueError(f"member {self.member} is not one of {self.members} members")
+        return self
 
 
 class JobCancelled(Exception):
