@@ -76,8 +76,8 @@ LAYERS = [
     "imports",
     "projections",
     "costs",
-    "leaderboard",
     "regressions",
+    "leaderboard",
     "jobs",
     "api",
 ]

@@ -22,9 +22,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.accounts.models import Organization
+from apps.catalog.fairness import deployment_facts, differences
 from apps.catalog.models import Deployment
-from apps.leaderboard.deployment_selectors import deployment_facts
-from apps.leaderboard.fairness import differences
 from apps.regressions import detection, webhooks
 from apps.regressions.models import (
     CHANGE_POINT_KEY,

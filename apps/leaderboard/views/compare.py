@@ -8,6 +8,7 @@ from django.shortcuts import render
 from apps.accounts.models import Organization
 from apps.accounts.scoping import viewer_org
 from apps.accuracy import selectors as accuracy_selectors
+from apps.catalog import fairness
 from apps.catalog.models import short_flag
 from apps.catalog.selectors import scenario_list
 from apps.costs.prices import price_sheet
@@ -15,7 +16,6 @@ from apps.leaderboard import (
     charts,
     compare_selectors,
     deployment_selectors,
-    fairness,
     run_selectors,
     selectors,
 )
@@ -75,7 +75,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     board_page = selectors.leaderboard_rows(board=board, org=org)
     rows = {r.deployment_id: r for r in board_page.rows}
     ordered = [rows.get(d.pk) for d in deployments]
-    facts = [deployment_selectors.deployment_facts(d) for d in deployments]
+    facts = [fairness.deployment_facts(d) for d in deployments]
     for fact, row in zip(facts, ordered, strict=True):
         fact["provenance"] = row.provenance if row else "no run in this scenario"
         fact["scenario"] = scenario_slug if row else "—"
@@ -207,7 +207,7 @@ NAMING_FACTS = ("engine_version", "parallelism", "serving", "speculative", "engi
 
 def column_names(deployments: list) -> dict[int, str]:
     """Each compare column's heading, and the name of its line on the chart."""
-    facts = {d.pk: deployment_selectors.deployment_facts(d) for d in deployments}
+    facts = {d.pk: fairness.deployment_facts(d) for d in deployments}
     differing = [k for k in NAMING_FACTS if len({f[k] for f in facts.values()}) > 1]
     names = {}
     for pk, f in facts.items():
