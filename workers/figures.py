@@ -266,12 +266,19 @@ def throughput(
         return Reading(kind, stated)
     if not input_tokens or not output_tokens or input_tokens < 0 or output_tokens < 0:
         return Reading(kind, None, stated=False)
+    low, high = sorted(unstated_readings(unlabelled_tok_s, kind, input_tokens, output_tokens))
+    return Reading(kind, low, stated=False, low=low, high=high)
+
+
+def unstated_readings(
+    unlabelled_tok_s: float, kind: Kind, input_tokens: int, output_tokens: int
+) -> tuple[float, float]:
+    """A tok/s whose kind the source does not state, as `kind` tok/s under both readings:
+    (read as output tokens, read as total tokens), through the scenario's shape (positive
+    token counts)."""
     whole = input_tokens + output_tokens
     share = {"input": input_tokens / whole, "output": output_tokens / whole, "total": 1.0}[kind]
-    as_output = unlabelled_tok_s * share / (output_tokens / whole)
-    as_total = unlabelled_tok_s * share
-    low, high = sorted((as_output, as_total))
-    return Reading(kind, low, stated=False, low=low, high=high)
+    return unlabelled_tok_s * share / (output_tokens / whole), unlabelled_tok_s * share
 
 
 # --- a run's status -----------------------------------------------------------------------
