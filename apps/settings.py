@@ -200,6 +200,8 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # The site frame's tags: site-level, below every app (apps/frame.py).
+            "libraries": {"frame": "apps.frame"},
         },
     },
 ]

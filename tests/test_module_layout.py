@@ -6,7 +6,10 @@ counts. The apps stand in one order (LAYERS), so their imports make no cycle.
 
 import ast
 import importlib.util
+import re
 from pathlib import Path
+
+from django.conf import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LINES = 600
@@ -76,8 +79,8 @@ LAYERS = [
     "imports",
     "projections",
     "costs",
-    "leaderboard",
     "regressions",
+    "leaderboard",
     "jobs",
     "api",
 ]
@@ -141,6 +144,90 @@ def test_the_shared_modules_import_no_app():
         if imported == "apps" or imported.startswith("apps.")
     }
     assert found == set()
+
+
+# Template dependencies: a `{% load name %}` runs that library's code for the template, so
+# a template of one app loading the tags of an app above it is an arrow up, as an import
+# would be (the board's templates once loaded the change-point tags while change points
+# imported the board: a loop no Python import showed).
+LOAD = re.compile(r"{%\s*load\s+(.+?)\s*%}")
+
+
+def _libraries(root: Path = ROOT) -> dict[str, str]:
+    """Each template library of the project -> the app that owns it; "" for a site-level
+    one (settings.TEMPLATES' libraries outside any app)."""
+    found = {
+        path.stem: path.parts[-3]
+        for path in (root / "apps").glob("*/templatetags/*.py")
+        if path.name != "__init__.py"
+    }
+    for options in (t.get("OPTIONS", {}) for t in settings.TEMPLATES):
+        for name, module in options.get("libraries", {}).items():
+            found[name] = _app_of(module) or ""
+    return found
+
+
+def _loads(path: Path) -> set[str]:
+    names: set[str] = set()
+    for match in LOAD.finditer(path.read_text()):
+        words = match.group(1).split()
+        names.update(words[words.index("from") + 1 :] if "from" in words else words)
+    return names
+
+
+def _template_up_arrows(root: Path, libraries: dict[str, str]) -> set[str]:
+    """Templates loading the tags of an app above their own; a site template (templates/,
+    which every page extends) loading any app's tags."""
+    found = set()
+    for path in sorted((root / "apps").glob("*/templates/**/*.html")):
+        here = path.relative_to(root / "apps").parts[0]
+        for name in _loads(path):
+            there = libraries.get(name)
+            if there and here in LAYERS and LAYERS.index(there) > LAYERS.index(here):
+                found.add(f"{path.relative_to(root)}: {{% load {name} %}} ({there})")
+    for path in sorted((root / "templates").glob("**/*.html")):
+        for name in _loads(path):
+            if libraries.get(name):
+                found.add(f"{path.relative_to(root)}: {{% load {name} %}} ({libraries[name]})")
+    return found
+
+
+def test_no_template_loads_the_tags_of_an_app_above_it():
+    assert _template_up_arrows(ROOT, _libraries()) == set()
+
+
+def test_the_template_walk_sees_a_load_of_tags_from_above(tmp_path):
+    (tmp_path / "apps" / "catalog" / "templates" / "catalog").mkdir(parents=True)
+    (tmp_path / "apps" / "catalog" / "templates" / "catalog" / "x.html").write_text(
+        "{% load static frame %}{% load badge from regressions %}"
+    )
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "base.html").write_text("{% load frame leaderboard %}")
+    libraries = {"regressions": "regressions", "leaderboard": "leaderboard", "frame": ""}
+    assert _template_up_arrows(tmp_path, libraries) == {
+        "apps/catalog/templates/catalog/x.html: {% load regressions %} (regressions)",
+        "templates/base.html: {% load leaderboard %} (leaderboard)",
+    }
+
+
+def test_the_site_frame_library_is_site_level_and_imports_no_app():
+    libraries = _libraries()
+    assert libraries["frame"] == ""
+    assert not (ROOT / "apps" / "leaderboard" / "templatetags").exists()
+    below = {f"apps.{name.removesuffix('.py')}" for name in BELOW_ALL}
+    imported = {
+        name
+        for name in _imports(ROOT / "apps" / "frame.py")
+        if name.startswith("apps.") and name not in below
+    }
+    assert imported == set()
+
+
+def test_the_site_frame_spells_every_price_tier():
+    from apps.costs.formulas import Tier
+    from apps.frame import TIER_LABELS
+
+    assert set(TIER_LABELS) == {tier.value for tier in Tier}
 
 
 def _module_graph() -> dict[str, set[str]]:

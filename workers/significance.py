@@ -31,6 +31,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from workers import figures
+
 CONFIDENCE = 0.95
 REPLICATES = 1000
 SEED = 20261201  # fixed: the same runs give the same interval on every page and in CI
@@ -50,20 +52,10 @@ class Metric:
     unit: str
 
 
-# The figures a comparison states; throughput per GPU first (the board's figure).
+# The figures a comparison states, as the registry (workers/figures.py) names them.
 METRICS: dict[str, Metric] = {
-    m.name: m
-    for m in (
-        Metric("output_tok_s_gpu", "output tok/s/GPU", "higher", "tok/s"),
-        Metric("input_tok_s_gpu", "input tok/s/GPU", "higher", "tok/s"),
-        Metric("total_tok_s_gpu", "total tok/s/GPU", "higher", "tok/s"),
-        Metric("ttft_p50_ms", "TTFT p50", "lower", "ms"),
-        Metric("ttft_p99_ms", "TTFT p99", "lower", "ms"),
-        Metric("tpot_p50_ms", "TPOT p50", "lower", "ms"),
-        Metric("tpot_p99_ms", "TPOT p99", "lower", "ms"),
-        Metric("e2el_p99_ms", "E2E latency p99", "lower", "ms"),
-        Metric("interactivity_p50", "tok/s/user p50", "higher", "tok/s"),
-    )
+    f.name: Metric(f.name, f.label, f.better, f.unit)
+    for f in (figures.FIGURES[key] for key in figures.COMPARED)
 }
 
 
@@ -181,12 +173,15 @@ def _percentile(values: np.ndarray, q: float) -> float:
 
 def _values(metric: str, sample: Sample) -> tuple[np.ndarray, float]:
     """Per-request values of a percentile metric, and the percentile."""
-    if metric == "interactivity_p50":
+    slot = figures.by_name(metric).slot
+    assert slot is not None, metric
+    name, percentile = slot
+    q = float(percentile.removeprefix("p"))
+    if name == "interactivity":  # per request: 1 / TPOT, never 1000 / a percentile of TPOT
         with np.errstate(divide="ignore"):
-            return np.where(sample.tpot_ms > 0, 1000.0 / sample.tpot_ms, np.nan), 50.0
-    name, q = metric.removesuffix("_ms").rsplit("_p", 1)
+            return np.where(sample.tpot_ms > 0, 1000.0 / sample.tpot_ms, np.nan), q
     values = {"ttft": sample.ttft_ms, "tpot": sample.tpot_ms, "e2el": sample.e2el_ms}[name]
-    return values, float(q)
+    return values, q
 
 
 def _tokens(metric: str, sample: Sample) -> np.ndarray:

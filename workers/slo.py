@@ -21,11 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from workers.figures import DISTRIBUTIONS
+
 Metric = Literal["ttft", "tpot", "e2el", "interactivity"]
 METRICS: tuple[Metric, ...] = ("ttft", "tpot", "e2el", "interactivity")
-# Latencies are ceilings; interactivity (tok/s/user, higher is better) is a floor.
-CEILINGS = frozenset({"ttft", "tpot", "e2el"})
-LABELS = {"ttft": "TTFT", "tpot": "TPOT", "e2el": "E2EL", "interactivity": "interactivity"}
+# Latencies are ceilings; interactivity (tok/s/user, higher is better) is a floor. Labels
+# and directions are the registry's (workers/figures.py).
+CEILINGS = frozenset(m for m in METRICS if DISTRIBUTIONS[m][1] == "lower")
+LABELS = {m: DISTRIBUTIONS[m][0] for m in METRICS}
 # The unit a bound may be written in, and the factor to the stored unit (ms, tok/s/user).
 UNITS: dict[str, tuple[frozenset[str], float]] = {
     "ms": (frozenset(CEILINGS), 1.0),

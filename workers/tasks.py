@@ -28,7 +28,7 @@ from typing import Any, Literal
 import httpx
 from celery import signals
 from celery.exceptions import Reject
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from workers.celery import TASK_ACCURACY, TASK_LOAD, app
 from workers.result_facts import Deployment, ModelInfo, Scenario
@@ -91,9 +91,17 @@ class JobSpec(BaseModel):
     concurrency: int = Field(8, ge=1, description="accuracy requests in flight")
     # A load job fanned out over several workers of the pool (workers/loadgen/members.py):
     # this message runs share `member` of `members`, its first level from `start_at`.
+    # The bound on `members` is the server's (settings.JOB_MAX_MEMBERS, checked when the job
+    # is asked for); a worker checks only the shape, so it never refuses what the server allows.
     member: int = Field(0, ge=0)
-    members: int = Field(1, ge=1, le=16)
+    members: int = Field(1, ge=1)
     start_at: datetime | None = None
+
+    @model_validator(mode="after")
+    def _member_of_members(self) -> JobSpec:
+        if self.member >= self.members:
+            raise ValueError(f"member {self.member} is not one of {self.members} members")
+        return self
 
 
 class JobCancelled(Exception):
@@ -362,20 +370,23 @@ def measure(
 def measure_load(
     spec: JobSpec, *, progress: Progress, cancel: threading.Event
 ) -> tuple[ResultDocument, Any]:
+    """The job's load run through the CLI's own (workers/loadgen/measure.py): /metrics
+    scraped, the prompt check recorded, and a run whose prompts miss their lengths refused.
+    A job has no --allow-length-mismatch: such a run would be stored under a label it does
+    not match, so the job fails."""
+    from workers.loadgen import measure as load
     from workers.loadgen.client import EndpointConfig
-    from workers.loadgen.output import make_document
     from workers.loadgen.prompts import (
         CalibratedCounter,
         EndpointTokenizer,
         scenario_workload,
         usage_probe,
-        verify_lengths,
     )
-    from workers.loadgen.runner import Level, LoadPlan, SweepResult, run_sweep
+    from workers.loadgen.runner import Level, LoadPlan
 
     if spec.scenario is None or spec.load is None:
         raise ValueError("a load job needs a scenario and load levels")
-    scenario, load, endpoint = spec.scenario, spec.load, spec.endpoint
+    scenario, load_spec, endpoint = spec.scenario, spec.load, spec.endpoint
     cfg = EndpointConfig(
         base_url=endpoint.url,
         model=endpoint.served_model,
@@ -392,56 +403,54 @@ def measure_load(
         output_tokens=scenario.output_tokens,
         prefix_hit_rate=scenario.prefix_cache_hit_rate,
         length_spread=scenario.length_spread,
-        seed=load.seed,
+        seed=load_spec.seed,
     )
-    if load.rates:
-        levels = [Level(rate=rate) for rate in load.rates]
+    if load_spec.rates:
+        levels = [Level(rate=rate) for rate in load_spec.rates]
     else:
-        levels = [Level(concurrency=c) for c in load.concurrency]
+        levels = [Level(concurrency=c) for c in load_spec.concurrency]
     plan = LoadPlan(
         levels=levels,
-        requests=load.requests,
-        duration_s=load.duration_s,
-        warmup=load.warmup,
+        requests=load_spec.requests,
+        duration_s=load_spec.duration_s,
+        warmup=load_spec.warmup,
         slo=scenario.slo,
-        seed=load.seed,
+        seed=load_spec.seed,
     )
-    # A job has no --allow-length-mismatch: prompts that miss their scenario's lengths would
-    # store a run under a label it does not match, so the job fails before measuring.
-    progress.text = "verifying prompt lengths"
-    check = verify_lengths(workload.build(plan.prompts_to_verify()), counter, overhead)
-    if check.missed:
-        raise ValueError(f"{check.message()}: the run would not match its scenario")
+    setup = load.LoadSetup(cfg, workload, plan, counter, overhead, load_spec.seed)
+    if spec.members > 1:
+        progress.text = "verifying prompt lengths"
+        check = load.check_lengths(setup)
+        extra = {
+            "tokenizer": counter.name,
+            "prompt_overhead_tokens": overhead,
+            "api": cfg.api,
+            "seed": load_spec.seed,
+            "transport": cfg.transport,
+            "prompt_check": load.prompt_check(check),
+        }
+        progress.text = f"member {spec.member} of {spec.members}: measuring from start_at"
+        started_at = datetime.now(UTC)
+        return _measure_member(spec, cfg, workload, plan, counter, started_at, extra, cancel)
 
     def on_progress(state: Any) -> None:
         total = f"/{state.total}" if state.total else ""
         phase = " warm-up" if state.warmup else ""
         progress.text = f"{state.label}{phase}: {state.done}{total} requests, {state.errors} errors"
 
-    started_at = datetime.now(UTC)
-    extra = {
-        "tokenizer": counter.name,
-        "prompt_overhead_tokens": overhead,
-        "api": cfg.api,
-        "seed": load.seed,
-        "transport": cfg.transport,
-    }
-    if spec.members > 1:
-        progress.text = f"member {spec.member} of {spec.members}: measuring from start_at"
-        return _measure_member(spec, cfg, workload, plan, counter, started_at, extra, cancel)
-    result = SweepResult()
-    sweep = run_sweep(
-        cfg, workload, plan, result=result, progress=on_progress, count_tokens=counter.count
-    )
-    asyncio.run(_until_cancelled(sweep, cancel))
-    document = make_document(
-        model=spec.model,
-        deployment=spec.deployment,
-        scenario=scenario,
-        result=result,
-        started_at=started_at,
-        extra=extra,
-    )
+    def drive(sweep: Any) -> bool:
+        asyncio.run(_until_cancelled(sweep, cancel))
+        return False  # a cancelled job raises JobCancelled: nothing is stored
+
+    def on_phase(text: str) -> None:
+        progress.text = text
+
+    measured = load.measure_load(setup, drive=drive, progress=on_progress, on_phase=on_phase)
+    if measured.mismatched:
+        raise load.LengthMismatch(
+            f"{measured.mismatched}: the run does not match its scenario and was not stored"
+        )
+    document = measured.document(model=spec.model, deployment=spec.deployment, scenario=scenario)
     return document, None
 
 

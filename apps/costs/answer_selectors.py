@@ -31,6 +31,7 @@ from apps.costs.slo import Slo
 from apps.runs.models import Run
 from apps.runs.selectors import runs_visible
 from apps.runs.significance import point_samples
+from workers.figures import PointView
 
 # The board's default price tier (apps/leaderboard/board_runs.Board.tier).
 DEFAULT_TIER = "owning_hyperscaler"
@@ -104,6 +105,8 @@ def measured_points(
         sku = d.accelerator.sku
         gpus = max(d.gpus, 1)
         for point in run.points.all():
+            if PointView.of(point).invalid_reason() is not None:
+                continue  # the one validity rule: never an answer from a point the board refuses
             priced = priced_throughput(
                 basis,
                 gpus=gpus,

@@ -23,6 +23,7 @@ from enum import StrEnum
 from typing import Any
 
 from apps.errors import FieldRefused
+from workers import figures
 
 SECONDS_PER_HOUR = 3600.0
 HOURS_PER_YEAR = 8760.0
@@ -238,17 +239,11 @@ def unstated_readings(
     unlabelled_tok_s: float, basis: TokenKind, *, input_tokens: int, output_tokens: int
 ) -> tuple[float, float]:
     """A published tok/s whose kind the source does not state, as `basis` tok/s under both
-    readings: (read as output tokens, read as total tokens), via the scenario's shape."""
+    readings: (read as output tokens, read as total tokens), via the scenario's shape. The
+    reading is workers.figures'; this checks the shape the way cost inputs are checked."""
     require_positive("input_tokens", input_tokens)
     require_positive("output_tokens", output_tokens)
-    share = {
-        TokenKind.INPUT: input_tokens / (input_tokens + output_tokens),
-        TokenKind.OUTPUT: output_tokens / (input_tokens + output_tokens),
-        TokenKind.TOTAL: 1.0,
-    }[basis]
-    as_output = unlabelled_tok_s * share / (output_tokens / (input_tokens + output_tokens))
-    as_total = unlabelled_tok_s * share
-    return as_output, as_total
+    return figures.unstated_readings(unlabelled_tok_s, basis.value, input_tokens, output_tokens)
 
 
 def readings_text(readings: tuple[float, float] | None) -> str:
@@ -302,20 +297,21 @@ def priced_throughput(
             return None
         return usd_per_mtok(usd_per_gpu_hour, tok_per_gpu)
 
-    tok = tok_s_of_basis(
-        basis, input_tok_s=input_tok_s, output_tok_s=output_tok_s, total_tok_s=total_tok_s
+    reading = figures.throughput(
+        basis.value,
+        input_tok_s=input_tok_s,
+        output_tok_s=output_tok_s,
+        total_tok_s=total_tok_s,
+        unlabelled_tok_s=unlabelled_tok_s,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
     )
-    if tok is not None or unlabelled_tok_s is None:
-        per_gpu = tok / gpus if tok is not None else None
+    if reading.stated:
+        per_gpu = reading.value / gpus if reading.value is not None else None
         return PricedThroughput(basis, per_gpu, usd(per_gpu))
-    if not input_tokens or not output_tokens:
+    if reading.low is None or reading.high is None:
         return PricedThroughput(basis, None, None, stated=False)
-    readings = sorted(
-        r / gpus
-        for r in unstated_readings(
-            unlabelled_tok_s, basis, input_tokens=input_tokens, output_tokens=output_tokens
-        )
-    )
+    readings = (reading.low / gpus, reading.high / gpus)
     usd_readings = sorted(u for u in (usd(readings[0]), usd(readings[1])) if u is not None)
     return PricedThroughput(
         basis,

@@ -9,6 +9,7 @@ the source (1.2x B200 / GB200).
 from __future__ import annotations
 
 from apps.costs.formulas import AcceleratorPrices, Tier
+from apps.frame import TIER_LABELS as TIER_LABELS  # the one spelling of a tier, site-wide
 
 REFERENCE_SOURCE = "inferencex-gpu-specs"
 REFERENCE_PRICE_SOURCE = "reference tier"
@@ -43,10 +44,4 @@ REFERENCE_PRICES: dict[str, AcceleratorPrices] = {
         citations={tier.value: REFERENCE_CITATION for tier in Tier},
     )
     for sku, kw, hyperscaler, neocloud, rental in _ROWS
-}
-
-TIER_LABELS: dict[str, str] = {
-    Tier.OWNING_HYPERSCALER.value: "owning (hyperscaler)",
-    Tier.OWNING_NEOCLOUD.value: "owning (neocloud)",
-    Tier.RENTAL_3YR.value: "3-year rental",
 }

@@ -17,6 +17,7 @@ from apps.costs.slo import SloPoint
 from apps.runs.models import Point, Run
 from apps.runs.selectors import runs_visible
 from workers import slo as slo_rule
+from workers.figures import PointView
 
 ORG_PRICE_SOURCE = "your organization's price book"
 
@@ -88,9 +89,11 @@ def deployment_curves(
     model: str = "",
     scenario: str = "",
 ) -> list[DeploymentCurve]:
-    """Visible succeeded-or-partial runs with their points, throughput of `kind` per GPU.
+    """Visible succeeded-or-partial runs with their valid points, throughput of `kind` per
+    GPU.
 
-    Simulated runs are left out: they never rank with measured ones.
+    Simulated runs are left out: they never rank with measured ones. So are points the board
+    calls invalid (workers.figures.PointView): a cost is never priced from them.
     """
     if "\x00" in model + scenario:  # no name has a NUL byte, and PostgreSQL refuses one
         return []
@@ -117,6 +120,10 @@ def deployment_curves(
         points = []
         unlabelled = False
         for point in run.points.all():
+            # The one validity rule: a client-bound point, or one whose prompts missed their
+            # length, never prices. Success is judged by the asked SLO's own floor.
+            if PointView.of(point).invalid_reason() is not None:
+                continue
             tput, is_unlabelled = _throughput(point, kind)
             if tput is None or tput <= 0:
                 continue

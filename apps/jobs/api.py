@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.db import close_old_connections
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
@@ -78,8 +79,13 @@ class RunRequest(Schema):
     duration_s: float | None = Field(None, gt=0)
     warmup: int | None = Field(None, ge=0)
     limit: int | None = Field(None, ge=1, description="accuracy items")
+    # The bound is settings.JOB_MAX_MEMBERS, checked with the other options
+    # (specs.job_options_check) so a refusal names the option and the live bound.
     members: int | None = Field(
-        None, ge=1, description="load jobs: workers of the pool sharing the job (at most 16)"
+        None,
+        ge=1,
+        description=f"load jobs: workers of the pool sharing the job "
+        f"(at most {settings.JOB_MAX_MEMBERS})",
     )
 
 

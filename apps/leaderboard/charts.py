@@ -228,7 +228,7 @@ def history_figure(history: list[dict[str, Any]], *, title: str) -> Figure:
     if regressions:
         traces.append(
             scatter(
-                "regression (>10% below the previous runs)",
+                "regression (a change point begins)",
                 regressions,
                 "when",
                 "tput_per_gpu",

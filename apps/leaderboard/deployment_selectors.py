@@ -6,11 +6,10 @@ from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment
 from apps.costs.formulas import TokenKind, priced_throughput
+from apps.regressions.models import ChangePoint
+from apps.regressions.selectors import regressions_of_deployment
 from apps.runs.models import MEASURED_AT
 from apps.runs.selectors import runs_visible
-
-REGRESSION_DROP = 0.10
-BASELINE_RUNS = 3
 
 
 def deployment_get(*, deployment_id: int, org: Organization | None = None) -> Deployment | None:
@@ -24,9 +23,13 @@ def deployment_get(*, deployment_id: int, org: Organization | None = None) -> De
 def deployment_history(*, deployment: Deployment, org: Organization | None = None) -> list[dict]:
     """Each visible run's best throughput per GPU, oldest first, with regressions marked.
 
-    A regression is a drop of more than REGRESSION_DROP below the median of the previous
-    BASELINE_RUNS runs of the same deployment in the same scenario.
+    A regression is the one definition every page uses: a change point (apps/regressions,
+    docs/methodology.md#change-points) in the worse direction that this run begins, as the
+    caller may see it. The old "10% below the median of the previous 3 runs" rule is gone.
     """
+    begun: dict[int, list[ChangePoint]] = {}
+    for change in regressions_of_deployment(deployment_id=deployment.pk, org=org):
+        begun.setdefault(change.after_run_id, []).append(change)
     runs = (
         runs_visible(org=org)
         .filter(deployment=deployment)
@@ -34,18 +37,11 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
         .annotate(measured_at=MEASURED_AT)
         .order_by("measured_at", "id")
     )
-    history, by_scenario = [], {}
+    history = []
     for run in runs:
         # The run's leaderboard point (apps/runs/summary.py), as the board shows it.
         per_gpu = run.best_tput_per_gpu
-        previous = by_scenario.setdefault(run.scenario_id, [])
-        window = sorted(previous[-BASELINE_RUNS:])
-        baseline = window[len(window) // 2] if window else None
-        regression = bool(
-            per_gpu is not None and baseline and per_gpu < (1 - REGRESSION_DROP) * baseline
-        )
-        if per_gpu is not None:
-            previous.append(per_gpu)
+        changes = begun.get(run.pk, [])
         point, scenario = run.best_point, run.scenario
         # A figure of unstated kind reads as the board reads it: both readings, flagged.
         unstated = (
@@ -75,33 +71,13 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
                 if unstated and unstated.tok_low is not None
                 else None,
                 "tput_kind": "unstated" if unstated else "output",
-                "baseline": baseline,
-                "regression": regression,
+                "regression": bool(changes),
+                "changes": "; ".join(
+                    f"{c.metric_label} {c.relative:+.1%} ({c.level})" for c in changes
+                ),
             }
         )
     return history
-
-
-def deployment_facts(deployment: Deployment) -> dict[str, str]:
-    quant = deployment.quant_weights
-    if deployment.quant_activations or deployment.quant_kv_cache:
-        quant += (
-            f" (act {deployment.quant_activations or '?'}, kv {deployment.quant_kv_cache or '?'})"
-        )
-    return {
-        "model": deployment.model.name,
-        "quantization": quant,
-        "engine": deployment.engine.name,
-        "engine_version": deployment.engine_version or "unstated",
-        "hardware": f"{deployment.gpus}×{deployment.accelerator.sku}",
-        "parallelism": deployment.parallelism_label,
-        # Named apart from parallelism: one pool serving both, or a pool for each.
-        "serving": deployment.serving_label,
-        "nodes": {True: "multi-node", False: "one node", None: "unstated"}[deployment.multinode],
-        "speculative": deployment.spec_method or "off",
-        # Flags and hand-picked kernels change what is measured as much as parallelism does.
-        "engine_flags": " · ".join(deployment.engine_flags or []) or "none",
-    }
 
 
 def accuracy_for(*, deployment: Deployment, org: Organization | None = None) -> list[dict]:

@@ -15,8 +15,8 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import QueryDict
 
+from apps.frame import label
 from apps.leaderboard import charts, selectors
-from apps.leaderboard.templatetags.frame import label
 from apps.leaderboard.views.common import BASES
 from apps.query_forms import FacetField, IsoDateField
 from apps.runs.models import Run

@@ -11,6 +11,7 @@ from apps.runs import summary
 from apps.runs.models import Point, Run
 from apps.runs.selectors import point_record_rows
 from apps.runs.summary import scenario_slo
+from workers.figures import PointView
 
 
 def run_latency_series(*, run: Run, limit: int = 5000) -> dict[str, list[float]]:
@@ -149,15 +150,14 @@ def run_errors(*, run: Run) -> dict[str, int]:
 
 
 def run_point_marks(*, run: Run) -> dict[int, list[str]]:
-    """Why a point of this run cannot stand for its scenario, by ordinal, as its document
-    says: its client was saturated, or its prompts missed their input length."""
+    """Why a point of this run cannot stand for its scenario, by ordinal, in the words of the
+    one validity rule (workers.figures): its client was saturated, or its prompts missed
+    their input length. Every reason a point has is named, not only the first."""
     marks: dict[int, list[str]] = {}
-    for ordinal, data in enumerate((run.document or {}).get("points") or []):
-        found = []
-        if data.get("client_bound"):
-            found.append("client-bound")
-        if data.get("prompt_length_mismatch_rate"):
-            found.append("prompt length mismatch")
+    rows = run.points.values_list("ordinal", "client_bound", "prompt_length_mismatch_rate")
+    for ordinal, bound, mismatch in rows:
+        views = (PointView(client_bound=bound), PointView(prompt_length_mismatch_rate=mismatch))
+        found = [reason for view in views if (reason := view.invalid_reason())]
         if found:
             marks[ordinal] = found
     return marks

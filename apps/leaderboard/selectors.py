@@ -30,11 +30,13 @@ from apps.runs.selectors import (
     visible_through,
 )
 from apps.runs.summary import MEETS, UNVERIFIED, scenario_slo
+from workers import figures
 
+# Sort name -> (Row attribute, descending): a figure's direction is the registry's.
 SORTS = {
-    "throughput": ("tput_per_gpu", True),
-    "interactivity": ("interactivity", True),
-    "ttft": ("ttft_p50_ms", False),
+    "throughput": ("tput_per_gpu", figures.FIGURES["tput_per_gpu"].higher),
+    "interactivity": ("interactivity", figures.FIGURES["interactivity_p50"].higher),
+    "ttft": (figures.FIGURES["ttft_p50"].column, figures.FIGURES["ttft_p50"].higher),
     "cost": ("usd_per_mtok", False),
     "accelerator": ("accelerator", False),
 }

@@ -8,15 +8,11 @@ metric. Detection (apps/regressions/services.py) keeps these rows in step with t
 from django.conf import settings
 from django.db import models
 
-# (key, label, higher is better, log scale)
-METRICS = (
-    ("tput_per_gpu", "output tok/s per GPU", True, True),
-    ("interactivity_p50", "interactivity p50 (tok/s/user)", True, True),
-    ("ttft_p50", "TTFT p50 (ms)", False, True),
-    ("ttft_p99", "TTFT p99 (ms)", False, True),
-    ("tpot_p50", "TPOT p50 (ms)", False, True),
-    ("tpot_p99", "TPOT p99 (ms)", False, True),
-    ("success_rate", "success rate", True, False),
+from workers import figures
+
+# (key, label, higher is better, log scale), as the registry (workers/figures.py) has them.
+METRICS = tuple(
+    (f.key, f.titled, f.higher, f.log) for f in (figures.FIGURES[k] for k in figures.WATCHED)
 )
 METRIC_LABELS = {key: label for key, label, _, _ in METRICS}
 

@@ -95,6 +95,15 @@ def regressions_by_deployment(
     return found
 
 
+def regressions_of_deployment(*, deployment_id: int, org: Organization | None) -> list[ChangePoint]:
+    """Regressions whose first run after the change is of this deployment (its page marks
+    those runs), oldest first."""
+    points = change_points_visible(org=org).filter(
+        deployment_id=deployment_id, direction=ChangePoint.Direction.REGRESSION
+    )
+    return list(points.order_by("first_after_at", "id"))
+
+
 def regressions_of_run(*, run_id: int, org: Organization | None) -> list[ChangePoint]:
     """Change points this run begins (the first run after the change)."""
     return list(change_points_visible(org=org).filter(after_run_id=run_id))

@@ -22,9 +22,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.accounts.models import Organization
+from apps.catalog.fairness import deployment_facts, differences
 from apps.catalog.models import Deployment
-from apps.leaderboard.deployment_selectors import deployment_facts
-from apps.leaderboard.fairness import differences
 from apps.regressions import detection, webhooks
 from apps.regressions.models import (
     CHANGE_POINT_KEY,
@@ -37,6 +36,7 @@ from apps.regressions.models import (
     Subscription,
 )
 from apps.runs.models import Point, Run
+from workers import figures
 from workers import slo as slo_rule
 
 log = logging.getLogger(__name__)
@@ -60,6 +60,7 @@ _POINT_COLUMNS = (
     "interactivity",
     "success_rate",
     "prompt_length_mismatch_rate",
+    "client_bound",
     "run_id",
     "run__deployment_id",
     "run__deployment__gpus",
@@ -85,35 +86,30 @@ def _level(row: dict[str, Any]) -> str:
 
 
 def _metric_values(row: dict[str, Any]) -> dict[str, float]:
-    figures = slo_rule.point_figures(row["latency_ms"] or {}, row["interactivity"] or {})
-    values: dict[str, float | None] = {
-        "tput_per_gpu": row["output_tok_s"] / row["run__deployment__gpus"]
-        if row["output_tok_s"] is not None
-        else None,
-        "interactivity_p50": row["interactivity_p50"]
-        if row["interactivity_p50"] is not None
-        else figures["interactivity"].get("p50"),
-        "ttft_p50": figures["ttft"].get("p50"),
-        "ttft_p99": figures["ttft"].get("p99"),
-        "tpot_p50": figures["tpot"].get("p50"),
-        "tpot_p99": figures["tpot"].get("p99"),
-        "success_rate": row["success_rate"],
-    }
-    return {k: float(v) for k, v in values.items() if v is not None}
+    """Each watched figure (workers/figures.py) of a point: its column where the query read
+    one, else its slot of the stored distributions; per GPU where the figure says."""
+    stored = slo_rule.point_figures(row["latency_ms"] or {}, row["interactivity"] or {})
+    values: dict[str, float] = {}
+    for key in figures.WATCHED:
+        spec = figures.FIGURES[key]
+        value = row.get(spec.column)
+        if value is None and spec.slot is not None:
+            value = stored[spec.slot[0]].get(spec.slot[1])
+        if value is not None and spec.per_gpu:
+            value = value / row["run__deployment__gpus"]
+        if value is not None:
+            values[key] = float(value)
+    return values
 
 
-def point_invalid(row: dict[str, Any], client_bound: bool) -> str | None:
-    """Why a point may neither form nor hide a change point, or None when it may.
+def point_invalid(row: dict[str, Any]) -> str | None:
+    """Why a point may neither form nor hide a change point, or None when it may: the one
+    validity rule (workers.figures.PointView), with the scenario's success floor.
 
     Simulated runs and failed runs never reach here (the query leaves them out)."""
-    if client_bound:
-        return "client-bound"
-    if (row["prompt_length_mismatch_rate"] or 0) > 0:
-        return "prompt length mismatch"
-    least = row["run__scenario__slo_min_success_rate"]
-    if row["success_rate"] is not None and least is not None and row["success_rate"] < least:
-        return "success below the SLO's minimum"
-    return None
+    return figures.PointView.of(row).invalid_reason(
+        min_success_rate=row["run__scenario__slo_min_success_rate"]
+    )
 
 
 @dataclass
@@ -134,11 +130,6 @@ def _candidate_runs() -> Any:
 def series_all() -> dict[tuple, Series]:
     """Every series over valid points of every run that could be seen by someone."""
     runs = _candidate_runs()
-    client_bound: dict[tuple[int, int], bool] = {}
-    for run_id, points in runs.values_list("id", "document__points"):
-        for ordinal, data in enumerate(points or []):
-            if isinstance(data, dict) and data.get("client_bound"):
-                client_bound[(run_id, ordinal)] = True
     deployments = {d["id"]: config_key(d) for d in Deployment.objects.values("id", *_CONFIG_FIELDS)}
     rows = (
         Point.objects.filter(run__in=runs)
@@ -149,7 +140,7 @@ def series_all() -> dict[tuple, Series]:
     series: dict[tuple, Series] = {}
     seen: set[tuple] = set()
     for row in rows.iterator(chunk_size=2000):
-        if point_invalid(row, client_bound.get((row["run_id"], row["ordinal"]), False)):
+        if point_invalid(row):
             continue
         config = deployments[row["run__deployment_id"]]
         level = _level(row)

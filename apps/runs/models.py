@@ -146,6 +146,9 @@ class Point(models.Model):
     goodput_rps = models.FloatField(null=True, blank=True)
     prefix_cache_hit_rate = models.FloatField(null=True, blank=True)
     prompt_length_mismatch_rate = models.FloatField(null=True, blank=True)
+    # Whether the load generator, not the server, was the limit (None: not reported); a
+    # column so every reader asks workers.figures.PointView the same question.
+    client_bound = models.BooleanField(null=True, blank=True)
     tokens_per_chunk = models.FloatField(null=True, blank=True)
     latency_ms = models.JSONField(default=dict, blank=True)
     interactivity = models.JSONField(default=dict, blank=True)

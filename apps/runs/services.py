@@ -26,7 +26,7 @@ from apps.runs import batches, partitions, pipeline, summary
 from apps.runs.lean import LeanDocument
 from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RecordArchive, RequestRecord, Run
 from apps.runs.signals import job_claimed, run_stored
-from workers import result_facts
+from workers import figures, result_facts
 from workers import results as doc
 
 BULK_BATCH = 5_000
@@ -308,15 +308,20 @@ def _point_columns(point: doc.Point) -> dict[str, Any]:
         "output_tok_s": tput.output_tok_s,
         "total_tok_s": tput.total_tok_s,
         "unlabelled_tok_s": tput.unlabelled_tok_s,
-        "ttft_p50_ms": pick(lat.ttft, "p50"),
-        "ttft_p99_ms": pick(lat.ttft, "p99"),
-        "tpot_p50_ms": pick(lat.tpot, "p50"),
-        "e2el_p50_ms": pick(lat.e2el, "p50"),
-        "e2el_p99_ms": pick(lat.e2el, "p99"),
-        "interactivity_p50": pick(point.interactivity_tok_s_user, "p50"),
+        **{
+            spec.column: pick(
+                point.interactivity_tok_s_user
+                if spec.slot[0] == "interactivity"
+                else getattr(lat, spec.slot[0]),
+                spec.slot[1],
+            )
+            for spec in (figures.FIGURES[key] for key in figures.POINT_COLUMNS)
+            if spec.slot is not None
+        },
         "goodput_rps": point.goodput_rps,
         "prefix_cache_hit_rate": point.prefix_cache_hit_rate,
         "prompt_length_mismatch_rate": point.prompt_length_mismatch_rate,
+        "client_bound": point.client_bound,
         "tokens_per_chunk": point.tokens_per_chunk,
         "latency_ms": lat.model_dump(mode="json", exclude_none=True),
         "interactivity": (

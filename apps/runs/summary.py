@@ -4,14 +4,16 @@ Every point is judged by the one SLO rule (workers/slo.py). The best point is th
 throughput per GPU among points that meet the scenario's SLO; when none meets it, the best
 of those that cannot be checked (a bounded percentile, or the success rate, was not
 reported); when none can be checked either, the best that misses. A point whose client was
-saturated (`client_bound`) or whose prompts missed their target length is never chosen:
-its figures do not describe the deployment under the scenario's label.
+saturated (`client_bound`) or whose prompts missed their target length is never chosen
+(workers.figures.PointView, the one validity rule): its figures do not describe the
+deployment under the scenario's label.
 """
 
 from dataclasses import dataclass, field
 from typing import Any
 
 from workers import slo as slo_rule
+from workers.figures import PointView
 
 MEETS, MISSES, UNVERIFIED = 1, 0, -1
 STATUS_CODES = {"meets": MEETS, "misses": MISSES, "cannot_check": UNVERIFIED}
@@ -25,6 +27,7 @@ FIGURE_FIELDS = (
     "interactivity",
     "success_rate",
     "prompt_length_mismatch_rate",
+    "client_bound",
 )
 
 
@@ -62,8 +65,10 @@ class PointFigures:
 
     @property
     def eligible(self) -> bool:
-        """Whether this point may ever be a leaderboard point."""
-        return not self.client_bound and not (self.prompt_length_mismatch_rate or 0) > 0
+        """Whether this point may ever be a leaderboard point, by the one validity rule. The
+        success floor is not applied here: the SLO rule ranks such a point as missing and
+        names why, so a run of only such points still shows."""
+        return PointView.of(self).invalid_reason() is None
 
 
 def point_verdict(point: PointFigures, slo: slo_rule.Slo) -> slo_rule.Verdict:
@@ -102,15 +107,15 @@ def best_point(points: list[PointFigures], slo: slo_rule.Slo, gpus: int) -> Best
 
 
 def run_figures(rows: list[dict[str, Any]], document: dict[str, Any]) -> list[PointFigures]:
-    """PointFigures from Point rows (`values("id", *FIGURE_FIELDS)`) and the run's stored
-    document, which keeps what has no column of its own (client_bound)."""
+    """PointFigures from Point rows (`values("id", *FIGURE_FIELDS)`). Rows of a schema before
+    the client_bound column (migration 0005) read it from the run's stored document."""
     doc_points = (document or {}).get("points") or []
     figures = []
     for row in rows:
         row = dict(row)
-        ordinal = row["ordinal"]
-        extra = doc_points[ordinal] if ordinal < len(doc_points) else {}
-        figures.append(
-            PointFigures(point_id=row.pop("id"), client_bound=extra.get("client_bound"), **row)
-        )
+        if "client_bound" not in row:
+            ordinal = row["ordinal"]
+            extra = doc_points[ordinal] if ordinal < len(doc_points) else {}
+            row["client_bound"] = extra.get("client_bound")
+        figures.append(PointFigures(point_id=row.pop("id"), **row))
     return figures

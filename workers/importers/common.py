@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 
 import yaml
 
+from workers.figures import RunStatus, run_status
 from workers.importers.accelerators import accelerator_sku
 from workers.importers.errors import ImportFailure
 from workers.importers.facts import Facts
@@ -450,10 +451,12 @@ def build_document(
     points: list[dict[str, Any]] | None = None,
     accuracy: list[dict[str, Any]] | None = None,
     environment: dict[str, Any] | None = None,
-    status: str = "succeeded",
+    status: RunStatus | None = None,
     index: int | None = None,
     where: str | None = None,
 ) -> ResultDocument:
+    """The imported run's document. Its status, unless given, is what its points' request
+    counts say (workers.figures.run_status, the one rule for every importer)."""
     where = where or job.main.name
     # Model, deployment and scenario are resolved before any is refused, so one refusal names
     # every missing fact and the user's retry is the last.
@@ -480,7 +483,7 @@ def build_document(
         "schema": SCHEMA_ID,
         "idempotency_key": job.idempotency_key(index),
         "provenance": "imported",
-        "status": status,
+        "status": status or run_status(p.get("requests") for p in points or []),
         "source": {"tool": tool, "file_sha256": job.main.sha256, "file_name": job.main.name},
         "model": model,
         "deployment": deployment,

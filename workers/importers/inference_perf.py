@@ -199,7 +199,6 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         scenario.update(derived[0])
         extra["scenario_lengths"] = derived[1]
 
-    status = "succeeded" if not failed else ("failed" if not succeeded else "partial")
     return [
         build_document(
             job,
@@ -209,7 +208,6 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             scenario_stated=scenario,
             points=[drop_none(point)],
             environment={"extra": extra},
-            status=status,
         )
     ]
 

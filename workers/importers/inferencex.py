@@ -176,7 +176,6 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
         "dataset": "random",
         **shape,
     }
-    status = "succeeded" if completed == prompts else ("failed" if completed == 0 else "partial")
     return [
         build_document(
             job,
@@ -186,7 +185,6 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
             scenario_stated=scenario,
             points=[_clean(point)],
             environment=environment,
-            status=status,
         )
     ]
 

@@ -170,7 +170,6 @@ def _document(
     point: dict[str, Any],
     extra: dict[str, Any],
     *,
-    status: str = "succeeded",
     index: int | None = None,
     where: str | None = None,
 ) -> ResultDocument:
@@ -184,7 +183,6 @@ def _document(
         scenario_stated=scenario,
         points=[point],
         environment={"extra": extra},
-        status=status,
         index=index,
         where=where,
     )
@@ -313,9 +311,6 @@ def _agentic_document(
     }
     if offload is not None:
         extra["kv_offload"] = offload
-    status = "succeeded"
-    if requests and requests["failed"]:
-        status = "failed" if requests["succeeded"] == 0 else "partial"
     return _document(
         job,
         row,
@@ -324,7 +319,6 @@ def _agentic_document(
         scenario,
         drop_none(point),
         extra,
-        status=status,
         index=index,
         where=where,
     )
@@ -435,7 +429,6 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
         ),
         **_described(row),
     }
-    status = "partial" if requests and requests["failed"] else "succeeded"
     return [
         _document(
             job,
@@ -445,7 +438,6 @@ def parse_agentic_v2(job: ImportInput) -> list[ResultDocument]:
             scenario,
             drop_none(point),
             drop_none(extra),
-            status=status,
         )
     ]
 

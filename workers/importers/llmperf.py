@@ -153,7 +153,6 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
     where = job.main.name
     row = expect_object(load_json(job.main, allow_nonfinite=True), where)
     point, scenario, extra = _summary(row, where)
-    requests = point["requests"]
     return [
         build_document(
             job,
@@ -163,7 +162,6 @@ def parse_summary(job: ImportInput) -> list[ResultDocument]:
             scenario_stated=scenario,
             points=[point],
             environment={"extra": extra},
-            status=_status(requests["succeeded"], requests["failed"]),
         )
     ]
 
@@ -192,8 +190,6 @@ def parse_sweep(job: ImportInput) -> list[ResultDocument]:
     many = len(groups) > 1
     documents = []
     for index, (scenario, model, points, extras) in enumerate(groups.values()):
-        succeeded = sum(p["requests"]["succeeded"] for p in points)
-        failed = sum(p["requests"]["failed"] for p in points)
         documents.append(
             build_document(
                 job,
@@ -203,7 +199,6 @@ def parse_sweep(job: ImportInput) -> list[ResultDocument]:
                 scenario_stated=scenario,
                 points=points,
                 environment={"extra": {"summaries": extras}},
-                status=_status(succeeded, failed),
                 index=index if many else None,
             )
         )
@@ -375,7 +370,6 @@ def parse_responses(job: ImportInput) -> list[ResultDocument]:
             scenario_stated=scenario,
             points=[point],
             environment={"extra": extra},
-            status=_status(len(ok), failed),
         )
     ]
 
@@ -397,12 +391,6 @@ def _error_codes(frequency: Any, where: str) -> dict[str, int] | None:
             f"{where}: results_error_code_frequency {text!r} is not a code: count mapping"
         )
     return {_code_name(float(code)): int(count) for code, count in pairs}
-
-
-def _status(succeeded: int, failed: int) -> str:
-    if succeeded == 0:
-        return "failed"
-    return "partial" if failed else "succeeded"
 
 
 register(

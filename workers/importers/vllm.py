@@ -48,6 +48,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from workers.figures import run_status
 from workers.importers import benchjson
 from workers.importers.benchjson import counts_from_lists, latency_stats, records, request_lists
 from workers.importers.common import (
@@ -348,11 +349,8 @@ def _parse_row(
     if derived:
         lengths, extra["scenario_lengths"] = derived
         scenario.update(lengths)
-    status = "succeeded"
-    if counts and counts["failed"]:
-        status = "failed" if counts["succeeded"] == 0 else "partial"
-    if completed == 0:
-        status = "failed"
+    # The counts decide (workers.figures.run_status); without them, none completed is failed.
+    status = run_status([counts], "failed" if completed == 0 else "succeeded")
     deployment: dict[str, Any] = {}
     model = row.get("model_id")
     if point["speculative_acceptance"] is not None:

@@ -28,22 +28,25 @@ from workers.loadgen.cli_args import (
 from workers.loadgen.client import EndpointConfig
 from workers.loadgen.client_load import ClientLimits
 from workers.loadgen.datasets import DatasetError, DatasetWorkload, dataset_name, read_dataset
-from workers.loadgen.metrics import LENGTH_TOLERANCE
+from workers.loadgen.measure import (
+    LengthMismatch,
+    LoadSetup,
+    ScrapeOptions,
+    measure_load,
+    open_scraper,
+    scraped,
+)
 from workers.loadgen.progress import ProgressBar
 from workers.loadgen.prompts import (
-    LengthCheck,
     PromptBuilder,
-    PromptWorkload,
-    TokenCounter,
     WordPool,
     scenario_workload,
     template_overhead,
     usage_probe,
-    verify_lengths,
 )
 from workers.loadgen.report import submit_if_asked, write_document
 from workers.loadgen.runner import Level, LoadPlan, SweepResult, run_sweep
-from workers.loadgen.scrape import Scraper, metrics_url, probe, scraping
+from workers.loadgen.scrape import Scraper
 from workers.loadgen.sessions import (
     SESSION_PRESETS,
     SessionWorkload,
@@ -54,41 +57,6 @@ from workers.loadgen.sessions import (
 from workers.loadgen.traces import TraceError, TracePrompts, read_mooncake, replay, trace_dataset
 from workers.result_facts import Deployment, Scenario, SessionScenario
 from workers.results import ResultDocument
-
-
-def _check_prompt_lengths(
-    args: argparse.Namespace,
-    plan: LoadPlan,
-    workload: PromptWorkload,
-    counter: TokenCounter,
-    overhead: int,
-) -> LengthCheck:
-    """The verification pass: every planned prompt counted before any is measured."""
-    check = verify_lengths(workload.build(plan.prompts_to_verify()), counter, overhead)
-    if check.missed and not args.allow_length_mismatch:
-        raise CliError(
-            f"{check.message()}: the run would not match its scenario. Measure anyway with "
-            "--allow-length-mismatch (its points are then marked and never ranked)"
-        )
-    return check
-
-
-def _mark_length_mismatch(result: SweepResult, check: LengthCheck) -> str | None:
-    """Why the measured prompts do not match the scenario, by the server's own counts; None
-    when they do. A point without server counts takes the verification pass's rate."""
-    problems = []
-    for point in result.points:
-        if point.prompt_length_mismatch_rate is None and check.missed:
-            point.prompt_length_mismatch_rate = check.rate
-        rate = point.prompt_length_mismatch_rate
-        if rate:
-            problems.append(f"{point.label}: {rate:.0%} of prompts")
-    if not problems:
-        return None
-    return (
-        f"prompts missed their input length by more than ±{LENGTH_TOLERANCE} token(s) "
-        f"({', '.join(problems)})"
-    )
 
 
 def run_mode(args: argparse.Namespace) -> int:
@@ -119,7 +87,6 @@ def run_mode(args: argparse.Namespace) -> int:
             seed=args.seed,
             groups=args.prefix_groups,
         )
-        check = _check_prompt_lengths(args, plan, workload, counter, overhead)
     except httpx.HTTPError as exc:
         raise CliError(f"cannot reach {cfg.url}: {exc}") from None
     scenario = Scenario(
@@ -145,53 +112,54 @@ def run_mode(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
 
-    return _sweep_and_submit(
+    setup = LoadSetup(
+        cfg,
+        workload,
+        plan,
+        counter,
+        overhead,
+        args.seed,
+        allow_length_mismatch=args.allow_length_mismatch,
+        scrape=_scrape_options(args),
+    )
+    progress = ProgressBar(enabled=not args.quiet)
+    try:
+        measured = measure_load(
+            setup, drive=lambda sweep: _drive(sweep, progress), progress=progress
+        )
+    except LengthMismatch as exc:
+        progress.close()
+        raise CliError(
+            f"{exc}. Measure anyway with --allow-length-mismatch (its points are then marked "
+            "and never ranked)"
+        ) from None
+    except httpx.HTTPError as exc:
+        progress.close()
+        raise CliError(f"cannot reach {cfg.url}: {exc}") from None
+    extra = measured.extra()
+    return _write_and_submit(
         args,
         cfg,
-        lambda result, progress: run_sweep(
-            cfg, workload, plan, result=result, progress=progress, count_tokens=counter.count
-        ),
+        _Measured(measured.scraper, measured.started_at, measured.result, measured.interrupted),
         deployment=deployment,
         scenario=scenario,
-        check=check,
+        mismatched=measured.mismatched,
         report=report,
         revision=False,
-        tokenizer=counter.name,
-        prompt_overhead_tokens=overhead,
-        api=cfg.api,
-        seed=args.seed,
-        transport=cfg.transport,
-        prompt_check={
-            "counter": check.counter,
-            "checked": check.checked,
-            "missed": check.missed,
-            "tolerance_tokens": check.tolerance,
-        },
+        server_metrics=extra.pop("server_metrics"),
+        **extra,
     )
 
 
-def _metrics_headers(cfg: EndpointConfig) -> dict[str, str]:
-    return {"Authorization": f"Bearer {cfg.api_key}"} if cfg.api_key else {}
+def _scrape_options(args: argparse.Namespace) -> ScrapeOptions:
+    if not args.no_scrape and args.scrape_interval <= 0:
+        raise CliError("--scrape-interval must be positive")
+    return ScrapeOptions(not args.no_scrape, args.metrics_url, args.scrape_interval)
 
 
 def _scraper(args: argparse.Namespace, cfg: EndpointConfig) -> Scraper | None:
-    """A scraper for the endpoint's /metrics, or None when off or when nothing answers
-    there in the Prometheus text format (the run then says so in environment.extra)."""
-    if args.no_scrape:
-        return None
-    if args.scrape_interval <= 0:
-        raise CliError("--scrape-interval must be positive")
-    url = args.metrics_url or metrics_url(cfg.root)
-    if not asyncio.run(probe(url, _metrics_headers(cfg))):
-        return None
-    return Scraper(url, args.scrape_interval, _metrics_headers(cfg))
-
-
-async def _scraped[T](scraper: Scraper | None, measure: Coroutine[Any, Any, T]) -> T:
-    if scraper is None:
-        return await measure
-    async with scraping(scraper):
-        return await measure
+    """The /metrics scraper of the modes that run their own sweep (trace, dataset, sessions)."""
+    return open_scraper(cfg, _scrape_options(args))
 
 
 def _run_dataset(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deployment) -> int:
@@ -275,7 +243,7 @@ def _run_trace(args: argparse.Namespace, cfg: EndpointConfig, deployment: Deploy
     progress = ProgressBar(enabled=not args.quiet)
     try:
         point, timings = asyncio.run(
-            _scraped(
+            scraped(
                 scraper,
                 replay(
                     cfg,
@@ -391,7 +359,7 @@ def _sweep_and_submit(
     started_at = datetime.now(UTC)
     result = SweepResult()
     progress = ProgressBar(enabled=not args.quiet)
-    interrupted = _drive(sweep(result, progress), scraper, progress)
+    interrupted = _drive(scraped(scraper, sweep(result, progress)), progress)
     measured = _Measured(scraper, started_at, result, interrupted)
     return _write_and_submit(args, cfg, measured, **facts)
 
@@ -403,7 +371,7 @@ def _write_and_submit(
     *,
     deployment: Deployment,
     scenario: Scenario,
-    check: LengthCheck | None = None,
+    mismatched: str | None = None,
     report: Callable[[SweepResult, ResultDocument], None] | None = None,
     revision: bool = True,
     **extra: Any,
@@ -415,7 +383,6 @@ def _write_and_submit(
     if not result.points:
         print("inferboard-worker bench: no level finished; nothing written", file=sys.stderr)
         return 130 if interrupted else 1
-    mismatched = _mark_length_mismatch(result, check) if check is not None else None
     document = write_document(
         args,
         cfg,
@@ -442,11 +409,11 @@ def _write_and_submit(
     return 130 if interrupted else 0
 
 
-def _drive(sweep: Coroutine[Any, Any, Any], scraper: Scraper | None, progress: ProgressBar) -> bool:
-    """Run the sweep with the server scrape beside it; True when Ctrl-C ended it (the levels
+def _drive(sweep: Coroutine[Any, Any, Any], progress: ProgressBar) -> bool:
+    """Run the sweep (the server scrape beside it); True when Ctrl-C ended it (the levels
     that finished are kept in the sweep's result)."""
     try:
-        asyncio.run(_scraped(scraper, sweep))
+        asyncio.run(sweep)
     except KeyboardInterrupt:
         return True
     finally:

@@ -14,9 +14,10 @@ from workers.client import InferboardClient
 from workers.loadgen import gate
 from workers.loadgen.cli_args import CliError
 from workers.loadgen.client import EndpointConfig
+from workers.loadgen.measure import ScrapeOptions, attach_server_metrics
 from workers.loadgen.output import make_document, write_outputs
 from workers.loadgen.runner import SweepResult
-from workers.loadgen.scrape import Scraper, metrics_url, point_window, server_acceptance
+from workers.loadgen.scrape import Scraper
 from workers.result_facts import Deployment, ModelInfo, Scenario
 from workers.results import SCHEMA_REVISION, Point, ResultDocument
 from workers.submit import ServerError, ServerRefused
@@ -36,19 +37,8 @@ def _attach_server_metrics(
     args: argparse.Namespace, cfg: EndpointConfig, scraper: Scraper | None, result: SweepResult
 ) -> dict[str, Any]:
     """Each point's slice of the server's series; what the document's extra should say."""
-    if args.no_scrape:
-        return {"server_metrics": "off"}
-    url = args.metrics_url or metrics_url(cfg.root)
-    if scraper is None:
-        return {"server_metrics": f"not available at {url}"}
-    for point, timings in zip(result.points, result.timings, strict=True):
-        window = point_window(timings)
-        if window is not None:
-            point.server = scraper.window(*window)
-        if point.server is not None and point.speculative_acceptance is None:
-            # Per-request draft counts are exact per point; the counters are the fallback.
-            point.speculative_acceptance = server_acceptance(point.server)
-    return {"server_metrics": {"url": url, "engine": scraper.engine, "missed": scraper.errors}}
+    options = ScrapeOptions(not args.no_scrape, args.metrics_url, args.scrape_interval)
+    return {"server_metrics": attach_server_metrics(cfg, scraper, result, options)}
 
 
 def write_document(
@@ -62,10 +52,12 @@ def write_document(
     started_at: datetime,
     interrupted: bool = False,
     revision: bool = True,
+    server_metrics: Any = None,
     **extra: Any,
 ) -> ResultDocument:
     """Every run path ends here: the finished levels as a document, written to --out with its
-    request records beside it, and summarized on stderr. `extra` goes to environment.extra.
+    request records beside it, and summarized on stderr. `extra` goes to environment.extra;
+    `server_metrics`, when given, says the scrape was attached already (measure.measure_load).
     `revision` marks revision-2 content; server metrics make a document revision 2 anyway."""
     if args.no_records:
         for point in result.points:
@@ -77,7 +69,14 @@ def write_document(
         result=result,
         started_at=started_at,
         interrupted=interrupted,
-        extra={**_attach_server_metrics(args, cfg, scraper, result), **extra},
+        extra={
+            **(
+                {"server_metrics": server_metrics}
+                if server_metrics is not None
+                else _attach_server_metrics(args, cfg, scraper, result)
+            ),
+            **extra,
+        },
     )
     if revision or any(point.server is not None for point in document.points):
         document.schema_revision = SCHEMA_REVISION

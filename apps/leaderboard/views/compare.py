@@ -13,6 +13,7 @@ from django.shortcuts import render
 from apps.accounts.models import Organization
 from apps.accounts.scoping import viewer_org
 from apps.accuracy import selectors as accuracy_selectors
+from apps.catalog import fairness
 from apps.catalog.models import short_flag
 from apps.catalog.selectors import scenario_list
 from apps.costs.answer import Answer, Side
@@ -23,7 +24,6 @@ from apps.leaderboard import (
     charts,
     compare_selectors,
     deployment_selectors,
-    fairness,
     run_selectors,
     selectors,
 )
@@ -35,6 +35,7 @@ from apps.leaderboard.views.common import (
     json_download,
     query_without,
 )
+from workers import figures
 
 
 def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
@@ -116,7 +117,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     sides = [answers[0].answer.b if answers else None] + [
         p.answer.a if p else None for p in pairings[1:]
     ]
-    facts = [deployment_selectors.deployment_facts(d) for d in deployments]
+    facts = [fairness.deployment_facts(d) for d in deployments]
     for fact, row in zip(facts, ordered, strict=True):
         fact["provenance"] = row.provenance if row else "no run in this scenario"
         fact["scenario"] = scenario_slug if row else "—"
@@ -220,7 +221,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
 
 # What /compare/ states with an interval against the first column (workers/significance.py),
 # besides the throughput, where every compared run has request records.
-SIGNIFICANCE_METRICS = ("interactivity_p50", "ttft_p99_ms")
+SIGNIFICANCE_METRICS = tuple(figures.FIGURES[key].name for key in figures.COMPARE_PAGE)
 SLO_FIELDS = ("interactivity_min", "ttft_p99_s_max")
 
 
@@ -297,7 +298,7 @@ NAMING_FACTS = ("engine_version", "parallelism", "serving", "speculative", "engi
 
 def column_names(deployments: list) -> dict[int, str]:
     """Each compare column's heading, and the name of its line on the chart."""
-    facts = {d.pk: deployment_selectors.deployment_facts(d) for d in deployments}
+    facts = {d.pk: fairness.deployment_facts(d) for d in deployments}
     differing = [k for k in NAMING_FACTS if len({f[k] for f in facts.values()}) > 1]
     names = {}
     for pk, f in facts.items():

@@ -6,6 +6,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apps.accounts.scoping import may_publish, viewer_org
+from apps.catalog import fairness
 from apps.costs.formulas import TokenKind
 from apps.costs.prices import price_sheet
 from apps.leaderboard import charts, deployment_selectors, run_selectors, selectors
@@ -105,7 +106,7 @@ def deployment_detail(request: HttpRequest, deployment_id: int) -> HttpResponse:
         return csv_download(f"deployment-{deployment.pk}-history.csv", history)
     context = {
         "deployment": deployment,
-        "facts": deployment_selectors.deployment_facts(deployment),
+        "facts": fairness.deployment_facts(deployment),
         "history": history,
         "history_chart": charts.history_figure(
             history, title="Each run's leaderboard point: output tok/s per GPU at the SLO"

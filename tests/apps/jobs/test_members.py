@@ -257,3 +257,24 @@ def test_cancelling_a_fanned_out_job_discards_its_parts(fanned_out, client, auth
     assert event(1, "heartbeat")["cancel"] is True
     assert submit(1).status_code == 409
     assert not Run.objects.exists()
+
+
+def test_it_takes_the_members_bound_from_settings_and_the_worker_accepts_it(
+    client, auth, endpoint, scenario, broker, settings
+):
+    """JOB_MAX_MEMBERS=32: the server allows 32 members and names the bound past it, and the
+    worker parses every message the server sends (it checks shape, not the server's bound)."""
+    from workers.tasks import JobSpec
+
+    settings.JOB_MAX_MEMBERS = 32
+    refused = run_now(client, auth, endpoint, scenario, members=33, requests=40)
+    assert refused.status_code == 422, refused.content
+    [error] = refused.json()["detail"]
+    assert (error["path"], "an integer from 1 to 32" in error["message"]) == ("members", True)
+
+    response = run_now(client, auth, endpoint, scenario, members=32, requests=40)
+    assert response.status_code == 202, response.content
+    specs = [spec for _headers, spec in broker.specs(endpoint.pool)]
+    assert sorted(spec["member"] for spec in specs) == list(range(32))
+    parsed = [JobSpec.model_validate(spec) for spec in specs]
+    assert {spec.members for spec in parsed} == {32}

@@ -183,13 +183,28 @@ def test_a_starved_clients_level_is_marked_client_bound_on_its_run_page(client, 
     assert ">client-bound</span>" in html
 
 
-def test_deployment_history_marks_a_regression(client, org):
-    fast = [point(16, output_tok_s=1600, ttft_p99_ms=1500, interactivity=100)]
-    slow = [point(16, output_tok_s=1200, ttft_p99_ms=1500, interactivity=100)]
-    for points in (fast, fast, fast, slow):
-        run = run_ingest(document=document(points=points), org=org).run
-    html = client.get(f"/deployments/{run.deployment_id}/").content.decode()
+def test_deployment_history_marks_the_run_a_change_point_begins_not_a_drop_below_a_median(
+    client,
+):
+    """One regression definition on every page (issue 41): the change point's."""
+    from apps.regressions.services import regressions_detect
+    from tests.apps.regressions.series import stored_series
+
+    # A drop of 25% below the median of the previous runs, with no change point behind it
+    # (three runs are too few for one): the old rule marked it, the change-point rule not.
+    dropped = stored_series([8000, 8000, 8000, 6000], accelerator="H200")
+    # Six runs, then three of a new engine version 25% slower: a change point at the first.
+    stored_series([8000] * 6, first_day=10)
+    slower = stored_series([6000] * 3, first_day=16, engine_version="0.5.24")
+    regressions_detect()
+
+    html = client.get(f"/deployments/{dropped[-1].deployment_id}/").content.decode()
+    assert html.count('class="regression"') == 0
+    html = client.get(f"/deployments/{slower[0].deployment_id}/").content.decode()
     assert html.count('class="regression"') == 1
+    marked = html.split('class="regression"', 1)[1].split("</tr>", 1)[0]
+    assert f"#{slower[0].pk}<" in marked
+    assert "10%" not in html and "median" not in html
 
 
 def test_the_story_page_shows_the_timeline_and_the_real_cost_ratio(client):

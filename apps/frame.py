@@ -1,16 +1,30 @@
-"""Template helpers for the site's frame: navigation state and vendored chart code."""
+"""The site frame's template library (`{% load frame %}`): navigation state, vendored chart
+code, charts with their text alternative, and how pages spell a slug or a price tier.
+
+Site-level, below every app (registered in settings.TEMPLATES as the "frame" library): every
+app's templates load it, so it imports no app. It lived in the board's app before, which made
+every other app's pages depend on the board (issue 41; tests/test_module_layout.py reads the
+`{% load %}` lines).
+"""
 
 from django import template
 from django.templatetags.static import static
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
-from apps.costs.reference import TIER_LABELS
-
 register = template.Library()
 
 # One place names the vendored Plotly bundle (static/vendor/plotly-basic/README.md).
 PLOTLY = "vendor/plotly-basic/plotly-basic-4.1.1.min.js"
+
+# How every page spells a price tier (apps.costs.formulas.Tier's values; a test keeps the
+# keys equal to them). One vocabulary, where the board once said "owning hyperscaler" and
+# the cost pages "owning (hyperscaler)". apps.costs.reference reads it from here.
+TIER_LABELS: dict[str, str] = {
+    "owning_hyperscaler": "owning (hyperscaler)",
+    "owning_neocloud": "owning (neocloud)",
+    "rental_3yr": "3-year rental",
+}
 
 
 @register.filter
@@ -21,8 +35,7 @@ def label(value):
 
 @register.filter
 def tier_label(value):
-    """A price tier as every page spells it (apps.costs.reference.TIER_LABELS): one vocabulary,
-    where the board once said "owning hyperscaler" and the cost pages "owning (hyperscaler)"."""
+    """A price tier as every page spells it (TIER_LABELS), else the slug as people read it."""
     return TIER_LABELS.get(str(value), label(value))
 
 
@@ -57,7 +70,7 @@ def chart(figure: dict, chart_id: str, figure_id: str, embed: str = "") -> dict:
     """A chart with its text alternative: the plot (or, when there is nothing to draw, the
     reason in words) and a keyboard-reachable data table of every plotted point. `embed` is
     the /embed/ URL of this chart, for the "copy embed code" control."""
-    from apps.charts import figure_table
+    from apps.charts import figure_table  # below every app, like this library
 
     title = (figure.get("layout", {}).get("title") or {}).get("text", "")
     return {

@@ -1,9 +1,12 @@
-"""What differs between deployments being compared: pure functions over plain facts."""
+"""What differs between deployments being compared: pure functions over plain facts, and
+the facts themselves (`deployment_facts`). In catalog, below the board and the change-point
+detection that both name what differs (issue 41: regressions no longer imports the board)."""
 
 import math
 from dataclasses import dataclass
 from typing import Any
 
+from apps.catalog.models import Deployment
 from workers.accuracy.stats import PairedComparison, wilson_fraction
 
 # Facts that change what is being measured, in the order a reader should see them.
@@ -122,3 +125,25 @@ def accuracy_delta(
         paired=False,
         note=f"unpaired (n = {n_a} and {n_b}); a paired run on the same items would be tighter",
     )
+
+
+def deployment_facts(deployment: Deployment) -> dict[str, str]:
+    quant = deployment.quant_weights
+    if deployment.quant_activations or deployment.quant_kv_cache:
+        quant += (
+            f" (act {deployment.quant_activations or '?'}, kv {deployment.quant_kv_cache or '?'})"
+        )
+    return {
+        "model": deployment.model.name,
+        "quantization": quant,
+        "engine": deployment.engine.name,
+        "engine_version": deployment.engine_version or "unstated",
+        "hardware": f"{deployment.gpus}×{deployment.accelerator.sku}",
+        "parallelism": deployment.parallelism_label,
+        # Named apart from parallelism: one pool serving both, or a pool for each.
+        "serving": deployment.serving_label,
+        "nodes": {True: "multi-node", False: "one node", None: "unstated"}[deployment.multinode],
+        "speculative": deployment.spec_method or "off",
+        # Flags and hand-picked kernels change what is measured as much as parallelism does.
+        "engine_flags": " · ".join(deployment.engine_flags or []) or "none",
+    }
