@@ -6,7 +6,7 @@ dataclass for the pure functions in formulas / slo / capacity / claims.
 
 from __future__ import annotations
 
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 
 from apps.accounts.models import Organization
 from apps.catalog.models import PriceTier
@@ -80,11 +80,16 @@ def _throughput(point: Point, kind: TokenKind) -> tuple[float | None, bool]:
     return value, False
 
 
+# The most runs one cost page prices, newest first: its table and chart stay readable and its
+# answer quick. The page says so.
+CURVES_LIMIT = 200
+
+
 def deployment_curves(
     *,
     org: Organization | None,
     kind: TokenKind,
-    limit: int = 200,
+    limit: int | None = None,
     run_id: int | None = None,
     model: str = "",
     scenario: str = "",
@@ -107,11 +112,14 @@ def deployment_curves(
     runs = (
         runs.exclude(provenance=Run.Provenance.SIMULATED)
         .exclude(status=Run.Status.FAILED)
+        # Only runs with a load point count against the limit: evaluation-only runs (most of
+        # a model's newest ones in the InferenceX history) have nothing to price.
+        .filter(Exists(Point.objects.filter(run=OuterRef("pk"))))
         .select_related(
             "deployment__accelerator", "deployment__engine", "deployment__model", "scenario"
         )
         .prefetch_related("points")
-        .order_by("-created_at", "-id")[:limit]
+        .order_by("-created_at", "-id")[: limit or CURVES_LIMIT]
     )
     curves = []
     for run in runs:

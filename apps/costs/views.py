@@ -97,7 +97,7 @@ def _calculate(
     org = viewer_org(request)
     if "model" not in profiled.params:
         # No model asked (not even "all", model=): the one with the most priceable runs, not
-        # the newest 200 runs of every model, most of them evaluations with nothing to price.
+        # a mix of every model's newest runs, which no one compares.
         profiled = replace(profiled, params={**profiled.params, "model": default_model(org=org)})
     book = selectors.price_book(org=org)
     query = ProcurementQuery(profiled.params, book, profile=profiled, shapes=_scenario_shapes(org))
@@ -163,6 +163,7 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "notices": [f"{field_label(n.field)}: {n.message}" for n in _unknown_tier(query)],
         "rows": table.rows,
         "table": table,
+        "run_limit": selectors.CURVES_LIMIT,
         "ranks": {row.curve.run_id: rank for rank, row in enumerate(rows, 1) if row.ok},
         "show_all": SHOW_ALL,
         **choices(facts),
