@@ -37,12 +37,16 @@ class Cheaper:
 def question(
     values: Mapping[str, str], inputs: ProcurementInputs, rows: Sequence[Row]
 ) -> dict[str, str] | None:
-    """The API's query for the two cheapest accelerators among `rows` (cheapest first), or
-    None when the page names no model and scenario or has fewer than two accelerators."""
+    """The API's query for the two accelerators asked (`a`, `b`), else the two cheapest among
+    `rows` (cheapest first), or None when the page names no model and scenario or has fewer
+    than two accelerators."""
     skus: list[str] = []
     for row in rows:
         if row.ok and row.curve.accelerator not in skus:
             skus.append(row.curve.accelerator)
+    asked = [values.get(side, "").strip() for side in ("a", "b")]
+    if all(asked):
+        skus = asked
     if not (inputs.model and inputs.scenario) or len(skus) < 2:
         return None
     spec = values.get("spec", "")
@@ -56,6 +60,7 @@ def question(
         "basis": inputs.token_kind.value,
         "tier": values.get("tier", ""),
         "swing": "false",
+        **({"precision": values["precision"]} if values.get("precision") else {}),
         **{name: values[name] for name in SLO_FIELDS if values.get(name)},
     }
     pct = (values.get("min_success_pct") or "").strip()

@@ -36,6 +36,11 @@ DEFAULTS: dict[str, str] = {
     # Filters on the rows: an engine's name, and a speculative method or "none" (blank: any).
     "engine": "",
     "spec": "",
+    # The "which is cheaper at this SLO" question: its two accelerators (blank: the two
+    # cheapest rows') and precision (blank: any), as GET /api/v1/compare/answer asks them.
+    "a": "",
+    "b": "",
+    "precision": "",
     # The workload in the buyer's units: one of WORKLOAD_UNITS, and its figure.
     "workload_unit": "requests_per_day",
     "tokens_per_day": "",
@@ -84,6 +89,9 @@ TEXT_FIELDS = {
     "scenario",
     "engine",
     "spec",
+    "a",
+    "b",
+    "precision",
     "workload_unit",
     "length_mix",
 }

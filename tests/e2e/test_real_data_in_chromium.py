@@ -3,6 +3,8 @@ rows of many accelerators with both charts drawn (1440 and 390 px), MI355X and B
 like for like with what differs named, and accuracy shows GSM8K scores with intervals and FP4
 against FP8 of one configuration beside its throughput."""
 
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
 import pytest
 from django.core.management import call_command
 
@@ -73,6 +75,25 @@ def test_a_newcomer_sees_inferencex_on_the_board_compares_mi355x_with_b200_and_r
     page.wait_for_selector("#chart-swing .main-svg .scatterlayer .point")
     assert "is cheaper" in page.locator("#answer-crossover").inner_text()
     screenshot(page, "real-data-answer")
+    # /costs/ asked the same question shows the same dollars as the answer (its JSON).
+    asked = dict(parse_qsl(urlsplit(page.url).query))
+    answer = page.request.get(f"{live_server.url}/api/v1/compare/answer?{urlencode(asked)}").json()
+    on_costs = {
+        **asked,
+        **{name: "" for name in ("engine", "spec") if asked.get(name, "any") == "any"},
+        "min_success_pct": "0",
+    }
+    page.goto(f"{live_server.url}/costs/?{urlencode(on_costs)}")
+    panel = page.locator("#cheaper-at-slo")
+    assert (panel.get_attribute("data-a"), panel.get_attribute("data-b")) == (
+        answer["a"]["sku"],
+        answer["b"]["sku"],
+    )
+    for side in ("a", "b"):
+        shown = panel.get_attribute(f"data-{side}-usd")
+        usd = answer[side]["usd_per_mtok"]
+        assert (float(shown) if shown else None) == (pytest.approx(usd) if usd else None)
+    screenshot(page, "real-data-costs-answer")
 
     mi355x = _deployment(accelerator__sku="MI355X", engine__name="sglang", disaggregated=False)
     b200 = _deployment(accelerator__sku="B200", disaggregated=True)

@@ -1,6 +1,8 @@
 """The answer (apps/costs/answer.py) on the shipped InferenceX data, checked against a reading
 by hand of the stored points: one test, since loading the reference data is the cost."""
 
+import re
+
 import pytest
 from django.core.management import call_command
 from django.utils.html import escape
@@ -80,6 +82,7 @@ def test_it_gives_each_sides_best_measured_point_at_the_floor_on_every_surface(c
                     assert f'href="/runs/{body[key]["point"]["run_id"]}/"' in html
                     assert f"{body[key]['tok_s_per_gpu']:.1f}" in html
             assert escape(body["uncertainty"]) in html  # the interval, or "single measurement"
+            _same_on_costs(client, asked, body)
             if body["a"]["meets"] and body["b"]["meets"]:
                 _same_on_compare_and_claim(client, asked, body)
                 uncertainty.add(_uncertainty(body))
@@ -114,6 +117,29 @@ def test_it_gives_each_sides_best_measured_point_at_the_floor_on_every_surface(c
     home = client.get("/").content.decode()
     assert 'id="start-headline" href="/answer/?' in home
     assert "interactivity p50 ≥ 30 tok/s/user" in home
+
+
+COSTS_PANEL = re.compile(
+    r'id="cheaper-at-slo" class="cost-card" data-a="([^"]+)" data-b="([^"]+)" '
+    r'data-a-usd="([^"]*)" data-b-usd="([^"]*)" data-ratio="([^"]*)"'
+)
+
+
+def _same_on_costs(client, asked: dict, body: dict) -> None:
+    """/costs/ asked the same question (its engine and speculation filters, its pair and
+    precision; no success floor, as the API's default) gives the API's dollars."""
+    page = {
+        **asked,
+        "engine": "" if asked["engine"] == "any" else asked["engine"],
+        "spec": "" if asked["spec"] == "any" else asked["spec"],
+        "min_success_pct": "0",
+    }
+    html = client.get("/costs/", page).content.decode()
+    a, b, a_usd, b_usd, _ = COSTS_PANEL.search(html).groups()
+    assert (a, b) == ("MI355X", "B200")
+    for key, shown in (("a", a_usd), ("b", b_usd)):
+        usd = body[key]["usd_per_mtok"]
+        assert (float(shown) if shown else None) == (pytest.approx(usd) if usd else None)
 
 
 def _same_on_compare_and_claim(client, asked: dict, body: dict) -> None:
