@@ -3,6 +3,7 @@ evidence that exists where no B200 GLM 5.2 run does."""
 
 import json
 import re
+from html import unescape
 
 import pytest
 from django.core.management import call_command
@@ -54,6 +55,18 @@ def test_like_for_like_evidence_sets_mi355x_beside_b200_of_one_precision(client)
     # Each row is the one answer (issue 40) at the story's SLO, linked to its page.
     assert re.search(r'href="/answer/\?[^"]*scenario=1k-1k', evidence)
     assert "TTFT p99 ≤ 2.22 s" in evidence
+    # And each row's figures are the API's for the row's own question.
+    table = evidence[: evidence.index("</table>")]
+    queries = re.findall(r'href="/answer/\?([^"]+)"', table)
+    assert queries
+    for query in queries:
+        answer = client.get(f"/api/v1/compare/answer?{unescape(query)}&swing=false").json()
+        row = table[: table.index(query)].rsplit("<tr>", 1)[1]
+        for side in ("a", "b"):
+            if answer[side]["meets"]:
+                assert f"{answer[side]['tok_s_per_gpu']:.1f} tok/s/GPU" in row, (side, row)
+        if answer["usd_per_mtok_ratio"] is not None:
+            assert f"{answer['usd_per_mtok_ratio']:.2f}" in row
 
 
 def test_the_b200_side_shows_the_published_figures_with_their_sources_and_differences(client):
