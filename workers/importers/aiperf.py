@@ -52,7 +52,7 @@ from workers.importers.common import (
     load_jsonl,
     rate_bound,
 )
-from workers.importers.derived import lengths_from_means
+from workers.importers.derived import lengths_from_means, sequence_length_means
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
@@ -285,13 +285,7 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
     if "input_tokens" not in scenario:
         # A trace, a file of prompts or lengths drawn with a spread: the lengths the file
         # states are the means aiperf measured, derived and labelled, never asked.
-        means = {
-            slot: (doc.get(name) or {}).get("avg")
-            for slot, name in (
-                ("input_tokens", "input_sequence_length"),
-                ("output_tokens", "output_sequence_length"),
-            )  # fmt: skip
-        }
+        means = sequence_length_means(doc)
         derived = lengths_from_means(job, means, int(completed), DERIVED)
         if derived:
             scenario.update(derived[0])

@@ -37,6 +37,18 @@ def lengths_from_means(
     return lengths, {"derived": derived, "means": kept, "requests": requests}
 
 
+def sequence_length_means(doc: Mapping[str, Any]) -> dict[str, float | None]:
+    """The mean input and output tokens an aiperf or genai-perf export measured (their
+    `input_sequence_length` / `output_sequence_length` statistics), by length slot."""
+    return {
+        slot: (doc.get(name) or {}).get("avg")
+        for slot, name in (
+            ("input_tokens", "input_sequence_length"),
+            ("output_tokens", "output_sequence_length"),
+        )
+    }
+
+
 def derived_lengths(
     job: ImportInput, sent: Sequence[tuple[float, float]], derived: str
 ) -> Derived | None:

@@ -35,7 +35,7 @@ from workers.importers.common import (
     load_json,
     rate_bound,
 )
-from workers.importers.derived import lengths_from_means
+from workers.importers.derived import lengths_from_means, sequence_length_means
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.results import ResultDocument
@@ -183,13 +183,7 @@ def parse(job: ImportInput) -> list[ResultDocument]:
     if "input_tokens" not in scenario:
         # Lengths drawn with a spread (or prompts from a file): the file states the means it
         # measured, derived and labelled, never asked.
-        means = {
-            slot: (doc.get(name) or {}).get("avg")
-            for slot, name in (
-                ("input_tokens", "input_sequence_length"),
-                ("output_tokens", "output_sequence_length"),
-            )  # fmt: skip
-        }
+        means = sequence_length_means(doc)
         derived = lengths_from_means(job, means, int(succeeded or 0), DERIVED)
         if derived:
             scenario.update(derived[0])
