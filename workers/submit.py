@@ -64,14 +64,31 @@ def succeeded(path: str, response: httpx.Response) -> httpx.Response:
     raise Retryable(last)
 
 
+# What a worker reports about a job (POST /api/v1/jobs/{id}/events), and the server's answer:
+# one definition for both sides (apps/jobs reads these), so the two cannot drift.
+EVENTS = ("started", "heartbeat", "succeeded", "failed", "cancelled")
+
+
 @dataclass(frozen=True)
 class EventAnswer:
+    """`proceed` false on `started` means: do not run; `cancel` true on a heartbeat: stop."""
+
     status: str
-    proceed: bool
-    cancel: bool
+    proceed: bool = False
+    cancel: bool = False
     detail: str = ""
     # The endpoint's key, in the answer that lets this worker start the job (never logged).
     api_key: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EventAnswer:
+        return cls(
+            status=str(data.get("status", "")),
+            proceed=bool(data.get("proceed", False)),
+            cancel=bool(data.get("cancel", False)),
+            detail=str(data.get("detail", "")),
+            api_key=data.get("api_key") or None,
+        )
 
 
 class ServerClient:
@@ -162,13 +179,7 @@ class ServerClient:
         if member is not None:  # one member of a job fanned out over several workers
             body["member"] = member
         data = self._post(f"/api/v1/jobs/{job_id}/events", json.dumps(body), retries)
-        return EventAnswer(
-            status=str(data.get("status", "")),
-            proceed=bool(data.get("proceed", False)),
-            cancel=bool(data.get("cancel", False)),
-            detail=str(data.get("detail", "")),
-            api_key=data.get("api_key") or None,
-        )
+        return EventAnswer.from_json(data)
 
     def submit(
         self, document: ResultDocument, *, private: bool = False, job_secret: str | None = None

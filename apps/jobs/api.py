@@ -29,7 +29,7 @@ from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.jobs import members, schedules, selectors, services, specs
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from workers import result_facts
-from workers.submit import JOB_SECRET_HEADER
+from workers.submit import EVENTS, JOB_SECRET_HEADER
 
 router = Router(tags=["jobs"], auth=BearerToken())
 
@@ -128,7 +128,7 @@ class JobOut(Schema):
 
 
 class EventIn(Schema):
-    event: Literal["started", "heartbeat", "succeeded", "failed", "cancelled"]
+    event: Literal[EVENTS]  # type: ignore[valid-type]
     attempt: int = Field(ge=1)
     worker: str = Field(min_length=1, max_length=300)
     message: str = Field("", max_length=2000)

@@ -17,8 +17,9 @@ from pydantic import ValidationError
 from apps.accounts.models import ApiToken
 from apps.jobs.crypto import CredentialError
 from apps.jobs.models import Job, JobPart
-from apps.jobs.specs import EventAnswer, JobConflict, JobError, job_credentials
+from apps.jobs.specs import JobConflict, JobError, job_credentials
 from apps.runs.services import run_ingest
+from workers.submit import EventAnswer
 
 
 def job_members(job: Job) -> int:

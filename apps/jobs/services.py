@@ -25,7 +25,6 @@ from apps.jobs.crypto import CredentialError, encrypt
 from apps.jobs.members import member_event
 from apps.jobs.models import Endpoint, Job, JobPart, Pool, Schedule
 from apps.jobs.specs import (
-    EventAnswer,
     JobConflict,
     JobError,
     job_credentials,
@@ -37,6 +36,7 @@ from apps.runs.models import Run
 from workers import result_facts
 from workers import results as doc
 from workers.celery import TASK_ACCURACY, TASK_LOAD, pool_queue
+from workers.submit import EventAnswer
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,6 @@ with the endpoint's key handed out apart from it.
 """
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -19,16 +18,6 @@ from workers.tasks import JobSpec, LoadSpec
 
 class JobError(FieldRefused):
     """A job that cannot be queued as asked; `field` names what is wrong (the API: 422)."""
-
-
-@dataclass(frozen=True)
-class EventAnswer:
-    status: str
-    proceed: bool = False
-    cancel: bool = False
-    detail: str = ""
-    # Only in the answer that lets a worker start: the endpoint's key (job_credentials).
-    api_key: str | None = field(default=None, repr=False)
 
 
 class JobConflict(JobError):

@@ -1,12 +1,14 @@
 import base64
 import json
 import logging
+from dataclasses import fields
 
 import pytest
 from django.db import connection
 
 from apps.jobs.models import Endpoint, Job
 from tests.apps.jobs.conftest import DEPLOYMENT_FACTS
+from workers.submit import EVENTS, EventAnswer
 
 KEY = "sk-secret-endpoint-key-123"
 
@@ -201,6 +203,45 @@ def test_cancel_from_the_api_stops_a_queued_job_from_starting(new_endpoint, clie
     ).json()
     assert started["proceed"] is False
     assert started["status"] == "cancelled"
+
+
+def test_the_worker_reads_the_servers_event_answer_as_one_shared_type(
+    new_endpoint, client, auth, scenario
+):
+    """The server answers with workers.submit.EventAnswer's fields and the worker parses
+    the JSON back into the same type: a field added on one side reaches the other."""
+    endpoint = new_endpoint().json()
+    job = post(
+        client, f"/api/v1/endpoints/{endpoint['id']}/runs", {"scenario": scenario.slug}, auth
+    ).json()
+    body = post(
+        client,
+        f"/api/v1/jobs/{job['id']}/events",
+        {"event": "started", "attempt": 1, "worker": "w1"},
+        auth,
+    ).json()
+    assert set(body) - {"job_id"} == {f.name for f in fields(EventAnswer)}
+    answer = EventAnswer.from_json(body)
+    assert answer.proceed is True and answer.status == "running"
+    assert answer.api_key == KEY
+
+
+def test_an_event_the_protocol_does_not_name_is_refused_with_its_field(
+    new_endpoint, client, auth, scenario
+):
+    endpoint = new_endpoint().json()
+    job = post(
+        client, f"/api/v1/endpoints/{endpoint['id']}/runs", {"scenario": scenario.slug}, auth
+    ).json()
+    refused = post(
+        client,
+        f"/api/v1/jobs/{job['id']}/events",
+        {"event": "paused", "attempt": 1, "worker": "w1"},
+        auth,
+    )
+    assert refused.status_code == 422
+    assert "event" in refused.text
+    assert all(name in refused.text for name in EVENTS)
 
 
 def test_schedules_are_created_edited_and_listed(new_endpoint, client, auth, scenario):
