@@ -297,16 +297,14 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     )
 
 
-def chart_points(
-    *,
-    run_ids: list[int],
-    tier: str,
-    basis: str = TokenKind.OUTPUT.value,
-    own: tuple[tuple[str, float], ...] = (),
-) -> list[dict[str, Any]]:
+def chart_points(*, run_ids: list[int], board: Board) -> list[dict[str, Any]]:
     """Every point of the given runs (the leaderboard's rows), for Pareto charts, priced the
-    way the rows are (a figure of unstated kind at its lower reading, and labelled so)."""
-    prices = reference_prices(tier, own)
+    way the board's rows are: its tier with the visitor's own prices, its basis, a figure of
+    unstated kind at its lower reading and labelled so. It takes the whole board, not its
+    parts, so no chart can be priced apart from the rows beside it (the unofficial overlay
+    once was, at the tier's prices alone)."""
+    prices = reference_prices(board.tier, board.own_prices)
+    basis = board.basis
     rows = Point.objects.filter(run_id__in=run_ids).values(
         "run_id",
         "run__deployment_id",

@@ -171,9 +171,7 @@ def board_charts(
     y, series = query.value("y"), query.value("series")
     optimal = not query.value("all")
     metric = charts.Y_AXES[y][0].split(" (")[0].format(basis=board.basis)
-    points = selectors.chart_points(
-        run_ids=page.run_ids, tier=board.tier, basis=board.basis, own=board.own_prices
-    )
+    points = selectors.chart_points(run_ids=page.run_ids, board=board)
     return {
         "y": y,
         "series": series,
@@ -268,7 +266,7 @@ def _unofficial_overlay(
         board=dataclasses.replace(board, unofficial=True, page=1), org=org
     )
     names = {row.run_id: row.labels_text for row in overlay.ranked}
-    points = selectors.chart_points(run_ids=overlay.run_ids, tier=board.tier, basis=board.basis)
+    points = selectors.chart_points(run_ids=overlay.run_ids, board=board)
     for key, x in (("pareto_interactivity", "interactivity"), ("pareto_latency", "e2el_s")):
         charts.add_unofficial_overlay(context[key], points, x=x, y=context["y"], labels=names)
     return {"unofficial_rows": overlay.ranked}

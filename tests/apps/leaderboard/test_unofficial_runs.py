@@ -69,3 +69,20 @@ def test_the_run_page_shows_its_labels_and_that_it_is_unofficial(document, clien
     heading = html[html.index("<h1>") : html.index("</h1>")]
     assert '<span class="badge badge-unofficial">unofficial</span>' in heading
     assert "<code>branch=fix/kv</code> <code>unofficial=true</code>" in html
+
+
+def test_the_overlay_is_priced_with_the_visitors_own_prices_as_the_rows_are(document, client):
+    run_ingest(document=document, org=None)
+    run_ingest(document=labelled(document, "trial-run-0005", branch="fix/kv"), org=None)
+    sku = document["deployment"]["accelerator"]
+
+    def overlay_costs(price: float) -> list[float]:
+        page = client.get(f"/?unofficial=1&y=usd_per_mtok&price_{sku}={price}")
+        traces = page.context["pareto_interactivity"]["data"]
+        (overlay,) = [t for t in traces if t["name"] == "unofficial (labelled, not ranked)"]
+        return overlay["y"]
+
+    # $/Mtok is linear in $/GPU-hr: the visitor's doubled price doubles every marker.
+    at_two, at_four = overlay_costs(2), overlay_costs(4)
+    assert at_two and len(at_two) == len(at_four)
+    assert all(b == pytest.approx(2 * a) for a, b in zip(at_two, at_four, strict=True))
