@@ -22,7 +22,7 @@ import os
 import socket
 import threading
 from collections.abc import Awaitable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 import httpx
@@ -419,19 +419,7 @@ def measure_load(
     )
     setup = load.LoadSetup(cfg, workload, plan, counter, overhead, load_spec.seed)
     if spec.members > 1:
-        progress.text = "verifying prompt lengths"
-        check = load.check_lengths(setup)
-        extra = {
-            "tokenizer": counter.name,
-            "prompt_overhead_tokens": overhead,
-            "api": cfg.api,
-            "seed": load_spec.seed,
-            "transport": cfg.transport,
-            "prompt_check": load.prompt_check(check),
-        }
-        progress.text = f"member {spec.member} of {spec.members}: measuring from start_at"
-        started_at = datetime.now(UTC)
-        return _measure_member(spec, cfg, workload, plan, counter, started_at, extra, cancel)
+        return _measure_member(spec, setup, scenario, progress, cancel)
 
     def on_progress(state: Any) -> None:
         total = f"/{state.total}" if state.total else ""
@@ -446,48 +434,41 @@ def measure_load(
         progress.text = text
 
     measured = load.measure_load(setup, drive=drive, progress=on_progress, on_phase=on_phase)
+    return _measured_document(spec, measured, scenario), None
+
+
+def _measured_document(spec: JobSpec, measured: Any, scenario: Scenario) -> ResultDocument:
+    """The run's document, or the CLI's refusal of a run whose prompts missed their length."""
+    from workers.loadgen import measure as load
+
     if measured.mismatched:
         raise load.LengthMismatch(
             f"{measured.mismatched}: the run does not match its scenario and was not stored"
         )
-    document = measured.document(model=spec.model, deployment=spec.deployment, scenario=scenario)
-    return document, None
+    return measured.document(model=spec.model, deployment=spec.deployment, scenario=scenario)
 
 
 def _measure_member(
-    spec: JobSpec,
-    cfg: Any,
-    workload: Any,
-    plan: Any,
-    counter: Any,
-    started_at: datetime,
-    extra: dict[str, Any],
-    cancel: threading.Event,
+    spec: JobSpec, setup: Any, scenario: Scenario, progress: Progress, cancel: threading.Event
 ) -> tuple[ResultDocument, Any]:
-    from workers.loadgen.members import member_part, run_member
-    from workers.loadgen.output import make_document
+    """One member's share, measured as a whole run is (workers/loadgen/measure.py), and the
+    part it submits."""
+    from workers.loadgen import measure as load
+    from workers.loadgen.members import member_part
 
-    if spec.start_at is None or spec.scenario is None:
-        raise ValueError("a member of a fanned-out job needs start_at and a scenario")
+    if spec.start_at is None:
+        raise ValueError("a member of a fanned-out job needs start_at")
     start_at_ns = int(spec.start_at.timestamp() * 1e9)
-    work = run_member(
-        cfg,
-        workload,
-        plan,
-        member=spec.member,
-        members=spec.members,
-        start_at_ns=start_at_ns,
-        count_tokens=counter.count,
+    progress.text = f"member {spec.member} of {spec.members}: measuring from start_at"
+
+    def drive(share: Any) -> bool:
+        asyncio.run(_until_cancelled(share, cancel))
+        return False  # a cancelled job raises JobCancelled: nothing is submitted
+
+    measured, run = load.measure_member(
+        setup, member=spec.member, members=spec.members, start_at_ns=start_at_ns, drive=drive
     )
-    run = asyncio.run(_until_cancelled(work, cancel))
-    document = make_document(
-        model=spec.model,
-        deployment=spec.deployment,
-        scenario=spec.scenario,
-        result=run.result,
-        started_at=started_at,
-        extra=extra,
-    )
+    document = _measured_document(spec, measured, scenario)
     part = member_part(
         document, run, member=spec.member, members=spec.members, start_at_ns=start_at_ns
     )

@@ -51,6 +51,34 @@ def test_it_stores_the_servers_scraped_metrics_and_the_prompt_check(
         assert "generation_tokens" in names
 
 
+def test_a_job_fanned_out_over_two_workers_stores_the_scrape_and_the_prompt_check(
+    site, pools, broker_url, metrics_server, settings
+):
+    """Each member measures its share as a whole run is measured; member 0 scrapes."""
+    import contextlib
+
+    settings.JOB_MEMBERS_START_LEAD_S = 8  # two workers on a shared 2-core host calibrate first
+    pool = pools()
+    with contextlib.ExitStack() as stack:
+        workers = [
+            stack.enter_context(
+                celery_worker(pool, broker_url=broker_url, server_url=site.url, token=site.token)
+            )
+            for _ in range(2)
+        ]
+        endpoint = make_endpoint(site, metrics_server, pool, name="llama-server")
+        job = enqueue(site, endpoint, members=2, concurrency=[2])
+        wait_for(lambda: finished(job), 240, "the two-member job to finish")
+        logs = "\n".join(w.text()[-2000:] for w in workers)
+    assert job.status == "succeeded", (job.error, logs)
+    extra = job.run.environment["extra"]
+    assert [m["member"] for m in extra["members"]] == [0, 1]
+    assert extra["server_metrics"]["engine"] == "llama.cpp"
+    assert extra["prompt_check"]["missed"] == 0 and extra["prompt_check"]["checked"] > 0
+    [point] = job.run.document["points"]
+    assert "generation_tokens" in {series["name"] for series in point["server"]["series"]}
+
+
 def test_a_job_whose_prompts_miss_their_length_fails_as_the_cli_refuses(
     site, pools, broker_url, metrics_server, tmp_path
 ):

@@ -1,5 +1,6 @@
 """One load run, as the `bench` CLI (`modes.run_mode`) and the Celery job
-(`workers/tasks.py`) both measure it: prompts verified against their lengths, the sweep with
+(`workers/tasks.py`) both measure it, and one member's share of a job fanned out over several
+workers (`measure_member`): prompts verified against their lengths, the sweep with
 the server's `/metrics` scraped beside it, each point's slice of the server's series, and
 the points whose server-counted prompts missed their length marked.
 
@@ -18,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from workers.loadgen.client import EndpointConfig
+from workers.loadgen.members import MemberRun, run_member
 from workers.loadgen.metrics import LENGTH_TOLERANCE
 from workers.loadgen.output import make_document
 from workers.loadgen.prompts import LengthCheck, PromptWorkload, TokenCounter, verify_lengths
@@ -217,3 +219,46 @@ def measure_load(
     return LoadMeasured(
         setup, result, scraper, started_at, check, interrupted, server_metrics, mismatched
     )
+
+
+def measure_member(
+    setup: LoadSetup,
+    *,
+    member: int,
+    members: int,
+    start_at_ns: int,
+    drive: Callable[[Coroutine[Any, Any, Any]], bool],
+) -> tuple[LoadMeasured, MemberRun]:
+    """Share `member` of `members` of the run, measured as `measure_load` measures a whole
+    one: prompts verified first, the points whose server-counted prompts missed their length
+    marked. Member 0 alone scrapes /metrics: every member loads the same endpoint, whose
+    counters are one series, and the merge (members.merge_parts) takes member 0's slices."""
+    check = check_lengths(setup)
+    options = setup.scrape if member == 0 else ScrapeOptions(enabled=False)
+    scraper = open_scraper(setup.cfg, options)
+    started_at = datetime.now(UTC)
+    ran: list[MemberRun] = []
+
+    async def share() -> None:
+        ran.append(
+            await run_member(
+                setup.cfg,
+                setup.workload,
+                setup.plan,
+                member=member,
+                members=members,
+                start_at_ns=start_at_ns,
+                count_tokens=setup.counter.count,
+            )
+        )
+
+    interrupted = drive(scraped(scraper, share()))
+    if not ran:
+        raise RuntimeError(f"member {member} of {members} ended before its share ran")
+    run = ran[0]
+    server_metrics = attach_server_metrics(setup.cfg, scraper, run.result, options)
+    mismatched = mark_length_mismatch(run.result, check)
+    measured = LoadMeasured(
+        setup, run.result, scraper, started_at, check, interrupted, server_metrics, mismatched
+    )
+    return measured, run

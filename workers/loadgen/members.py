@@ -21,8 +21,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from workers.figures import run_status
 from workers.loadgen.client import EndpointConfig, TokenCounter
 from workers.loadgen.client_load import client_bound, merge_client_loads
 from workers.loadgen.metrics import NS_PER_MS, RequestTiming, build_point, saturation_reason
@@ -35,9 +36,9 @@ from workers.loadgen.runner import (
     level_point,
     run_share_async,
 )
+from workers.loadgen.scrape import server_acceptance
 from workers.results import ClientLoad, ResultDocument
 
-MAX_MEMBERS = 16
 # RequestTiming fields on a clock; the rest are counts, flags and text.
 _CLOCK_FIELDS = ("t_send_ns", "t_sched_ns", "t_out_ns", "t_end_ns")
 
@@ -60,12 +61,20 @@ class MemberPart(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    member: int = Field(ge=0, lt=MAX_MEMBERS)
-    members: int = Field(ge=2, le=MAX_MEMBERS)
+    # The bound on `members` is the server's (settings.JOB_MAX_MEMBERS, checked when the job
+    # is asked for): a part checks only its shape, so it never refuses what the server allows.
+    member: int = Field(ge=0)
+    members: int = Field(ge=2)
     start_at_ns: int
     start_skew_ms: float = Field(description="the first level's actual start - start_at")
     document: ResultDocument = Field(description="its share alone, without request records")
     levels: list[MemberLevel]
+
+    @model_validator(mode="after")
+    def _member_of_members(self) -> MemberPart:
+        if self.member >= self.members:
+            raise ValueError(f"member {self.member} is not one of {self.members} members")
+        return self
 
 
 def timing_on_wall_clock(timing: RequestTiming, offset_ns: int) -> dict[str, Any]:
@@ -178,6 +187,7 @@ def merge_parts(parts: list[MemberPart], *, early_stop: bool = True) -> ResultDo
     level_skews: list[float] = []
     stop_reason = None
     count = len(parts[0].levels)
+    scraped = _server_series(parts[0])
     for index in range(count):
         at_level = [p.levels[index] for p in parts]
         level = at_level[0]
@@ -191,6 +201,9 @@ def merge_parts(parts: list[MemberPart], *, early_stop: bool = True) -> ResultDo
             label=level.label,
             slo=slo,
         )
+        point.server = scraped.get(index)
+        if point.server is not None and point.speculative_acceptance is None:
+            point.speculative_acceptance = server_acceptance(point.server)
         loads = [lv.client for lv in at_level if lv.client is not None]
         if loads:
             point.client = merge_client_loads(loads)
@@ -205,8 +218,7 @@ def merge_parts(parts: list[MemberPart], *, early_stop: bool = True) -> ResultDo
                 stop_reason = f"stopped after {point.label}: {reason}"
                 break
     base.points = points
-    failed_all = all(p.requests is not None and p.requests.succeeded == 0 for p in points)
-    base.status = "failed" if failed_all else "succeeded"
+    base.status = run_status(p.requests for p in points)
     environments = [p.document.environment for p in parts]
     base.environment.started_at = min(
         (e.started_at for e in environments if e.started_at), default=None
@@ -234,3 +246,15 @@ def merge_parts(parts: list[MemberPart], *, early_stop: bool = True) -> ResultDo
     extra["members_level_start_skew_ms"] = level_skews[: len(points)]
     base.environment.extra = extra
     return base
+
+
+def _server_series(part: MemberPart) -> dict[int, Any]:
+    """Level index -> the slice of the server's /metrics in `part`'s points: member 0 is the
+    one that scrapes (workers/loadgen/measure.py `measure_member`), over its own share's
+    window of each level, which the other members' shares overlap from the same start."""
+    ran = [i for i, level in enumerate(part.levels) if level.started_ns is not None]
+    return {
+        index: point.server
+        for index, point in zip(ran, part.document.points, strict=False)
+        if point.server is not None
+    }

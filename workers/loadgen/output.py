@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from workers.figures import run_status
 from workers.loadgen.metrics import to_record
 from workers.loadgen.runner import SweepResult
 from workers.result_facts import Deployment, Environment, ModelInfo, Scenario
@@ -29,8 +30,11 @@ def make_document(
 ) -> ResultDocument:
     if not result.points:
         raise ValueError("no load level finished: nothing to report")
-    failed_all = all(p.requests is not None and p.requests.succeeded == 0 for p in result.points)
-    status = "failed" if failed_all else ("partial" if interrupted else "succeeded")
+    # The one status rule from request counts (workers/figures.py); a sweep cut short is
+    # partial whatever its counts say: the levels it never reached are missing.
+    status = run_status(p.requests for p in result.points)
+    if interrupted and status == "succeeded":
+        status = "partial"
     environment_extra = dict(extra or {})
     if result.stop_reason:
         environment_extra["stop_reason"] = result.stop_reason

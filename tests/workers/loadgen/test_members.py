@@ -22,6 +22,7 @@ from workers.loadgen.metrics import NS_PER_S, build_point
 from workers.loadgen.output import make_document
 from workers.loadgen.runner import Level, LoadPlan, _Runner
 from workers.result_facts import Deployment, Engine, ModelInfo, Quantization, Scenario
+from workers.results import ServerMetrics, ServerSeries
 
 
 def _plan(levels: list[Level], **options) -> LoadPlan:
@@ -145,3 +146,49 @@ def test_parts_that_are_not_every_member_of_one_plan_are_refused(start_fault_ser
     other = parts[2].model_copy(update={"start_at_ns": parts[2].start_at_ns + 1})
     with pytest.raises(PartsMismatch, match="one plan and one start"):
         merge_parts([*parts[:2], other])
+
+
+def test_the_merged_run_carries_member_0s_scrape_of_the_servers_metrics(start_fault_server):
+    """Member 0 alone scrapes /metrics (the one endpoint's one series); each merged level
+    takes its slice, and the server's draft counters give the acceptance."""
+    url = start_fault_server("--itl-ms", "1")
+    members = _members(url, _plan([Level(concurrency=3), Level(concurrency=6)], early_stop=False))
+    parts = _parts(members)
+    for index, point in enumerate(parts[0].document.points):
+        point.server = ServerMetrics(
+            engine="vllm",
+            interval_s=1.0,
+            series=[
+                ServerSeries(
+                    name=name, source=name, kind="counter", t_ms=[0, 500], values=[0, rise]
+                )
+                for name, rise in (
+                    ("spec_draft_tokens", 40 * (index + 1)),
+                    ("spec_accepted_tokens", 30 * (index + 1)),
+                    ("spec_drafts", 10 * (index + 1)),
+                )
+            ],
+        )
+    document = merge_parts(parts, early_stop=False)
+    assert [p.server for p in document.points] == [p.server for p in parts[0].document.points]
+    assert [p.speculative_acceptance.accepted_tokens for p in document.points] == [30, 60]
+
+
+def test_a_merged_run_with_some_failed_requests_is_partial_by_the_one_status_rule(
+    start_fault_server,
+):
+    url = start_fault_server("--mode", "cycle", "--cycle", "ok,ok,inband_error")
+    document = merge_parts(_parts(_members(url, _plan([Level(concurrency=3)]))))
+    [point] = document.points
+    assert point.requests.failed > 0 and point.requests.succeeded > 0
+    assert document.status == "partial"
+
+
+def test_a_part_of_a_job_wider_than_sixteen_members_is_read(start_fault_server):
+    """The bound on members is the server's (JOB_MAX_MEMBERS); a part checks its shape only."""
+    url = start_fault_server()
+    part = _parts(_members(url, _plan([Level(concurrency=3)])))[0].model_dump(mode="json")
+    wide = MemberPart.model_validate({**part, "member": 20, "members": 32})
+    assert (wide.member, wide.members) == (20, 32)
+    with pytest.raises(ValueError, match="member 32 is not one of 32 members"):
+        MemberPart.model_validate({**part, "member": 32, "members": 32})
