@@ -77,13 +77,14 @@ def curve_readings(
     curve: DeploymentCurve, tput: float | None, basis: TokenKind | None
 ) -> tuple[float, float] | None:
     """A curve's tok/s/GPU under both readings (low, high) when its source did not state the
-    token kind; None when it did, or when the scenario's shape is unknown."""
+    token kind; None when it did, or when the scenario's shape is unknown. `tput` is the lower
+    reading, the one a curve's points carry (selectors.deployment_curves): the higher is the
+    same figure read the other way, a fixed ratio of it for one shape and basis."""
     shape = (curve.input_tokens, curve.output_tokens)
     if curve.token_kind != "unlabelled" or tput is None or basis is None or not all(shape):
         return None
-    readings = unstated_readings(tput, basis, input_tokens=shape[0], output_tokens=shape[1])
-    low, high = sorted(readings)
-    return low, high
+    low, high = sorted(unstated_readings(1.0, basis, input_tokens=shape[0], output_tokens=shape[1]))
+    return tput, tput * high / low
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,8 +303,7 @@ def _priced_row(
         plan = _with_warning(
             plan,
             "the source does not say which tokens its tok/s counts: $/Mtok is shown read "
-            f"as output and as total tokens; GPUs are planned reading it as "
-            f"{inputs.token_kind.value}",
+            "as output and as total tokens; GPUs are planned at the lower reading",
         )
     book_entry = {sku.upper(): entry for sku, entry in book.items()}.get(curve.accelerator.upper())
     kw = book_entry.all_in_kw if book_entry else None

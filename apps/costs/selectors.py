@@ -10,12 +10,13 @@ from django.db.models import Exists, OuterRef, Q
 
 from apps.accounts.models import Organization
 from apps.catalog.models import PriceTier
-from apps.costs.formulas import AcceleratorPrices, TokenKind
+from apps.costs.formulas import AcceleratorPrices, TokenKind, throughputs
 from apps.costs.procurement import DeploymentCurve
 from apps.costs.reference import REFERENCE_PRICE_SOURCE, REFERENCE_PRICES
 from apps.costs.slo import SloPoint
 from apps.runs.models import Point, Run
 from apps.runs.selectors import runs_visible
+from workers import figures
 from workers import slo as slo_rule
 from workers.figures import PointView
 
@@ -68,16 +69,16 @@ def point_metrics(point: Point) -> dict[str, float]:
     return metrics
 
 
-def _throughput(point: Point, kind: TokenKind) -> tuple[float | None, bool]:
-    """The point's tok/s of `kind`, or its unlabelled aggregate (flagged) when that is all."""
-    value = {
-        TokenKind.INPUT: point.input_tok_s,
-        TokenKind.OUTPUT: point.output_tok_s,
-        TokenKind.TOTAL: point.total_tok_s,
-    }[kind]
-    if value is None and point.unlabelled_tok_s is not None:
-        return point.unlabelled_tok_s, True
-    return value, False
+def _throughput(
+    point: Point, kind: TokenKind, shape: tuple[int | None, int | None]
+) -> tuple[float | None, bool]:
+    """The point's tok/s of `kind` by the one reading (workers.figures.throughput) and
+    whether its kind was unstated: then it is the lower of its two readings through the
+    scenario's shape, as the board ranks and prices it (a claim is never read up)."""
+    reading = figures.throughput(
+        kind.value, **throughputs(point), input_tokens=shape[0], output_tokens=shape[1]
+    )
+    return reading.value, not reading.stated
 
 
 # The most runs one cost page prices, newest first: its table and chart stay readable and its
@@ -127,12 +128,14 @@ def deployment_curves(
         gpus = max(deployment.gpus, 1)
         points = []
         unlabelled = False
+        scenario = run.scenario
+        shape = (scenario.input_tokens, scenario.output_tokens) if scenario else (None, None)
         for point in run.points.all():
             # The one validity rule: a client-bound point, or one whose prompts missed their
             # length, never prices. Success is judged by the asked SLO's own floor.
             if PointView.of(point).invalid_reason() is not None:
                 continue
-            tput, is_unlabelled = _throughput(point, kind)
+            tput, is_unlabelled = _throughput(point, kind, shape)
             if tput is None or tput <= 0:
                 continue
             unlabelled = unlabelled or is_unlabelled
@@ -147,7 +150,6 @@ def deployment_curves(
             )
         if not points:
             continue
-        scenario = run.scenario
         curves.append(
             DeploymentCurve(
                 run_id=run.pk,

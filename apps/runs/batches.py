@@ -109,7 +109,12 @@ def summary_choose(run: Run, rows: list[dict[str, Any]]) -> None:
     """Set the run's leaderboard point from its points' `values("id", *FIGURE_FIELDS)` rows
     (apps.runs.services.run_summary_refresh saves it)."""
     figures = summary.run_figures(rows, run.document)
-    best = summary.best_point(figures, summary.scenario_slo(run.scenario), run.deployment.gpus)
+    best = summary.best_point(
+        figures,
+        summary.scenario_slo(run.scenario),
+        run.deployment.gpus,
+        summary.scenario_shape(run.scenario),
+    )
     run.best_point_id = best.point_id if best else None
     run.best_tput_per_gpu = best.tput_per_gpu if best else None
     run.best_meets_slo = best.meets_slo if best else None

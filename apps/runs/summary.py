@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from workers import slo as slo_rule
-from workers.figures import PointView
+from workers.figures import PointView, throughput
 
 MEETS, MISSES, UNVERIFIED = 1, 0, -1
 STATUS_CODES = {"meets": MEETS, "misses": MISSES, "cannot_check": UNVERIFIED}
@@ -29,6 +29,13 @@ FIGURE_FIELDS = (
     "prompt_length_mismatch_rate",
     "client_bound",
 )
+
+
+def scenario_shape(scenario: Any) -> tuple[int | None, int | None]:
+    """A Scenario row's (input, output) tokens, which read a figure of unstated kind."""
+    if scenario is None:
+        return None, None
+    return scenario.input_tokens, scenario.output_tokens
 
 
 def scenario_slo(scenario: Any) -> slo_rule.Slo:
@@ -89,13 +96,27 @@ def slo_status(point: PointFigures, slo: slo_rule.Slo) -> int | None:
     return STATUS_CODES[point_verdict(point, slo).status]
 
 
-def best_point(points: list[PointFigures], slo: slo_rule.Slo, gpus: int) -> Best | None:
+def best_point(
+    points: list[PointFigures],
+    slo: slo_rule.Slo,
+    gpus: int,
+    shape: tuple[int | None, int | None] = (None, None),
+) -> Best | None:
+    """The run's leaderboard point. Output tok/s by the one reading (workers.figures
+    .throughput): a figure of unstated kind at its lower reading through the scenario's
+    `shape` (input, output tokens), as the board ranks and prices it."""
     rank = {MEETS: 2, UNVERIFIED: 1, MISSES: 0, None: 2}
     candidates = []
     for point in points:
         if not point.eligible:
             continue
-        tput = point.output_tok_s if point.output_tok_s is not None else point.unlabelled_tok_s
+        tput = throughput(
+            "output",
+            output_tok_s=point.output_tok_s,
+            unlabelled_tok_s=point.unlabelled_tok_s,
+            input_tokens=shape[0],
+            output_tokens=shape[1],
+        ).value
         if tput is None:
             continue
         status = slo_status(point, slo)

@@ -71,6 +71,9 @@ def test_costs_its_exports_and_the_api_read_the_figure_as_the_board_does(client,
         assert mine["tok_s_kind"] == "unstated"
         assert mine["tok_s_per_gpu_range"] == on_board["tok_s_per_gpu_range"]
         assert mine["usd_per_mtok_range"] == on_board["usd_per_mtok_range"]
+        # One figure ranks and plans it, as the board's: the lower reading (never read up).
+        assert mine["usd_per_mtok"] == pytest.approx(on_board["usd_per_mtok_output"])
+        assert mine["tok_per_s_per_gpu_at_slo"] == pytest.approx(on_board["tok_s_per_gpu"])
 
 
 def test_the_run_cost_api_reads_the_figure_as_the_board_does(client, wafer):

@@ -64,3 +64,21 @@ def test_a_client_bound_or_length_mismatched_point_is_never_the_leaderboard_poin
     ]
     assert best_point(points, SLO, 1).point_id == 3
     assert best_point(points[:2], SLO, 1) is None
+
+
+def unstated(point_id: int, tok_s: float) -> PointFigures:
+    """A published figure whose source did not say which tokens it counted."""
+    return PointFigures(point_id=point_id, output_tok_s=None, unlabelled_tok_s=tok_s)
+
+
+def test_a_figure_of_unstated_kind_ranks_at_its_lower_reading_as_the_board_prices_it():
+    # 1k in / 1k out: 1,500 tok/s read as total tokens is 750 output tok/s, below the
+    # stated 1,000; read as output (the old rule) it was 1,500 and won.
+    best = best_point([figures(1, 1000, None), unstated(2, 1500)], Slo(), 1, (1000, 1000))
+    assert best.point_id == 1 and best.tput_per_gpu == 1000
+    best = best_point([unstated(1, 1500)], Slo(), 2, (1000, 1000))
+    assert best.tput_per_gpu == 375  # 750 output tok/s over 2 GPUs
+
+
+def test_a_figure_of_unstated_kind_without_the_scenarios_shape_cannot_rank():
+    assert best_point([unstated(1, 1500)], Slo(), 1) is None
