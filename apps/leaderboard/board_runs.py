@@ -103,7 +103,7 @@ ROW_AS_STORED = {
     "success_rate": "best_point__success_rate",
     "run_date": "measured_at",
 }
-# The row's latency cell (Row.latency_ms), by figure key: each figure's column of the point.
+# The row's latency cell (Row.latency_figures), by figure key: each figure's column of the point.
 ROW_LATENCY = {f.key: f"best_point__{f.column}" for f in map(figures.figure, figures.BOARD_LATENCY)}
 # What else the row is worked out from: its price, throughput, SLO verdict and visibility.
 BEST_ROW_COLUMNS = (

@@ -38,7 +38,7 @@ from workers import figures
 SORTS: dict[str, tuple[Callable[["Row"], Any], bool]] = {
     "throughput": (attrgetter("tput_per_gpu"), figures.FIGURES["tput_per_gpu"].higher),
     "interactivity": (attrgetter("interactivity"), figures.FIGURES["interactivity_p50"].higher),
-    "ttft": (lambda row: row.latency_ms["ttft_p50"], figures.FIGURES["ttft_p50"].higher),
+    "ttft": (lambda row: row.latency_figures["ttft_p50"], figures.FIGURES["ttft_p50"].higher),
     "cost": (attrgetter("usd_per_mtok"), False),
     "accelerator": (attrgetter("accelerator"), False),
 }
@@ -64,8 +64,8 @@ class Row:
     tput_kind: str
     meets_slo: bool | None
     interactivity: float | None
-    # The latency cell's figures by key (workers.figures.BOARD_LATENCY), ms.
-    latency_ms: dict[str, float | None]
+    # The latency cell's figures in ms, by key (workers.figures.BOARD_LATENCY).
+    latency_figures: dict[str, float | None]
     success_rate: float | None
     usd_per_gpu_hour: float | None
     usd_per_mtok: float | None
@@ -83,7 +83,7 @@ class Row:
     @property
     def latency(self) -> list[float | None]:
         """The latency cell's values, in the order it shows them ("TTFT p50 / p99")."""
-        return [self.latency_ms[key] for key in figures.BOARD_LATENCY]
+        return [self.latency_figures[key] for key in figures.BOARD_LATENCY]
 
     @property
     def labels_text(self) -> str:
@@ -260,7 +260,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         rows.append(
             Row(
                 **{field: b[column] for field, column in board_runs.ROW_AS_STORED.items()},
-                latency_ms={key: b[column] for key, column in board_runs.ROW_LATENCY.items()},
+                latency_figures={key: b[column] for key, column in board_runs.ROW_LATENCY.items()},
                 private=not b["is_public"],
                 labels=b.get("labels") or {},
                 tput_per_gpu=priced.tok_per_s_per_gpu,

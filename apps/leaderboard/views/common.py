@@ -33,7 +33,7 @@ def board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             "tok_s_per_gpu_range": readings_text(row.tput_range),
             "meets_slo": row.meets_slo,
             "interactivity_tok_s_user_p50": row.interactivity,
-            **{figures.figure(key).column: ms for key, ms in row.latency_ms.items()},
+            **{figures.figure(key).column: ms for key, ms in row.latency_figures.items()},
             "success_rate": row.success_rate,
             "accuracy": row.accuracy["score"] if row.accuracy else None,
             "usd_per_gpu_hour": row.usd_per_gpu_hour,
