@@ -36,6 +36,7 @@ def fill(target_runs: int, records_per_point: int) -> None:
     from apps.catalog.models import Accelerator, Deployment, Engine, Model, Scenario
     from apps.runs.models import Point, RequestRecord, Run
     from apps.runs.partitions import records_partitions_ensure
+    from workers import figures
 
     rng = random.Random(len(Run.objects.all()) + target_runs)
     model, _ = Model.objects.get_or_create(name="GLM 5.2")
@@ -79,6 +80,14 @@ def fill(target_runs: int, records_per_point: int) -> None:
             speed = rng.uniform(50, 400)
             for level, concurrency in enumerate((1, 4, 16, 64, 256)):
                 tput = speed * 8 * min(concurrency, 64) ** 0.6
+                # The distributions the SLO verdict reads (workers/slo.py).
+                latency_ms = {
+                    "ttft": {"p50": 200 * concurrency**0.5, "p99": 400 * concurrency**0.5},
+                    "tpot": {"p50": 1000 / (speed / concurrency**0.3)},
+                    "e2el": {"p50": 5000 + 100 * concurrency, "p99": 8000 + 150 * concurrency},
+                }
+                interactivity = {"p50": speed / concurrency**0.3}
+                by_slot = {**latency_ms, "interactivity": interactivity}
                 points.append(
                     Point(
                         run=run,
@@ -90,25 +99,13 @@ def fill(target_runs: int, records_per_point: int) -> None:
                         success_rate=1.0,
                         output_tok_s=tput,
                         total_tok_s=tput * 10,
-                        ttft_p50_ms=200 * concurrency**0.5,
-                        ttft_p99_ms=400 * concurrency**0.5,
-                        tpot_p50_ms=1000 / (speed / concurrency**0.3),
-                        e2el_p50_ms=5000 + 100 * concurrency,
-                        e2el_p99_ms=8000 + 150 * concurrency,
-                        interactivity_p50=speed / concurrency**0.3,
-                        # The distributions the SLO verdict reads (workers/slo.py).
-                        latency_ms={
-                            "ttft": {
-                                "p50": 200 * concurrency**0.5,
-                                "p99": 400 * concurrency**0.5,
-                            },
-                            "tpot": {"p50": 1000 / (speed / concurrency**0.3)},
-                            "e2el": {
-                                "p50": 5000 + 100 * concurrency,
-                                "p99": 8000 + 150 * concurrency,
-                            },
+                        # The figures' own columns, read from their slots as ingestion does.
+                        **{
+                            f.column: by_slot[f.slot[0]].get(f.slot[1])
+                            for f in map(figures.figure, figures.POINT_COLUMNS)
                         },
-                        interactivity={"p50": speed / concurrency**0.3},
+                        latency_ms=latency_ms,
+                        interactivity=interactivity,
                     )
                 )
         points = Point.objects.bulk_create(points, batch_size=5000)

@@ -29,7 +29,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workers import significance  # noqa: E402
+from workers import figures, significance  # noqa: E402
 from workers.significance import Sample, compare, sample_from_records  # noqa: E402
 
 CONCURRENCY = 8
@@ -98,7 +98,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    metrics = ("output_tok_s_gpu", "ttft_p99_ms")
+    # Output throughput per GPU and the tail latency an answer states (TTFT p99), as
+    # comparisons name them (workers/figures.py).
+    metrics = tuple(
+        figures.figure(key).name for key in (figures.THROUGHPUT["output"], figures.ANSWER_LATENCY)
+    )
 
     print(f"{args.pairs} pairs of closed-loop runs, {args.requests} requests each, c={CONCURRENCY}")
     print("\nA/A: the same configuration twice (truth: no difference)")

@@ -62,6 +62,17 @@ class Figure:
         return f"{self.column}_gpu" if self.per_gpu else self.column
 
     @property
+    def seconds_name(self) -> str:
+        """The figure in seconds, as the answer's JSON names it ("ttft_p99_s")."""
+        return f"{self.key}_s"
+
+    @property
+    def ceiling_param(self) -> str:
+        """The query parameter of a ceiling on the figure in seconds ("ttft_p99_s_max"): the
+        API's, /answer/'s and /compare/'s shorthand for a bound at the figure's percentile."""
+        return f"{self.seconds_name}_max"
+
+    @property
     def titled(self) -> str:
         """Label with unit, as a table heading or a choice says it: "TTFT p99 (ms)"."""
         return (
@@ -147,6 +158,16 @@ COMPARE_PAGE = ("interactivity_p50", "ttft_p99")
 # Figures kept as Point columns of their own (apps/runs/models.py), read from their slot at
 # ingestion: what the board's rows and the data dumps read without the distributions.
 POINT_COLUMNS = ("ttft_p50", "ttft_p99", "tpot_p50", "e2el_p50", "e2el_p99", "interactivity_p50")
+# The latency an answer states beside its throughput and the one its shorthand ceiling bounds
+# (apps/costs/answer.py; the API's, /answer/'s and /compare/'s TTFT p99).
+ANSWER_LATENCY = "ttft_p99"
+# The board's latency cell ("TTFT p50 / p99 ms"), in the order it shows them: the board's
+# rows, the run page's points and their downloads.
+BOARD_LATENCY = ("ttft_p50", "ttft_p99")
+# The run page's points download: its figure columns, in order (apps/leaderboard/views/run.py).
+RUN_POINTS = ("ttft_p50", "ttft_p99", "tpot_p50", "e2el_p99", "interactivity_p50")
+# The public points dump's figure columns, in order (apps/trust, docs/data-dumps.md).
+DUMPED = ("ttft_p50", "ttft_p99", "tpot_p50", "e2el_p99")
 # The throughput figure of each token kind.
 THROUGHPUT = {
     "output": "tput_per_gpu",

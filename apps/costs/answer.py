@@ -28,7 +28,7 @@ from apps.costs.slo import (
     explain_miss,
     verdict,
 )
-from workers import significance
+from workers import figures, significance
 
 ANY = "any"
 NONE = "none"
@@ -48,6 +48,15 @@ DIFFERING_FACTS = (
     ("lengths", "lengths"),
     ("gpus", "GPUs"),
 )
+# The latency each side states beside its throughput, and the one the API's, /answer/'s and
+# /compare/'s shorthand ceiling bounds (workers/figures.py names it: TTFT p99).
+STATED_LATENCY = figures.figure(figures.ANSWER_LATENCY)
+
+
+def shorthand_ceiling(ceiling_s: float | str) -> dict[str, float | str]:
+    """The answer's bounds for the shorthand ceiling (`STATED_LATENCY.ceiling_param`): a TTFT
+    ceiling in seconds at the stated latency's percentile."""
+    return {"ttft_s_max": ceiling_s, "ttft_percentile": STATED_LATENCY.slot[1]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +96,10 @@ class Measured:
         return self.metrics.get("interactivity.p50")
 
     @property
-    def ttft_p99_s(self) -> float | None:
-        return self.metrics.get("ttft_s.p99")
+    def latency_s(self) -> float | None:
+        """The latency an answer states beside the point's throughput (STATED_LATENCY), s."""
+        distribution, percentile = STATED_LATENCY.slot
+        return self.metrics.get(f"{distribution}_s.{percentile}")
 
     @property
     def usd_per_mtok(self) -> float | None:

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from apps.accounts.scoping import current_org, viewer_org
 from apps.costs import selectors
-from apps.costs.answer import Answer
+from apps.costs.answer import STATED_LATENCY, Answer
 from apps.costs.answer_selectors import ask
 from apps.costs.claims import ClaimPage, Comparison
 from apps.costs.forms import ClaimQuery, field_label
@@ -113,7 +113,7 @@ def _stored_answers(query: ClaimQuery, org: Any) -> tuple[list[Answer], list[str
             "a": first.a,
             "b": first.b,
             "interactivity_min": first.bounds.get("interactivity_min") or "",
-            "ttft_p99_s_max": first.bounds.get("ttft_s_max") or "",
+            STATED_LATENCY.ceiling_param: first.bounds.get("ttft_s_max") or "",
         }
     )
     return answers, list(dict.fromkeys(notes)), link

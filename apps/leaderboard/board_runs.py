@@ -18,6 +18,7 @@ from apps.costs.formulas import TokenKind
 from apps.runs.models import MEASURED_AT, Point, Run
 from apps.runs.selectors import RunFilters, deployment_lookups, runs_filtered, runs_narrowed
 from apps.runs.summary import MISSES, UNVERIFIED
+from workers import figures
 
 DEFAULT_BEST_DAYS = 30
 
@@ -99,14 +100,15 @@ ROW_AS_STORED = {
     "origin": "origin",
     "rules_failed": "rules_failed",
     "interactivity": "best_point__interactivity_p50",
-    "ttft_p50_ms": "best_point__ttft_p50_ms",
-    "ttft_p99_ms": "best_point__ttft_p99_ms",
     "success_rate": "best_point__success_rate",
     "run_date": "measured_at",
 }
+# The row's latency cell (Row.latency_figures), by figure key: each figure's column of the point.
+ROW_LATENCY = {f.key: f"best_point__{f.column}" for f in map(figures.figure, figures.BOARD_LATENCY)}
 # What else the row is worked out from: its price, throughput, SLO verdict and visibility.
 BEST_ROW_COLUMNS = (
     *ROW_AS_STORED.values(),
+    *ROW_LATENCY.values(),
     "deployment__accelerator_id",
     "best_point__input_tok_s",
     "best_point__output_tok_s",

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Scenario
-from apps.costs.answer import Facts
+from apps.costs.answer import Facts, shorthand_ceiling
 from apps.costs.answer_selectors import DEFAULT_FLOOR, Asked, Asking, ask
 from apps.costs.formulas import TokenKind
 from apps.runs.selectors import runs_visible
@@ -67,11 +67,12 @@ def answer_bounds(
     scenario: Scenario | None,
     *,
     interactivity_min: float | str | None,
-    ttft_p99_s_max: float | str | None,
+    latency_ceiling_s: float | str | None,
 ) -> dict[str, float | str | None]:
     """The SLO /compare/ asks the answer at: the scenario's bounds (the board's SLO), the
-    asked TTFT p99 and floor over them ("none": no such bound), and where neither the
-    scenario nor the visitor sets a floor, the answer's default one (DEFAULT_FLOOR)."""
+    asked shorthand ceiling (apps.costs.answer.STATED_LATENCY, TTFT p99) and floor over them
+    ("none": no such bound), and where neither the scenario nor the visitor sets a floor,
+    the answer's default one (DEFAULT_FLOOR)."""
     bounds: dict[str, float | str | None] = {}
     for bound in scenario_slo(scenario).bounds:
         if bound.metric == "interactivity":
@@ -80,8 +81,8 @@ def answer_bounds(
         elif f"{bound.metric}_s_max" not in bounds:  # the answer takes one bound a metric
             bounds |= {f"{bound.metric}_s_max": bound.stored_limit / 1000}
             bounds |= {f"{bound.metric}_percentile": bound.percentile}
-    if ttft_p99_s_max is not None:
-        bounds |= {"ttft_s_max": ttft_p99_s_max, "ttft_percentile": "p99"}
+    if latency_ceiling_s is not None:
+        bounds |= shorthand_ceiling(latency_ceiling_s)
     if interactivity_min is not None:
         bounds |= {"interactivity_min": interactivity_min, "interactivity_percentile": "p50"}
     bounds.setdefault("interactivity_min", DEFAULT_FLOOR)

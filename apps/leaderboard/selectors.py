@@ -7,8 +7,10 @@ widest views) by index probes or the trigger-kept RunTally, on PostgreSQL; SQLit
 database, reads the runs directly.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 from django.db import connection
@@ -32,13 +34,13 @@ from apps.runs.selectors import (
 from apps.runs.summary import MEETS, UNVERIFIED, scenario_slo
 from workers import figures
 
-# Sort name -> (Row attribute, descending): a figure's direction is the registry's.
-SORTS = {
-    "throughput": ("tput_per_gpu", figures.FIGURES["tput_per_gpu"].higher),
-    "interactivity": ("interactivity", figures.FIGURES["interactivity_p50"].higher),
-    "ttft": (figures.FIGURES["ttft_p50"].column, figures.FIGURES["ttft_p50"].higher),
-    "cost": ("usd_per_mtok", False),
-    "accelerator": ("accelerator", False),
+# Sort name -> (the Row's value, descending): a figure's direction is the registry's.
+SORTS: dict[str, tuple[Callable[["Row"], Any], bool]] = {
+    "throughput": (attrgetter("tput_per_gpu"), figures.FIGURES["tput_per_gpu"].higher),
+    "interactivity": (attrgetter("interactivity"), figures.FIGURES["interactivity_p50"].higher),
+    "ttft": (lambda row: row.latency_figures["ttft_p50"], figures.FIGURES["ttft_p50"].higher),
+    "cost": (attrgetter("usd_per_mtok"), False),
+    "accelerator": (attrgetter("accelerator"), False),
 }
 PAGE_SIZE = 25
 # Which run a row shows. "latest" keeps regressions visible; "best" is an option.
@@ -62,8 +64,8 @@ class Row:
     tput_kind: str
     meets_slo: bool | None
     interactivity: float | None
-    ttft_p50_ms: float | None
-    ttft_p99_ms: float | None
+    # The latency cell's figures in ms, by key (workers.figures.BOARD_LATENCY).
+    latency_figures: dict[str, float | None]
     success_rate: float | None
     usd_per_gpu_hour: float | None
     usd_per_mtok: float | None
@@ -77,6 +79,11 @@ class Row:
     private: bool = False
     # The run's free labels (branch, commit, pr, unofficial ...), shown on unofficial rows.
     labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def latency(self) -> list[float | None]:
+        """The latency cell's values, in the order it shows them ("TTFT p50 / p99")."""
+        return [self.latency_figures[key] for key in figures.BOARD_LATENCY]
 
     @property
     def labels_text(self) -> str:
@@ -253,6 +260,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         rows.append(
             Row(
                 **{field: b[column] for field, column in board_runs.ROW_AS_STORED.items()},
+                latency_figures={key: b[column] for key, column in board_runs.ROW_LATENCY.items()},
                 private=not b["is_public"],
                 labels=b.get("labels") or {},
                 tput_per_gpu=priced.tok_per_s_per_gpu,
@@ -270,10 +278,10 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 else None,
             )
         )
-    key, descending = SORTS.get(board.sort, SORTS["throughput"])
-    present = [r for r in rows if getattr(r, key) is not None]
-    missing = [r for r in rows if getattr(r, key) is None]
-    present.sort(key=lambda r: getattr(r, key), reverse=descending)
+    value, descending = SORTS.get(board.sort, SORTS["throughput"])
+    present = [r for r in rows if value(r) is not None]
+    missing = [r for r in rows if value(r) is None]
+    present.sort(key=value, reverse=descending)
     # A deployment whose every point misses the SLO never outranks one that meets it.
     rows = [r for r in present + missing if r.meets_slo is not False] + [
         r for r in present + missing if r.meets_slo is False

@@ -5,6 +5,8 @@ from django.db import models
 from django.db.models import F
 from django.db.models.functions import Coalesce
 
+from workers import figures
+
 # How the board dates a run: measured where its document says, else when it landed (an
 # imported history lands all at once, measured over months).
 MEASURED_AT = Coalesce("started_at", "created_at")
@@ -137,12 +139,7 @@ class Point(models.Model):
     output_tok_s = models.FloatField(null=True, blank=True)
     total_tok_s = models.FloatField(null=True, blank=True)
     unlabelled_tok_s = models.FloatField(null=True, blank=True)
-    ttft_p50_ms = models.FloatField(null=True, blank=True)
-    ttft_p99_ms = models.FloatField(null=True, blank=True)
-    tpot_p50_ms = models.FloatField(null=True, blank=True)
-    e2el_p50_ms = models.FloatField(null=True, blank=True)
-    e2el_p99_ms = models.FloatField(null=True, blank=True)
-    interactivity_p50 = models.FloatField(null=True, blank=True)
+    # The key figures' own columns (ttft_p50_ms ...) are added below from the registry.
     goodput_rps = models.FloatField(null=True, blank=True)
     prefix_cache_hit_rate = models.FloatField(null=True, blank=True)
     prompt_length_mismatch_rate = models.FloatField(null=True, blank=True)
@@ -168,6 +165,14 @@ class Point(models.Model):
         """How every page names this load level: its own label, with the concurrency and the
         request rate it does not already state (an imported "c=16" must not read "c=16 c=16")."""
         return level_name(self.label, self.concurrency, self.request_rate, self.ordinal)
+
+
+# One column per figure the registry keeps on a point (workers.figures.POINT_COLUMNS), named
+# by the registry, so a figure's key is spelt in one place (issue 41). The board sorts by
+# them and the dumps read them without the distributions; the names are those the
+# migrations created.
+for _key in figures.POINT_COLUMNS:
+    Point.add_to_class(figures.figure(_key).column, models.FloatField(null=True, blank=True))
 
 
 def level_name(label: str, concurrency: int | None, rate: float | None, ordinal: int) -> str:

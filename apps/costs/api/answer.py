@@ -12,12 +12,14 @@ from apps.accounts.auth import optional_org
 from apps.api_errors import Errors
 from apps.costs.answer import (
     DEFAULT_MAX_GAP,
+    STATED_LATENCY,
     Answer,
     Facts,
     Measured,
     RatioInterval,
     Side,
     Swing,
+    shorthand_ceiling,
 )
 from apps.costs.answer_selectors import DEFAULT_TIER, Asked, Asking, ask
 from apps.costs.formulas import TokenKind
@@ -39,7 +41,12 @@ class AnswerQuery(Schema):
     serving: Literal["aggregated", "disaggregated", "any"] = "any"
     interactivity_min: float | None = Field(None, description="tok/s/user floor")
     interactivity_percentile: str = "p50"
-    ttft_p99_s_max: float | None = Field(None, description="TTFT p99 ceiling, seconds")
+    # The shorthand ceiling: its query name is the registry's (STATED_LATENCY.ceiling_param).
+    latency_ceiling_s: float | None = Field(
+        None,
+        alias=STATED_LATENCY.ceiling_param,
+        description=f"{STATED_LATENCY.label} ceiling, seconds",
+    )
     ttft_s_max: float | None = Field(None, description="TTFT ceiling at ttft_percentile, s")
     ttft_percentile: str = "p99"
     tpot_s_max: float | None = None
@@ -54,25 +61,25 @@ class AnswerQuery(Schema):
     swing: bool = Field(True, description="include the answer against the interactivity floor")
 
     def asked(self, own_prices: dict[str, float]) -> Asked:
-        ttft = self.ttft_p99_s_max if self.ttft_p99_s_max is not None else self.ttft_s_max
+        bounds = {
+            "interactivity_min": self.interactivity_min,
+            "interactivity_percentile": self.interactivity_percentile,
+            "ttft_s_max": self.ttft_s_max,
+            "ttft_percentile": self.ttft_percentile,
+            "tpot_s_max": self.tpot_s_max,
+            "tpot_percentile": self.tpot_percentile,
+            "e2el_s_max": self.e2el_s_max,
+            "e2el_percentile": self.e2el_percentile,
+        }
+        if self.latency_ceiling_s is not None:  # the shorthand wins over ttft_s_max
+            bounds |= shorthand_ceiling(self.latency_ceiling_s)
         return Asked(
             model=self.model,
             scenario=self.scenario,
             a=self.a.strip().upper(),
             b=self.b.strip().upper(),
             facts=Facts(self.precision, self.spec, self.engine, self.serving),
-            bounds={
-                "interactivity_min": self.interactivity_min,
-                "interactivity_percentile": self.interactivity_percentile,
-                "ttft_s_max": ttft,
-                "ttft_percentile": "p99"
-                if self.ttft_p99_s_max is not None
-                else self.ttft_percentile,
-                "tpot_s_max": self.tpot_s_max,
-                "tpot_percentile": self.tpot_percentile,
-                "e2el_s_max": self.e2el_s_max,
-                "e2el_percentile": self.e2el_percentile,
-            },
+            bounds=bounds,
             basis=TokenKind(self.basis),
             tier=self.tier,
             own_prices=own_prices,
@@ -113,7 +120,7 @@ def point_out(point: Measured | None) -> dict[str, Any] | None:
         "tok_s_per_gpu": point.tok_s_per_gpu,
         "basis_stated": point.basis_stated,
         "interactivity_p50": point.interactivity_p50,
-        "ttft_p99_s": point.ttft_p99_s,
+        STATED_LATENCY.seconds_name: point.latency_s,
         "usd_per_gpu_hour": point.usd_per_gpu_hour,
         "usd_per_mtok": point.usd_per_mtok,
         "facts": {

@@ -10,6 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from pydantic import ValidationError
 
 from apps.accounts.scoping import viewer_org
+from apps.costs.answer import STATED_LATENCY
 from apps.costs.answer_selectors import DEFAULT_FLOOR, DEFAULT_QUESTION, ask
 from apps.costs.api.answer import AnswerQuery
 from apps.costs.formulas import CostInputError
@@ -30,7 +31,11 @@ def answer_query(params: dict[str, str]) -> str:
 def answer_page(request: HttpRequest) -> HttpResponse:
     params = {k: v for k, v in request.GET.items() if v != ""}
     asked = {**DEFAULT_QUESTION, **params}
-    context: dict[str, Any] = {"asked": asked, "default_slo": DEFAULT_SLO_TEXT}
+    context: dict[str, Any] = {
+        "asked": asked,
+        "default_slo": DEFAULT_SLO_TEXT,
+        "stated_latency": STATED_LATENCY,
+    }
     status = 200
     try:
         query = AnswerQuery(**asked)

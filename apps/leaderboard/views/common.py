@@ -10,6 +10,7 @@ from django.shortcuts import render
 from apps.costs.formulas import TokenKind, readings_text
 from apps.csv_safe import safe_rows
 from apps.leaderboard import selectors
+from workers import figures
 
 BASES = [kind.value for kind in TokenKind]
 
@@ -32,8 +33,7 @@ def board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             "tok_s_per_gpu_range": readings_text(row.tput_range),
             "meets_slo": row.meets_slo,
             "interactivity_tok_s_user_p50": row.interactivity,
-            "ttft_p50_ms": row.ttft_p50_ms,
-            "ttft_p99_ms": row.ttft_p99_ms,
+            **{figures.figure(key).column: ms for key, ms in row.latency_figures.items()},
             "success_rate": row.success_rate,
             "accuracy": row.accuracy["score"] if row.accuracy else None,
             "usd_per_gpu_hour": row.usd_per_gpu_hour,

@@ -16,7 +16,7 @@ from apps.accuracy import selectors as accuracy_selectors
 from apps.catalog import fairness
 from apps.catalog.models import short_flag
 from apps.catalog.selectors import scenario_list
-from apps.costs.answer import Answer, Side
+from apps.costs.answer import STATED_LATENCY, Answer, Side
 from apps.costs.answer_selectors import Asking
 from apps.costs.formulas import CostInputError
 from apps.costs.prices import price_sheet
@@ -79,7 +79,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     bounds = compare_selectors.answer_bounds(
         scenario,
         interactivity_min=query.value("interactivity_min"),
-        ttft_p99_s_max=query.value("ttft_p99_s_max"),
+        latency_ceiling_s=query.value(STATED_LATENCY.ceiling_param),
     )
     try:
         answers = compare_selectors.compare_answers(
@@ -167,6 +167,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         "answer_rule": answers[0].answer.rule if answers else "",
         "answer_error": answer_error,
         "slo_asked": {name: request.GET.get(name, "") for name in SLO_FIELDS},
+        "stated_latency": STATED_LATENCY,
         "deployments": deployments,
         "columns": list(
             zip(
@@ -220,7 +221,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
 # What /compare/ states with an interval against the first column (workers/significance.py),
 # besides the throughput, where every compared run has request records.
 SIGNIFICANCE_METRICS = tuple(figures.FIGURES[key].name for key in figures.COMPARE_PAGE)
-SLO_FIELDS = ("interactivity_min", "ttft_p99_s_max")
+SLO_FIELDS = ("interactivity_min", STATED_LATENCY.ceiling_param)
 
 
 def _stated(result: Answer) -> bool:
@@ -275,7 +276,7 @@ def _answer_entry(
         "answer_level": point.level if point else None,
         "answer_tok_s_per_gpu": side.tok_s_per_gpu if side else None,
         "answer_interactivity_p50": point.interactivity_p50 if point else None,
-        "answer_ttft_p99_s": point.ttft_p99_s if point else None,
+        f"answer_{STATED_LATENCY.seconds_name}": point.latency_s if point else None,
         "answer_usd_per_mtok": side.usd_per_mtok if side else None,
         "answer_reason": side.reason if side else None,
         "answer_differs": "; ".join(pairing.answer.differs) if pairing else None,

@@ -13,6 +13,7 @@ from apps.leaderboard import charts, deployment_selectors, run_selectors, select
 from apps.leaderboard.views.common import BASES, csv_download
 from apps.runs.models import Run
 from apps.runs.selectors import run_get, run_points, run_sessions_and_server
+from workers import figures
 
 
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
@@ -25,6 +26,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
     marks = run_selectors.run_point_marks(run=run)
     for p in points:
         p.marks = marks.get(p.ordinal, [])
+        # The latency cell, as the board shows it ("TTFT p50 / p99").
+        p.latency = [getattr(p, f.column) for f in map(figures.figure, figures.BOARD_LATENCY)]
     latency = run_selectors.run_latency_series(run=run)
     tier = request.GET.get("tier") or "owning_hyperscaler"
     sheet = price_sheet(request)
@@ -84,11 +87,7 @@ def _points_table(run: Run, points: list) -> list[dict[str, Any]]:
             "output_tok_s_per_gpu": p.output_tok_s / gpus if p.output_tok_s else None,
             "total_tok_s": p.total_tok_s,
             "unlabelled_tok_s": p.unlabelled_tok_s,
-            "ttft_p50_ms": p.ttft_p50_ms,
-            "ttft_p99_ms": p.ttft_p99_ms,
-            "tpot_p50_ms": p.tpot_p50_ms,
-            "e2el_p99_ms": p.e2el_p99_ms,
-            "interactivity_p50": p.interactivity_p50,
+            **{f.column: getattr(p, f.column) for f in map(figures.figure, figures.RUN_POINTS)},
             "success_rate": p.success_rate,
             "prefix_cache_hit_rate": p.prefix_cache_hit_rate,
         }
