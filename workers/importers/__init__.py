@@ -32,6 +32,7 @@ FORMAT_MODULES = (
     "lm_eval",
     "mlperf",
     "sglang",
+    "trtllm_bench",
     "vllm",
 )
 for _module in FORMAT_MODULES:

@@ -824,6 +824,74 @@ def check_mlperf_loadgen(docs: list[ResultDocument], raw: Any) -> None:
     assert doc.status == "succeeded"
 
 
+TRTLLM_SLOTS = {"minimum": "min", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99",
+                "maximum": "max", "average": "mean"}  # fmt: skip
+
+
+def check_trtllm_bench(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    [point] = doc.points
+    engine, world, perf = raw["engine"], raw["world_info"], raw["performance"]
+    streaming, requests = raw["streaming_metrics"], raw["request_info"]
+    # The report states the whole deployment: nothing is asked.
+    assert doc.model.name == engine["model"]
+    assert doc.deployment.engine.name == "trtllm"
+    assert doc.deployment.engine.version == engine["version"]
+    assert doc.deployment.gpus == world["world_size"]
+    parallelism = doc.deployment.parallelism
+    assert (parallelism.tp, parallelism.pp, parallelism.ep) == (
+        world["tp_size"], world["pp_size"], world["ep_size"])  # fmt: skip
+    assert raw["machine"]["name"].endswith(doc.deployment.accelerator)
+    weights = doc.deployment.quantization.weights
+    if engine["quantization"] is None:  # an unquantized checkpoint: weights in its dtype
+        assert (engine["dtype"], weights) == ("bfloat16", "BF16")
+        assert doc.environment.extra["weights_from"]
+    else:
+        assert weights == engine["quantization"]
+    assert doc.deployment.quantization.kv_cache == engine["kv_cache_dtype"]
+    assert doc.environment.loadgen_version == f"trtllm-bench {engine['version']}"
+    # Throughputs over the window (first start to last end), as stated.
+    assert point.window_s == perf["total_latency_ms"] / 1000
+    assert point.throughput.requests_per_s == perf["request_throughput_req_s"]
+    assert point.throughput.output_tok_s == perf["system_output_throughput_tok_s"]
+    assert point.throughput.total_tok_s == perf["system_total_throughput_tok_s"]
+    assert point.throughput.input_tok_s is None  # not stated
+    checked = 0
+    for dist, stats in (
+        (point.latency_ms.e2el, perf["request_latency_percentiles_ms"]),
+        (point.latency_ms.ttft, streaming["ttft_percentiles"]),
+        (point.latency_ms.tpot, streaming["tpot_percentiles"]),
+        (point.interactivity_tok_s_user, streaming["gen_tps_percentiles"]),
+    ):
+        for theirs, ours in TRTLLM_SLOTS.items():
+            assert getattr(dist, ours) == stats[theirs], (theirs, ours)
+            checked += 1
+        assert dist.method == f"reported by trtllm-bench {engine['version']}"
+    assert checked == 28
+    assert point.latency_ms.ttft.mean == streaming["avg_ttft_ms"]
+    assert point.latency_ms.tpot.mean == streaming["avg_tpot_ms"]
+    assert point.latency_ms.e2el.mean == perf["avg_request_latency_ms"]
+    kept = doc.environment.extra["trtllm_bench"]
+    assert kept["per_request_means"]["output_throughput_per_user_tok_s"] == (
+        perf["output_throughput_per_user_tok_s"])  # fmt: skip
+    assert kept["per_request_means"]["output_throughput_per_gpu_tok_s"] == (
+        perf["output_throughput_per_gpu_tok_s"])  # fmt: skip
+    assert kept["request_info"]["avg_num_concurrent_requests"] == (
+        requests["avg_num_concurrent_requests"])  # fmt: skip
+    assert point.concurrency is None  # a measured mean, not the cap: kept aside
+    assert point.requests is None  # failures are not counted apart from successes
+    # The dataset asked every request for the same lengths, which the run measured.
+    dataset = raw["dataset"]
+    assert doc.scenario.input_tokens == dataset["isl_stats"]["minimum"] == dataset["isl_stats"][
+        "maximum"] == requests["avg_input_length"]  # fmt: skip
+    assert doc.scenario.output_tokens == dataset["osl_stats"]["minimum"] == dataset["osl_stats"][
+        "maximum"] == requests["avg_output_length"]  # fmt: skip
+    assert doc.scenario.length_spread == 0.0
+    assert doc.scenario.request_count == requests["num_requests"]
+    assert "scenario_lengths" not in doc.environment.extra  # stated, not derived
+    assert doc.status == "succeeded"
+
+
 def raw_summary_name(responses_name: str) -> str:
     return responses_name.replace("_individual_responses.json", "_summary.json")
 
@@ -846,6 +914,7 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "sglang-bench-serving": check_sglang,
     "inferencex-agentic-v2": check_inferencex_agentic_v2,
     "mlperf-loadgen": check_mlperf_loadgen,
+    "trtllm-bench": check_trtllm_bench,
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
