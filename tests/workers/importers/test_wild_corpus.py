@@ -955,6 +955,16 @@ REFUSED: dict[str, tuple[str, ...]] = {
             "_conc16_b200-dgxc-slurm_2_metrics_server_metrics.csv",
         )
     },
+    # trtllm-bench 0.16's logs with its text report at the end: refused by name, pointing
+    # at --report_json (read as trtllm-bench).
+    **{
+        f"trtllm-bench-log/shaamil101-etched-trtllm-benchmarks_{name}": (
+            "trtllm-bench's text report",
+            "recognised but not read",
+            "--report_json",
+        )
+        for name in ("result_1024_1024_3000.txt", "result_128_128_30000.txt")
+    },
     # framework and precision are empty strings in this file: the facts must say them.
     "inferencex-agentic/results_0601_results_bmk_2_agg_bmk.json": (
         "item 0",
