@@ -76,6 +76,25 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         "H200", 8, "sglang", "BF16", model="llama-3.3-70b"
     ),
     "sglang-bench-serving/llama_405b": _facts("H200", 8, "sglang", "FP8", model="llama-3.1-405b"),
+    # TonyLi15/sglang-benchmark: Qwen2.5-3B-Instruct (BF16 on the hub; the weights' dtype is
+    # not stated: the server ran --dtype auto) on GH200 nodes. server_info states the model,
+    # sglang version and layout; the aggregated run's one GPU is stated (TP1). For the
+    # prefill/decode runs the pools' GPUs are given: intra-node ran both servers on one GH200
+    # (README: "MEM_FRACTION 0.45 ... running both on same GPU"), inter-node put prefill on a
+    # GH200 and decode on another node's GPU (its scripts), which one accelerator cannot say;
+    # 1 + 1 is the layout, not a GPU inventory. Checks are on what the files state.
+    "sglang-bench-serving/TonyLi15-sglang-benchmark_agg": Facts.model_validate(
+        {"deployment": {"accelerator": "GH200", "quantization": {"weights": "BF16"}}}
+    ),
+    "sglang-bench-serving/TonyLi15-sglang-benchmark_pd": Facts.model_validate(
+        {
+            "deployment": {
+                "accelerator": "GH200",
+                "quantization": {"weights": "BF16"},
+                "disaggregation": {"prefill_gpus": 1, "decode_gpus": 1},
+            }
+        }
+    ),
     # MLPerf v4.1 submissions: the summary states no model, hardware, engine or prompt
     # length; the model and hardware are the submission folder's names, the engine and
     # weights are given for the test only (checks are on measurements, which facts do not
@@ -520,7 +539,39 @@ def check_sglang(docs: list[ResultDocument], raw: Any) -> None:
             assert point.request_rate == (rate if math.isfinite(rate) else None)
             assert _check_latencies(point, row, 1) >= 2
             assert doc.scenario.dataset == row["dataset_name"]
+            if row.get("server_info"):
+                _check_sglang_server(doc, row["server_info"])
     assert sorted(seen) == list(range(1, len(lines) + 1))  # every line imported once
+
+
+def _check_sglang_server(doc: ResultDocument, info: dict[str, Any]) -> None:
+    """What sglang's server_info states is stored as the file's facts, never asked."""
+    dep = doc.deployment
+    assert dep.engine.name == "sglang"
+    if "prefill" not in info:  # one server: its arguments
+        assert doc.model.name == info["served_model_name"]
+        assert dep.engine.version == info["version"]
+        assert (dep.parallelism.tp, dep.parallelism.pp, dep.parallelism.ep) == (
+            info["tp_size"], info["pp_size"], info["ep_size"])  # fmt: skip
+        assert dep.parallelism.dp_attention == info["enable_dp_attention"]
+        assert info["dp_size"] == 1 and dep.gpus == info["tp_size"] * info["pp_size"]
+        assert dep.multinode == (info["nnodes"] > 1)
+        assert dep.disaggregation is None
+        return
+    # A prefill/decode router's answer: a disaggregated deployment, each pool as its
+    # servers state it; the pools' GPUs came from the facts.
+    assert dep.disaggregation is not None
+    for role in ("prefill", "decode"):
+        [server] = info[role]  # these routers listed one server per role
+        assert server["disaggregation_mode"] == role
+        assert doc.model.name == server["served_model_name"]
+        pool = getattr(dep.disaggregation, role)
+        assert (pool.tp, pool.ep, pool.dp_attention) == (
+            server["tp_size"], server["ep_size"], server["enable_dp_attention"])  # fmt: skip
+        assert pool.workers is None  # a router's list is not always every worker
+    versions = {info["prefill"][0]["version"], info["decode"][0]["version"]}
+    assert dep.engine.version == (versions.pop() if len(versions) == 1 else None)
+    assert dep.gpus == dep.disaggregation.prefill_gpus + dep.disaggregation.decode_gpus
 
 
 def check_inferencex_agentic_v2(docs: list[ResultDocument], raw: Any) -> None:
@@ -1025,6 +1076,8 @@ _GIVEN_FOR = {
     "scenario.input_tokens": ("input_tokens", 1024),
     "scenario.output_tokens": ("output_tokens", 128),
     "deployment.speculative.method": ("spec_method", "mtp"),
+    "deployment.disaggregation.prefill_gpus": ("prefill_gpus", 1),
+    "deployment.disaggregation.decode_gpus": ("decode_gpus", 1),
 }
 
 
