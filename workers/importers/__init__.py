@@ -33,6 +33,7 @@ FORMAT_MODULES = (
     "mlperf",
     "sglang",
     "trtllm_bench",
+    "trtllm_bench_log",
     "vllm",
 )
 for _module in FORMAT_MODULES:

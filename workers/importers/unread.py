@@ -13,9 +13,6 @@ and, where the same run wrote a file we do read, which one to import instead.
 - InferenceX runner outputs beside the trace replay's logs: `metrics_server_metrics.csv`
   (server counters over time) and `workload_distribution_summary.txt` (what was sent);
   neither holds the run's results, which its `agg_*.json` does.
-- trtllm-bench's text report, printed to its log ("= ENGINE DETAILS", "= PERFORMANCE
-  OVERVIEW" blocks between the runtime's log lines): the same run's `--report_json` holds its
-  figures with every digit and is read (workers/importers/trtllm_bench.py).
 - vLLM's multi-turn benchmark (benchmarks/multi_turn/benchmark_serving_multi_turn.py): its
   `--stats-json-output` is one row per request (RequestStats: ttft_ms, tpot_ms, latency_ms,
   start_time_ms, token counts, conversation_id, client_id) with no model, no client count and
@@ -46,12 +43,6 @@ RUNNER_INSTEAD = (
     "the run's results are the agg_*.json in its bmk_agentic_* folder, which we read "
     "(format inferencex-agentic)"
 )
-
-
-# trtllm-bench prints its report as '=' banners naming each block (reporting.py's
-# report_statistics); the performance block and the TensorRT-LLM version line name the tool.
-_TRTLLM_REPORT = re.compile(r"^= PERFORMANCE OVERVIEW\s*$", re.MULTILINE)
-_TRTLLM_VERSION = re.compile(r"^TensorRT[- ]LLM Version:", re.MULTILINE)
 
 
 # benchmark_serving_multi_turn.py's RequestStats fields (every row of --stats-json-output).
@@ -94,13 +85,6 @@ def unread_format(text: str) -> Unread | None:
     multi_turn = _multi_turn(normalised)
     if multi_turn:
         return multi_turn
-    if _TRTLLM_REPORT.search(normalised) and _TRTLLM_VERSION.search(normalised):
-        return Unread(
-            "trtllm-bench's text report (its ENGINE DETAILS and PERFORMANCE OVERVIEW blocks, "
-            "printed to the log)",
-            "it rounds every figure to four decimals and states no GPU; run trtllm-bench with "
-            "--report_json FILE and import that file (format trtllm-bench)",
-        )
     return None
 
 

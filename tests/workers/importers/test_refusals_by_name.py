@@ -164,18 +164,3 @@ def test_vllm_multi_turn_conversations_are_refused_as_holding_no_measurements():
     message = _refusal(json.dumps(MULTI_TURN_CONVERSATIONS).encode(), "conversations.json")
     assert "vLLM's multi-turn benchmark --output-file" in message
     assert "no measurements" in message
-
-
-def test_trtllm_bench_text_report_names_the_json_report_to_import_instead():
-    # The report block as reporting.py prints it (TensorRT-LLM 0.16); placeholder values.
-    log = (
-        "[TRT-LLM] [I] \n\n===========================================================\n"
-        "= ENGINE DETAILS\n===========================================================\n"
-        "Model:\t\t\tsome/model\nTensorRT-LLM Version:\t0.16.0\n\n"
-        "===========================================================\n"
-        "= PERFORMANCE OVERVIEW \n===========================================================\n"
-        "Number of requests:\t\t1\n"
-    )
-    message = _refusal(log.encode(), "bench.log")
-    assert "trtllm-bench's text report" in message
-    assert "--report_json" in message

@@ -83,6 +83,9 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     # (README: "MEM_FRACTION 0.45 ... running both on same GPU"), inter-node put prefill on a
     # GH200 and decode on another node's GPU (its scripts), which one accelerator cannot say;
     # 1 + 1 is the layout, not a GPU inventory. Checks are on what the files state.
+    # shaamil101-etched/trtllm-benchmarks: its README runs Llama-3.1-70B-Instruct FP8 at TP8 on
+    # 8x H100; the 0.16 text report states everything but the GPU.
+    "trtllm-bench-log/shaamil101": Facts.model_validate({"deployment": {"accelerator": "H100"}}),
     "sglang-bench-serving/TonyLi15-sglang-benchmark_agg": Facts.model_validate(
         {"deployment": {"accelerator": "GH200", "quantization": {"weights": "BF16"}}}
     ),
@@ -943,6 +946,37 @@ def check_trtllm_bench(docs: list[ResultDocument], raw: Any) -> None:
     assert doc.status == "succeeded"
 
 
+def check_trtllm_bench_log(docs: list[ResultDocument], raw: Any) -> None:
+    # The report's "label: value" lines, read here independently of the reader.
+    lines = dict(
+        (label.strip(), value.strip())
+        for label, _, value in (line.partition(":") for line in raw.splitlines())
+        if value.strip()
+    )
+    [doc] = docs
+    [point] = doc.points
+    assert doc.model.name == lines["Model"]
+    assert doc.deployment.engine.version == lines["TensorRT-LLM Version"]
+    assert doc.deployment.quantization.weights == lines["Quantization"]
+    assert doc.deployment.quantization.kv_cache == lines["KV Cache Dtype"]
+    tp, pp = int(lines["TP Size"]), int(lines["PP Size"])
+    assert (doc.deployment.parallelism.tp, doc.deployment.parallelism.pp) == (tp, pp)
+    assert doc.deployment.gpus == tp * pp
+    # 0.16's "Token Throughput" is output tokens over the total latency (reporting.py).
+    assert point.throughput.output_tok_s == float(lines["Token Throughput (tokens/sec)"])
+    assert point.throughput.requests_per_s == float(lines["Request Throughput (req/sec)"])
+    assert point.window_s == float(lines["Total Latency (ms)"]) / 1000
+    assert doc.scenario.request_count == int(lines["Number of requests"])
+    means = doc.environment.extra["scenario_lengths"]["means"]
+    assert means["input_tokens"] == float(lines["Average Input Length (tokens)"])
+    assert means["output_tokens"] == float(lines["Average Output Length (tokens)"])
+    assert doc.scenario.input_tokens == round(means["input_tokens"])
+    assert doc.scenario.output_tokens == round(means["output_tokens"])
+    assert doc.environment.extra["trtllm_bench_report"]["issue_rate"] == lines[
+        "Issue Rate (req/sec)"]  # fmt: skip
+    assert point.requests is None  # failures are not reported apart
+
+
 def raw_summary_name(responses_name: str) -> str:
     return responses_name.replace("_individual_responses.json", "_summary.json")
 
@@ -966,6 +1000,7 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "inferencex-agentic-v2": check_inferencex_agentic_v2,
     "mlperf-loadgen": check_mlperf_loadgen,
     "trtllm-bench": check_trtllm_bench,
+    "trtllm-bench-log": check_trtllm_bench_log,
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
@@ -1005,16 +1040,6 @@ REFUSED: dict[str, tuple[str, ...]] = {
             "agentic_dsr1_tp8_bs16_offloadoff_fp4_vllm_tp8-ep8-dpafalse_disagg-false_spec-none"
             "_conc16_b200-dgxc-slurm_2_metrics_server_metrics.csv",
         )
-    },
-    # trtllm-bench 0.16's logs with its text report at the end: refused by name, pointing
-    # at --report_json (read as trtllm-bench).
-    **{
-        f"trtllm-bench-log/shaamil101-etched-trtllm-benchmarks_{name}": (
-            "trtllm-bench's text report",
-            "recognised but not read",
-            "--report_json",
-        )
-        for name in ("result_1024_1024_3000.txt", "result_128_128_30000.txt")
     },
     # framework and precision are empty strings in this file: the facts must say them.
     "inferencex-agentic/results_0601_results_bmk_2_agg_bmk.json": (
