@@ -91,6 +91,13 @@ READ: dict[str, dict[str, tuple[str, str]]] = {
         "Per User Output Throughput [w/ ctx] (tps/user)": ("aside", "per_user_output_tok_s"),
         "Per GPU Output Throughput (tps/gpu)": ("aside", "per_gpu_output_tok_s"),
         "Per User Output Speed (tps/user)": ("aside", "per_user_output_speed_tok_s"),
+        # The same three as some 0.2x versions label them (its docs' sample outputs).
+        "Per User Output Throughput (tokens/sec/user)": ("aside", "per_user_output_tok_s"),
+        "Per GPU Output Throughput (tokens/sec/gpu)": ("aside", "per_gpu_output_tok_s"),
+        "Per User Output Speed [1/TPOT] (tokens/sec/user)": (
+            "aside",
+            "per_user_output_speed_tok_s",
+        ),
     },
     "STREAMING STATISTICS": {
         "Average request latency (ms)": ("perf", "e2el_mean"),
