@@ -20,7 +20,8 @@ is the server's arguments: the model (`served_model_name`, else `model_path`), t
 the file's own facts. A prefill/decode router (sglang's mini_lb, sgl-router) answers
 `{"prefill": [...], "decode": [...], "internal_states": [...]}` with its workers' answers:
 the run is stored as a disaggregated deployment with each pool's layout, and each pool's
-GPUs are asked (a router's list is not always every worker: sgl-router's lists one per role).
+GPUs are asked: a router's list is not always every worker (real 1P2D..1P8D runs through
+sgl-router list one decode server), so its length is kept aside, not read as the pool size.
 """
 
 from __future__ import annotations
