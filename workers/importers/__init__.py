@@ -32,6 +32,8 @@ FORMAT_MODULES = (
     "lm_eval",
     "mlperf",
     "sglang",
+    "trtllm_bench",
+    "trtllm_bench_log",
     "vllm",
 )
 for _module in FORMAT_MODULES:

@@ -326,6 +326,8 @@ FACT_FLAGS = {
     "deployment.engine.name": "--engine NAME",
     "deployment.quantization.weights": "--weights DTYPE",
     "deployment.speculative.method": "--spec-method METHOD",
+    "deployment.disaggregation.prefill_gpus": "--prefill-gpus N",
+    "deployment.disaggregation.decode_gpus": "--decode-gpus N",
     "scenario.input_tokens": "--input-tokens N",
     "scenario.output_tokens": "--output-tokens N",
 }
@@ -367,8 +369,11 @@ def _deployment_and_missing(
         if tp is None:
             raise ImportFailure("deployment.gpus is 'tp' but no TP is stated for this deployment")
         deployment["gpus"] = tp
-    missing = []
+    missing = _pool_gpus_missing(deployment)
+    disaggregated = isinstance(deployment.get("disaggregation"), dict)
     for path in REQUIRED_DEPLOYMENT:
+        if disaggregated and path == ("gpus",):
+            continue  # the pools' GPUs are asked instead, and give the total
         node: Any = deployment
         for part in path:
             node = node.get(part) if isinstance(node, dict) else None
@@ -379,6 +384,29 @@ def _deployment_and_missing(
         # The file shows speculative decoding ran (acceptance counts) without naming it.
         missing.append("deployment.speculative.method")
     return deployment, missing
+
+
+def _pool_gpus_missing(deployment: dict[str, Any]) -> list[str]:
+    """A disaggregated deployment's GPUs are its pools': the pools' GPUs still missing, or
+    none, with the total (deployment.gpus) set from them."""
+    pools = deployment.get("disaggregation")
+    if not isinstance(pools, dict):
+        return []
+    missing = [
+        f"deployment.disaggregation.{name}"
+        for name in ("prefill_gpus", "decode_gpus")
+        if pools.get(name) is None
+    ]
+    if missing:
+        return missing
+    total = pools["prefill_gpus"] + pools["decode_gpus"]
+    if deployment.get("gpus") not in (None, total):
+        raise ImportFailure(
+            f"deployment.gpus is {deployment['gpus']}, but the prefill and decode pools have "
+            f"{pools['prefill_gpus']} + {pools['decode_gpus']} = {total} GPUs"
+        )
+    deployment["gpus"] = total
+    return []
 
 
 def _with_sku(tree: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ A facts YAML looks like::
       quantization: {weights: FP8}
       parallelism: {tp: 8}
       speculative: {method: mtp, draft_tokens: 3}
+      disaggregation: {prefill_gpus: 8, decode_gpus: 16}   # prefill/decode in separate pools
     scenario:
       input_tokens: 1024
       output_tokens: 128
@@ -63,6 +64,14 @@ class SpeculativeFacts(_Facts):
     draft_tokens: int | None = Field(None, ge=1)
 
 
+class DisaggregationFacts(_Facts):
+    """The GPUs of each pool of a disaggregated deployment (the file names the pools' roles
+    and layouts; how many GPUs each pool had, a router's answer does not always say)."""
+
+    prefill_gpus: int | None = Field(None, ge=1)
+    decode_gpus: int | None = Field(None, ge=1)
+
+
 class DeploymentFacts(_Facts):
     accelerator: str | None = None
     gpus: int | Literal["tp"] | None = None
@@ -71,6 +80,7 @@ class DeploymentFacts(_Facts):
     quantization: QuantizationFacts = Field(default_factory=QuantizationFacts)
     parallelism: ParallelismFacts = Field(default_factory=ParallelismFacts)
     speculative: SpeculativeFacts | None = None
+    disaggregation: DisaggregationFacts | None = None
     engine_flags: list[str] | None = None
     notes: str | None = None
 
@@ -149,6 +159,8 @@ def add_fact_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--dp-attention", action="store_true", default=None)
     group.add_argument("--spec-method", metavar="METHOD", help="mtp, eagle, ngram ...")
     group.add_argument("--spec-draft-tokens", type=int)
+    group.add_argument("--prefill-gpus", type=int, help="GPUs of a disaggregated prefill pool")
+    group.add_argument("--decode-gpus", type=int, help="GPUs of a disaggregated decode pool")
     group.add_argument("--input-tokens", type=int)
     group.add_argument("--output-tokens", type=int)
 
@@ -182,6 +194,9 @@ def facts_from_arguments(options: dict[str, Any], yaml_text: str | bytes | None 
             "output_tokens": options.get("output_tokens"),
         },
     }
+    pools = {key: options.get(key) for key in ("prefill_gpus", "decode_gpus")}
+    if any(value is not None for value in pools.values()):
+        flags["deployment"]["disaggregation"] = pools
     if options.get("spec_method"):
         flags["deployment"]["speculative"] = {
             "method": options["spec_method"],

@@ -12,13 +12,23 @@ it is accepted here (and only for that field's sake) because the tool writes it.
 
 Each line becomes one point of one document (a `--request-rate` sweep appends lines to one
 file). `backend` (e.g. sglang-oai) names the client protocol, not the serving engine, so
-the engine must be given as a fact; the line does not name the model either.
+without `server_info` the engine must be given as a fact, and the line names no model.
+
+`server_info` (sglang's /get_server_info, which bench_serving saves for its sglang backends)
+is the server's arguments: the model (`served_model_name`, else `model_path`), the sglang
+`version`, tp/pp/ep/dp sizes, DP attention, nnodes and the speculative algorithm, read as
+the file's own facts. A prefill/decode router (sglang's mini_lb, sgl-router) answers
+`{"prefill": [...], "decode": [...], "internal_states": [...]}` with its workers' answers:
+the run is stored as a disaggregated deployment with each pool's layout, and each pool's
+GPUs are asked: a router's list is not always every worker (real 1P2D..1P8D runs through
+sgl-router list one decode server), so its length is kept aside, not read as the pool size.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 from workers.importers import benchjson
@@ -89,15 +99,18 @@ def _sniff(seen: Preview) -> bool:
 
 def parse(job: ImportInput) -> list[ResultDocument]:
     rows = load_jsonl(job.main, allow_nonfinite=True)
-    # Lines of one scenario make one document; a file mixing datasets or lengths (one
-    # bench_serving output file appended to by several runs) makes one document each.
+    # Lines of one scenario and one server make one document; a file mixing datasets,
+    # lengths or servers (one bench_serving output file appended to by several runs) makes
+    # one document each.
     groups: dict[str, tuple[dict[str, Any], list[dict], list[dict]]] = {}
+    servers: dict[str, Server] = {}
     derived: dict[str, dict[str, Any]] = {}
     for number_, row in enumerate(rows, start=1):
         where = f"{job.main.name} line {number_}"
         row = expect_object(row, where)
         point, scenario, extra = _point(row, where)
-        key = json.dumps(scenario, sort_keys=True)
+        server = server_stated(row.get("server_info"), where)
+        key = json.dumps([scenario, server.model, server.deployment], sort_keys=True)
         if key not in groups and "input_tokens" not in scenario:
             # The group's lengths: what its first run sent (later runs differ a little).
             sent = _sent_means(job, row, where)
@@ -105,15 +118,16 @@ def parse(job: ImportInput) -> list[ResultDocument]:
                 scenario.update(sent[0])
                 derived[key] = sent[1]
         groups.setdefault(key, (scenario, [], []))
+        servers.setdefault(key, server)
         groups[key][1].append(point)
-        groups[key][2].append({"line": number_, **extra})
+        groups[key][2].append({"line": number_, **extra, **server.notes})
     many = len(groups) > 1
     return [
         build_document(
             job,
             tool=TOOL,
-            model_stated=None,
-            deployment_stated={},
+            model_stated=servers[key].model,
+            deployment_stated=servers[key].deployment,
             scenario_stated=scenario,
             points=points,
             environment={
@@ -130,6 +144,119 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         )
         for index, (key, (scenario, points, extras)) in enumerate(groups.items())
     ]
+
+
+@dataclass(frozen=True)
+class Server:
+    """What a line's server_info states: the model, the deployment, notes on how it was read."""
+
+    model: str | None = None
+    deployment: dict[str, Any] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+def server_stated(info: Any, where: str) -> Server:
+    """The model and deployment sglang's /get_server_info answer states (see the module
+    docstring); nothing when the line has none or it is not a server's arguments."""
+    if not isinstance(info, dict):
+        return Server()
+    if "prefill" in info or "decode" in info:
+        return _disaggregated(info, where)
+    if "model_path" not in info:
+        return Server()
+    if info.get("disaggregation_mode") not in (None, "null"):
+        # One pool's server benchmarked on its own: its arguments are not the deployment's.
+        return Server(_model(info), notes={"server_role": info["disaggregation_mode"]})
+    deployment: dict[str, Any] = {
+        "engine": drop_none({"name": "sglang", "version": info.get("version")}),
+        "parallelism": drop_none(
+            {
+                "tp": info.get("tp_size"),
+                "pp": info.get("pp_size"),
+                "ep": info.get("ep_size"),
+                "dp": info.get("dp_size"),
+                "dp_attention": info.get("enable_dp_attention"),
+            }
+        ),
+        **_speculative(info),
+    }
+    notes: dict[str, Any] = {}
+    tp, pp, dp = info.get("tp_size"), info.get("pp_size") or 1, info.get("dp_size") or 1
+    if isinstance(tp, int) and isinstance(pp, int) and dp == 1:
+        # One engine of tp x pp ranks, one GPU each (sglang's launch_server); with DP
+        # replicas the count depends on DP attention, so it is left to the facts.
+        deployment["gpus"] = tp * pp
+        notes["gpus_from"] = "server_info tp_size x pp_size (dp_size 1)"
+    if isinstance(info.get("nnodes"), int):
+        deployment["multinode"] = info["nnodes"] > 1
+    return Server(_model(info), deployment, notes)
+
+
+def _disaggregated(info: dict[str, Any], where: str) -> Server:
+    """A prefill/decode router's answer: its workers' arguments, by role."""
+    pools: dict[str, dict[str, Any]] = {}
+    workers: dict[str, list[dict[str, Any]]] = {}
+    for role in ("prefill", "decode"):
+        listed = info.get(role)
+        if not isinstance(listed, list) or not all(isinstance(w, dict) for w in listed):
+            raise ImportFailure(f"{where}: server_info.{role} should be a list of servers")
+        for worker in listed:
+            if worker.get("disaggregation_mode") != role:
+                raise ImportFailure(
+                    f"{where}: a server_info.{role} server says disaggregation_mode "
+                    f"{worker.get('disaggregation_mode')!r}"
+                )
+        workers[role] = listed
+        layouts = {
+            json.dumps(
+                drop_none(
+                    {
+                        "tp": w.get("tp_size"),
+                        "ep": w.get("ep_size"),
+                        "dp_attention": w.get("enable_dp_attention"),
+                    }
+                ),
+                sort_keys=True,
+            )
+            for w in listed
+        }
+        # One layout for the pool when its servers agree; otherwise the pool's is not stated.
+        pools[role] = json.loads(layouts.pop()) if len(layouts) == 1 else {}
+    everyone = workers["prefill"] + workers["decode"]
+    models = {_model(w) for w in everyone}
+    versions = {w.get("version") for w in everyone}
+    deployment: dict[str, Any] = {
+        "engine": drop_none(
+            {"name": "sglang", "version": versions.pop() if len(versions) == 1 else None}
+        ),
+        "disaggregation": pools,
+    }
+    if everyone and all(w.get("speculative_algorithm") is None for w in everyone):
+        deployment["speculative"] = None
+    notes = {
+        "servers_listed": {role: len(listed) for role, listed in workers.items()},
+        "server_versions": {
+            role: [w.get("version") for w in listed] for role, listed in workers.items()
+        },
+        "transfer_backend": {
+            role: sorted({str(w.get("disaggregation_transfer_backend")) for w in listed})
+            for role, listed in workers.items()
+        },
+    }
+    return Server(models.pop() if len(models) == 1 else None, deployment, notes)
+
+
+def _model(info: dict[str, Any]) -> str | None:
+    name = info.get("served_model_name") or info.get("model_path")
+    return str(name) if name else None
+
+
+def _speculative(info: dict[str, Any]) -> dict[str, Any]:
+    """The speculative decoding a server states: none, or its algorithm."""
+    if "speculative_algorithm" not in info:
+        return {}
+    algorithm = info["speculative_algorithm"]
+    return {"speculative": {"method": str(algorithm).lower()} if algorithm else None}
 
 
 def _sent_means(job: ImportInput, row: dict[str, Any], where: str) -> Derived | None:

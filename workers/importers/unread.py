@@ -13,10 +13,17 @@ and, where the same run wrote a file we do read, which one to import instead.
 - InferenceX runner outputs beside the trace replay's logs: `metrics_server_metrics.csv`
   (server counters over time) and `workload_distribution_summary.txt` (what was sent);
   neither holds the run's results, which its `agg_*.json` does.
+- vLLM's multi-turn benchmark (benchmarks/multi_turn/benchmark_serving_multi_turn.py): its
+  `--stats-json-output` is one row per request (RequestStats: ttft_ms, tpot_ms, latency_ms,
+  start_time_ms, token counts, conversation_id, client_id) with no model, no client count and
+  no failed requests (a failed turn is dropped, not recorded); its `--output-file` is the
+  conversations with the server's answers, no measurements. Its summary is printed, not
+  written (or written to Excel with --excel-output).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -36,6 +43,13 @@ RUNNER_INSTEAD = (
     "the run's results are the agg_*.json in its bmk_agentic_* folder, which we read "
     "(format inferencex-agentic)"
 )
+
+
+# benchmark_serving_multi_turn.py's RequestStats fields (every row of --stats-json-output).
+_MULTI_TURN_STATS = frozenset(
+    {"ttft_ms", "tpot_ms", "latency_ms", "start_time_ms", "input_num_turns",
+     "input_num_tokens", "output_num_tokens", "conversation_id", "client_id"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -67,5 +81,39 @@ def unread_format(text: str) -> Unread | None:
             "an InferenceX runner's workload_distribution_summary.txt (the lengths the trace "
             "replay sent, no measurements)",
             RUNNER_INSTEAD,
+        )
+    multi_turn = _multi_turn(normalised)
+    if multi_turn:
+        return multi_turn
+    return None
+
+
+def _multi_turn(text: str) -> Unread | None:
+    """vLLM's multi-turn benchmark outputs: per-request stats, or the answered conversations."""
+    head = text[:4096]
+    # Parse only what opens like one of them: this runs on every file given with --format.
+    if not head.lstrip().startswith("[") or not (
+        '"conversation_id"' in head or '"messages"' in head
+    ):
+        return None
+    try:
+        rows = json.loads(text)
+    except ValueError:
+        return None
+    first = rows[0] if isinstance(rows, list) and rows else None
+    if not isinstance(first, dict):
+        return None
+    if first.keys() >= _MULTI_TURN_STATS:
+        return Unread(
+            "vLLM's multi-turn benchmark per-request stats (benchmark_serving_multi_turn.py "
+            "--stats-json-output)",
+            "it states no model and no client count and drops failed turns, so it is not a run "
+            "we can store; the tool prints its summary (or writes it with --excel-output)",
+        )
+    messages = first.get("messages")
+    if first.keys() == {"id", "messages"} and isinstance(messages, list) and messages:
+        return Unread(
+            "conversations with the server's answers (vLLM's multi-turn benchmark "
+            "--output-file), which hold no measurements"
         )
     return None

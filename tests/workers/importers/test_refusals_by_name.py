@@ -132,3 +132,35 @@ def test_a_format_recognised_and_not_read_is_refused_by_name_whatever_format_is_
 ):
     with pytest.raises(ImportFailure, match="aiperf's CSV export.*recognised but not read"):
         import_file(csv_path.read_bytes(), csv_path.name, format_name="aiperf")
+
+
+# vLLM's multi-turn benchmark (benchmarks/multi_turn/benchmark_serving_multi_turn.py) writes
+# RequestStats._asdict() rows with --stats-json-output and {"id", "messages"} conversations
+# with --output-file. Built from that source's shape (no real file of either was found);
+# the values are placeholders, not measurements.
+MULTI_TURN_STATS_ROW = {
+    "ttft_ms": 1.0, "tpot_ms": 1.0, "latency_ms": 2.0, "start_time_ms": 0.0,
+    "input_num_turns": 1, "input_num_tokens": 1, "output_num_tokens": 1,
+    "output_num_chunks": 1, "output_num_first_chunk_tokens": 1,
+    "approx_cached_percent": 0.0, "conversation_id": "CONV_ID_0", "client_id": 0,
+}  # fmt: skip
+MULTI_TURN_CONVERSATIONS = [
+    {"id": "CONV_ID_0", "messages": [{"role": "user", "content": "a"},
+                                     {"role": "assistant", "content": "b"}]}
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("format_name", [None, "vllm-bench-serve"])
+def test_vllm_multi_turn_stats_are_refused_by_their_name(format_name):
+    data = json.dumps([MULTI_TURN_STATS_ROW]).encode()
+    message = _refusal(data, "stats.json", format_name=format_name)
+    assert "vLLM's multi-turn benchmark per-request stats" in message
+    assert "--stats-json-output" in message
+    assert "recognised but not read" in message
+    assert "cannot tell" not in message
+
+
+def test_vllm_multi_turn_conversations_are_refused_as_holding_no_measurements():
+    message = _refusal(json.dumps(MULTI_TURN_CONVERSATIONS).encode(), "conversations.json")
+    assert "vLLM's multi-turn benchmark --output-file" in message
+    assert "no measurements" in message

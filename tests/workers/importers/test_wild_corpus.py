@@ -76,6 +76,28 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
         "H200", 8, "sglang", "BF16", model="llama-3.3-70b"
     ),
     "sglang-bench-serving/llama_405b": _facts("H200", 8, "sglang", "FP8", model="llama-3.1-405b"),
+    # TonyLi15/sglang-benchmark: Qwen2.5-3B-Instruct (BF16 on the hub; the weights' dtype is
+    # not stated: the server ran --dtype auto) on GH200 nodes. server_info states the model,
+    # sglang version and layout; the aggregated run's one GPU is stated (TP1). For the
+    # prefill/decode runs the pools' GPUs are given: intra-node ran both servers on one GH200
+    # (README: "MEM_FRACTION 0.45 ... running both on same GPU"), inter-node put prefill on a
+    # GH200 and decode on another node's GPU (its scripts), which one accelerator cannot say;
+    # 1 + 1 is the layout, not a GPU inventory. Checks are on what the files state.
+    # shaamil101-etched/trtllm-benchmarks: its README runs Llama-3.1-70B-Instruct FP8 at TP8 on
+    # 8x H100; the 0.16 text report states everything but the GPU.
+    "trtllm-bench-log/shaamil101": Facts.model_validate({"deployment": {"accelerator": "H100"}}),
+    "sglang-bench-serving/TonyLi15-sglang-benchmark_agg": Facts.model_validate(
+        {"deployment": {"accelerator": "GH200", "quantization": {"weights": "BF16"}}}
+    ),
+    "sglang-bench-serving/TonyLi15-sglang-benchmark_pd": Facts.model_validate(
+        {
+            "deployment": {
+                "accelerator": "GH200",
+                "quantization": {"weights": "BF16"},
+                "disaggregation": {"prefill_gpus": 1, "decode_gpus": 1},
+            }
+        }
+    ),
     # MLPerf v4.1 submissions: the summary states no model, hardware, engine or prompt
     # length; the model and hardware are the submission folder's names, the engine and
     # weights are given for the test only (checks are on measurements, which facts do not
@@ -520,7 +542,39 @@ def check_sglang(docs: list[ResultDocument], raw: Any) -> None:
             assert point.request_rate == (rate if math.isfinite(rate) else None)
             assert _check_latencies(point, row, 1) >= 2
             assert doc.scenario.dataset == row["dataset_name"]
+            if row.get("server_info"):
+                _check_sglang_server(doc, row["server_info"])
     assert sorted(seen) == list(range(1, len(lines) + 1))  # every line imported once
+
+
+def _check_sglang_server(doc: ResultDocument, info: dict[str, Any]) -> None:
+    """What sglang's server_info states is stored as the file's facts, never asked."""
+    dep = doc.deployment
+    assert dep.engine.name == "sglang"
+    if "prefill" not in info:  # one server: its arguments
+        assert doc.model.name == info["served_model_name"]
+        assert dep.engine.version == info["version"]
+        assert (dep.parallelism.tp, dep.parallelism.pp, dep.parallelism.ep) == (
+            info["tp_size"], info["pp_size"], info["ep_size"])  # fmt: skip
+        assert dep.parallelism.dp_attention == info["enable_dp_attention"]
+        assert info["dp_size"] == 1 and dep.gpus == info["tp_size"] * info["pp_size"]
+        assert dep.multinode == (info["nnodes"] > 1)
+        assert dep.disaggregation is None
+        return
+    # A prefill/decode router's answer: a disaggregated deployment, each pool as its
+    # servers state it; the pools' GPUs came from the facts.
+    assert dep.disaggregation is not None
+    for role in ("prefill", "decode"):
+        [server] = info[role]  # these routers listed one server per role
+        assert server["disaggregation_mode"] == role
+        assert doc.model.name == server["served_model_name"]
+        pool = getattr(dep.disaggregation, role)
+        assert (pool.tp, pool.ep, pool.dp_attention) == (
+            server["tp_size"], server["ep_size"], server["enable_dp_attention"])  # fmt: skip
+        assert pool.workers is None  # a router's list is not always every worker
+    versions = {info["prefill"][0]["version"], info["decode"][0]["version"]}
+    assert dep.engine.version == (versions.pop() if len(versions) == 1 else None)
+    assert dep.gpus == dep.disaggregation.prefill_gpus + dep.disaggregation.decode_gpus
 
 
 def check_inferencex_agentic_v2(docs: list[ResultDocument], raw: Any) -> None:
@@ -824,6 +878,105 @@ def check_mlperf_loadgen(docs: list[ResultDocument], raw: Any) -> None:
     assert doc.status == "succeeded"
 
 
+TRTLLM_SLOTS = {"minimum": "min", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99",
+                "maximum": "max", "average": "mean"}  # fmt: skip
+
+
+def check_trtllm_bench(docs: list[ResultDocument], raw: Any) -> None:
+    [doc] = docs
+    [point] = doc.points
+    engine, world, perf = raw["engine"], raw["world_info"], raw["performance"]
+    streaming, requests = raw["streaming_metrics"], raw["request_info"]
+    # The report states the whole deployment: nothing is asked.
+    assert doc.model.name == engine["model"]
+    assert doc.deployment.engine.name == "trtllm"
+    assert doc.deployment.engine.version == engine["version"]
+    assert doc.deployment.gpus == world["world_size"]
+    parallelism = doc.deployment.parallelism
+    assert (parallelism.tp, parallelism.pp, parallelism.ep) == (
+        world["tp_size"], world["pp_size"], world["ep_size"])  # fmt: skip
+    assert raw["machine"]["name"].endswith(doc.deployment.accelerator)
+    weights = doc.deployment.quantization.weights
+    if engine["quantization"] is None:  # an unquantized checkpoint: weights in its dtype
+        assert (engine["dtype"], weights) == ("bfloat16", "BF16")
+        assert doc.environment.extra["weights_from"]
+    else:
+        assert weights == engine["quantization"]
+    assert doc.deployment.quantization.kv_cache == engine["kv_cache_dtype"]
+    assert doc.environment.loadgen_version == f"trtllm-bench {engine['version']}"
+    # Throughputs over the window (first start to last end), as stated.
+    assert point.window_s == perf["total_latency_ms"] / 1000
+    assert point.throughput.requests_per_s == perf["request_throughput_req_s"]
+    assert point.throughput.output_tok_s == perf["system_output_throughput_tok_s"]
+    assert point.throughput.total_tok_s == perf["system_total_throughput_tok_s"]
+    assert point.throughput.input_tok_s is None  # not stated
+    checked = 0
+    for dist, stats in (
+        (point.latency_ms.e2el, perf["request_latency_percentiles_ms"]),
+        (point.latency_ms.ttft, streaming["ttft_percentiles"]),
+        (point.latency_ms.tpot, streaming["tpot_percentiles"]),
+        (point.interactivity_tok_s_user, streaming["gen_tps_percentiles"]),
+    ):
+        for theirs, ours in TRTLLM_SLOTS.items():
+            assert getattr(dist, ours) == stats[theirs], (theirs, ours)
+            checked += 1
+        assert dist.method == f"reported by trtllm-bench {engine['version']}"
+    assert checked == 28
+    assert point.latency_ms.ttft.mean == streaming["avg_ttft_ms"]
+    assert point.latency_ms.tpot.mean == streaming["avg_tpot_ms"]
+    assert point.latency_ms.e2el.mean == perf["avg_request_latency_ms"]
+    kept = doc.environment.extra["trtllm_bench"]
+    assert kept["per_request_means"]["output_throughput_per_user_tok_s"] == (
+        perf["output_throughput_per_user_tok_s"])  # fmt: skip
+    assert kept["per_request_means"]["output_throughput_per_gpu_tok_s"] == (
+        perf["output_throughput_per_gpu_tok_s"])  # fmt: skip
+    assert kept["request_info"]["avg_num_concurrent_requests"] == (
+        requests["avg_num_concurrent_requests"])  # fmt: skip
+    assert point.concurrency is None  # a measured mean, not the cap: kept aside
+    assert point.requests is None  # failures are not counted apart from successes
+    # The dataset asked every request for the same lengths, which the run measured.
+    dataset = raw["dataset"]
+    assert doc.scenario.input_tokens == dataset["isl_stats"]["minimum"] == dataset["isl_stats"][
+        "maximum"] == requests["avg_input_length"]  # fmt: skip
+    assert doc.scenario.output_tokens == dataset["osl_stats"]["minimum"] == dataset["osl_stats"][
+        "maximum"] == requests["avg_output_length"]  # fmt: skip
+    assert doc.scenario.length_spread == 0.0
+    assert doc.scenario.request_count == requests["num_requests"]
+    assert "scenario_lengths" not in doc.environment.extra  # stated, not derived
+    assert doc.status == "succeeded"
+
+
+def check_trtllm_bench_log(docs: list[ResultDocument], raw: Any) -> None:
+    # The report's "label: value" lines, read here independently of the reader.
+    lines = dict(
+        (label.strip(), value.strip())
+        for label, _, value in (line.partition(":") for line in raw.splitlines())
+        if value.strip()
+    )
+    [doc] = docs
+    [point] = doc.points
+    assert doc.model.name == lines["Model"]
+    assert doc.deployment.engine.version == lines["TensorRT-LLM Version"]
+    assert doc.deployment.quantization.weights == lines["Quantization"]
+    assert doc.deployment.quantization.kv_cache == lines["KV Cache Dtype"]
+    tp, pp = int(lines["TP Size"]), int(lines["PP Size"])
+    assert (doc.deployment.parallelism.tp, doc.deployment.parallelism.pp) == (tp, pp)
+    assert doc.deployment.gpus == tp * pp
+    # 0.16's "Token Throughput" is output tokens over the total latency (reporting.py).
+    assert point.throughput.output_tok_s == float(lines["Token Throughput (tokens/sec)"])
+    assert point.throughput.requests_per_s == float(lines["Request Throughput (req/sec)"])
+    assert point.window_s == float(lines["Total Latency (ms)"]) / 1000
+    assert doc.scenario.request_count == int(lines["Number of requests"])
+    means = doc.environment.extra["scenario_lengths"]["means"]
+    assert means["input_tokens"] == float(lines["Average Input Length (tokens)"])
+    assert means["output_tokens"] == float(lines["Average Output Length (tokens)"])
+    assert doc.scenario.input_tokens == round(means["input_tokens"])
+    assert doc.scenario.output_tokens == round(means["output_tokens"])
+    assert doc.environment.extra["trtllm_bench_report"]["issue_rate"] == lines[
+        "Issue Rate (req/sec)"]  # fmt: skip
+    assert point.requests is None  # failures are not reported apart
+
+
 def raw_summary_name(responses_name: str) -> str:
     return responses_name.replace("_individual_responses.json", "_summary.json")
 
@@ -846,6 +999,8 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "sglang-bench-serving": check_sglang,
     "inferencex-agentic-v2": check_inferencex_agentic_v2,
     "mlperf-loadgen": check_mlperf_loadgen,
+    "trtllm-bench": check_trtllm_bench,
+    "trtllm-bench-log": check_trtllm_bench_log,
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
@@ -946,6 +1101,8 @@ _GIVEN_FOR = {
     "scenario.input_tokens": ("input_tokens", 1024),
     "scenario.output_tokens": ("output_tokens", 128),
     "deployment.speculative.method": ("spec_method", "mtp"),
+    "deployment.disaggregation.prefill_gpus": ("prefill_gpus", 1),
+    "deployment.disaggregation.decode_gpus": ("decode_gpus", 1),
 }
 
 
