@@ -78,6 +78,9 @@ SPEC_KEYS = (
     "spec_decode_accepted_tokens",
     "spec_decode_per_position_acceptance_rates",
 )
+# Field names only a multi-turn benchmark writes (turns, conversations, sessions).
+_MULTI_TURN = re.compile(r"turn|conversation|session", re.IGNORECASE)
+
 KNOWN = benchjson.SERVING_KEYS | {
     "endpoint_type",
     "backend",
@@ -252,6 +255,18 @@ def _parse_row(
     if legacy:
         known = known | LEGACY_KEYS
     metadata = {k: v for k, v in rest.items() if k not in known}
+    multi_turn = sorted(
+        k for k, v in metadata.items() if _MULTI_TURN.search(k) and not isinstance(v, str)
+    )
+    if multi_turn:
+        # A multi-turn benchmark's summary shares bench serve's figures and adds its own
+        # per-turn and per-conversation ones; read as one bench serve run, its figures would
+        # be mislabelled (a turn is not a request of a fixed shape).
+        raise ImportFailure(
+            f"{where}: this is a multi-turn benchmark's output (fields "
+            f"{', '.join(multi_turn)}), not `vllm bench serve`: the format is recognised but "
+            "not read here, so no --format value imports it"
+        )
     sweep = {}
     if not client and isinstance(row.get("run_number"), int):
         # `vllm bench sweep` merges the run's serve/bench parameters (max_num_seqs ...) and

@@ -164,3 +164,20 @@ def test_vllm_multi_turn_conversations_are_refused_as_holding_no_measurements():
     message = _refusal(json.dumps(MULTI_TURN_CONVERSATIONS).encode(), "conversations.json")
     assert "vLLM's multi-turn benchmark --output-file" in message
     assert "no measurements" in message
+
+
+@pytest.mark.parametrize("format_name", [None, "vllm-bench-serve"])
+def test_a_multi_turn_summary_shaped_like_bench_serve_is_refused_by_its_name(format_name):
+    """A real `vllm bench serve` result with per-turn and per-conversation fields added (as a
+    multi-turn benchmark's summary adds them; the added values are placeholders): it is not
+    read as one bench serve run, and the refusal says what it is rather than listing the
+    fields it does not know."""
+    real = Path(__file__).resolve().parents[2] / "fixtures" / "wild" / "vllm-bench-serve"
+    row = json.loads((real / "er0080-sweep_v0.25.1_max_num_seqs=4_run=0.json").read_text())
+    row |= {"num_conversations": 32, "mean_turns_per_conversation": 4.0, "max_num_turns": 8}
+    with pytest.raises(ImportFailure) as refused:
+        import_file(json.dumps(row).encode(), "multi_turn_summary.json", format_name=format_name)
+    message = str(refused.value)
+    assert "multi-turn benchmark's output" in message
+    assert "max_num_turns, mean_turns_per_conversation, num_conversations" in message
+    assert "recognised but not read" in message
