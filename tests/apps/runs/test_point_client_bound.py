@@ -4,20 +4,12 @@ from their documents, so the one validity rule reads the same answer for old run
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from apps.runs.models import Point
 from apps.runs.services import run_ingest
+from tests.apps.runs.migrating import migrate_runs
 
 pytestmark = pytest.mark.django_db
-
-
-def _migrate(target: str | None = None) -> None:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    latest = executor.loader.graph.leaf_nodes("runs")[0]
-    executor.migrate([("runs", target)] if target else [latest])
 
 
 def test_it_stores_each_points_client_bound_as_the_document_states_it(document, org):
@@ -32,8 +24,8 @@ def test_the_migration_fills_the_column_from_stored_documents(document, org):
     document["points"][0].pop("client_bound", None)
     document["points"][1]["client_bound"] = True
     run = run_ingest(document=document, org=org).run
-    _migrate("0013_run_tally_ranked_by_rules")
-    _migrate()  # the column was gone; the documents still said it
+    migrate_runs("0013_run_tally_ranked_by_rules")
+    migrate_runs()  # the column was gone; the documents still said it
     assert dict(Point.objects.filter(run=run).values_list("ordinal", "client_bound")) == {
         0: None,  # not reported stays not reported
         1: True,

@@ -4,20 +4,12 @@ reading (workers.figures.throughput), at ingestion and, for stored runs, by migr
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from apps.runs.models import Run
 from apps.runs.services import run_ingest
+from tests.apps.runs.migrating import migrate_runs
 
 pytestmark = pytest.mark.django_db
-
-
-def _migrate(target: str | None = None) -> None:
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    latest = executor.loader.graph.leaf_nodes("runs")[0]
-    executor.migrate([("runs", target)] if target else [latest])
 
 
 def _unstated(document: dict) -> dict:
@@ -45,7 +37,7 @@ def test_the_migration_rechooses_stored_runs_by_the_lower_reading(document, org)
     # What the old rule stored: the figure read as output tokens.
     as_output = run.best_point.unlabelled_tok_s / run.deployment.gpus
     Run.objects.filter(pk=run.pk).update(best_tput_per_gpu=as_output)
-    _migrate("0014_point_client_bound")
-    _migrate()
+    migrate_runs("0014_point_client_bound")
+    migrate_runs()
     run.refresh_from_db()
     assert run.best_tput_per_gpu == pytest.approx(_lower_reading_per_gpu(document, run))
