@@ -56,7 +56,7 @@ from apps.costs.procurement_table import (
 from apps.costs.projected import projected_plan
 from apps.costs.reference import TIER_LABELS
 from apps.csv_safe import safe_rows
-from apps.htmx import page_or_partial
+from apps.htmx import page_or_partial, wants_partial
 from apps.projections import selectors as projection_selectors
 from workers import slo as slo_rule
 
@@ -205,6 +205,9 @@ def procurement(request: HttpRequest) -> HttpResponse:
         if inputs and not errors
         else None
     )
+    # A swap of the results carries the filters' lists out of band (the model may have
+    # changed them); the whole page renders them in place.
+    context["swapped"] = wants_partial(request)
     return page_or_partial(request, "costs/procurement.html", "results", context)
 
 

@@ -39,3 +39,22 @@ def test_a_claims_verdict_downloads_as_a_1200_by_630_png(live_server, page):
     assert int.from_bytes(head[20:24], "big") == 630
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     download.value.save_as(SCREENSHOTS / "claim-verdict-card.png")
+
+
+def test_picking_another_model_refreshes_the_engine_and_spec_lists(live_server, page):
+    from apps.runs.services import run_ingest
+    from tests.factories import document
+
+    for engine in ("sglang", "vllm"):
+        run_ingest(document=document(engine=engine), org=None)
+    run_ingest(document=document(model="Tiny", engine="vllm"), org=None)
+    page.goto(f"{live_server.url}/costs/?model=GLM 5.2")
+    engines = "() => [...document.querySelectorAll('#engine-filter option')].map(o => o.text)"
+    assert page.evaluate(engines) == ["— any —", "sglang", "vllm"]
+    with page.expect_response(lambda r: "model=Tiny" in r.url):
+        page.select_option("select[name=model]", "Tiny")
+    page.wait_for_function(f"() => ({engines})().join() === '— any —,vllm'")
+    # The refreshed list still drives the form: picking from it asks for its rows.
+    with page.expect_response(lambda r: "engine=vllm" in r.url):
+        page.select_option("#engine-filter", "vllm")
+    page.wait_for_url("**engine=vllm**")  # htmx pushes the URL after its swap

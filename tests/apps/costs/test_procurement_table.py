@@ -97,3 +97,20 @@ def test_a_row_names_its_engine_and_speculative_decoding(client, runs):
     assert mtp == ["GLM 5.2 · 8×MI355X · sglang 0.5.23 · MXFP4 · TP8 · spec MTP, 3 draft tokens"]
     assert all("sglang" in label or "vllm" in label for label in labels)
     assert len(set(labels)) == 4  # the two runs of one configuration alike, the rest apart
+
+
+def test_a_swap_to_another_model_refreshes_the_engine_and_spec_lists_out_of_band(client, runs):
+    def options(html: str, name: str) -> list[str]:
+        select = re.search(rf'<select name="{name}" id="{name}-filter"([^>]*)>(.*?)</select>', html)
+        assert select, name
+        return [o for o in re.findall(r"<option[^>]*>([^<]*)</option>", select.group(2))]
+
+    page = client.get("/costs/?model=GLM 5.2").content.decode()
+    assert "hx-swap-oob" not in page  # the whole page renders the lists in place
+    assert options(page, "engine") == ["— any —", "sglang", "vllm"]
+    swapped = client.get("/costs/?model=Tiny", HTTP_HX_REQUEST="true").content.decode()
+    assert swapped.lstrip().startswith('<section id="results"')
+    for name in ("engine", "spec"):
+        assert f'<select name="{name}" id="{name}-filter" hx-swap-oob="true">' in swapped
+    assert options(swapped, "engine") == ["— any —", "vllm"]  # Tiny's only engine
+    assert options(swapped, "spec") == ["— any —", "none"]
