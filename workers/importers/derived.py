@@ -25,16 +25,20 @@ def _open_slots(job: ImportInput) -> list[str]:
 
 
 def lengths_from_means(
-    job: ImportInput, means: Mapping[str, float | None], requests: int, derived: str
+    job: ImportInput, means: Mapping[str, float | None], requests: int | None, derived: str
 ) -> Derived | None:
     """Rounded means of what `requests` successful requests measured, for the slots the facts
-    leave open; None when nothing is derived."""
+    leave open; None when nothing is derived. `requests` None: the file states means but
+    not over how many requests (MLPerf's rates), and the label says none."""
     slots = [s for s in _open_slots(job) if means.get(s) is not None]
-    if not requests or not slots:
+    if requests == 0 or not slots:
         return None
     kept = {slot: means[slot] for slot in slots}
     lengths = {slot: max(1, round(mean)) for slot, mean in kept.items() if mean is not None}
-    return lengths, {"derived": derived, "means": kept, "requests": requests}
+    label: dict[str, Any] = {"derived": derived, "means": kept}
+    if requests is not None:
+        label["requests"] = requests
+    return lengths, label
 
 
 def sequence_length_means(doc: Mapping[str, Any]) -> dict[str, float | None]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from workers.importers.common import ImportInput, build_document, decode_text
+from workers.importers.derived import lengths_from_means
 from workers.importers.errors import ImportFailure
 from workers.importers.mlperf_summary import TOKENS, fields, is_summary, why_unread
 from workers.importers.registry import Format, Preview, register
@@ -135,10 +136,12 @@ def parse(job: ImportInput) -> list[ResultDocument]:
         },
         "not_mapped": aside,
     }
-    if "output_tokens" not in job.facts.as_tree().get("scenario", {}) and samples_s > 0:
-        mean = tokens_s / samples_s
-        scenario["output_tokens"] = max(1, round(mean))
-        extra["scenario_lengths"] = {"derived": DERIVED, "means": {"output_tokens": mean}}
+    # The mean output of a completed sample; the summary states rates, not a sample count.
+    means = {"output_tokens": tokens_s / samples_s if samples_s > 0 else None}
+    derived = lengths_from_means(job, means, None, DERIVED)
+    if derived:
+        scenario.update(derived[0])
+        extra["scenario_lengths"] = derived[1]
 
     return [
         build_document(
