@@ -5,6 +5,7 @@ job whose prompts miss their length fails with the refusal the CLI gives."""
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 
 import pytest
@@ -29,6 +30,20 @@ def metrics_server(tmp_path):
         yield url
 
 
+def assert_scraped_and_checked(run, metrics_server: str) -> None:
+    """The run carries llama-server's scraped series on every point and the prompt check."""
+    extra = run.environment["extra"]
+    assert extra["server_metrics"]["engine"] == "llama.cpp"
+    assert extra["server_metrics"]["url"] == f"{metrics_server}/metrics"
+    planned = sum(p.requests_total for p in run.points.all())
+    assert extra["prompt_check"]["checked"] >= planned > 0
+    assert extra["prompt_check"]["missed"] == 0
+    assert extra["prompt_check"]["counter"]
+    for point in run.document["points"]:
+        names = {series["name"] for series in point["server"]["series"]}
+        assert "generation_tokens" in names
+
+
 def test_it_stores_the_servers_scraped_metrics_and_the_prompt_check(
     site, pools, broker_url, metrics_server
 ):
@@ -39,24 +54,13 @@ def test_it_stores_the_servers_scraped_metrics_and_the_prompt_check(
         wait_for(lambda: finished(job), 180, "the job to finish")
         log = w.text()
     assert job.status == "succeeded", (job.error, log[-3000:])
-    extra = job.run.environment["extra"]
-    assert extra["server_metrics"]["engine"] == "llama.cpp"
-    assert extra["server_metrics"]["url"] == f"{metrics_server}/metrics"
-    planned = sum(p.requests_total for p in job.run.points.all())
-    assert extra["prompt_check"]["checked"] >= planned > 0
-    assert extra["prompt_check"]["missed"] == 0
-    assert extra["prompt_check"]["counter"]
-    for point in job.run.document["points"]:
-        names = {series["name"] for series in point["server"]["series"]}
-        assert "generation_tokens" in names
+    assert_scraped_and_checked(job.run, metrics_server)
 
 
 def test_a_job_fanned_out_over_two_workers_stores_the_scrape_and_the_prompt_check(
     site, pools, broker_url, metrics_server, settings
 ):
     """Each member measures its share as a whole run is measured; member 0 scrapes."""
-    import contextlib
-
     settings.JOB_MEMBERS_START_LEAD_S = 8  # two workers on a shared 2-core host calibrate first
     pool = pools()
     with contextlib.ExitStack() as stack:
@@ -71,12 +75,8 @@ def test_a_job_fanned_out_over_two_workers_stores_the_scrape_and_the_prompt_chec
         wait_for(lambda: finished(job), 240, "the two-member job to finish")
         logs = "\n".join(w.text()[-2000:] for w in workers)
     assert job.status == "succeeded", (job.error, logs)
-    extra = job.run.environment["extra"]
-    assert [m["member"] for m in extra["members"]] == [0, 1]
-    assert extra["server_metrics"]["engine"] == "llama.cpp"
-    assert extra["prompt_check"]["missed"] == 0 and extra["prompt_check"]["checked"] > 0
-    [point] = job.run.document["points"]
-    assert "generation_tokens" in {series["name"] for series in point["server"]["series"]}
+    assert [m["member"] for m in job.run.environment["extra"]["members"]] == [0, 1]
+    assert_scraped_and_checked(job.run, metrics_server)
 
 
 def test_a_job_whose_prompts_miss_their_length_fails_as_the_cli_refuses(
