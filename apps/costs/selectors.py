@@ -16,6 +16,7 @@ from apps.costs.reference import REFERENCE_PRICE_SOURCE, REFERENCE_PRICES
 from apps.costs.slo import SloPoint
 from apps.runs.models import Point, Run
 from apps.runs.selectors import runs_visible
+from apps.runs.summary import scenario_shape
 from workers import figures
 from workers import slo as slo_rule
 from workers.figures import PointView
@@ -129,7 +130,7 @@ def deployment_curves(
         points = []
         unlabelled = False
         scenario = run.scenario
-        shape = (scenario.input_tokens, scenario.output_tokens) if scenario else (None, None)
+        shape = scenario_shape(scenario)
         for point in run.points.all():
             # The one validity rule: a client-bound point, or one whose prompts missed their
             # length, never prices. Success is judged by the asked SLO's own floor.
@@ -161,8 +162,8 @@ def deployment_curves(
                 quantization=deployment.quant_weights,
                 parallelism=deployment.parallelism_label,
                 scenario=scenario.name if scenario else "",
-                input_tokens=scenario.input_tokens if scenario else None,
-                output_tokens=scenario.output_tokens if scenario else None,
+                input_tokens=shape[0],
+                output_tokens=shape[1],
                 cache_hit_rate=scenario.prefix_cache_hit_rate if scenario else None,
                 provenance=run.provenance,
                 token_kind="unlabelled" if unlabelled else kind.value,
