@@ -21,7 +21,7 @@ import logging
 import os
 import socket
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -342,6 +342,17 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
+def _driver(cancel: threading.Event) -> Callable[[Awaitable[Any]], bool]:
+    """How a job drives its measurement (workers/loadgen/measure.py's `drive`): to the end,
+    never interrupted; a cancelled job raises JobCancelled instead, and nothing is stored."""
+
+    def drive(work: Awaitable[Any]) -> bool:
+        asyncio.run(_until_cancelled(work, cancel))
+        return False
+
+    return drive
+
+
 async def _until_cancelled[T](work: Awaitable[T], cancel: threading.Event) -> T:
     task = asyncio.ensure_future(work)
     while not task.done():
@@ -426,14 +437,12 @@ def measure_load(
         phase = " warm-up" if state.warmup else ""
         progress.text = f"{state.label}{phase}: {state.done}{total} requests, {state.errors} errors"
 
-    def drive(sweep: Any) -> bool:
-        asyncio.run(_until_cancelled(sweep, cancel))
-        return False  # a cancelled job raises JobCancelled: nothing is stored
-
     def on_phase(text: str) -> None:
         progress.text = text
 
-    measured = load.measure_load(setup, drive=drive, progress=on_progress, on_phase=on_phase)
+    measured = load.measure_load(
+        setup, drive=_driver(cancel), progress=on_progress, on_phase=on_phase
+    )
     return _measured_document(spec, measured, scenario), None
 
 
@@ -461,12 +470,12 @@ def _measure_member(
     start_at_ns = int(spec.start_at.timestamp() * 1e9)
     progress.text = f"member {spec.member} of {spec.members}: measuring from start_at"
 
-    def drive(share: Any) -> bool:
-        asyncio.run(_until_cancelled(share, cancel))
-        return False  # a cancelled job raises JobCancelled: nothing is submitted
-
     measured, run = load.measure_member(
-        setup, member=spec.member, members=spec.members, start_at_ns=start_at_ns, drive=drive
+        setup,
+        member=spec.member,
+        members=spec.members,
+        start_at_ns=start_at_ns,
+        drive=_driver(cancel),
     )
     document = _measured_document(spec, measured, scenario)
     part = member_part(
