@@ -63,14 +63,8 @@ def trickler() -> Iterator[int]:
         server.close()
 
 
-def test_a_receiver_that_trickles_its_answer_is_cut_at_the_total_deadline(
-    trickler, settings, monkeypatch
-):
-    settings.REGRESSION_WEBHOOK_PRIVATE_HOSTS = True
-    settings.REGRESSION_ALERT_TIMEOUT_S = 1
-    monkeypatch.setattr(webhooks, "system_resolve", resolving_to("127.0.0.1"))
-    alert = a_pending_alert(f"http://hooks.example:{trickler}/hook")
-    assert alert is not None
+def deliver_within_the_outer_wait(holder: str) -> None:
+    """Deliver the pending alerts on a thread, and fail if `holder` keeps it past the wait."""
 
     def deliver() -> None:
         try:
@@ -81,7 +75,19 @@ def test_a_receiver_that_trickles_its_answer_is_cut_at_the_total_deadline(
     delivering = threading.Thread(target=deliver, daemon=True)
     delivering.start()
     delivering.join(OUTER_WAIT_S)
-    assert not delivering.is_alive(), "the delivery is still held by the trickling receiver"
+    assert not delivering.is_alive(), f"the delivery is still held by {holder}"
+
+
+def test_a_receiver_that_trickles_its_answer_is_cut_at_the_total_deadline(
+    trickler, settings, monkeypatch
+):
+    settings.REGRESSION_WEBHOOK_PRIVATE_HOSTS = True
+    settings.REGRESSION_ALERT_TIMEOUT_S = 1
+    monkeypatch.setattr(webhooks, "system_resolve", resolving_to("127.0.0.1"))
+    alert = a_pending_alert(f"http://hooks.example:{trickler}/hook")
+    assert alert is not None
+
+    deliver_within_the_outer_wait("the trickling receiver")
     delivery = Delivery.objects.get(alert=alert)
     assert not delivery.ok and delivery.status_code is None
     assert "Timeout" in delivery.error
@@ -131,16 +137,7 @@ def test_a_name_server_that_never_answers_cannot_hold_a_delivery_past_its_deadli
     alert = a_pending_alert("http://hooks.example/hook")
     assert alert is not None
 
-    def deliver() -> None:
-        try:
-            alerts_deliver()
-        finally:
-            connection.close()
-
-    delivering = threading.Thread(target=deliver, daemon=True)
-    delivering.start()
-    delivering.join(OUTER_WAIT_S)
-    assert not delivering.is_alive(), "the delivery is still held by the silent name server"
+    deliver_within_the_outer_wait("the silent name server")
     delivery = Delivery.objects.get(alert=alert)
     assert not delivery.ok and delivery.status_code is None
     assert delivery.error == "ConnectTimeout"
