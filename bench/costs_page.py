@@ -14,13 +14,9 @@ parts do not make it look cheaper than a first visit.
 """
 
 import argparse
-import os
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/inferboard_bench"
+from _db import scratch_postgres
 
 
 def measure(args: argparse.Namespace) -> None:
@@ -59,21 +55,8 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=5, help="answers per page")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
-    os.environ["DATABASE_URL"] = os.environ.get("DATABASE_URL", DEFAULT_DB)
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "apps.settings")
-    import django
-
-    django.setup()
-    from django.db import connection
-
-    if connection.vendor != "postgresql":
-        sys.exit("bench/costs_page.py measures PostgreSQL: set DATABASE_URL to a postgres:// URL")
-    test_name = connection.creation.create_test_db(verbosity=0, autoclobber=True)
-    try:
+    with scratch_postgres("costs_page.py"):
         measure(args)
-    finally:
-        connection.creation.destroy_test_db(test_name, verbosity=0)
 
 
 if __name__ == "__main__":
