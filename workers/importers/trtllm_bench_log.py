@@ -34,6 +34,7 @@ from workers.importers.derived import lengths_from_means
 from workers.importers.errors import ImportFailure
 from workers.importers.registry import Format, Preview, register
 from workers.importers.trtllm_bench import DTYPES, ENGINE
+from workers.importers.trtllm_bench import STATS as REPORT_STATS
 from workers.results import ResultDocument
 
 TOOL = "TensorRT-LLM trtllm-bench text report (0.16 and later layouts)"
@@ -107,8 +108,8 @@ READ: dict[str, dict[str, tuple[str, str]]] = {
 }
 READ["PYTORCH BACKEND"] = READ["ENGINE DETAILS"]
 PERCENTILE_SLOTS = {"Latency": "e2el", "TTFT": "ttft", "TPOT": "tpot", "GTPS": "interactivity"}
-STATS = {"MINIMUM": "min", "P50": "p50", "P90": "p90", "P95": "p95", "P99": "p99",
-         "MAXIMUM": "max", "AVERAGE": "mean"}  # fmt: skip
+# The report's statistics, as its JSON names them, upper-cased in the text ("P99", "AVERAGE").
+STATS = {theirs.upper(): ours for theirs, ours in REPORT_STATS.items()}
 
 
 def _sniff(seen: Preview) -> bool:
