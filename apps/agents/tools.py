@@ -154,7 +154,7 @@ def costs(caller: Caller, asked: CostsArguments) -> CostsResult:
     first, each with the price it used: the /costs/ page's table (GET
     /api/v1/costs/procurement). A value left out is the page's default."""
     given = asked.model_dump(exclude={"prices", "limit"}, exclude_none=True)
-    params = {name: f"{value}" for name, value in given.items()} | _price_params(asked.prices)
+    params = {name: _typed(value) for name, value in given.items()} | _price_params(asked.prices)
     status, body = procurement_answer(params, org=caller.org)
     if status != 200:
         raise Refused(status, body["detail"])
@@ -198,6 +198,14 @@ def submit_run(caller: Caller, asked: SubmitArguments) -> SubmitResult:
 def _price_params(prices: dict[str, float]) -> dict[str, str]:
     """Own prices as the pages and the API take them: price_<SKU>=<$/GPU-hour>."""
     return {f"{PRICE_PREFIX}{sku}": f"{price:g}" for sku, price in prices.items()}
+
+
+def _typed(value: object) -> str:
+    """A number as a person types it in the page's form: 500000, not 500000.0 (the page
+    echoes its state, and its permalink should read as the page's own)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _answer_runs(asking: Asking) -> list[int]:

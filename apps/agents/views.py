@@ -109,9 +109,14 @@ def _scope(request: HttpRequest) -> dict[str, Any]:
         "raw_path": request.path.encode(),
         "query_string": request.META.get("QUERY_STRING", "").encode("latin-1"),
         "root_path": "",
+        # The host Django checked (ALLOWED_HOSTS, a proxy's X-Forwarded-Host where trusted).
         "headers": [
-            (name.lower().encode("latin-1"), value.encode("latin-1"))
-            for name, value in request.headers.items()
+            (b"host", request.get_host().encode("latin-1")),
+            *(
+                (name.lower().encode("latin-1"), value.encode("latin-1"))
+                for name, value in request.headers.items()
+                if name.lower() != "host"
+            ),
         ],
         "client": (request.META.get("REMOTE_ADDR", ""), 0),
         "server": (request.get_host(), 0),
