@@ -3,14 +3,18 @@ client, inside the test's transaction), and the site started as the run command 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.production import suite_database_url
 from workers.testing.processes import REPO_ROOT, free_port, stop, wait_until_healthy
@@ -70,3 +74,24 @@ def run_command_site(django_db_setup, django_db_blocker) -> Iterator[str]:
         yield url
     finally:
         stop(server)
+
+
+def with_client[T](site: str, use: Callable[[Client], Awaitable[T]], token: str = "") -> T:
+    """Runs `use(client)` with the SDK's client connected to the site's /mcp/ (with a Bearer
+    token if given), as an assistant configured with the URL connects."""
+
+    async def connected() -> T:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(120)) as http,
+            Client(streamable_http_client(f"{site}/mcp/", http_client=http)) as client,
+        ):
+            return await use(client)
+
+    return asyncio.run(connected())
+
+
+async def tool(client: Client, name: str, arguments: dict[str, Any]) -> tuple[bool, Any]:
+    """A tool call through the SDK's client: (is it an error, its structured content)."""
+    result = await client.call_tool(name, arguments)
+    return bool(result.is_error), result.structured_content
