@@ -44,10 +44,17 @@ def methodology_sections(text: str) -> list[Section]:
 
 
 def _first_sentence(lines: list[str]) -> str:
-    kept = [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-    paragraph = " ".join(kept)
-    sentence = re.split(r"(?<=[.:])\s+(?=[A-Z`(])", paragraph, maxsplit=1)[0]
-    return sentence.rstrip(":").strip()
+    """The first sentence of the first paragraph (a list's items read as one), unmarked."""
+    paragraph: list[str] = []
+    for line in lines:
+        if not line.strip():
+            if paragraph:
+                break
+            continue
+        if not line.startswith("#"):
+            paragraph.append(line.strip().removeprefix("- "))
+    text = " ".join(paragraph).replace("**", "")
+    return re.split(r"(?<=[.?!])\s+(?=[A-Z`(\"])", text, maxsplit=1)[0].strip()
 
 
 def _gist(doc: str | None) -> str:
@@ -57,7 +64,6 @@ def _gist(doc: str | None) -> str:
 
 def llms_txt(*, base_url: str) -> str:
     text = SOURCE.read_text(encoding="utf-8")
-    intro = _first_sentence(text.split("\n## ", 1)[0].splitlines())
     questions = [f"- `{t.name}` ({t.title}): {_gist(t.function.__doc__)}" for t in TOOLS]
     resources = [f"- `{spec.uri}`: {_gist(spec.function.__doc__)}" for spec in RESOURCES]
     rules = [
@@ -77,9 +83,10 @@ def llms_txt(*, base_url: str) -> str:
             "tool result carries a citation: the page showing the same figures, and each "
             "figure's origin and date. Quote them with the figures.",
             "",
-            f"{intro} Pages: the [leaderboard]({base_url}/), [the answer]({base_url}/answer/), "
-            f"[costs]({base_url}/costs/), [runs]({base_url}/runs/) and the "
-            f"[methodology]({base_url}/methodology/).",
+            "Every figure is defined once, in the methodology, and computed by one function "
+            f"everywhere. Pages: the [leaderboard]({base_url}/), [the answer]({base_url}/answer/"
+            f"), [costs]({base_url}/costs/), [runs]({base_url}/runs/) and the [methodology]("
+            f"{base_url}/methodology/).",
             "",
             "## Questions (MCP tools)",
             "",
