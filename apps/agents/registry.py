@@ -12,12 +12,13 @@ and there, and nothing of a traceback reaches the caller.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import json
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Annotated, Any
+from typing import Any
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -25,7 +26,7 @@ from django.db import close_old_connections
 from django.http import HttpRequest
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from ninja.errors import AuthenticationError
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from apps.accounts.auth import require_write_scope
@@ -153,13 +154,13 @@ def resource(
 
 
 def _parameter(name: str, field: FieldInfo) -> inspect.Parameter:
-    """A schema's field as a tool parameter: its API name (alias), type, bounds and help."""
-    required = field.is_required()
-    default = inspect.Parameter.empty if required else field.get_default(call_default_factory=True)
-    described = Field(description=field.description)
-    annotation = Annotated[(field.annotation, *field.metadata, described)]
+    """A schema's field as a tool parameter: its API name (alias), type, bounds, default and
+    help, all in the field's own FieldInfo (the SDK builds its argument model from these)."""
     return inspect.Parameter(
-        field.alias or name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+        field.alias or name,
+        inspect.Parameter.KEYWORD_ONLY,
+        annotation=field.annotation,
+        default=copy.copy(field),
     )
 
 
@@ -189,7 +190,7 @@ def run(spec: ToolSpec, arguments: dict[str, Any], caller: Caller) -> Any:
         try:
             asked = spec.arguments.model_validate(arguments)
         except ValidationError as exc:
-            return refusal(422, {"detail": error_items(exc.errors())})
+            return refusal(422, {"detail": error_items([dict(e) for e in exc.errors()])})
         return spec.function(caller, asked)
     except Refused as exc:
         return refusal(exc.status, {"detail": exc.detail})

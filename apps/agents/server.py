@@ -42,7 +42,8 @@ class InferboardServer(MCPServer):
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                return refusal(422, {"detail": error_items(exc.__cause__.errors())})
+                errors = [dict(error) for error in exc.__cause__.errors()]
+                return refusal(422, {"detail": error_items(errors)})
             raise
 
 

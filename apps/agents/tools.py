@@ -37,7 +37,14 @@ from apps.costs.prices import LINK_ONLY, PRICE_PREFIX, org_price_sheet, profile_
 from apps.leaderboard.selectors import leaderboard_rows
 from apps.leaderboard.views.board import board_from_query, board_query
 from apps.leaderboard.views.common import board_table
-from apps.runs.api import RunQuery, run_detail, run_submit, visible_run
+from apps.runs.api import (
+    RunDetail,
+    RunQuery,
+    RunSummary,
+    run_detail,
+    run_submit,
+    visible_run,
+)
 from apps.runs.selectors import run_summaries
 
 # Run ids are PostgreSQL bigints: a larger number names no run (and the API says so too).
@@ -114,7 +121,7 @@ def run(caller: Caller, run_id: RUN_ID) -> RunResult:
     interactivity and success), deployment facts, accuracy results and provenance: GET
     /api/v1/runs/{run_id}. A run that does not exist or is not yours to see is not found."""
     return RunResult(
-        run=run_detail(visible_run(org=caller.org, run_id=run_id)),
+        run=RunDetail.model_validate(run_detail(visible_run(org=caller.org, run_id=run_id))),
         citation=citation(
             caller, page=f"/runs/{run_id}/", api=f"/api/v1/runs/{run_id}", run_ids=[run_id]
         ),
@@ -136,7 +143,7 @@ def search_runs(caller: Caller, query: RunQuery) -> RunSearchResult:
         count=count,
         limit=query.page_size,
         offset=query.offset,
-        items=items,
+        items=[RunSummary.model_validate(item) for item in items],
         note=f"the page does not narrow by {', '.join(beyond)}" if beyond else "",
         citation=citation(
             caller,

@@ -22,6 +22,7 @@ from django.views.decorators.csrf import csrf_exempt
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from ninja.errors import AuthenticationError
+from starlette.types import Message
 
 from apps.accounts.auth import optional_token
 from apps.agents.llms import llms_txt
@@ -73,7 +74,7 @@ async def _serve(request: HttpRequest, body: bytes) -> HttpResponse:
     delivered = False
     status, headers, chunks = 500, [], []
 
-    async def receive() -> dict[str, Any]:
+    async def receive() -> Message:
         nonlocal delivered
         if not delivered:
             delivered = True
@@ -81,7 +82,7 @@ async def _serve(request: HttpRequest, body: bytes) -> HttpResponse:
         await answered.wait()  # the client stays until its answer is sent
         return {"type": "http.disconnect"}
 
-    async def send(message: dict[str, Any]) -> None:
+    async def send(message: Message) -> None:
         nonlocal status, headers
         if message["type"] == "http.response.start":
             status, headers = message["status"], message.get("headers", [])

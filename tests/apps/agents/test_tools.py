@@ -220,6 +220,9 @@ def test_only_posts_from_the_sites_own_origin_within_the_body_limit(client, sett
         **MCP_HEADERS,
     )
     assert other.status_code == 403
+    # Spelled without its slash, as assistants' configurations often do: served, not redirected.
+    no_slash = client.post("/mcp", body, content_type="application/json", **MCP_HEADERS)
+    assert no_slash.status_code == 200 and no_slash.json()["result"]["tools"]
     settings.API_MAX_BODY_BYTES = 10
     assert (
         client.post("/mcp/", body, content_type="application/json", **MCP_HEADERS).status_code
