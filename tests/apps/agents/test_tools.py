@@ -26,6 +26,12 @@ def _api(response) -> dict:
     return {"status": response.status_code, **response.json()}
 
 
+def _posted(client, document: dict, token: str = ""):
+    """POST /api/v1/runs with the document, as a program would (with the token if given)."""
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
+    return client.post("/api/v1/runs", document, content_type="application/json", **auth)
+
+
 def _to_ms(summary: dict) -> dict:
     """A run summary with its date in the API's precision: the API's JSON encoder writes
     milliseconds (Django's), the tools' pydantic microseconds; the instant is the same."""
@@ -74,30 +80,19 @@ def test_a_run_you_may_not_see_is_not_found_as_on_the_api(client, org):
 
 def test_submit_run_has_the_apis_scopes_and_errors(client, org, document):
     anonymous = _error(call_tool(client, "submit_run", {"document": document}))
-    assert anonymous == _api(client.post("/api/v1/runs", document, content_type="application/json"))
+    assert anonymous == _api(_posted(client, document))
     assert anonymous["status"] == 401
 
     read_only = token_create(org=org, name="reader", scope=ApiToken.Scope.READ).plaintext
     refused = _error(call_tool(client, "submit_run", {"document": document}, read_only))
-    api = client.post(
-        "/api/v1/runs",
-        document,
-        content_type="application/json",
-        HTTP_AUTHORIZATION=f"Bearer {read_only}",
-    )
-    assert refused == _api(api) == {"status": 403, "detail": "this token is read-only"}
+    assert refused == _api(_posted(client, document, read_only))
+    assert refused == {"status": 403, "detail": "this token is read-only"}
 
     writer = token_create(org=org, name="writer").plaintext
     broken = {**document, "deployment": {**document["deployment"], "gpus": -1}}
     broken.pop("model")
     refused = _error(call_tool(client, "submit_run", {"document": broken}, writer))
-    api = client.post(
-        "/api/v1/runs",
-        broken,
-        content_type="application/json",
-        HTTP_AUTHORIZATION=f"Bearer {writer}",
-    )
-    assert refused == _api(api)
+    assert refused == _api(_posted(client, broken, writer))
     assert {"model", "deployment.gpus"} <= {item["path"] for item in refused["detail"]}
 
 
@@ -110,12 +105,7 @@ def test_submit_run_shares_the_tokens_write_limit_with_the_api(client, org, sett
     assert again["isError"] is False
     # The third write of the minute, whichever way it comes, is the API's 429.
     limited = _error(call_tool(client, "submit_run", {"document": made_document()}, token))
-    api = client.post(
-        "/api/v1/runs",
-        made_document(),
-        content_type="application/json",
-        HTTP_AUTHORIZATION=f"Bearer {token}",
-    )
+    api = _posted(client, made_document(), token)
     assert api.status_code == 429
     assert limited["status"] == 429 and limited["detail"] == api.json()["detail"]
     assert limited["retry_after"] >= 1
