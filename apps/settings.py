@@ -140,6 +140,7 @@ INSTALLED_APPS = [
     "apps.leaderboard",
     "apps.regressions",
     "apps.trust",
+    "apps.agents",
     # Sign-in: email + password, email verification, password reset (apps.accounts owns it).
     "allauth",
     "allauth.account",

@@ -13,6 +13,7 @@ from django.views import defaults
 
 from apps.accounts import views as accounts
 from apps.accuracy import views as accuracy
+from apps.agents import views as agents
 from apps.api.api import api
 from apps.api.middleware import as_unavailable, unavailable_response
 from apps.costs import claim_views
@@ -130,6 +131,10 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("org/", include((accounts_urls, "accounts"))),
     path("api/v1/", api.urls),
+    # The MCP server (apps/agents): for assistants, as the API is for programs.
+    path("mcp/", agents.mcp_endpoint, name="mcp"),
+    path("mcp", agents.mcp_endpoint),  # as assistants' configs often spell it: no redirect
+    path("llms.txt", agents.llms, name="llms-txt"),
     path("admin/login/", admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
 ]

@@ -100,8 +100,14 @@ def profile_sell_prices(org: Organization | None) -> dict[str, float | None]:
 
 def price_sheet(request: HttpRequest) -> PriceSheet:
     """This visitor's own prices: their organization's profile, then the URL's on top."""
-    name, own = profile_prices(current_org(request))
-    linked = url_prices(request.GET)
+    return org_price_sheet(current_org(request), request.GET)
+
+
+def org_price_sheet(org: Organization | None, query: Mapping[str, str]) -> PriceSheet:
+    """An organization's profile prices with a query's `price_<SKU>` on top (price_sheet's,
+    for a caller known by its token: the MCP server, apps/agents)."""
+    name, own = profile_prices(org)
+    linked = url_prices(query)
     return PriceSheet(own={**own, **linked}, profile=name, from_url=frozenset(linked))
 
 
