@@ -31,6 +31,7 @@ from celery.exceptions import Reject
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from workers.celery import TASK_ACCURACY, TASK_LOAD, app
+from workers.env import env_int, env_str
 from workers.result_facts import Deployment, ModelInfo, Scenario
 from workers.results import ResultDocument
 from workers.submit import ServerClient, ServerError, ServerRefused
@@ -122,7 +123,7 @@ class Progress:
 @signals.worker_init.connect
 def _require_token(**_: Any) -> None:
     # Fail at startup, not at the first job: a worker without a token cannot report anything.
-    if not os.environ.get(TOKEN_ENV):
+    if not env_str(TOKEN_ENV):
         # SystemExit, because Celery logs and swallows ordinary exceptions from receivers.
         raise SystemExit(f"{TOKEN_ENV} is not set: the worker needs an inferboard API token")
 
@@ -168,8 +169,8 @@ def _report_unreadable(raw: Any, worker: str, problems: str) -> None:
     try:
         job_id, attempt = int(raw["job_id"]), int(raw.get("attempt", 1))
         client = ServerClient(
-            os.environ.get(SERVER_ENV) or str(raw["server_url"]),
-            os.environ.get(TOKEN_ENV, ""),
+            env_str(SERVER_ENV) or str(raw["server_url"]),
+            env_str(TOKEN_ENV),
             attempts=2,
         )
         if client.event(job_id, "started", attempt=attempt, worker=worker).proceed:
@@ -182,9 +183,9 @@ def _report_unreadable(raw: Any, worker: str, problems: str) -> None:
 def execute(spec: JobSpec, *, worker: str, client: ServerClient | None = None) -> dict[str, Any]:
     """Run one job and report it; returns what happened (the server holds the truth)."""
     client = client or ServerClient(
-        os.environ.get(SERVER_ENV) or spec.server_url,
-        os.environ.get(TOKEN_ENV, ""),
-        attempts=int(os.environ.get("INFERBOARD_SERVER_ATTEMPTS", "6")),
+        env_str(SERVER_ENV) or spec.server_url,
+        env_str(TOKEN_ENV),
+        attempts=env_int("INFERBOARD_SERVER_ATTEMPTS", 6, minimum=1),
     )
 
     member = spec.member if spec.members > 1 else None

@@ -148,8 +148,8 @@ def _scenario_doc(scenario: Scenario, load: dict[str, Any]) -> dict[str, Any]:
 
 
 def heartbeat_interval_s() -> float:
-    configured = getattr(settings, "JOB_HEARTBEAT_INTERVAL_S", None)
-    return float(configured or max(1.0, settings.JOB_HEARTBEAT_TIMEOUT_S / 4))
+    configured: float = settings.JOB_HEARTBEAT_INTERVAL_S
+    return configured or max(1.0, settings.JOB_HEARTBEAT_TIMEOUT_S / 4)
 
 
 # Version 2: the endpoint's key is not in the message. A worker gets it in the server's
