@@ -164,9 +164,6 @@ class Slo:
             parts.append("success rate not required")
         return ", ".join(parts)
 
-    def bound_for(self, metric: Metric) -> Bound | None:
-        return next((b for b in self.bounds if b.metric == metric), None)
-
 
 @dataclass(frozen=True, slots=True)
 class Verdict:

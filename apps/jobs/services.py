@@ -183,11 +183,6 @@ def endpoint_register(
     return endpoint
 
 
-def endpoint_set_key(*, endpoint: Endpoint, api_key: str) -> None:
-    endpoint.api_key_encrypted = encrypt(api_key)
-    endpoint.save(update_fields=["api_key_encrypted"])
-
-
 # Pools and jobs ---------------------------------------------------------------------------
 
 

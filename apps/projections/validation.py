@@ -173,11 +173,6 @@ class HeldOutPoint:
     stratum: str = "seen"
 
     @property
-    def ratio_at_concurrency(self) -> float | None:
-        value = self.projected_at_concurrency
-        return self.measured / value if value else None
-
-    @property
     def ratio(self) -> float | None:
         return self.measured / self.projected if self.projected else None
 
