@@ -278,6 +278,10 @@ JOB_MAX_RATE = env_float("JOB_MAX_RATE", 10000.0, minimum=0)
 JOB_MAX_WARMUP = env_int("JOB_MAX_WARMUP", 10000, minimum=1)
 JOB_MAX_ACCURACY_ITEMS = env_int("JOB_MAX_ACCURACY_ITEMS", 100000, minimum=1)
 JOB_MAX_MEMBERS = env_int("JOB_MAX_MEMBERS", 16, minimum=1)
+# Distinct shared prefixes a load job may spread its prefix-cache hits over, and client
+# processes it may share each level between on the worker's host.
+JOB_MAX_PREFIX_GROUPS = env_int("JOB_MAX_PREFIX_GROUPS", 1024, minimum=1)
+JOB_MAX_PROCESSES = env_int("JOB_MAX_PROCESSES", 16, minimum=1)
 # A fanned-out job's members start this long after it is queued: time for each worker to take
 # its message and calibrate prompts. A member that comes later starts at once (its skew says so).
 JOB_MEMBERS_START_LEAD_S = env_float("JOB_MEMBERS_START_LEAD_S", 10.0, minimum=0)
