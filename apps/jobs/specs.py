@@ -163,7 +163,7 @@ def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
     if members > 1 and requests is None:
         # Members split a plan's requests; a duration has nothing to split.
         raise JobError("members", "several workers need a request count, not a duration")
-    if members > 1 and requests < members:
+    if members > 1 and requests is not None and requests < members:
         raise JobError("members", f"at most one member per request ({requests})")
     if (options.get("processes") or 1) > 1 and requests is None:
         raise JobError("processes", "several client processes need a request count, not a duration")

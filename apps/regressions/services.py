@@ -183,7 +183,7 @@ def run_differences(before: Run, after: Run) -> list[dict[str, Any]]:
     the run's image and the engine flags (which the comparison does not list). A fact one
     run leaves unstated is listed as such: it may or may not have changed."""
     a, b = _run_facts(before), _run_facts(after)
-    found = [
+    found: list[dict[str, Any]] = [
         {"key": d.key, "label": d.label, "before": d.values[0], "after": d.values[1]}
         for d in differences([a, b])
     ]

@@ -306,9 +306,7 @@ def get_run(request: HttpRequest, run_id: int):
 
 def _visible_run(request: HttpRequest, run_id: int) -> Run:
     run = selectors.run_get(org=optional_org(request), run_id=run_id)
-    if run is None:
-        get_object_or_404(Run.objects.none())
-    return run
+    return run if run is not None else get_object_or_404(Run.objects.none())
 
 
 @router.get(

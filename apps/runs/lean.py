@@ -39,7 +39,8 @@ RecordRow = _record_row()
 
 
 class LeanPoint(doc.Point):
-    records: list[RecordRow] | None = None  # type: ignore[valid-type, assignment]
+    # RecordRow is a class made at import (_record_row), which mypy cannot read as a type.
+    records: list[RecordRow] | None = None  # type: ignore[valid-type]
 
 
 class LeanDocument(doc.ResultDocument):

@@ -276,7 +276,8 @@ def accuracy_results(prepared: PreparedEval, records: list[ItemRecord]) -> list[
     results = []
     for metric in protocol.metrics:
         primary = metric == protocol.primary_metric
-        items, failures = [], Counter()
+        items: list[AccuracyItem] = []
+        failures: Counter[str] = Counter()
         clusters: dict[str, list[int]] = {}  # question -> [correct, scored]
         for record in records:
             failure = record.failure(metric, primary)

@@ -248,7 +248,7 @@ def _token_source(oks: Sequence[RequestTiming]) -> TokenSource:
     sources = {t.n_out_source for t in oks}
     for worst in ("unknown", "requested", "tokenizer"):
         if worst in sources:
-            return worst  # type: ignore[return-value]
+            return worst
     return "usage"
 
 
@@ -317,14 +317,14 @@ def build_point(
     tpots = [tp for t in oks if (tp := t.tpot_ns()) is not None and tp > 0]
     chunks = sum(t.chunks for t in oks)
     latencies = Latencies(
-        ttft=distribution((t.ttft_ns() for t in oks), NS_PER_MS),
+        ttft=distribution((v for t in oks if (v := t.ttft_ns()) is not None), NS_PER_MS),
         ttfo=distribution((v for t in oks if (v := t.ttfo_ns()) is not None), NS_PER_MS),
         tpot=distribution(tpots, NS_PER_MS),
         itl=distribution((g for t in oks for g in chunk_gaps_ns(t)), NS_PER_MS),
         itl_token_weighted=distribution(
             (g for t in oks for g in token_weighted_gaps_ns(t)), NS_PER_MS
         ),
-        e2el=distribution((t.e2el_ns() for t in oks), NS_PER_MS),
+        e2el=distribution((v for t in oks if (v := t.e2el_ns()) is not None), NS_PER_MS),
         queue_delay=distribution(
             (v for t in measured if (v := t.queue_delay_ns()) is not None), NS_PER_MS
         ),

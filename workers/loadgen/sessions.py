@@ -114,7 +114,7 @@ class _SessionRunner:
         # The request runner's arrival clock and progress reporting, shared.
         self.base = _Runner(cfg, workload, plan, progress, None)  # type: ignore[arg-type]
         self.keys = itertools.count()  # unique across levels: no session is ever repeated
-        self.client_load = None
+        self.client_load: ClientLoad | None = None
 
     async def session(
         self,
@@ -229,9 +229,7 @@ def session_stats(
                 requests=len(group),
                 succeeded=len(oks),
                 context_tokens_mean=sum(contexts) / len(contexts) if contexts else None,
-                ttft_ms=distribution(
-                    (t.ttft_ns() for t in oks if t.ttft_ns() is not None), 1_000_000
-                ),
+                ttft_ms=distribution((v for t in oks if (v := t.ttft_ns()) is not None), 1_000_000),
                 prefix_cache_hit_rate=hit,
             )
         )

@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
@@ -46,7 +47,7 @@ from workers.testing.processes import dies_with_parent, stop
 DEMO_POOL = "pool.demo"
 DEMO_BROKER = "filesystem://"
 DEMO_NAME = "Demo: simulated streaming server"
-DEMO_FACTS = {
+DEMO_FACTS: dict[str, Any] = {
     "model": {"name": "demo-model", "family": "simulated"},
     "deployment": {
         "accelerator": "CPU",
