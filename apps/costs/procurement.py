@@ -324,6 +324,8 @@ def _priced_row(
         token_basis=inputs.token_kind,
         miss=miss,
         relaxed_plan=relaxed_plan,
+        # Two dicts of named figures unpacked into the row's fields: mypy cannot match a
+        # dict's values to each keyword's own type.
         **_served_costs(plan, inputs.workload),  # type: ignore[arg-type]
         **_revenue(plan, inputs),  # type: ignore[arg-type]
     )

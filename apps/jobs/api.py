@@ -144,6 +144,8 @@ class JobOut(Schema):
 
 
 class EventIn(Schema):
+    # The protocol's event names (workers/submit.py EVENTS) as a Literal made at run time,
+    # so the API's schema lists them; mypy reads a Literal of written values only.
     event: Literal[EVENTS]  # type: ignore[valid-type]
     attempt: int = Field(ge=1)
     worker: str = Field(min_length=1, max_length=300)

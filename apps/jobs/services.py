@@ -104,6 +104,8 @@ def deployment_from_facts(*, model: dict[str, Any], deployment: dict[str, Any]) 
         result_facts.ModelInfo.model_validate(model),
         result_facts.Deployment.model_validate(deployment),
     )
+    # _Facts has the two parts of a document deployment_upsert reads (duck-typed), not a
+    # whole ResultDocument.
     return deployment_upsert(document=facts)  # type: ignore[arg-type]
 
 

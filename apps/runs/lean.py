@@ -44,4 +44,6 @@ class LeanPoint(doc.Point):
 
 
 class LeanDocument(doc.ResultDocument):
+    # A narrower field than the base's (its points hold slotted record rows): pydantic reads
+    # it so; mypy calls narrowing a mutable field's type unsafe.
     points: list[LeanPoint] = Field(default_factory=list)  # type: ignore[assignment]
