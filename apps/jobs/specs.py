@@ -118,14 +118,16 @@ def _load_setup_options_check(kind: str, options: dict[str, Any]) -> None:
         value = options.get(name)
         if value is not None and not (_whole(value) and low <= value <= high):
             raise JobError(name, f"an integer from {low} to {high}")
+    value = options.get("burstiness")
+    if value is not None and not (_number(value) and 0 < value <= _MAX_BURSTINESS):
+        raise JobError("burstiness", f"a number above 0, at most {_MAX_BURSTINESS:g}")
     for name, high in (
-        ("burstiness", _MAX_BURSTINESS),
         ("client_cpu_limit", _MAX_CLIENT_CPU),
         ("client_lag_limit_ms", _MAX_CLIENT_LAG_MS),
     ):
         value = options.get(name)
-        if value is not None and not (_number(value) and 0 < value <= high):
-            raise JobError(name, f"a number above 0, at most {high:g}")
+        if value is not None and not (_number(value) and 0 <= value <= high):
+            raise JobError(name, f"a number from 0 to {high:g}")
     if (options.get("processes") or 1) > 1 and (options.get("members") or 1) > 1:
         # A member runs its share in one process (workers/loadgen/members.py).
         raise JobError("processes", "a job on several workers runs one client process on each")

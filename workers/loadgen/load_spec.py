@@ -38,8 +38,9 @@ class LoadSpec(BaseModel):
     # Client processes sharing each level (a request-bound run only), and when a level is
     # client-bound (None: the load generator's own defaults, workers/loadgen/client_load.py).
     processes: int = Field(1, ge=1)
-    client_cpu_limit: float | None = Field(None, gt=0)
-    client_lag_limit_ms: float | None = Field(None, gt=0)
+    # 0 counts any use as the limit (every level client-bound), as the CLI allows.
+    client_cpu_limit: float | None = Field(None, ge=0)
+    client_lag_limit_ms: float | None = Field(None, ge=0)
 
     @model_validator(mode="after")
     def _processes_split_requests(self) -> LoadSpec:
