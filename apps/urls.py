@@ -35,7 +35,8 @@ def healthz(request: HttpRequest) -> HttpResponse:
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500: a failure outside a view (a middleware's session read, say) because the
     database is down is still a 503 with Retry-After; anything else is Django's 500 page."""
-    unavailable = as_unavailable(sys.exc_info()[1]) if sys.exc_info()[1] else None
+    failure = sys.exc_info()[1]
+    unavailable = as_unavailable(failure) if failure else None
     if unavailable is not None:
         return unavailable_response(request, unavailable)
     return defaults.server_error(request)

@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Final, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
@@ -36,7 +37,7 @@ from workers.result_fields import (
     json_path,
 )
 
-SCHEMA_ID = "inferboard.run/v1"
+SCHEMA_ID: Final = "inferboard.run/v1"
 # v1 grows by optional fields only; a document says the revision whose fields it uses.
 SCHEMA_REVISION = 2
 
@@ -157,7 +158,9 @@ class RequestRecord(StrictModel):
     session: Count | None = Field(None, description="revision 2: session index in the point")
     turn: Count | None = Field(None, description="revision 2: turn index within its session")
 
-    def _no_nul(self) -> RequestRecord:
+    # Replaces the base's NUL validator with a plain method (a pydantic descriptor in the
+    # base, so mypy sees another kind of member).
+    def _no_nul(self) -> StrictModel:  # type: ignore[override]
         # Not a validator here: `error` is the one free text, and its pattern (checked in
         # Rust) keeps NUL out without a Python call for each of 100,000 records.
         return self
@@ -416,7 +419,7 @@ class DocumentError(ValueError):
         super().__init__("; ".join(f"{path}: {message}" for path, message in errors))
 
 
-def error_message(error: dict[str, Any]) -> str:
+def error_message(error: Mapping[str, Any]) -> str:
     ctx = error.get("ctx") or {}
     kind = error["type"]
     bounds = {
@@ -480,7 +483,10 @@ def reject_duplicate_keys(data: str | bytes) -> None:
 
 
 def parse_document[D: ResultDocument](
-    data: dict[str, Any] | str | bytes, model: type[D] = ResultDocument
+    # mypy cannot check a default against a type variable (python/mypy#3737); the default
+    # is D's own bound, so every call is typed right.
+    data: dict[str, Any] | str | bytes,
+    model: type[D] = ResultDocument,  # type: ignore[assignment]
 ) -> D:
     """Validate a document, raising DocumentError with JSON paths of every problem.
 

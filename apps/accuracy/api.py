@@ -53,6 +53,7 @@ def compare(request: HttpRequest, a: int, b: int, margin: Finite = 1.5):
     if view.error:
         return Status(422, error_body("b", view.error))
     c = view.comparison
+    assert c is not None  # a view without an error has its comparison
     return {
         "n": c.n,
         "both": c.both,

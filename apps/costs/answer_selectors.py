@@ -199,6 +199,7 @@ def ask(
     # Unless asked, no success rate is required: imported and published rows do not report
     # one, and the answer must judge them on their latencies (the SLO states it).
     rate = asked.min_success_rate if asked.min_success_rate is not None else 0.0
+    # The asked bounds are a dict of Slo.of's keywords; mypy cannot match each value's type.
     slo = Slo.of(**asked.bounds, min_success_rate=rate)  # type: ignore[arg-type]
     prices = gpu_hour_prices(org=org, tier=asked.tier, own=asked.own_prices)
     points = measured_points(

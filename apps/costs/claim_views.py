@@ -160,7 +160,7 @@ def _add_projected_claim(context: dict[str, Any], request: HttpRequest, page: Cl
         input_tokens=None, output_tokens=None, cache_hit_rate=None
     )
     ratio = projected_throughput_ratio(projection) if projection else None
-    if ratio is None or page.price_a is None or page.price_b is None:
+    if projection is None or ratio is None or page.price_a is None or page.price_b is None:
         return
     context["projected_claim"] = {
         **ratio,

@@ -129,8 +129,8 @@ def deployment_curves(
         gpus = max(deployment.gpus, 1)
         points = []
         unlabelled = False
-        scenario = run.scenario
-        shape = scenario_shape(scenario)
+        run_scenario = run.scenario
+        shape = scenario_shape(run_scenario)
         for point in run.points.all():
             # The one validity rule: a client-bound point, or one whose prompts missed their
             # length, never prices. Success is judged by the asked SLO's own floor.
@@ -161,10 +161,10 @@ def deployment_curves(
                 engine=f"{deployment.engine} {deployment.engine_version}".strip(),
                 quantization=deployment.quant_weights,
                 parallelism=deployment.parallelism_label,
-                scenario=scenario.name if scenario else "",
+                scenario=run_scenario.name if run_scenario else "",
                 input_tokens=shape[0],
                 output_tokens=shape[1],
-                cache_hit_rate=scenario.prefix_cache_hit_rate if scenario else None,
+                cache_hit_rate=run_scenario.prefix_cache_hit_rate if run_scenario else None,
                 provenance=run.provenance,
                 token_kind="unlabelled" if unlabelled else kind.value,
                 points=points,

@@ -170,7 +170,7 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "best_rows": [row for row in rows if row.best_for_accelerator],
         "query": _query(values),
         "permalink_query": _permalink_query(values),
-        "profile_name": query.profile.profile,
+        "profile_name": query.profile.profile if query.profile else None,
         "org": org,
         "profiles": list(PriceProfile.objects.filter(org=org)) if org else [],
         "saved_pages": list(SavedPage.objects.filter(org=org)) if org else [],

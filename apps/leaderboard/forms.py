@@ -163,7 +163,11 @@ class ScenarioSlug(QueryField):
 
     def validate(self, value: Any) -> None:
         # A NUL byte is no slug, and PostgreSQL refuses it in a query: unknown, not asked.
-        if value and ("\x00" in value or not self.scenarios.filter(slug=value).exists()):
+        if value and (
+            "\x00" in value
+            or self.scenarios is None
+            or not self.scenarios.filter(slug=value).exists()
+        ):
             raise ValidationError(
                 self.error_messages["unknown"], code="unknown", params={"value": value}
             )

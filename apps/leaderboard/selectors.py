@@ -234,6 +234,11 @@ def reference_price_book() -> dict[str, dict[str, float]]:
     return book
 
 
+def _both(low: float | None, high: float | None) -> tuple[float, float] | None:
+    """Both readings of a figure of unstated kind, or None when either is missing."""
+    return None if low is None or high is None else (low, high)
+
+
 def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardPage:
     # By slug from the URL: only a scenario the caller may see (another organization's
     # scenario name and SLO must not show for a guessed slug).
@@ -272,10 +277,8 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 usd_per_mtok=priced.usd_per_mtok,
                 accuracy=accuracy.get(b["deployment_id"]),
                 basis=board.basis,
-                tput_range=(priced.tok_low, priced.tok_high) if not priced.stated else None,
-                usd_range=(priced.usd_low, priced.usd_high)
-                if not priced.stated and priced.usd_low is not None
-                else None,
+                tput_range=None if priced.stated else _both(priced.tok_low, priced.tok_high),
+                usd_range=None if priced.stated else _both(priced.usd_low, priced.usd_high),
             )
         )
     value, descending = SORTS.get(board.sort, SORTS["throughput"])

@@ -23,7 +23,7 @@ def glm_story(
         for i, ((_, label), value) in enumerate(zip(TIMELINE, values, strict=True))
     ]
     final = figures[TIMELINE[-1][0]]
-    tiers = []
+    tiers: list[dict[str, Any]] = []
     for tier in sorted(prices.get("MI355X", {})):
         mi, b = prices["MI355X"][tier], prices.get("B200", {}).get(tier)
         if b is None:

@@ -9,7 +9,7 @@ projected x [e^-q, e^q]. Too few scores for the promise (ceil((n+1)c) > n): no b
 
 Mondrian (per stratum): the points where the projection extrapolates (apps/projections/
 validation.py stratum_of) get their own quantile, and never a narrower band than the points
-it has seen; a stratum with fewer than MIN_STRATUM_SCORES scores uses all the scores.
+it has seen (clustered_bands).
 """
 
 import math
@@ -19,8 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 COVERAGE = 0.80
-MIN_STRATUM_SCORES = 20
-STRATA = ("seen", "extrapolated")
 
 
 def score(measured: float, projected: float | None) -> float:
@@ -56,9 +54,6 @@ class Band:
     @property
     def q(self) -> float:
         return math.log(self.high)
-
-    def covers(self, ratio: float | None) -> bool:
-        return ratio is not None and self.low <= ratio <= self.high
 
 
 def band(scores: Sequence[float], *, coverage: float = COVERAGE, stratum: str = "all") -> Band:
@@ -110,20 +105,3 @@ def clustered_bands(
             max(q_all, q_ext), coverage=coverage, scores=len(scored), stratum="extrapolated"
         ),
     }
-
-
-def stratified_bands(
-    scored: Sequence[tuple[str, float]], *, coverage: float = COVERAGE
-) -> dict[str, Band]:
-    """One band per stratum from (stratum, score) pairs; "extrapolated" is never narrower
-    than "seen"."""
-    everything = [s for _, s in scored]
-    out: dict[str, Band] = {}
-    for stratum in STRATA:
-        own = [s for k, s in scored if k == stratum]
-        used = own if len(own) >= MIN_STRATUM_SCORES else everything
-        out[stratum] = band(used, coverage=coverage, stratum=stratum)
-    if out["extrapolated"].high < out["seen"].high:
-        seen = out["seen"]
-        out["extrapolated"] = Band(seen.low, seen.high, coverage, seen.scores, "extrapolated")
-    return out

@@ -20,6 +20,7 @@ from apps.projections.model import (
     Layout,
     Observation,
     Precision,
+    ProjectedPoint,
     Setup,
     Shape,
     anchor_factor,
@@ -137,7 +138,7 @@ def glm_b200_projection(*, single_stream_tok_s: float, shape: Shape) -> dict[str
         points = [p for p in curve(anchored, GLM_CONCURRENCIES) if p.within_capacity]
         # (node concurrency, busy replicas, point): one stream keeps one replica busy and
         # the other idle, as the published single stream did; from two up, both serve.
-        levels = [(1, 1, points[0])] if points else []
+        levels: list[tuple[float, int, ProjectedPoint]] = [(1, 1, points[0])] if points else []
         levels += [(p.concurrency * GLM_REPLICAS, GLM_REPLICAS, p) for p in points]
         series[sku] = {
             "sku": sku,

@@ -82,7 +82,8 @@ def observations_from_inferencex(
 
 
 def _row_key(row: dict[str, Any]) -> tuple:
-    names = ("hardware", "framework", "model", "precision", "spec_method", "disagg")
+    names: tuple[str, ...] = ("hardware", "framework", "model", "precision", "spec_method")
+    names += ("disagg",)
     names += ("decode_tp", "decode_ep", "decode_dp_attention", "isl", "osl", "conc", "date")
     return tuple(row.get(n) for n in names)
 
@@ -171,11 +172,6 @@ class HeldOutPoint:
     # "seen": the model in this precision was measured on another accelerator of the same
     # family in the calibration; "extrapolated": it was not (the band is widened there)
     stratum: str = "seen"
-
-    @property
-    def ratio_at_concurrency(self) -> float | None:
-        value = self.projected_at_concurrency
-        return self.measured / value if value else None
 
     @property
     def ratio(self) -> float | None:
@@ -343,8 +339,7 @@ class ErrorRow:
 
 def _row(group: str, points: list[HeldOutPoint]) -> ErrorRow:
     errors = [p.abs_pct_error for p in points if p.abs_pct_error is not None]
-    at_c = [p.abs_pct_error_at_concurrency for p in points]
-    at_c = [e for e in at_c if e is not None]
+    at_c = [e for p in points if (e := p.abs_pct_error_at_concurrency) is not None]
     return ErrorRow(
         group=group,
         points=len(points),

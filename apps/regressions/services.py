@@ -183,7 +183,7 @@ def run_differences(before: Run, after: Run) -> list[dict[str, Any]]:
     the run's image and the engine flags (which the comparison does not list). A fact one
     run leaves unstated is listed as such: it may or may not have changed."""
     a, b = _run_facts(before), _run_facts(after)
-    found = [
+    found: list[dict[str, Any]] = [
         {"key": d.key, "label": d.label, "before": d.values[0], "after": d.values[1]}
         for d in differences([a, b])
     ]
@@ -346,7 +346,7 @@ def alerts_queue(*, now: datetime | None = None) -> int:
 
 def alert_payload(cp: ChangePoint) -> dict[str, Any]:
     d = cp.deployment
-    site = settings.SITE_URL.rstrip("/") if getattr(settings, "SITE_URL", "") else ""
+    site = settings.SITE_URL.rstrip("/")
     return {
         "type": f"inferboard.{cp.direction}",
         "change_point": cp.pk,
@@ -391,7 +391,7 @@ def signature(secret: str, body: bytes, timestamp: str) -> str:
 
 # Attempts and the wait before each retry: 1, 2, 4, 8 ... minutes (REGRESSION_ALERT_* settings).
 def _backoff(attempt: int) -> timedelta:
-    base = getattr(settings, "REGRESSION_ALERT_BACKOFF_S", 60)
+    base = settings.REGRESSION_ALERT_BACKOFF_S
     return timedelta(seconds=base * 2 ** (attempt - 1))
 
 
@@ -428,7 +428,7 @@ def alerts_deliver(*, now: datetime | None = None) -> int:
     """Try every pending alert that is due; each try is logged, a failure is retried after
     a doubling wait until REGRESSION_ALERT_ATTEMPTS tries. Returns the alerts sent."""
     now = now or timezone.now()
-    most = getattr(settings, "REGRESSION_ALERT_ATTEMPTS", 6)
+    most = settings.REGRESSION_ALERT_ATTEMPTS
     sent = 0
     due = Alert.objects.filter(status=Alert.Status.PENDING, next_attempt_at__lte=now)
     due = due.select_related(
@@ -494,7 +494,7 @@ def regressions_tick(*, now: datetime | None = None) -> tuple[DetectOutcome | No
     now = now or timezone.now()
     deliveries_prune(now=now)
     last = Detection.objects.first()
-    every = timedelta(seconds=getattr(settings, "REGRESSION_DETECT_EVERY_S", 3600))
+    every = timedelta(seconds=settings.REGRESSION_DETECT_EVERY_S)
     outcome = None
     if last is None or now - last.at > every or Run.objects.filter(created_at__gt=last.at).exists():
         outcome = regressions_detect(now=now)

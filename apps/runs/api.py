@@ -342,9 +342,7 @@ def visible_run(*, org: Organization | None, run_id: int) -> Run:
     """The run, or the API's 404 alike for a run that does not exist and for another
     organization's private run (the MCP server's `run` reads through this too)."""
     run = selectors.run_get(org=org, run_id=run_id)
-    if run is None:
-        get_object_or_404(Run.objects.none())
-    return run
+    return run if run is not None else get_object_or_404(Run.objects.none())
 
 
 @router.get(

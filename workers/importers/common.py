@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NoReturn, overload
 
 import yaml
 
@@ -116,7 +116,7 @@ def yaml_report(text: str) -> str | None:
         return f"{YAML_PREFIX} (a YAML list of {len(value)} item(s)); give the tool's JSON output"
     if not isinstance(value, dict):
         return None
-    metadata = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+    metadata = object_at(value, "metadata")
     benchmarks = value.get("benchmarks") if isinstance(value.get("benchmarks"), list) else []
     first = benchmarks[0] if benchmarks and isinstance(benchmarks[0], dict) else {}
     if benchmarks and (
@@ -177,6 +177,12 @@ def expect_object(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
+def object_at(row: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The JSON object at `key`, or {} when the file has none there (or something else)."""
+    value = row.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def check_keys(
     row: Mapping[str, Any], known: Iterable[str], where: str, required: Iterable[str] = ()
 ) -> None:
@@ -234,6 +240,10 @@ def stat_fields(row: Mapping[str, Any], pattern: re.Pattern[str]) -> Iterator[tu
             yield key, stat, metric
 
 
+@overload
+def to_ms(value: float, unit: str) -> float: ...
+@overload
+def to_ms(value: None, unit: str) -> None: ...
 def to_ms(value: float | None, unit: str) -> float | None:
     if value is None:
         return None

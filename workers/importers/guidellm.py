@@ -34,6 +34,7 @@ from workers.importers.common import (
     drop_none,
     expect_object,
     load_json,
+    object_at,
 )
 from workers.importers.derived import lengths_from_means
 from workers.importers.errors import ImportFailure
@@ -87,7 +88,7 @@ def _sniff(seen: Preview) -> bool:
         return False
     # 0.2/0.3 reports hold only `benchmarks`, 0.7 and later move `args` into `config`: they
     # are sniffed too, so that parse names the version it does not read.
-    metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+    metadata = object_at(row, "metadata")
     return (
         "args" in row
         or "guidellm_version" in metadata
@@ -144,7 +145,7 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             f"{where}: this looks like {older}, which we read as of guidellm 0.5 "
             "(benchmarks[].config.strategy); re-export it with guidellm 0.5 or later"
         )
-    metadata = report.get("metadata") if isinstance(report.get("metadata"), dict) else {}
+    metadata = object_at(report, "metadata")
     if metadata.get("version", REPORT_VERSION) != REPORT_VERSION:
         keys = ", ".join(sorted(report))
         raise ImportFailure(

@@ -60,11 +60,10 @@ def slo_cost_out(
 ) -> dict:
     """`readings`: both tok/s readings of a figure of unstated kind (tok_s_kind "unstated")."""
     result = cost.result
-    usd = (
-        tuple(sorted(usd_per_mtok(price.usd_per_gpu_hour, r) for r in readings))
-        if readings
-        else None
-    )
+    usd = None
+    if readings:
+        low, high = sorted(usd_per_mtok(price.usd_per_gpu_hour, r) for r in readings)
+        usd = (low, high)
     return {
         "meets": result.meets,
         "tok_per_s_per_gpu": result.tok_per_s_per_gpu,

@@ -233,7 +233,7 @@ def _shown(side: Side | None, basis: str) -> dict[str, Any]:
     one of unstated kind)."""
     point = side.point if side else None
     return {
-        "tput_per_gpu": side.tok_s_per_gpu if point else None,
+        "tput_per_gpu": side.tok_s_per_gpu if side and point else None,
         "tput_range": point.tok_s_range if point else None,
         "tput_kind": "unstated" if point and point.tok_s_range else basis,
     }
@@ -351,7 +351,7 @@ def _accuracy_deltas(deployments, org: Organization | None) -> list[fairness.Acc
                     candidate=stored[result["result_id"]],
                     margin_points=accuracy_selectors.DEFAULT_MARGIN_POINTS,
                 )
-                delta = fairness.paired_delta(
+                delta: fairness.AccuracyDelta | None = fairness.paired_delta(
                     view.comparison,
                     view.error,
                     task=result["task"],

@@ -82,7 +82,7 @@ def _like_for_like_evidence(org: Organization | None) -> list[dict[str, Any]]:
             org=org, model=model, scenario=scenario, skus=HEADLINE_SKUS
         )
         for pair in pairs:
-            question = {
+            question: dict[str, Any] = {
                 **DEFAULT_QUESTION,
                 "model": model,
                 "scenario": scenario,
