@@ -83,9 +83,7 @@ MIN_CLUSTER_SCORES = 5
 MIN_GROUPS = 3
 
 
-def balanced_quantile(
-    scored: Sequence[tuple[str, float]], coverage: float = COVERAGE
-) -> float:
+def balanced_quantile(scored: Sequence[tuple[str, float]], coverage: float = COVERAGE) -> float:
     """The weighted split-conformal quantile of (group, score) pairs, each group weighing
     the same: the smallest score whose weighted share of scores at or below it, with the new
     point's own weight (one point of a group of average size) counted at infinity, reaches

@@ -92,7 +92,9 @@ def prefill_matrix(setup: Setup, batch: np.ndarray) -> np.ndarray:
     """(len(batch), 3) seconds: one's own prefill, the batch's prefills waited for, overhead."""
     batch = np.asarray(batch, dtype=float)
     own = prefill_seconds(setup)
-    return np.column_stack([own * np.ones_like(batch), batch * own, STEP_OVERHEAD_UNIT_S + 0 * batch])
+    return np.column_stack(
+        [own * np.ones_like(batch), batch * own, STEP_OVERHEAD_UNIT_S + 0 * batch]
+    )
 
 
 def observation_matrices(

@@ -319,9 +319,7 @@ class Setup:
         return (*names, self.layout, self.shape)
 
     def terms(self, batch: float) -> Terms:
-        return roofline_terms(
-            self.arch, self.accel, self.precision, self.layout, self.shape, batch
-        )
+        return roofline_terms(self.arch, self.accel, self.precision, self.layout, self.shape, batch)
 
     def max_concurrency(self) -> float:
         return max_concurrency(self.arch, self.accel, self.precision, self.layout, self.shape)
@@ -341,6 +339,14 @@ class Observation:
     # TTFT includes waiting for a slot (more clients than the server runs at once): the
     # point's TTFT and throughput factor stay out of the fit, its TPOT is used
     ttft_queued: bool = False
+    # only its TPOT was stated (a published single stream): its TTFT and throughput (NaN)
+    # stay out of every fit, as a queued point's TTFT does
+    tpot_only: bool = False
+
+    @property
+    def timed(self) -> bool:
+        """Whether its TTFT and throughput are measurements a fit may use."""
+        return not (self.ttft_queued or self.tpot_only)
 
     @property
     def arch(self) -> Architecture:

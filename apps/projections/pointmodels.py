@@ -87,10 +87,14 @@ def fit_efficiency(
     skip_queued = not all(o.ttft_queued for o in observations)
     decode_rows, prefill_rows = features.observation_matrices(observations, terms)
     tpot = np.array([o.tpot_s for o in observations])
-    timed = np.array([not (o.ttft_queued and skip_queued) for o in observations])
+    timed = np.array(
+        [not o.tpot_only and not (o.ttft_queued and skip_queued) for o in observations]
+    )
     ttft = np.array([o.ttft_s for o in observations])[timed]
     ratios = [
-        math.log(o.tput_per_gpu / closed_loop_tput(o.concurrency, o.shape, o.layout, o.ttft_s, o.tpot_s))
+        math.log(
+            o.tput_per_gpu / closed_loop_tput(o.concurrency, o.shape, o.layout, o.ttft_s, o.tpot_s)
+        )
         for o, keep in zip(observations, timed, strict=True)
         if keep
     ]
@@ -208,7 +212,9 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("per-phase roofline", terms=PER_PHASE),
     Candidate("per-phase roofline + transfer", terms=PER_PHASE, transfer=NEAR),
     Candidate("per-phase roofline + transfer (month)", terms=PER_PHASE, transfer=MONTH),
-    Candidate("per-phase, engine-wide + transfer", terms=PER_PHASE, order="engine-wide", transfer=NEAR),
+    Candidate(
+        "per-phase, engine-wide + transfer", terms=PER_PHASE, order="engine-wide", transfer=NEAR
+    ),
 )
 BASELINE = CANDIDATES[0]
 
@@ -239,7 +245,9 @@ class Fitted:
             found = self._groups[key]
             if found is not None:
                 return Efficiency(**{**found.__dict__, "fallback": i > 0})
-        raise ValueError(f"fewer than {MIN_POINTS_PER_FIT} observations to calibrate {setup.engine}")
+        raise ValueError(
+            f"fewer than {MIN_POINTS_PER_FIT} observations to calibrate {setup.engine}"
+        )
 
     def roofline(
         self, setup: Setup, batch: np.ndarray
@@ -281,8 +289,8 @@ class Fitted:
             rows.append(
                 (
                     math.log(obs.tpot_s / tpot),
-                    math.nan if obs.ttft_queued else math.log(obs.ttft_s / ttft),
-                    math.log(obs.tput_per_gpu / tput),
+                    math.log(obs.ttft_s / ttft) if obs.timed else math.nan,
+                    math.nan if obs.tpot_only else math.log(obs.tput_per_gpu / tput),
                 )
             )
         return {
@@ -315,12 +323,10 @@ class Fitted:
             gap = np.log(batch)[:, None] - runs["log_concurrency"][None, :]
             weights = np.exp(-(gap**2) / (2 * t.log_concurrency**2))
             weights *= self.transfer_weights(setup, date)[None, :]
-            residuals = runs["residuals"]
-            timed = ~np.isnan(residuals[1])
-            total = weights.sum(axis=1) + t.shrink
-            moved = weights @ residuals[[0, 2]].T / total[:, None]
-            late = weights[:, timed] @ residuals[1, timed]
-            tpot = tpot * np.exp(moved[:, 0])
-            ttft = ttft * np.exp(late / (weights[:, timed].sum(axis=1) + t.shrink))
-            tput = tput * np.exp(moved[:, 1])
+            corrections = []
+            for residual in runs["residuals"]:  # TPOT, TTFT, throughput: each where measured
+                known = ~np.isnan(residual)
+                w = weights[:, known]
+                corrections.append(np.exp(w @ residual[known] / (w.sum(axis=1) + t.shrink)))
+            tpot, ttft, tput = tpot * corrections[0], ttft * corrections[1], tput * corrections[2]
         return Curve(batch, tpot, ttft, tput)
