@@ -102,7 +102,8 @@ def main() -> None:
     print(f"points used: {len(observations)}; left out: {skipped}")
     print_candidates(observations)
 
-    folds = nested.nested_leave_one_accelerator_out(observations)
+    evaluation = nested.evaluate(observations)
+    folds, cross, final = evaluation.folds, evaluation.cross, evaluation.final
     print("\nNested folds: the point model each chose, and its bands' width (hi/lo)")
     for f in folds:
         print(f"{f.sku:<8} {f.picked:<40} {_bands(f.selection)}")
@@ -110,20 +111,16 @@ def main() -> None:
         print(f"\nHeld out, nested, by {by}: total tok/s per GPU, abs. % error; 80% band")
         print_table(nested.nested_table(folds, by=by), by)
 
-    cross = nested.cross_vendor(observations)
     print("\nCross-vendor: chosen and calibrated on one vendor's accelerators only")
     for f in cross:
         print(f"\n{f.sku}: picked {f.picked}; {_bands(f.selection)}")
         print_table(nested.nested_table([f], by="sku"), "held out")
 
-    final = nested.final_selection(observations)
     print(f"\nOn every accelerator (what pages use): {final.picked.label}; {_bands(final)}")
     print("inner scores: " + ", ".join(f"{k} {v:.1f}" for k, v in final.scores.items()))
     if args.write:
         artifact = calibration.build(
-            folds,
-            final,
-            cross,
+            evaluation,
             data_through=reference.data_through(),
             used=len(observations),
             left_out=skipped,

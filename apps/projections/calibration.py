@@ -12,12 +12,11 @@ Reading and writing the file is apps/projections/reference.py's.
 """
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from apps.projections import conformal
-from apps.projections.nested import MATCHINGS, Fold, NestedRow, Selection, nested_table
+from apps.projections.nested import MATCHINGS, Evaluation, NestedRow, Selection, nested_table
 from apps.projections.pointmodels import CANDIDATES, Candidate
 
 VERSION = 2
@@ -70,9 +69,7 @@ def _selection(chosen: Selection) -> dict[str, Any]:
 
 
 def build(
-    folds: Sequence[Fold],
-    final: Selection,
-    cross: Sequence[Fold],
+    evaluation: Evaluation,
     *,
     data_through: str,
     used: int,
@@ -83,6 +80,7 @@ def build(
     pages use); per held-out accelerator, what its nested fold chose and made without it
     and how its points fared; the held-out summaries; the cross-vendor folds.
     Deterministic: the same inputs give the same file byte for byte."""
+    folds, final, cross = evaluation.folds, evaluation.final, evaluation.cross
     accelerators = {}
     for fold in folds:
         [row] = [r for r in nested_table([fold], by="sku") if r.group == fold.sku]
@@ -167,3 +165,33 @@ class Calibration:
         """How held-out points of a stratum fared (their share in band, the bands' width)."""
         [row] = [r for r in self.summary("stratum") if r.group == name]
         return row
+
+
+def differences(
+    shipped: Any, recomputed: Any, *, tolerance: float = 1e-3, path: str = ""
+) -> list[str]:
+    """Where two artifacts disagree: a number by more than `tolerance` of its size (or of 1,
+    whichever is larger: floating-point sums may differ in their last digits from one
+    machine to another), anything else not equal; each as its path in the file."""
+    if isinstance(shipped, dict) and isinstance(recomputed, dict):
+        found = [f"{path}/{k}: only in one" for k in shipped.keys() ^ recomputed.keys()]
+        for key in shipped.keys() & recomputed.keys():
+            found += differences(
+                shipped[key], recomputed[key], tolerance=tolerance, path=f"{path}/{key}"
+            )
+        return sorted(found)
+    if isinstance(shipped, list) and isinstance(recomputed, list):
+        if len(shipped) != len(recomputed):
+            return [f"{path}: {len(shipped)} entries, recomputed {len(recomputed)}"]
+        found = []
+        for i, (a, b) in enumerate(zip(shipped, recomputed, strict=True)):
+            found += differences(a, b, tolerance=tolerance, path=f"{path}/{i}")
+        return found
+    numbers = (int, float)
+    if isinstance(shipped, numbers) and isinstance(recomputed, numbers):
+        scale = max(1.0, abs(shipped), abs(recomputed))
+        if abs(shipped - recomputed) <= tolerance * scale:
+            return []
+    elif shipped == recomputed:
+        return []
+    return [f"{path}: shipped {shipped!r}, recomputed {recomputed!r}"]

@@ -339,14 +339,6 @@ class Observation:
     # TTFT includes waiting for a slot (more clients than the server runs at once): the
     # point's TTFT and throughput factor stay out of the fit, its TPOT is used
     ttft_queued: bool = False
-    # only its TPOT was stated (a published single stream): its TTFT and throughput (NaN)
-    # stay out of every fit, as a queued point's TTFT does
-    tpot_only: bool = False
-
-    @property
-    def timed(self) -> bool:
-        """Whether its TTFT and throughput are measurements a fit may use."""
-        return not (self.ttft_queued or self.tpot_only)
 
     @property
     def arch(self) -> Architecture:

@@ -208,6 +208,26 @@ def cross_vendor(
 
 
 @dataclass(frozen=True)
+class Evaluation:
+    """Everything the shipped calibration holds: the nested folds, the choice made on every
+    accelerator, and the cross-vendor folds."""
+
+    folds: list[Fold]
+    final: Selection
+    cross: list[Fold]
+
+
+def evaluate(
+    observations: Sequence[Observation], *, candidates: Sequence[Candidate] = CANDIDATES
+) -> Evaluation:
+    return Evaluation(
+        folds=nested_leave_one_accelerator_out(observations, candidates=candidates),
+        final=final_selection(observations, candidates=candidates),
+        cross=cross_vendor(observations, candidates=candidates),
+    )
+
+
+@dataclass(frozen=True)
 class NestedRow:
     group: str
     points: int

@@ -13,13 +13,14 @@ nested leave-one-accelerator-out, never by hand:
    of request lengths. "+anchor": TPOT times the geometric mean of measured / modelled TPOT
    of the same model on the calibration's accelerators (issue 44's anchor);
 3. transfer (optional): what the fitted roofline misses on measured runs (log residuals of
-   TPOT, TTFT and throughput) is carried to the setup projected by a kernel-weighted mean of
-   the residuals of the runs most like it: same family, else vendor, else any accelerator;
-   the same engine, precision, layout, shape and model; close in date (the engine's version)
-   and in concurrency; shrunk toward no correction where few runs are alike (Nadaraya-Watson
-   with a prior weight, `Transfer.shrink`). On a sibling accelerator run the same week with
-   the same configuration this is the sibling's measured curve scaled by the roofline's
-   ratio of the two datasheets; with no such run it fades to the roofline alone.
+   TPOT, TTFT and the throughput factor; throughput then follows from the closed loop) is
+   carried to the setup projected by a kernel-weighted mean of the residuals of the runs
+   most like it: same family, else vendor, else any accelerator; the same engine,
+   precision, layout, shape and model; close in date (the engine's version) and in
+   concurrency; shrunk toward no correction where few runs are alike (Nadaraya-Watson with
+   a prior weight, `Transfer.shrink`). On a sibling accelerator run the same week with the same
+   configuration this is the sibling's measured curve scaled by the roofline's ratio of the
+   two datasheets; with no such run it fades to the roofline alone.
 """
 
 import math
@@ -87,9 +88,7 @@ def fit_efficiency(
     skip_queued = not all(o.ttft_queued for o in observations)
     decode_rows, prefill_rows = features.observation_matrices(observations, terms)
     tpot = np.array([o.tpot_s for o in observations])
-    timed = np.array(
-        [not o.tpot_only and not (o.ttft_queued and skip_queued) for o in observations]
-    )
+    timed = np.array([not (o.ttft_queued and skip_queued) for o in observations])
     ttft = np.array([o.ttft_s for o in observations])[timed]
     ratios = [
         math.log(
@@ -157,12 +156,29 @@ class Curve:
 
     def distance(self, interactivity: float, tput: float) -> float:
         """How far the curve must be widened, along both axes at once, to hold the point:
-        the smallest over the curve of the larger axis' |log ratio| (Chebyshev in log space)."""
-        gaps = np.abs(
-            np.log(np.column_stack([self.interactivity, self.tput_per_gpu]))
-            - np.log([interactivity, tput])
-        )
-        return float(gaps.max(axis=1).min())
+        the smallest over the curve (the polyline through its points in log space) of the
+        larger axis' |log ratio| (Chebyshev distance in log space)."""
+        xy = np.log(np.column_stack([self.interactivity, self.tput_per_gpu]))
+        start = xy[:-1] - np.log([interactivity, tput])
+        step = xy[1:] - xy[:-1]
+        (x0, y0), (dx, dy) = start.T, step.T
+        # max(|x0 + t dx|, |y0 + t dy|) is convex in t: its least on [0, 1] is at an end,
+        # where one term is zero, or where the two are equal
+        with np.errstate(divide="ignore", invalid="ignore"):
+            candidates = [
+                np.zeros_like(x0),
+                np.ones_like(x0),
+                -x0 / dx,
+                -y0 / dy,
+                (y0 - x0) / (dx - dy),
+                -(y0 + x0) / (dx + dy),
+            ]
+        best = math.inf
+        for t in candidates:
+            t = np.clip(np.nan_to_num(t, nan=0.0, posinf=0.0, neginf=0.0), 0, 1)
+            gap = np.maximum(np.abs(x0 + t * dx), np.abs(y0 + t * dy))
+            best = min(best, float(gap.min()))
+        return best
 
 
 # What the transfer tells runs apart by (a setup's, or an observation's through its setup).
@@ -206,15 +222,13 @@ NEAR = Transfer(
 )  # fmt: skip
 MONTH = Transfer(**{**NEAR.__dict__, "days": 30, "shrink": 0.3})
 
-PER_PHASE = "per-phase +collectives"
+COLLECTIVES = "per-phase +collectives"
 CANDIDATES: tuple[Candidate, ...] = (
     Candidate("issue-44 roofline", terms="issue-44"),
-    Candidate("per-phase roofline", terms=PER_PHASE),
-    Candidate("per-phase roofline + transfer", terms=PER_PHASE, transfer=NEAR),
-    Candidate("per-phase roofline + transfer (month)", terms=PER_PHASE, transfer=MONTH),
-    Candidate(
-        "per-phase, engine-wide + transfer", terms=PER_PHASE, order="engine-wide", transfer=NEAR
-    ),
+    Candidate("per-phase roofline"),
+    Candidate("per-phase roofline + transfer", transfer=NEAR),
+    Candidate("per-phase roofline + transfer (month)", transfer=MONTH),
+    Candidate("per-phase +collectives + transfer", terms=COLLECTIVES, transfer=NEAR),
 )
 BASELINE = CANDIDATES[0]
 
@@ -275,7 +289,10 @@ class Fitted:
     @cached_property
     def _residuals(self) -> dict[str, np.ndarray]:
         """The calibration runs as the transfer reads them: what tells them apart, and
-        their log residuals (TPOT, TTFT, throughput) against the fitted roofline."""
+        their log residuals against the fitted roofline: of TPOT, of TTFT (a queued run's
+        TTFT is waiting, not prefill: none), and of the throughput factor (measured
+        throughput over the closed loop of its own measured TPOT and TTFT: the spread of
+        the benchmark's request lengths, not the roofline's miss)."""
         train = self.train
         decode, prefill = features.observation_matrices(train, self.candidate.terms)
         rows = []
@@ -283,16 +300,10 @@ class Fitted:
             eff = self.efficiency(obs.setup)
             tpot = float(dec @ np.array(eff.decode)) * self.anchors.get(obs.arch.name, 1.0)
             ttft = float(pre @ np.array(eff.prefill))
-            tput = eff.throughput_factor * closed_loop_tput(
-                obs.concurrency, obs.shape, obs.layout, ttft, tpot
-            )
-            rows.append(
-                (
-                    math.log(obs.tpot_s / tpot),
-                    math.log(obs.ttft_s / ttft) if obs.timed else math.nan,
-                    math.nan if obs.tpot_only else math.log(obs.tput_per_gpu / tput),
-                )
-            )
+            late = math.nan if obs.ttft_queued else math.log(obs.ttft_s / ttft)
+            loop = closed_loop_tput(obs.concurrency, obs.shape, obs.layout, obs.ttft_s, obs.tpot_s)
+            spread = math.log(obs.tput_per_gpu / (eff.throughput_factor * loop))
+            rows.append((math.log(obs.tpot_s / tpot), late, spread))
         return {
             "residuals": np.array(rows).T,
             **{name: np.array([value(o) for o in train]) for name, value in _ALIKE.items()},
@@ -316,7 +327,8 @@ class Fitted:
     def curve(self, setup: Setup, date: str = "", concurrencies: np.ndarray = GRID) -> Curve:
         """The projection of `setup` (as its engine ran on `date`) at each concurrency."""
         batch = np.asarray(concurrencies, dtype=float)
-        tpot, ttft, tput = self.roofline(setup, batch)
+        tpot, ttft, _ = self.roofline(setup, batch)
+        factor = self.efficiency(setup).throughput_factor * np.ones_like(batch)
         t = self.candidate.transfer
         if t is not None:
             runs = self._residuals
@@ -324,9 +336,14 @@ class Fitted:
             weights = np.exp(-(gap**2) / (2 * t.log_concurrency**2))
             weights *= self.transfer_weights(setup, date)[None, :]
             corrections = []
-            for residual in runs["residuals"]:  # TPOT, TTFT, throughput: each where measured
+            for residual in runs["residuals"]:  # TPOT, TTFT, spread: each where measured
                 known = ~np.isnan(residual)
                 w = weights[:, known]
                 corrections.append(np.exp(w @ residual[known] / (w.sum(axis=1) + t.shrink)))
-            tpot, ttft, tput = tpot * corrections[0], ttft * corrections[1], tput * corrections[2]
+            tpot, ttft, factor = (
+                tpot * corrections[0],
+                ttft * corrections[1],
+                factor * corrections[2],
+            )
+        tput = factor * closed_loop_tput(batch, setup.shape, setup.layout, ttft, tpot)
         return Curve(batch, tpot, ttft, tput)

@@ -17,7 +17,14 @@ import numpy as np
 
 from apps.charts import chart_figure, scatter
 from apps.projections import calibration, conformal, reference, validation
-from apps.projections.model import Architecture, Layout, Observation, Setup, Shape
+from apps.projections.model import (
+    Architecture,
+    Layout,
+    Observation,
+    Setup,
+    Shape,
+    closed_loop_tput,
+)
 from apps.projections.pointmodels import Fitted
 
 PROVENANCE = "projected"
@@ -97,72 +104,51 @@ REPLICAS = 2
 CONCURRENCIES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128]
 
 
-def published_observation(setup: Setup, single_stream_tok_s: float, date: str) -> Observation:
-    """A published single stream as a calibration point: only its TPOT is stated."""
-    return Observation(
-        setup=setup,
-        concurrency=1,
-        tpot_s=1 / single_stream_tok_s,
-        ttft_s=math.nan,
-        interactivity=single_stream_tok_s,
-        tput_per_gpu=math.nan,
-        date=date,
-        tpot_only=True,
-    )
-
-
 def projection_date(observations: tuple[Observation, ...]) -> str:
     """The projection is of the engines as they run now: the newest run's date."""
     return max(o.date for o in observations if o.date)
 
 
 @cache
-def fitted_point_model(
-    arch_name: str, single_stream_tok_s: float | None, shape: Shape
-) -> tuple[Fitted, tuple[Observation, ...]]:
-    """The shipped point model fitted on the shipped data, with the published single
-    stream of `arch_name` on MI355X among its points when given (read once per process)."""
+def fitted_point_model() -> tuple[Fitted, str]:
+    """The shipped point model fitted on the shipped data (once per process), and the date
+    its projections are of."""
     observations, _ = reference.calibration_set()
-    if single_stream_tok_s is not None:
-        arch = reference.architectures()[arch_name.lower()]
-        accel = reference.accelerators()[PUBLISHED_ACCELERATOR]
-        setup = Setup(arch, accel, ENGINE, PRECISION, LAYOUT, shape)
-        anchor = published_observation(setup, single_stream_tok_s, projection_date(observations))
-        observations = (*observations, anchor)
-    return shipped_calibration().picked.fit(observations), observations
+    return shipped_calibration().picked.fit(observations), projection_date(observations)
 
 
 def b200_projection(
     *, arch: Architecture, single_stream_tok_s: float, shape: Shape
 ) -> dict[str, Any]:
-    """`arch` on 8xB200 projected by the shipped point model, fitted on the shipped data
-    and the measured MI355X single stream of the same model, in the same layout."""
+    """`arch` on 8xB200 projected by the shipped point model, in the published MI355X
+    run's layout, scaled by how far the model is off that run's measured single stream
+    (the anchor, on time per token: what the calibration does not know about this model
+    and its engine settings, speculative decoding included), carried to B200."""
     accels = reference.accelerators()
-    fitted, observations = fitted_point_model(arch.name, single_stream_tok_s, shape)
-    bare, _ = fitted_point_model(arch.name, None, shape)
-    today = projection_date(observations)
+    fitted, today = fitted_point_model()
     setups = {
         sku: Setup(arch, accels[sku], ENGINE, PRECISION, LAYOUT, shape)
         for sku in (PUBLISHED_ACCELERATOR, PROJECTED_ACCELERATOR)
     }
-    one = np.array([1.0])
-    before = bare.curve(setups[PUBLISHED_ACCELERATOR], today, one).tpot_s[0]
+    single = fitted.curve(setups[PUBLISHED_ACCELERATOR], today, np.array([1.0]))
+    anchor = (1 / single_stream_tok_s) / float(single.tpot_s[0])
+    observations, _ = reference.calibration_set()
     kind = validation.stratum(setups[PROJECTED_ACCELERATOR], observations)
     checked = held_out_validation(kind)
     low, high = checked.band
+    output_share = shape.output_tokens / (shape.input_tokens + shape.output_tokens)
     series = {}
     for sku, setup in setups.items():
         limit = setup.max_concurrency()
-        levels_run = np.array([c for c in CONCURRENCIES if c <= limit], dtype=float)
-        drawn = fitted.curve(setup, today, levels_run)
-        points = list(
-            zip(drawn.concurrency, drawn.tpot_s, drawn.ttft_s, drawn.tput_per_gpu, strict=True)
-        )
+        drawn = fitted.curve(setup, today, np.array([c for c in CONCURRENCIES if c <= limit]))
+        factor = fitted.efficiency(setup).throughput_factor
+        tpots = drawn.tpot_s * anchor
+        tputs = factor * closed_loop_tput(drawn.concurrency, shape, LAYOUT, drawn.ttft_s, tpots)
+        points = list(zip(drawn.concurrency, tpots, drawn.ttft_s, tputs, strict=True))
         # (node concurrency, busy replicas, point): one stream keeps one replica busy and
         # the other idle, as the published single stream did; from two up, both serve.
         levels = [(1, 1, points[0])] if points else []
         levels += [(p[0] * REPLICAS, REPLICAS, p) for p in points]
-        output_share = shape.output_tokens / (shape.input_tokens + shape.output_tokens)
         efficiency = fitted.efficiency(setup)
         series[sku] = {
             "sku": sku,
@@ -171,13 +157,13 @@ def b200_projection(
             "max_concurrency": limit,
             "points": [
                 {
-                    "concurrency": node,
-                    "interactivity": 1 / tpot,
-                    "output_tput_per_gpu": tput * output_share * busy / REPLICAS,
-                    "tput_per_gpu": tput * busy / REPLICAS,
-                    "low": tput * output_share * busy / REPLICAS * low,
-                    "high": tput * output_share * busy / REPLICAS * high,
-                    "ttft_s": ttft,
+                    "concurrency": float(node),
+                    "interactivity": float(1 / tpot),
+                    "output_tput_per_gpu": float(tput * output_share * busy / REPLICAS),
+                    "tput_per_gpu": float(tput * busy / REPLICAS),
+                    "low": float(tput * output_share * busy / REPLICAS * low),
+                    "high": float(tput * output_share * busy / REPLICAS * high),
+                    "ttft_s": float(ttft),
                 }
                 for node, busy, (_, tpot, ttft, tput) in levels
             ],
@@ -185,8 +171,7 @@ def b200_projection(
     return {
         "provenance": PROVENANCE,
         "model": arch.name,
-        # the published single stream's TPOT over the model's before it was calibrated with it
-        "anchor": (1 / single_stream_tok_s) / before,
+        "anchor": anchor,
         "series": series,
         "band": checked.band,
         "validation": checked,
