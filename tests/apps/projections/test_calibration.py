@@ -105,3 +105,44 @@ def test_the_shipped_bands_cover_at_least_what_they_promise_held_out():
     for m in MATCHINGS:
         assert overall.in_band[m] >= shipped.coverage
         assert shipped.stratum("extrapolated").in_band[m] >= shipped.coverage
+
+
+def _doc_row(row: calibration.SummaryRow) -> str:
+    name = f"**{row.group}**" if row.group == "all" else row.group
+    cells = [name, str(row.points), str(row.unreached)]
+    for m in MATCHINGS:
+        cells += [
+            f"{row.median_ape[m]:.1f}%",
+            f"{row.p90_ape[m]:.1f}%",
+            f"{row.in_band[m]:.0%}",
+            f"×{row.width[m]:.2f}",
+        ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def test_the_methodology_page_quotes_the_shipped_calibration():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[3] / "docs" / "methodology.md").read_text()
+    flat = " ".join(text.split())
+    shipped = calibration.Calibration(reference.calibration_data())
+    for by in ("model", "stratum", "sku"):
+        for row in shipped.summary(by):
+            assert _doc_row(row) in text
+    final = shipped.data["final"]
+    assert "picks **the per-phase roofline with the transfer**" in flat
+    assert final["picked"] == "per-phase roofline + transfer"
+    widths = {m: {k: math.exp(2 * q) for k, q in final["q"][m].items()} for m in MATCHINGS}
+    i, c = widths["interactivity"], widths["concurrency"]
+    assert (
+        f"×{i['seen']:.2f} (seen) and ×{i['extrapolated']:.2f} (extrapolated) wide at matched "
+        f"interactivity, ×{c['seen']:.2f} and ×{c['extrapolated']:.2f} at matched concurrency"
+    ) in flat
+    for fold in shipped.data["cross_vendor"]:
+        row = fold["rows"][-1]
+        m = "interactivity"
+        assert (
+            f"| {fold['fold'].replace('->', '→')} | {fold['picked']} | {row['points']} | "
+            f"{row['unreached']} | {row['median_ape'][m]:.1f}% | {row['in_band'][m]:.0%} | "
+            f"×{row['width'][m]:.2f} |"
+        ) in text

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from apps.projections import conformal, nested, reference, validation
-from apps.projections.pointmodels import CANDIDATES, NEAR, Candidate
+from apps.projections.pointmodels import CANDIDATES
 
 
 def test_split_conformal_quantiles_give_the_promised_coverage_on_synthetic_errors():
@@ -74,10 +74,9 @@ def _small_shipped_set():
     return [o for found in per_sku.values() for o in found[:12]]
 
 
-SMALL_CANDIDATES = [
-    Candidate("issue-44", terms="issue-44"),
-    Candidate("transfer", terms="per-phase +collectives", transfer=NEAR),
-]
+# issue 44's roofline and the per-phase roofline with transfer
+SMALL_CANDIDATES = [CANDIDATES[0], CANDIDATES[2]]
+assert SMALL_CANDIDATES[1].transfer is not None
 
 
 def test_the_held_out_accelerator_enters_no_fit_choice_or_band_of_its_fold():

@@ -35,7 +35,11 @@ def test_the_glm_b200_projection_takes_the_extrapolated_band_from_the_artifact()
         assert p["low"] == pytest.approx(p["output_tput_per_gpu"] * math.exp(-q))
         assert p["high"] == pytest.approx(p["output_tput_per_gpu"] * math.exp(q))
     # what the page says of it: the stratum's held-out share inside, and the band's width
-    [row] = [r for r in reference.calibration_data()["held_out"]["stratum"] if r["group"] == "extrapolated"]
+    [row] = [
+        r
+        for r in reference.calibration_data()["held_out"]["stratum"]
+        if r["group"] == "extrapolated"
+    ]
     assert checked.covered == row["in_band"]["interactivity"]
     assert checked.covered_at_concurrency == row["in_band"]["concurrency"]
     assert checked.band_at_concurrency.width == pytest.approx(math.exp(2 * q))

@@ -23,7 +23,11 @@ def _publish(model: str, single_stream_tok_s: float = 150.0) -> None:
             "model": model,
             "accelerator": "MI355X",
             "gpus": 8,
-            "scenario": {"input_tokens": 20000, "output_tokens": 1000, "prefix_cache_hit_rate": 0.6},
+            "scenario": {
+                "input_tokens": 20000,
+                "output_tokens": 1000,
+                "prefix_cache_hit_rate": 0.6,
+            },
             "single_stream_tok_s": single_stream_tok_s,
         },
     )
