@@ -67,19 +67,20 @@ def decode_terms(setup: Setup, batch: np.ndarray) -> dict[str, np.ndarray]:
     kv = kv_bytes_per_gpu(arch, precision, layout, batch, setup.shape.mean_context)
     flops = accel.dense_flops(precision.compute)
     allreduces, alltoalls = collectives_per_step(arch, layout)
-    return {
-        "memory": (shared + routed) * weight_bytes / bandwidth * ones + kv / bandwidth,
-        "weights": shared * weight_bytes / bandwidth * ones,
-        "experts": routed * weight_bytes / bandwidth * ones,
+    terms = {
+        "memory": (shared + routed) * weight_bytes / bandwidth + kv / bandwidth,
+        "weights": shared * weight_bytes / bandwidth,
+        "experts": routed * weight_bytes / bandwidth,
         "kv": kv / bandwidth,
         "compute": decode_flops_per_gpu(arch, layout, batch, setup.shape.mean_context) / flops,
-        "allreduce": allreduce_bytes_per_gpu(arch, layout, batch) / link * ones,
-        "interconnect": collective_bytes_per_gpu(arch, layout, batch) / link * ones,
+        "allreduce": allreduce_bytes_per_gpu(arch, layout, batch) / link,
+        "interconnect": collective_bytes_per_gpu(arch, layout, batch) / link,
         "interference": batch * prefill_seconds(setup) / max(setup.shape.output_tokens, 1),
-        "overhead": STEP_OVERHEAD_UNIT_S * ones,
-        "allreduce_latency": allreduces * COLLECTIVE_LATENCY_UNIT_S * ones,
-        "alltoall_latency": alltoalls * COLLECTIVE_LATENCY_UNIT_S * ones,
+        "overhead": STEP_OVERHEAD_UNIT_S,
+        "allreduce_latency": allreduces * COLLECTIVE_LATENCY_UNIT_S,
+        "alltoall_latency": alltoalls * COLLECTIVE_LATENCY_UNIT_S,
     }
+    return {name: np.asarray(value, dtype=float) * ones for name, value in terms.items()}
 
 
 def decode_matrix(setup: Setup, batch: np.ndarray, terms: str) -> np.ndarray:

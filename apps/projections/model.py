@@ -24,6 +24,9 @@ import numpy as np
 # Headroom the engines keep out of HBM (activations, graphs, fragmentation): the KV cache
 # gets the rest. sglang's default mem_fraction_static is in this range.
 HBM_USABLE_FRACTION = 0.88
+# A concurrency, or an array of them: every term below is numpy-vectorised over the batch.
+Batch = float | np.ndarray
+
 # The fixed per-step cost enters the fit in milliseconds, and a collective's latency in
 # tens of microseconds, so their columns are of the same order as the others (the least
 # squares is then well conditioned).
@@ -149,7 +152,7 @@ class Shape:
 # --- roofline terms (each hand-checkable; tests/apps/projections/test_model.py) ---
 
 
-def experts_touched_fraction(arch: Architecture, batch: float) -> float:
+def experts_touched_fraction(arch: Architecture, batch: Batch) -> Batch:
     """Share of routed experts a step reads when `batch` tokens each pick k of E at random."""
     if not arch.is_moe:
         return 1.0
@@ -157,8 +160,8 @@ def experts_touched_fraction(arch: Architecture, batch: float) -> float:
 
 
 def weight_bytes_per_gpu(
-    arch: Architecture, precision: Precision, layout: Layout, batch: float
-) -> float:
+    arch: Architecture, precision: Precision, layout: Layout, batch: Batch
+) -> Batch:
     """Weight bytes one GPU reads in one decode step."""
     shared_split = 1 if layout.dp_attention else layout.tp
     shared = arch.always_read_params / shared_split
@@ -186,12 +189,12 @@ def kv_split(arch: Architecture, layout: Layout) -> int:
 
 
 def kv_bytes_per_gpu(
-    arch: Architecture, precision: Precision, layout: Layout, batch: float, context: float
-) -> float:
+    arch: Architecture, precision: Precision, layout: Layout, batch: Batch, context: float
+) -> Batch:
     return batch * kv_bytes_per_sequence(arch, precision, context) / kv_split(arch, layout)
 
 
-def decode_flops_per_gpu(arch: Architecture, layout: Layout, batch: float, context: float) -> float:
+def decode_flops_per_gpu(arch: Architecture, layout: Layout, batch: Batch, context: float) -> Batch:
     attended = min(context, arch.sparse_attention_top_k or context)
     matmul = 2 * arch.params_active_b * 1e9 * batch
     attention = 2 * arch.layers * arch.attention_heads * arch.attention_dims_per_head * attended
@@ -209,7 +212,7 @@ def prefill_flops_per_gpu(arch: Architecture, layout: Layout, shape: Shape) -> f
     return (matmul + attention * new) / layout.gpus
 
 
-def allreduce_bytes_per_gpu(arch: Architecture, layout: Layout, batch: float) -> float:
+def allreduce_bytes_per_gpu(arch: Architecture, layout: Layout, batch: Batch) -> Batch:
     """Ring all-reduce traffic of two BF16 activations per layer (attention and MLP)."""
     if layout.gpus <= 1:
         return 0.0
@@ -230,7 +233,7 @@ def collectives_per_step(arch: Architecture, layout: Layout) -> tuple[int, int]:
     return attention + mlp, (2 * arch.moe_layers if expert_parallel else 0)
 
 
-def collective_bytes_per_gpu(arch: Architecture, layout: Layout, batch: float) -> float:
+def collective_bytes_per_gpu(arch: Architecture, layout: Layout, batch: Batch) -> Batch:
     """Interconnect bytes one GPU moves in a decode step: ring all-reduces of the BF16
     activations (2 (G-1)/G of them each), and with expert parallelism each of its B/G
     tokens sent to its k experts in FP8 and returned in BF16 (3 bytes a value), the share
@@ -255,45 +258,7 @@ def max_concurrency(
     per_sequence = kv_bytes_per_sequence(
         arch, precision, shape.input_tokens + shape.output_tokens, stored=True
     ) / kv_split(arch, layout)
-    return max(free / per_sequence, 0.0)
-
-
-@dataclass(frozen=True)
-class Terms:
-    """The roofline's seconds for one decode step and one prefill, before efficiency."""
-
-    memory_s: float
-    compute_s: float
-    comm_s: float
-    prefill_s: float
-
-    def decode_features(self, batch: float, shape: Shape) -> list[float]:
-        interference = batch * self.prefill_s / max(shape.output_tokens, 1)
-        return [self.memory_s, self.compute_s, self.comm_s, interference, STEP_OVERHEAD_UNIT_S]
-
-    def prefill_features(self, batch: float) -> list[float]:
-        return [self.prefill_s, batch * self.prefill_s, STEP_OVERHEAD_UNIT_S]
-
-
-def roofline_terms(
-    arch: Architecture,
-    accel: Accelerator,
-    precision: Precision,
-    layout: Layout,
-    shape: Shape,
-    batch: float,
-) -> Terms:
-    context = shape.mean_context
-    read = weight_bytes_per_gpu(arch, precision, layout, batch) + kv_bytes_per_gpu(
-        arch, precision, layout, batch, context
-    )
-    flops = accel.dense_flops(precision.compute)
-    return Terms(
-        memory_s=read / (accel.hbm_tb_s * 1e12),
-        compute_s=decode_flops_per_gpu(arch, layout, batch, context) / flops,
-        comm_s=allreduce_bytes_per_gpu(arch, layout, batch) / (accel.interconnect_gb_s * 1e9),
-        prefill_s=prefill_flops_per_gpu(arch, layout, shape) / flops,
-    )
+    return max(float(free / per_sequence), 0.0)
 
 
 @dataclass(frozen=True)
@@ -317,9 +282,6 @@ class Setup:
         """Hashable (an accelerator's FLOP/s table is a dict)."""
         names = (self.arch.name, self.accel.sku, self.engine, self.precision_name)
         return (*names, self.layout, self.shape)
-
-    def terms(self, batch: float) -> Terms:
-        return roofline_terms(self.arch, self.accel, self.precision, self.layout, self.shape, batch)
 
     def max_concurrency(self) -> float:
         return max_concurrency(self.arch, self.accel, self.precision, self.layout, self.shape)
@@ -366,8 +328,8 @@ class Observation:
 
 
 def closed_loop_tput(
-    concurrency: float, shape: Shape, layout: Layout, ttft_s: float, tpot_s: float
-) -> float:
+    concurrency: Batch, shape: Shape, layout: Layout, ttft_s: Batch, tpot_s: Batch
+) -> Batch:
     """Total tok/s per GPU of `concurrency` sequences that each prefill, then decode."""
     e2el = ttft_s + shape.output_tokens * tpot_s
     return concurrency * (shape.input_tokens + shape.output_tokens) / e2el / layout.gpus

@@ -271,7 +271,7 @@ class Fitted:
         tpot = features.decode_matrix(setup, batch, self.candidate.terms) @ np.array(eff.decode)
         tpot = tpot * self.anchors.get(setup.arch.name, 1.0)
         ttft = features.prefill_matrix(setup, batch) @ np.array(eff.prefill)
-        tput = closed_loop_tput(batch, setup.shape, setup.layout, ttft, tpot)
+        tput = np.asarray(closed_loop_tput(batch, setup.shape, setup.layout, ttft, tpot))
         return tpot, ttft, eff.throughput_factor * tput
 
     @cached_property
@@ -345,5 +345,5 @@ class Fitted:
                 ttft * corrections[1],
                 factor * corrections[2],
             )
-        tput = factor * closed_loop_tput(batch, setup.shape, setup.layout, ttft, tpot)
+        tput = factor * np.asarray(closed_loop_tput(batch, setup.shape, setup.layout, ttft, tpot))
         return Curve(batch, tpot, ttft, tput)

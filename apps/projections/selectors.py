@@ -143,7 +143,8 @@ def b200_projection(
         drawn = fitted.curve(setup, today, np.array([c for c in CONCURRENCIES if c <= limit]))
         factor = fitted.efficiency(setup).throughput_factor
         tpots = drawn.tpot_s * anchor
-        tputs = factor * closed_loop_tput(drawn.concurrency, shape, LAYOUT, drawn.ttft_s, tpots)
+        loop = closed_loop_tput(drawn.concurrency, shape, LAYOUT, drawn.ttft_s, tpots)
+        tputs = factor * np.asarray(loop)
         points = list(zip(drawn.concurrency, tpots, drawn.ttft_s, tputs, strict=True))
         # (node concurrency, busy replicas, point): one stream keeps one replica busy and
         # the other idle, as the published single stream did; from two up, both serve.

@@ -82,8 +82,10 @@ def observations_from_inferencex(
 
 
 def _row_key(row: dict[str, Any]) -> tuple:
-    names = ("hardware", "framework", "model", "precision", "spec_method", "disagg")
-    names += ("decode_tp", "decode_ep", "decode_dp_attention", "isl", "osl", "conc", "date")
+    names = (
+        *("hardware", "framework", "model", "precision", "spec_method", "disagg"),
+        *("decode_tp", "decode_ep", "decode_dp_attention", "isl", "osl", "conc", "date"),
+    )
     return tuple(row.get(n) for n in names)
 
 

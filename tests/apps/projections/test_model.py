@@ -22,7 +22,6 @@ from apps.projections.model import (
     kv_bytes_per_gpu,
     max_concurrency,
     prefill_flops_per_gpu,
-    roofline_terms,
     weight_bytes_per_gpu,
 )
 from apps.projections.pointmodels import (
@@ -106,14 +105,19 @@ def test_a_dense_models_prefill_skips_the_cached_prefix():
 
 def test_the_roofline_terms_divide_by_the_datasheet():
     layout = Layout(gpus=4, tp=4)
-    shape = Shape(input_tokens=1000, output_tokens=0)
-    terms = roofline_terms(LLAMA_70B, CHIP, FP8, layout, shape, batch=10)
-    assert terms.memory_s == pytest.approx((17.5e9 + 327_680 * 1000 * 10 / 4) / 4e12)
-    assert terms.compute_s == pytest.approx(
+    setup = Setup(LLAMA_70B, CHIP, "e", "fp8", layout, Shape(input_tokens=1000, output_tokens=0))
+    terms = {k: float(v[0]) for k, v in features.decode_terms(setup, np.array([10.0])).items()}
+    assert terms["memory"] == pytest.approx((17.5e9 + 327_680 * 1000 * 10 / 4) / 4e12)
+    assert terms["compute"] == pytest.approx(
         decode_flops_per_gpu(LLAMA_70B, layout, 10, 1000) / 2e15
     )
     # ring all-reduce: 2 per layer x 10 x 8192 x 2 bytes x 2 x 3/4
-    assert terms.comm_s == pytest.approx(2 * 80 * 10 * 8192 * 2 * 1.5 / 500e9)
+    assert terms["allreduce"] == pytest.approx(2 * 80 * 10 * 8192 * 2 * 1.5 / 500e9)
+    # a dense model without expert parallelism: the per-phase interconnect term is the same
+    assert terms["interconnect"] == pytest.approx(terms["allreduce"])
+    assert collective_bytes_per_gpu(LLAMA_70B, layout, 10) == pytest.approx(
+        terms["allreduce"] * 500e9
+    )
 
 
 def test_a_moe_model_reads_more_experts_as_the_batch_grows():
