@@ -157,10 +157,16 @@ def _add_projected_claim(context: dict[str, Any], request: HttpRequest, page: Cl
     if not context["show_projected"] or page.errors or sides != ("MI355X", "B200"):
         return
     projection = projection_selectors.projection_for_shape(
-        input_tokens=None, output_tokens=None, cache_hit_rate=None
+        model=page.values.get("model") or None,
+        input_tokens=None,
+        output_tokens=None,
+        cache_hit_rate=None,
     )
-    ratio = projected_throughput_ratio(projection) if projection else None
-    if projection is None or ratio is None or page.price_a is None or page.price_b is None:
+    if isinstance(projection, projection_selectors.NoProjection):
+        context["no_projection"] = projection.reason
+        return
+    ratio = projected_throughput_ratio(projection)
+    if ratio is None or page.price_a is None or page.price_b is None:
         return
     context["projected_claim"] = {
         **ratio,
@@ -170,4 +176,6 @@ def _add_projected_claim(context: dict[str, Any], request: HttpRequest, page: Cl
             usd_per_gpu_hour_b=page.price_b.usd_per_gpu_hour,
         ),
         "median_ape": projection["validation"].median_ape,
+        "validation": projection["validation"],
+        "model": projection["model"],
     }

@@ -221,10 +221,14 @@ def _add_projected(
         return
     workload = inputs.workload
     projection = projection_selectors.projection_for_shape(
+        model=inputs.model or None,
         input_tokens=workload.input_tokens,
         output_tokens=workload.output_tokens,
         cache_hit_rate=workload.cache_hit_rate,
     )
+    if isinstance(projection, projection_selectors.NoProjection):
+        context["no_projection"] = projection.reason
+        return
     context["projection"] = projection
     if projection is not None:
         book = selectors.price_book(org=viewer_org(request))

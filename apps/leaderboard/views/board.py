@@ -202,8 +202,11 @@ def _add_projection(
     if not context["show_projected"]:
         return
     projection = projection_selectors.board_projection(model=board.model, scenario=page.scenario)
+    if isinstance(projection, projection_selectors.NoProjection):
+        context["no_projection"] = projection.reason
+        return
     context["projection"] = projection
-    if projection is None or context["y"] != "tput_per_gpu":
+    if context["y"] != "tput_per_gpu":
         return
     figure = context["pareto_interactivity"]
     if figure.pop("empty", None):  # nothing measured to draw: the projection alone, with axes

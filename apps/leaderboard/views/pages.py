@@ -61,7 +61,7 @@ def story_glm(request: HttpRequest) -> HttpResponse:
         y_title="tok/s per node (kind unstated)",
     )
     # B200 projected, never measured: drawn dashed with its held-out error band.
-    context["projection"] = projection_selectors.glm_story_context(
+    context["projection"] = projection_selectors.story_context(
         context["final"], context["b200"]["writeup"]
     )
     return render(request, "leaderboard/story.html", context)
