@@ -495,11 +495,14 @@ def build_document(
     accuracy: list[dict[str, Any]] | None = None,
     environment: dict[str, Any] | None = None,
     status: RunStatus | None = None,
+    stopped_early: str | None = None,
     index: int | None = None,
     where: str | None = None,
 ) -> ResultDocument:
     """The imported run's document. Its status, unless given, is what its points' request
-    counts say (workers.figures.run_status, the one rule for every importer)."""
+    counts say (workers.figures.run_status, the one rule for every importer); a file that
+    says its run was cancelled or stopped early gives the reason in its words
+    (`stopped_early`), and the run is partial."""
     where = where or job.main.name
     # Model, deployment and scenario are resolved before any is refused, so one refusal names
     # every missing fact and the user's retry is the last.
@@ -526,7 +529,9 @@ def build_document(
         "schema": SCHEMA_ID,
         "idempotency_key": job.idempotency_key(index),
         "provenance": "imported",
-        "status": status or run_status(p.get("requests") for p in points or []),
+        "status": status
+        or run_status((p.get("requests") for p in points or []), stopped_early=bool(stopped_early)),
+        "stopped_early": stopped_early,
         "source": {"tool": tool, "file_sha256": job.main.sha256, "file_name": job.main.name},
         "model": model,
         "deployment": deployment,
