@@ -28,6 +28,7 @@ FORMAT_MODULES = (
     "inferencex",
     "inferencex_agg",
     "inferencex_api",
+    "inferencex_runner",
     "llmperf",
     "lm_eval",
     "mlperf",
