@@ -3,6 +3,7 @@ files it added, merged into test_wild_corpus's tables (which keep the rest)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,44 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
                 "engine": {"name": "vllm"},
                 "quantization": {"weights": "FP4"},
             }
+        }
+    ),
+    # zhangxinyuehfad/vllm-benchmarks (a vllm-ascend fork): its nightly latency test runs
+    # meta-llama/Meta-Llama-3-8B-Instruct at TP1 with dummy weights on an Ascend NPU and
+    # benchmark_latency's default lengths (32 in, 128 out); the file states none of it.
+    "vllm-bench-latency/": Facts.model_validate(
+        {
+            "model": "meta-llama/Meta-Llama-3-8B-Instruct",
+            "deployment": {
+                "accelerator": "Ascend 910B",
+                "gpus": 1,
+                "quantization": {"weights": "BF16"},
+            },
+            "scenario": {"input_tokens": 32, "output_tokens": 128},
+        }
+    ),
+    # philschmid/llmperf-bench: TGI 2.0.1 on one 24 GB GPU (as for its llmperf-sweep files);
+    # the model is the file name's (its '/' written as '_'). GPU model and weights arbitrary.
+    "llmperf-condensed/llmperf-bench_tgi-2.0.1_meta-llama": Facts.model_validate(
+        {
+            "model": "meta-llama/Meta-Llama-3-8B-Instruct",
+            "deployment": {
+                "accelerator": "A10G",
+                "gpus": 1,
+                "engine": {"name": "text-generation-inference"},
+                "quantization": {"weights": "BF16"},
+            },
+        }
+    ),
+    "llmperf-condensed/llmperf-bench_tgi-2.0.1_mistralai": Facts.model_validate(
+        {
+            "model": "mistralai/Mistral-7B-Instruct-v0.2",
+            "deployment": {
+                "accelerator": "A10G",
+                "gpus": 1,
+                "engine": {"name": "tgi"},
+                "quantization": {"weights": "BF16"},
+            },
         }
     ),
 }
@@ -64,8 +103,47 @@ def check_inferencex_runner_result(docs: list[ResultDocument], raw: Any) -> None
     assert doc.status == "succeeded"
 
 
+def check_vllm_bench_latency(docs: list[ResultDocument], raw: Any) -> None:
+    # A latency-only run: the iterations' latencies, in ms, and nothing invented beside them.
+    [doc] = docs
+    [point] = doc.points
+    ms = [value * 1000 for value in raw["latencies"]]
+    e2el = point.latency_ms.e2el
+    assert math.isclose(e2el.mean, raw["avg_latency"] * 1000, rel_tol=1e-12)
+    for theirs, ours in (("50", "p50"), ("90", "p90"), ("99", "p99")):
+        assert math.isclose(getattr(e2el, ours), raw["percentiles"][theirs] * 1000, rel_tol=1e-12)
+    assert (e2el.min, e2el.max) == (min(ms), max(ms))
+    assert e2el.method.startswith("linear")
+    assert point.throughput.model_dump(exclude_none=True) == {}  # no throughput invented
+    assert point.requests is None and point.concurrency is None  # the file states neither
+    assert doc.deployment.engine.name == "vllm"  # the benchmark runs vLLM's own engine
+    assert doc.environment.extra["iterations"] == len(raw["latencies"])
+    assert doc.environment.extra["percentiles_as_written"] == raw["percentiles"]
+
+
+def check_llmperf_condensed(docs: list[ResultDocument], raw: Any) -> None:
+    # llmperf-bench's condensed sweep: one point per concurrency, its five figures each.
+    [doc] = docs
+    assert [p.concurrency for p in doc.points] == [int(k) for k in raw]
+    for point, (key, row) in zip(doc.points, raw.items(), strict=True):
+        assert point.concurrency == row["concurrency"]
+        assert point.latency_ms.ttft.mean == row["first-time-to-token_mean_in_ms"]
+        assert point.throughput.output_tok_s == row["throughput_token_per_s"]
+        assert point.requests is None  # the condensed form keeps no counts
+        aside = doc.environment.extra["inter_token_latency_mean_ms_by_concurrency"][key]
+        assert aside == {"latency_ms_per_token": row["latency_ms_per_token"]}
+        assert point.latency_ms.tpot is None  # llmperf's inter-token latency is not TPOT
+        assert (doc.scenario.input_tokens, doc.scenario.output_tokens) == (
+            row["input_token_length"],
+            row["output_token_length"],
+        )
+    assert doc.scenario.dataset == "sonnet"
+
+
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "inferencex-runner-result": check_inferencex_runner_result,
+    "vllm-bench-latency": check_vllm_bench_latency,
+    "llmperf-condensed": check_llmperf_condensed,
 }
 
 # Files refused on purpose: relative path -> words the message must contain.
