@@ -38,7 +38,7 @@ from workers.importers.registry import Format, Preview, register
 from workers.loadgen.metrics import distribution
 from workers.results import ResultDocument
 
-TOOL = "vLLM bench latency (--output-json)"
+TOOL = "vLLM benchmark_latency.py / vllm bench latency (--output-json, 2024-2026 layout)"
 KEYS = ("avg_latency", "latencies", "percentiles")
 PERCENTILES = ("10", "25", "50", "75", "90", "99")
 METHOD = "linear, over the file's per-iteration batch latencies"
