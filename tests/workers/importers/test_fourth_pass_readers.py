@@ -71,3 +71,32 @@ def test_a_runner_result_with_a_field_it_does_not_know_is_refused_by_name(tmp_pa
     path.write_text(json.dumps(raw))
     with pytest.raises(ImportFailure, match="metrics: unknown field.s. p90_ttft_ms"):
         import_file(path.read_bytes(), path.name)
+
+
+GUIDELLM_V2 = next((WILD / "guidellm").glob("inferboard-generated_*_concurrent-sweep_*.json"))
+
+
+def test_a_guidellm_v2_report_of_fixed_synthetic_lengths_states_them(tmp_path):
+    # The report's data source swapped for 0.8's synthetic_text as guidellm dumps it (every
+    # field present, the spreads None): fixed lengths are stated, not derived from means.
+    raw = json.loads(GUIDELLM_V2.read_text())
+    raw["config"]["spec"]["data"] = [
+        {
+            "kind": "synthetic_text",
+            "prompt_tokens": 67,
+            "output_tokens": 16,
+            "prompt_tokens_stdev": None,
+            "output_tokens_stdev": None,
+            "turns": 1,
+        }  # fmt: skip
+    ]
+    path = tmp_path / GUIDELLM_V2.name
+    path.write_text(json.dumps(raw))
+    [doc] = import_file(path.read_bytes(), path.name, facts=FACTS)
+    assert (doc.scenario.input_tokens, doc.scenario.output_tokens) == (67, 16)
+    assert doc.scenario.length_spread == 0.0
+    assert "scenario_lengths" not in doc.environment.extra
+    raw["config"]["spec"]["data"][0]["prompt_tokens_stdev"] = 8  # a spread: not fixed
+    path.write_text(json.dumps(raw))
+    [spread] = import_file(path.read_bytes(), path.name, facts=FACTS)
+    assert spread.environment.extra["scenario_lengths"]["derived"]

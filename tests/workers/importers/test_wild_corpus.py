@@ -988,7 +988,11 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "llmperf-responses": check_llmperf_responses,
     "llmperf-sweep": check_llmperf_sweep,
     "genai-perf": check_genai_perf,
-    "guidellm": check_guidellm,
+    "guidellm": lambda docs, raw: (
+        wild_fourth.check_guidellm_v2(docs, raw)
+        if raw["metadata"]["version"] == 2
+        else check_guidellm(docs, raw)
+    ),
     "vllm-bench-serve": check_vllm_bench_serve,
     "vllm-benchmark-serving": check_vllm_benchmark_serving,
     "lm-eval": check_lm_eval,

@@ -65,6 +65,18 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
             },
         }
     ),
+    # Reports guidellm 0.8.1 wrote here against the repository's own streaming test server
+    # (workers/testing/fault_server.py, a test double): the "hardware" is this machine's CPU.
+    "guidellm/inferboard-generated": Facts.model_validate(
+        {
+            "deployment": {
+                "accelerator": "CPU",
+                "gpus": 1,
+                "engine": {"name": "inferboard-fault-server"},
+                "quantization": {"weights": "F16"},
+            }
+        }
+    ),
 }
 
 RUNNER_LATENCY = {f"{stat}_{metric}_ms": (metric, slot)
@@ -138,6 +150,39 @@ def check_llmperf_condensed(docs: list[ResultDocument], raw: Any) -> None:
             row["output_token_length"],
         )
     assert doc.scenario.dataset == "sonnet"
+
+
+def check_guidellm_v2(docs: list[ResultDocument], raw: Any) -> None:
+    # Report version 2: arguments under config.spec, each benchmark as in 0.5.
+    [doc] = docs
+    assert raw["metadata"]["version"] == 2
+    assert doc.model.name == raw["config"]["spec"]["backend"]["model"]
+    assert doc.environment.extra["target"] == raw["config"]["spec"]["backend"]["target"]
+    assert len(doc.points) == len(raw["benchmarks"])
+    for point, bench in zip(doc.points, raw["benchmarks"], strict=True):
+        metrics = {name: (m or {}).get("successful") for name, m in bench["metrics"].items()}
+        totals, strategy = bench["metrics"]["request_totals"], bench["config"]["strategy"]
+        assert point.label == strategy["type_"]
+        if strategy["type_"] == "constant":
+            assert (point.request_rate, point.concurrency) == (strategy["rate"], None)
+        else:
+            assert (point.concurrency, point.request_rate) == (strategy["streams"], None)
+        assert point.window_s == bench["duration"]
+        assert (point.requests.succeeded, point.requests.failed) == (
+            totals["successful"],
+            totals["errored"] + totals["incomplete"],
+        )
+        assert point.throughput.requests_per_s == metrics["requests_per_second"]["mean"]
+        assert point.throughput.output_tok_s == metrics["output_tokens_per_second"]["mean"]
+        ttft = metrics["time_to_first_token_ms"]
+        assert (point.latency_ms.ttft.p50, point.latency_ms.ttft.p99) == (
+            ttft["percentiles"]["p50"],
+            ttft["percentiles"]["p99"],
+        )
+        assert point.latency_ms.e2el.p99 == metrics["request_latency"]["percentiles"]["p99"] * 1000
+        assert point.latency_ms.tpot is None  # token-weighted in guidellm: kept aside
+    failed = sum(b["metrics"]["request_totals"]["errored"] for b in raw["benchmarks"])
+    assert doc.status == ("partial" if failed else "succeeded")
 
 
 CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
