@@ -193,6 +193,12 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
 
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
+    # InferenceX-app's TPU manual sweep: its rows' tp counts TensorCores, not chips.
+    "inferencex-manual-sweep/InferenceX-app_tpu-manual-sweep.json": (
+        "an InferenceX-app manual sweep",
+        "recognised but not read",
+        "TensorCores, not chips",
+    ),
     # aiperf cancelled the run before any of its 32 requests succeeded.
     "aiperf/agentic_kimik2.5_tp8_conc32_offloadlmcache_fp4_vllm_tp8-ep1-dpafalse_disagg-false"
     "_spec-none_conc32_b200-dgxc_05_profile_export_aiperf.json": (
