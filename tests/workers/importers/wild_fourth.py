@@ -13,70 +13,46 @@ from workers.results import ResultDocument
 # Words that say a refusal is by name, besides the format's: the file holds nothing to import.
 NOTHING_MEASURED = "holds no measurement"
 
+
+def _given(accelerator: str, gpus: int, engine: str | None, weights: str, **more: Any) -> Facts:
+    deployment: dict[str, Any] = {
+        "accelerator": accelerator,
+        "gpus": gpus,
+        "quantization": {"weights": weights},
+    }
+    if engine:
+        deployment["engine"] = {"name": engine}
+    return Facts.model_validate({"deployment": deployment, **more})
+
+
 # Facts a file cannot state, by file-name prefix; matched before test_wild_corpus's own.
 FACTS_BY_PREFIX: dict[str, Facts] = {
     # ajith-sirra-amd/InferenceMAX_Rocm_Team's 0603_sa agentic runs of Kimi-K2.5 on B200: the
     # run folder names TP8, vLLM, FP4 weights and a b200-dgxc runner.
-    "aiperf/agentic_kimik2.5_tp8": Facts.model_validate(
-        {
-            "deployment": {
-                "accelerator": "B200",
-                "gpus": 8,
-                "engine": {"name": "vllm"},
-                "quantization": {"weights": "FP4"},
-            }
-        }
-    ),
+    "aiperf/agentic_kimik2.5_tp8": _given("B200", 8, "vllm", "FP4"),
     # zhangxinyuehfad/vllm-benchmarks (a vllm-ascend fork): its nightly latency test runs
     # meta-llama/Meta-Llama-3-8B-Instruct at TP1 with dummy weights on an Ascend NPU and
     # benchmark_latency's default lengths (32 in, 128 out); the file states none of it.
-    "vllm-bench-latency/": Facts.model_validate(
-        {
-            "model": "meta-llama/Meta-Llama-3-8B-Instruct",
-            "deployment": {
-                "accelerator": "Ascend 910B",
-                "gpus": 1,
-                "quantization": {"weights": "BF16"},
-            },
-            "scenario": {"input_tokens": 32, "output_tokens": 128},
-        }
+    "vllm-bench-latency/": _given(
+        "Ascend 910B",
+        1,
+        None,  # the file's own: vLLM
+        "BF16",
+        model="meta-llama/Meta-Llama-3-8B-Instruct",
+        scenario={"input_tokens": 32, "output_tokens": 128},
     ),
     # philschmid/llmperf-bench: TGI 2.0.1 on one 24 GB GPU (as for its llmperf-sweep files);
-    # the model is the file name's (its '/' written as '_'). GPU model and weights arbitrary.
-    "llmperf-condensed/llmperf-bench_tgi-2.0.1_meta-llama": Facts.model_validate(
-        {
-            "model": "meta-llama/Meta-Llama-3-8B-Instruct",
-            "deployment": {
-                "accelerator": "A10G",
-                "gpus": 1,
-                "engine": {"name": "text-generation-inference"},
-                "quantization": {"weights": "BF16"},
-            },
-        }
+    # the model is the file name's (its '/' written as '_'). GPU model and weights arbitrary;
+    # TGI in two of its spellings, which name one engine.
+    "llmperf-condensed/llmperf-bench_tgi-2.0.1_meta-llama": _given(
+        "A10G", 1, "text-generation-inference", "BF16", model="meta-llama/Meta-Llama-3-8B-Instruct"
     ),
-    "llmperf-condensed/llmperf-bench_tgi-2.0.1_mistralai": Facts.model_validate(
-        {
-            "model": "mistralai/Mistral-7B-Instruct-v0.2",
-            "deployment": {
-                "accelerator": "A10G",
-                "gpus": 1,
-                "engine": {"name": "tgi"},
-                "quantization": {"weights": "BF16"},
-            },
-        }
+    "llmperf-condensed/llmperf-bench_tgi-2.0.1_mistralai": _given(
+        "A10G", 1, "tgi", "BF16", model="mistralai/Mistral-7B-Instruct-v0.2"
     ),
     # Reports guidellm 0.8.1 wrote here against the repository's own streaming test server
     # (workers/testing/fault_server.py, a test double): the "hardware" is this machine's CPU.
-    "guidellm/inferboard-generated": Facts.model_validate(
-        {
-            "deployment": {
-                "accelerator": "CPU",
-                "gpus": 1,
-                "engine": {"name": "inferboard-fault-server"},
-                "quantization": {"weights": "F16"},
-            }
-        }
-    ),
+    "guidellm/inferboard-generated": _given("CPU", 1, "inferboard-fault-server", "F16"),
 }
 
 RUNNER_LATENCY = {f"{stat}_{metric}_ms": (metric, slot)
