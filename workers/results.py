@@ -39,7 +39,7 @@ from workers.result_fields import (
 
 SCHEMA_ID: Final = "inferboard.run/v1"
 # v1 grows by optional fields only; a document says the revision whose fields it uses.
-SCHEMA_REVISION = 2
+SCHEMA_REVISION = 3
 
 
 class Distribution(StrictModel):
@@ -332,7 +332,7 @@ class ResultDocument(StrictModel):
         le=SCHEMA_REVISION,
         description="additive revisions of v1; absent: 1. 2 adds scenario.sessions, "
         "scenario.trace, point.turns, point.sessions, point.server and records' "
-        "session/turn",
+        "session/turn; 3 adds stopped_early",
     )
     idempotency_key: str = Field(
         min_length=8,
@@ -342,6 +342,14 @@ class ResultDocument(StrictModel):
     )
     provenance: Provenance
     status: Literal["succeeded", "failed", "partial"] = "succeeded"
+    stopped_early: str | None = Field(
+        None,
+        min_length=1,
+        max_length=500,
+        description="revision 3: why the run ended before its planned end (cancelled, "
+        "interrupted), in its source's words; its points hold what it measured until then, "
+        "its status is partial (failed when nothing succeeded), and it never ranks by default",
+    )
     source: Source | None = None
     model: ModelInfo
     deployment: Deployment
@@ -364,6 +372,9 @@ class ResultDocument(StrictModel):
             raise ValueError("a run needs at least one point or one accuracy result")
         if self.points and self.scenario is None:
             raise ValueError("points need a scenario")
+        if self.stopped_early and self.status == "succeeded":
+            # It measured part of what it set out to: never stored as a whole run.
+            raise ValueError("a run that stopped early is partial, or failed, not succeeded")
         return self
 
     @classmethod

@@ -154,6 +154,7 @@ def rule_input(
         reference=reference or {},
         origin=run.origin,
         image=stated_image(run.document),
+        stopped_early=(run.document or {}).get("stopped_early"),
     )
 
 
