@@ -139,6 +139,7 @@ INSTALLED_APPS = [
     "apps.jobs",
     "apps.leaderboard",
     "apps.regressions",
+    "apps.claims",
     "apps.trust",
     # Sign-in: email + password, email verification, password reset (apps.accounts owns it).
     "allauth",

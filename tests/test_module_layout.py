@@ -80,6 +80,7 @@ LAYERS = [
     "projections",
     "costs",
     "regressions",
+    "claims",
     "leaderboard",
     "jobs",
     "api",

@@ -8,7 +8,13 @@ from ninja import Query, Router, Status
 from apps.accounts.auth import optional_org
 from apps.api_errors import Errors, error_body
 from apps.costs import selectors
-from apps.costs.api.common import price_out, request_price, side_prices, slo_cost_out
+from apps.costs.api.common import (
+    price_out,
+    request_book,
+    request_price,
+    side_prices,
+    slo_cost_out,
+)
 from apps.costs.api.schemas import CompareOut, CompareQuery, RunSloQuery, SloCostOut
 from apps.costs.claims import compare_runs
 from apps.costs.forms import ProcurementQuery
@@ -64,7 +70,7 @@ def procurement_table(request: HttpRequest):
     sell_*_usd_per_mtok token prices) and returns its rows, cheapest per month first, each
     with the price it used. The token's organization's active price profile applies."""
     org = optional_org(request)
-    book = selectors.price_book(org=org)
+    book = request_book(request)
     # The token's organization's active price profile applies, as on every page.
     profiled = with_profile_prices(request.GET, org)
     params = profiled.params

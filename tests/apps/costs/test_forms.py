@@ -8,7 +8,7 @@ from django.http import QueryDict
 
 from apps.costs.forms import ClaimQuery, ProcurementQuery
 from apps.costs.formulas import TokenKind
-from apps.costs.reference import REFERENCE_PRICES
+from tests.apps.costs.books import AUGUST_2025
 
 
 def problems(params: dict[str, str], book=None) -> list[tuple[str, str]]:
@@ -16,7 +16,7 @@ def problems(params: dict[str, str], book=None) -> list[tuple[str, str]]:
 
 
 def claim(query: str = "", own_prices=None) -> ClaimQuery:
-    return ClaimQuery(QueryDict(query), book=REFERENCE_PRICES, own_prices=own_prices or {})
+    return ClaimQuery(QueryDict(query), book=AUGUST_2025, own_prices=own_prices or {})
 
 
 def claim_problems(query: str, own_prices=None) -> list[tuple[str, str]]:
