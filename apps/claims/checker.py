@@ -20,7 +20,8 @@ SEED_CLAIM = "wafer-glm52-half-cost"
 
 
 @cache
-def _shipped() -> dict[str, dict[str, Any]]:
+def shipped_claims() -> dict[str, dict[str, Any]]:
+    """The shipped ledger file's claims by slug (what `loadreference` stores)."""
     return {entry["slug"]: entry for entry in json.loads(CLAIMS_FILE.read_text())["claims"]}
 
 
@@ -43,15 +44,18 @@ def _entry(claim: PublishedClaim) -> dict[str, Any]:
 def ledger_claims() -> list[dict[str, Any]]:
     """The cost claims the checker offers (a throughput claim names no cost to check)."""
     stored = [_entry(c) for c in PublishedClaim.objects.all()]
-    return [c for c in stored or list(_shipped().values()) if c["kind"] == "cost"]
+    return [c for c in stored or list(shipped_claims().values()) if c["kind"] == "cost"]
 
 
 def claim_fields(slug: str) -> dict[str, str]:
     """The checker's fields for a ledger claim: its figures, sides, basis tier, the prices of
     its own date, and its workload as the stored runs' question; {} for no such cost claim."""
     claim = next((c for c in ledger_claims() if c["slug"] == slug), None)
-    if claim is None:
-        return {}
+    return fields_of(claim) if claim is not None else {}
+
+
+def fields_of(claim: dict[str, Any]) -> dict[str, str]:
+    """A ledger claim (as `ledger_claims` lists it) as the checker's fields."""
     work, tier = claim["workload"], claim["basis"].get("tier") or DEFAULT_TIER
     floor = work.get("interactivity_min")
     return {
