@@ -27,7 +27,7 @@ from apps.projections import selectors as projection_selectors
 def story_glm(request: HttpRequest) -> HttpResponse:
     figures = {f.key: f for f in PublishedFigure.objects.all()}
     # The seed's claim as the ledger stores and checks it: one verdict per reference tier of
-    # the newest price set, the checker's and the ledger's own (apps/claims).
+    # the set of its date and of the newest, the checker's and the ledger's own (apps/claims).
     seed = ledger_claim_row(SEED_CLAIM)
     try:
         if seed is None:
@@ -35,7 +35,7 @@ def story_glm(request: HttpRequest) -> HttpResponse:
         reckoning = reckon(ledger_claim(seed), price_sets())
         context = story.glm_story(
             figures={k: f.payload for k, f in figures.items()},
-            verdicts=reckoning.tiers_now,
+            verdicts=(*reckoning.tiers_then, *reckoning.tiers_now),
             throughput_ratio=seed.throughput_ratio,
             claimed_cost_ratio=seed.claimed_ratio,
         )
