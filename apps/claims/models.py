@@ -9,7 +9,7 @@ stored is its last standing, so the next evaluation can see a flip, and the flip
 from django.db import models
 
 from apps.costs.claims import Comparison
-from apps.regressions.models import Subscription
+from apps.regressions.models import Recipient
 
 
 class PublishedClaim(models.Model):
@@ -87,28 +87,14 @@ class ClaimFlip(models.Model):
         return f"{self.claim_id} flipped at {self.at:%Y-%m-%d}"
 
 
-class ClaimSubscription(models.Model):
+class ClaimSubscription(Recipient):
     """An organization told when a claim flips (any claim, or one): by webhook, Slack or
     email, delivered as regression alerts are (apps/regressions/services.send)."""
-
-    Channel = Subscription.Channel
 
     org = models.ForeignKey(
         "accounts.Organization", on_delete=models.CASCADE, related_name="claim_subscriptions"
     )
-    name = models.CharField(max_length=200, blank=True)
-    channel = models.CharField(max_length=10, choices=Subscription.Channel.choices)
-    target = models.CharField(max_length=2000, help_text="URL, or email address(es)")
-    secret = models.CharField(max_length=200, blank=True, help_text="webhook signing key")
     claim = models.ForeignKey(PublishedClaim, null=True, blank=True, on_delete=models.CASCADE)
-    active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["org", "id"]
-
-    def __str__(self) -> str:
-        return f"{self.org} {self.channel} → {self.target}"
 
 
 class ClaimAlert(models.Model):

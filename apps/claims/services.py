@@ -14,7 +14,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
@@ -29,7 +28,6 @@ from apps.claims.models import (
 )
 from apps.claims.selectors import LedgerEntry, ledger_entries
 from apps.costs.reference import PriceSet, price_sets
-from apps.regressions import webhooks
 from apps.regressions.services import backoff, send
 from apps.runs.models import Run
 
@@ -195,19 +193,13 @@ def claim_alerts_deliver(*, now: datetime | None = None) -> int:
     due = ClaimAlert.objects.filter(status=ClaimAlert.Status.PENDING, next_attempt_at__lte=now)
     for alert in due.select_related("subscription", "flip__claim"):
         flip = alert.flip
-        try:
-            ok, code, error = send(
-                alert.subscription,
-                subject=f"[inferboard] claim {flip.claim.slug}: its verdict changed",
-                text=flip.summary,
-                payload=flip_payload(flip),
-                delivery=f"claim-{alert.pk}-{alert.attempts + 1}",
-            )
-        except webhooks.TargetRefused as exc:
-            ok, code, error = False, None, str(exc)[:1000]
-        except (httpx.HTTPError, OSError) as exc:
-            # The kind of failure only: an exception's text can quote what the receiver sent.
-            ok, code, error = False, None, type(exc).__name__
+        ok, code, error = send(
+            alert.subscription,
+            subject=f"[inferboard] claim {flip.claim.slug}: its verdict changed",
+            text=flip.summary,
+            payload=flip_payload(flip),
+            delivery=f"claim-{alert.pk}-{alert.attempts + 1}",
+        )
         alert.attempts += 1
         alert.status_code, alert.error = code, error
         if ok:

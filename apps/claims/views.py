@@ -7,26 +7,15 @@ from __future__ import annotations
 
 import secrets
 
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from apps.accounts.models import Organization, Role
-from apps.accounts.scoping import current_org, require_role, viewer_org
+from apps.accounts.models import Role
+from apps.accounts.scoping import org_with_role, viewer_org
 from apps.claims.forms import ClaimSubscriptionForm
 from apps.claims.models import ClaimSubscription
 from apps.claims.selectors import ledger_entries
 from apps.costs.prices import asked_price_set
-
-
-def _member_org(request: HttpRequest, role: str) -> Organization | None:
-    """The visitor's organization where they hold `role` there (apps.accounts.scoping)."""
-    org = current_org(request)
-    try:
-        require_role(org, request.user, role)
-    except PermissionDenied:
-        return None
-    return org
 
 
 def ledger(request: HttpRequest) -> HttpResponse:
@@ -46,10 +35,10 @@ def ledger(request: HttpRequest) -> HttpResponse:
 def subscriptions(request: HttpRequest) -> HttpResponse:
     """An organization's subscriptions to claim flips (admins add and remove them), with each
     one's alerts."""
-    org = _member_org(request, Role.VIEWER)
+    org = org_with_role(request, Role.VIEWER)
     if org is None:
         return HttpResponse("Sign in to see your organization's claim alerts.", status=403)
-    may_edit = _member_org(request, Role.ADMIN) is not None
+    may_edit = org_with_role(request, Role.ADMIN) is not None
     form = ClaimSubscriptionForm(org=org)
     status, created_secret = 200, ""
     if request.method == "POST":

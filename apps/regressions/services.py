@@ -409,7 +409,20 @@ def send(
 ) -> tuple[bool, int | None, str]:
     """One attempt to deliver an alert: email, a Slack-compatible {"text"} or a signed JSON
     webhook (webhooks.post: checked address, one deadline). The one delivery every
-    subscription uses (regressions and the claims ledger); returns (ok, status, error)."""
+    subscription uses (regressions and the claims ledger); returns (ok, status, error), a
+    failure never raised."""
+    try:
+        return _deliver(to, subject=subject, text=text, payload=payload, delivery=delivery)
+    except webhooks.TargetRefused as exc:
+        return False, None, str(exc)[:1000]
+    except (httpx.HTTPError, OSError) as exc:
+        # The kind of failure only: an exception's text can quote what the receiver sent.
+        return False, None, type(exc).__name__
+
+
+def _deliver(
+    to: Recipient, *, subject: str, text: str, payload: dict[str, Any], delivery: str
+) -> tuple[bool, int | None, str]:
     if to.channel == Subscription.Channel.EMAIL:
         recipients = [a.strip() for a in to.target.split(",") if a.strip()]
         send_mail(subject=subject, message=text, from_email=None, recipient_list=recipients)
@@ -462,13 +475,7 @@ def alerts_deliver(*, now: datetime | None = None) -> int:
             alert.status = Alert.Status.ACKNOWLEDGED
             alert.save(update_fields=["status"])
             continue
-        try:
-            ok, code, error = _send(alert)
-        except webhooks.TargetRefused as exc:
-            ok, code, error = False, None, str(exc)[:1000]
-        except (httpx.HTTPError, OSError) as exc:
-            # The kind of failure only: an exception's text can quote what the receiver sent.
-            ok, code, error = False, None, type(exc).__name__
+        ok, code, error = _send(alert)
         alert.attempts += 1
         Delivery.objects.create(
             alert=alert, attempt=alert.attempts, ok=ok, status_code=code, error=error
