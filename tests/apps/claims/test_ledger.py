@@ -152,3 +152,36 @@ def test_a_new_run_that_flips_a_claim_on_the_stored_runs_is_told_once(org):
     assert flip.after["runs"] == [mi355x.pk, faster.pk]
     assert "on the stored runs it holds before and does not hold now" in flip.summary
     assert len(receiver.received) == 1
+
+
+def test_the_ledger_page_shows_each_claim_then_and_now(client):
+    claims_load()
+    page = client.get("/claims/").content.decode()
+    seed = page.split('id="row-wafer-glm52-half-cost"')[1].split("</tr>")[0]
+    assert "0.949×: does not hold" in seed and "1.084×: does not hold" in seed
+    assert "never held" in seed
+    glm5 = page.split(f'id="row-{GLM5}"')[1].split("</tr>")[0]
+    assert "0.709×: holds" in glm5 and "2026-07-31" in glm5
+    assert 'class="price-set-name">semianalysis-2026-07-rental<' in page
+    earlier = client.get("/claims/?prices_as_of=2026-06-01").content.decode()
+    assert 'class="price-set-name">semianalysis-2025-08<' in earlier
+
+
+def test_an_admin_subscribes_and_others_may_not(client, org, person, settings):
+    claims_load()
+    assert client.get("/claims/subscriptions/").status_code == 403
+    client.force_login(person(org, role="viewer"))
+    refused = client.post("/claims/subscriptions/", {"channel": "webhook", "target": "x"})
+    assert refused.status_code == 403
+    client.force_login(person(org, role="admin"))
+    bad = client.post(
+        "/claims/subscriptions/", {"channel": "webhook", "target": "ftp://example.com/x"}
+    )
+    assert bad.status_code == 400 and "http(s) URL" in bad.content.decode()
+    made = client.post(
+        "/claims/subscriptions/",
+        {"channel": "webhook", "target": "http://127.0.0.1:9/hook", "claim": ""},
+    )
+    assert made.status_code == 200 and 'id="new-secret"' in made.content.decode()
+    subscription = ClaimSubscription.objects.get(org=org)
+    assert subscription.claim is None and len(subscription.secret) > 20
