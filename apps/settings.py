@@ -119,6 +119,7 @@ INSTALLED_APPS = [
     "apps.jobs",
     "apps.leaderboard",
     "apps.regressions",
+    "apps.claims",
     "apps.trust",
     "apps.agents",
     # Sign-in: email + password, email verification, password reset (apps.accounts owns it).

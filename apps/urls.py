@@ -16,7 +16,8 @@ from apps.accuracy import views as accuracy
 from apps.agents import views as agents
 from apps.api.api import api
 from apps.api.middleware import as_unavailable, unavailable_response
-from apps.costs import claim_views
+from apps.claims import checker_views
+from apps.claims import views as claims
 from apps.costs import views as costs
 from apps.health import readyz
 from apps.jobs import views as jobs
@@ -65,13 +66,18 @@ costs_urls = [
     path("", costs.procurement, name="procurement"),
     path("export.csv", costs.export_csv, name="export-csv"),
     path("export.json", costs.export_json, name="export-json"),
-    path("claim/", claim_views.claim, name="claim"),
-    path("claim/verdict.svg", claim_views.claim_image, name="claim-image"),
+    # The claim checker reads its claims from the ledger (apps/claims), under /costs/ still.
+    path("claim/", checker_views.claim, name="claim"),
+    path("claim/verdict.svg", checker_views.claim_image, name="claim-image"),
     path("profiles/", costs.profile_save, name="profile-save"),
     path("profiles/active/", costs.profile_activate, name="profile-activate"),
     path("saved/", costs.page_save, name="page-save"),
     path("s/<str:slug>/", costs.saved, name="saved"),
     path("s/<str:slug>/delete/", costs.page_delete, name="page-delete"),
+]
+claims_urls = [
+    path("", claims.ledger, name="ledger"),
+    path("subscriptions/", claims.subscriptions, name="subscriptions"),
 ]
 regressions_urls = [
     path("", regressions.regression_list, name="list"),
@@ -121,6 +127,7 @@ urlpatterns = [
     path("story/glm-5-2/", pages.story_glm, name="story-glm"),
     path("costs/", include((costs_urls, "costs"))),
     path("regressions/", include((regressions_urls, "regressions"))),
+    path("claims/", include((claims_urls, "claims"))),
     path("accuracy/", accuracy.accuracy_index, name="accuracy-index"),
     path("accuracy/compare/", accuracy.accuracy_compare, name="accuracy-compare"),
     path("", include((jobs_urls, "jobs"))),

@@ -81,6 +81,7 @@ LAYERS = [
     "projections",
     "costs",
     "regressions",
+    "claims",
     "leaderboard",
     "jobs",
     "api",

@@ -62,6 +62,7 @@ def question(
         "tier": values.get("tier", ""),
         "swing": "false",
         **({"precision": values["precision"]} if values.get("precision") else {}),
+        **({"prices_as_of": values["prices_as_of"]} if values.get("prices_as_of") else {}),
         **{name: values[name] for name in SLO_FIELDS if values.get(name)},
     }
     pct = (values.get("min_success_pct") or "").strip()

@@ -12,7 +12,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from django.conf import settings
@@ -390,38 +390,69 @@ def signature(secret: str, body: bytes, timestamp: str) -> str:
 
 
 # Attempts and the wait before each retry: 1, 2, 4, 8 ... minutes (REGRESSION_ALERT_* settings).
-def _backoff(attempt: int) -> timedelta:
+def backoff(attempt: int) -> timedelta:
+    """The wait before retry `attempt` + 1 of any alert (regressions', the claims ledger's)."""
     base = settings.REGRESSION_ALERT_BACKOFF_S
     return timedelta(seconds=base * 2 ** (attempt - 1))
 
 
-def _send(alert: Alert) -> tuple[bool, int | None, str]:
-    subscription, cp = alert.subscription, alert.change_point
-    if subscription.channel == Subscription.Channel.EMAIL:
-        recipients = [a.strip() for a in subscription.target.split(",") if a.strip()]
-        send_mail(
-            subject=f"[inferboard] {cp.direction}: {cp.metric_label} {cp.relative:+.1%}",
-            message=alert_text(cp),
-            from_email=None,
-            recipient_list=recipients,
-        )
+class Recipient(Protocol):
+    """Where an alert goes: a subscription's channel, target and signing secret."""
+
+    channel: str
+    target: str
+    secret: str
+
+
+def send(
+    to: Recipient, *, subject: str, text: str, payload: dict[str, Any], delivery: str
+) -> tuple[bool, int | None, str]:
+    """One attempt to deliver an alert: email, a Slack-compatible {"text"} or a signed JSON
+    webhook (webhooks.post: checked address, one deadline). The one delivery every
+    subscription uses (regressions and the claims ledger); returns (ok, status, error), a
+    failure never raised."""
+    try:
+        return _deliver(to, subject=subject, text=text, payload=payload, delivery=delivery)
+    except webhooks.TargetRefused as exc:
+        return False, None, str(exc)[:1000]
+    except (httpx.HTTPError, OSError) as exc:
+        # The kind of failure only: an exception's text can quote what the receiver sent.
+        return False, None, type(exc).__name__
+
+
+def _deliver(
+    to: Recipient, *, subject: str, text: str, payload: dict[str, Any], delivery: str
+) -> tuple[bool, int | None, str]:
+    if to.channel == Subscription.Channel.EMAIL:
+        recipients = [a.strip() for a in to.target.split(",") if a.strip()]
+        send_mail(subject=subject, message=text, from_email=None, recipient_list=recipients)
         return True, None, ""
-    if subscription.channel == Subscription.Channel.SLACK:
-        body = json.dumps({"text": alert_text(cp)}).encode()
+    if to.channel == Subscription.Channel.SLACK:
+        body = json.dumps({"text": text}).encode()
         headers = {"Content-Type": "application/json"}
     else:
-        body = json.dumps(alert_payload(cp), sort_keys=True).encode()
+        body = json.dumps(payload, sort_keys=True).encode()
         timestamp = str(int(timezone.now().timestamp()))
         headers = {
             "Content-Type": "application/json",
             "X-Inferboard-Timestamp": timestamp,
-            "X-Inferboard-Signature": signature(subscription.secret, body, timestamp),
-            "X-Inferboard-Delivery": f"{alert.pk}-{alert.attempts + 1}",
+            "X-Inferboard-Signature": signature(to.secret, body, timestamp),
+            "X-Inferboard-Delivery": delivery,
         }
     # The answer's body is never kept: a receiver inside a network could echo its secrets.
-    status = webhooks.post(subscription.target, body, headers)
-    ok = 200 <= status < 300
-    return ok, status, ""
+    status = webhooks.post(to.target, body, headers)
+    return 200 <= status < 300, status, ""
+
+
+def _send(alert: Alert) -> tuple[bool, int | None, str]:
+    cp = alert.change_point
+    return send(
+        alert.subscription,
+        subject=f"[inferboard] {cp.direction}: {cp.metric_label} {cp.relative:+.1%}",
+        text=alert_text(cp),
+        payload=alert_payload(cp),
+        delivery=f"{alert.pk}-{alert.attempts + 1}",
+    )
 
 
 def alerts_deliver(*, now: datetime | None = None) -> int:
@@ -444,13 +475,7 @@ def alerts_deliver(*, now: datetime | None = None) -> int:
             alert.status = Alert.Status.ACKNOWLEDGED
             alert.save(update_fields=["status"])
             continue
-        try:
-            ok, code, error = _send(alert)
-        except webhooks.TargetRefused as exc:
-            ok, code, error = False, None, str(exc)[:1000]
-        except (httpx.HTTPError, OSError) as exc:
-            # The kind of failure only: an exception's text can quote what the receiver sent.
-            ok, code, error = False, None, type(exc).__name__
+        ok, code, error = _send(alert)
         alert.attempts += 1
         Delivery.objects.create(
             alert=alert, attempt=alert.attempts, ok=ok, status_code=code, error=error
@@ -461,7 +486,7 @@ def alerts_deliver(*, now: datetime | None = None) -> int:
         elif alert.attempts >= most:
             alert.status = Alert.Status.FAILED
         else:
-            alert.next_attempt_at = now + _backoff(alert.attempts)
+            alert.next_attempt_at = now + backoff(alert.attempts)
         alert.save(update_fields=["status", "sent_at", "attempts", "next_attempt_at"])
     return sent
 

@@ -11,7 +11,12 @@ from apps.accounts.auth import optional_org
 from apps.accounts.models import Organization
 from apps.api_errors import Errors, error_body
 from apps.costs import selectors
-from apps.costs.api.common import price_out, request_price, side_prices, slo_cost_out
+from apps.costs.api.common import (
+    price_out,
+    request_price,
+    side_prices,
+    slo_cost_out,
+)
 from apps.costs.api.schemas import CompareOut, CompareQuery, RunSloQuery, SloCostOut
 from apps.costs.claims import compare_runs
 from apps.costs.forms import ProcurementQuery
@@ -19,6 +24,7 @@ from apps.costs.formulas import TokenKind
 from apps.costs.prices import with_profile_prices
 from apps.costs.procurement import curve_readings, procurement_rows
 from apps.costs.procurement_export import export_records
+from apps.costs.reference import PRICES_AS_OF
 from apps.costs.slo import cost_at_slo
 
 router = Router()
@@ -73,7 +79,7 @@ def procurement_table(request: HttpRequest):
 def procurement_answer(params: Mapping[str, str], *, org: Organization | None) -> tuple[int, dict]:
     """GET /api/v1/costs/procurement's (status, body) for a /costs/-style query: the MCP
     server's `costs` (apps/agents) asks this too."""
-    book = selectors.price_book(org=org)
+    book = selectors.price_book(org=org, prices_as_of=params.get(PRICES_AS_OF, ""))
     # The token's organization's active price profile applies, as on every page.
     profiled = with_profile_prices(params, org)
     query = ProcurementQuery(profiled.params, book, profile=profiled)

@@ -17,6 +17,9 @@ class PriceOut(Schema):
     tier: str
     source: str = Field(description="where the price came from")
     citation: str = Field("", description="the reference it cites, if any")
+    price_set: str | None = Field(
+        None, description="the dated reference price set that stated it (a reference price)"
+    )
 
 
 # --- $/Mtok --------------------------------------------------------------------------------
@@ -29,6 +32,9 @@ class PriceQuery(Schema):
     accelerator: str | None = Field(None, description="SKU, to price from a tier instead")
     tier: str | None = Field(
         None, description="owning_hyperscaler, owning_neocloud, rental_3yr or your own tier"
+    )
+    prices_as_of: str = Field(
+        "", description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest"
     )
 
 
@@ -218,6 +224,9 @@ class ClaimQuery(Schema):
     accelerator_b: str | None = None
     tier_a: str | None = None
     tier_b: str | None = None
+    prices_as_of: str = Field(
+        "", description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest"
+    )
 
 
 class VerdictOut(Schema):
@@ -256,6 +265,9 @@ class CompareQuery(SloIn):
     tier_a: str | None = "owning_hyperscaler"
     usd_per_gpu_hour_b: float | None = None
     tier_b: str | None = "owning_hyperscaler"
+    prices_as_of: str = Field(
+        "", description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest"
+    )
 
 
 class SideOut(Schema):
