@@ -171,7 +171,7 @@ def costs_page(client, model: str, scenario: str, precision: str) -> dict:
     cards = dict(re.findall(r'class="cost-card" data-accelerator="([^"]+)" data-run="(\d+)"', text))
     link = re.search(r'id="cheaper-api" href="([^"]+)"', text)
     box = _api_sides(client.get(html.unescape(link.group(1))).json()) if link else None
-    slo = re.search(r'id="slo-text">([^<]*)<', text)
+    slo = re.search(r'id="slo-text"[^>]*>([^<]*)<', text)
     slo_text = html.unescape(slo.group(1)) if slo else ""
     return {"table": table, "cards": cards, "box": box, "slo": slo_text}
 
@@ -201,7 +201,7 @@ def main() -> None:
             line(where, "API compare/answer", api_default(client, args.model, scenario, precision))
             board = board_rows(client, args.model, scenario, precision)
             slo = re.search(
-                r'id="slo-text">([^<]*)<',
+                r'id="slo-text"[^>]*>([^<]*)<',
                 client.get("/", {"model": args.model, "scenario": scenario}).content.decode(),
             )
             slo_text = html.unescape(slo.group(1)) if slo else ""

@@ -61,7 +61,8 @@ _TTFT_S = {
     (STANDARD, "short"): 2.0,
     (STANDARD, "long"): 6.0,
 }
-_FLOORS = {INTERACTIVE: 30.0, STANDARD: 12.5}
+# The interactivity floor (tok/s/user at p50) of each tier that bounds latency.
+INTERACTIVITY_FLOORS = {INTERACTIVE: 30.0, STANDARD: 12.5}
 _LABELS = {
     INTERACTIVE: "interactive",
     STANDARD: "standard",
@@ -116,7 +117,7 @@ class Tier:
         return next((r.bound for r in self.bounds if r.bound.metric == metric), None)
 
     def describe(self) -> str:
-        """"interactive tier: interactivity p50 ≥ 30 tok/s/user, TTFT p99 ≤ 4.5 s, success
+        """"interactive tier: TTFT p99 ≤ 4.5 s, interactivity p50 ≥ 30 tok/s/user, success
         ≥ 99%"; the throughput-only tier says it bounds no latency."""
         if not self.bounds:
             return f"{self.label} tier: bounds no latency"
@@ -166,19 +167,20 @@ def tiers_for(input_tokens: int | None) -> tuple[Tier, ...]:
     prompt = prompt_class(input_tokens)
     found = []
     for name in (INTERACTIVE, STANDARD):
-        floor = _FLOORS[name]
+        floor = INTERACTIVITY_FLOORS[name]
         why = (_FLOOR_WHY if name == INTERACTIVE else _STANDARD_FLOOR_WHY).format(floor=floor)
         found.append(
             Tier(
                 name=name,
                 purpose=_PURPOSE[name],
                 prompt=prompt,
+                # In the order every SLO states its bounds (apps/costs/slo.py Slo.of).
                 bounds=(
-                    Reasoned(slo_rule.Bound("interactivity", "p50", floor, "tok/s/user"), why),
                     Reasoned(
                         slo_rule.Bound("ttft", "p99", _TTFT_S[name, prompt], "s"),
                         _TTFT_WHY[name, prompt],
                     ),
+                    Reasoned(slo_rule.Bound("interactivity", "p50", floor, "tok/s/user"), why),
                 ),
                 min_success_rate=MIN_SUCCESS_RATE,
             )

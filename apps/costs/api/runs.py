@@ -8,6 +8,7 @@ from ninja import Query, Router, Status
 from apps.accounts.auth import optional_org
 from apps.api_errors import Errors, error_body
 from apps.costs import selectors
+from apps.costs.answer_selectors import procurement_curves
 from apps.costs.api.common import price_out, request_price, side_prices, slo_cost_out
 from apps.costs.api.schemas import CompareOut, CompareQuery, RunSloQuery, SloCostOut
 from apps.costs.claims import compare_runs
@@ -61,8 +62,9 @@ def procurement_table(request: HttpRequest):
     depreciation_years, kw_per_gpu, usd_per_kwh, pue, hosting_usd_per_month, utilization;
     model, scenario, min_success_pct, workload_unit with tokens_per_day /
     input_tokens_per_day + output_tokens_per_day / peak_requests_per_s, length_mix, and the
-    sell_*_usd_per_mtok token prices) and returns its rows, cheapest per month first, each
-    with the price it used. The token's organization's active price profile applies."""
+    sell_*_usd_per_mtok token prices, and the SLO: slo (a tier), interpolate, max_gap) and
+    returns its rows, cheapest $/Mtok first, each with the price it used. The token's
+    organization's active price profile applies."""
     org = optional_org(request)
     book = selectors.price_book(org=org)
     # The token's organization's active price profile applies, as on every page.
@@ -73,7 +75,8 @@ def procurement_table(request: HttpRequest):
     if inputs is None:
         detail = [{"path": error.field, "message": error.message} for error in query.problems()]
         return Status(422, {"detail": detail})
-    curves = selectors.deployment_curves(
+    # The page's rows (apps/costs/views.py), each deployment's sweep at the answer's point.
+    curves = procurement_curves(
         org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
     )
     rows = procurement_rows(curves, inputs, book)

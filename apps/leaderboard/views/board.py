@@ -8,14 +8,26 @@ from typing import Any
 
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from pydantic import ValidationError
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import current_org, viewer_org
+from apps.costs.answer_selectors import DEFAULT_QUESTION, DEFAULT_TIER, ask
+from apps.costs.api.answer import AnswerQuery
+from apps.costs.formulas import CostInputError
 from apps.costs.prices import price_sheet
+from apps.costs.slo_query import slo_controls
 from apps.htmx import page_or_partial, wants_partial
 from apps.leaderboard import charts, evidence_selectors, selectors
-from apps.leaderboard.forms import FACETS, FIELD_LABELS, BoardChoices, BoardQuery
-from apps.leaderboard.views.answer import DEFAULT_SLO_TEXT, answer_query
+from apps.leaderboard.forms import (
+    FACETS,
+    FIELD_LABELS,
+    SLO_FIELDS,
+    BoardChoices,
+    BoardQuery,
+    slo_over_tier,
+)
+from apps.leaderboard.views.answer import answer_query
 from apps.leaderboard.views.common import (
     BASES,
     board_table,
@@ -61,6 +73,7 @@ def board_from_query(query: BoardQuery, org: Organization | None = None) -> sele
             model = model or views[0][0]
             scenario = scenario or next((s for m, s in views if m == model), None)
     model = model or (models[0] if models else None)
+    slo_tier, slo_bounds = slo_over_tier(query)
     if not scenario:
         candidates = selectors.scenarios_with_runs(org=org).filter(
             runs__deployment__model__name=model
@@ -86,6 +99,8 @@ def board_from_query(query: BoardQuery, org: Organization | None = None) -> sele
         rule=query.value("rule"),
         days=query.value("days"),
         basis=query.value("basis"),
+        slo_tier=slo_tier,
+        slo_bounds=slo_bounds,
     )
 
 
@@ -246,13 +261,14 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         "problems": problems,
         "embed_query": query_without(request.GET, "page", "format"),
         "imported": selectors.imported_sources(run_ids=page.run_ids),
+        "slo_form": slo_controls(request.GET, page.scenario),
         **board_charts(board, page, query),
     }
     _add_projection(context, board, page, query)
     if query.value("unofficial"):
         context.update(_unofficial_overlay(board, context, org))
     if not wants_partial(request):
-        context["headline"] = _headline(org)
+        context["headline"] = _headline(org, board, request)
     return page_or_partial(request, "leaderboard/leaderboard.html", "board", context)
 
 
@@ -275,26 +291,42 @@ def _unofficial_overlay(
 HEADLINE_SKUS = ("MI355X", "B200")
 
 
-def _headline(org: Organization | None) -> dict[str, Any] | None:
+def _headline(
+    org: Organization | None, board: selectors.Board, request: HttpRequest
+) -> dict[str, Any] | None:
     """The question the site was started for, answered where the data allows: the two
-    accelerators side by side, like for like, in the widest view that has both."""
-    for model, scenario in selectors.widest_views(org=org)[:5]:
+    accelerators side by side, like for like, in the board's own view when it has both, else
+    the widest view that does; asked through the one answer at the board's SLO."""
+    views = selectors.widest_views(org=org)[:5]
+    if board.model and board.scenario:
+        views = [(board.model, board.scenario), *views]
+    for model, scenario in views:
         pairs = evidence_selectors.like_for_like_pairs(
             org=org, model=model, scenario=scenario, skus=HEADLINE_SKUS
         )
-        if pairs:
-            # The link asks the one answer (apps/costs/answer.py) at a stated default SLO;
-            # the pair only says where the data has both accelerators like for like.
-            question = {
-                "model": model,
-                "scenario": scenario,
-                "precision": pairs[0].a.quantization,
-            }
-            return {
-                "pair": pairs[0],
-                "model": model,
-                "scenario": scenario,
-                "answer_query": answer_query(question),
-                "slo": DEFAULT_SLO_TEXT,
-            }
+        if not pairs:
+            continue
+        # The pair only says where the data has both accelerators like for like; the link
+        # and the two points it names are the one answer's (apps/costs/answer.py).
+        question = {"model": model, "scenario": scenario, "precision": pairs[0].a.quantization}
+        question |= {k: v for k, v in request.GET.items() if k in SLO_FIELDS and v}
+        if board.tier != DEFAULT_TIER:
+            question["tier"] = board.tier
+        try:
+            asking = ask(
+                AnswerQuery(**{**DEFAULT_QUESTION, **question}).asked(dict(board.own_prices)),
+                org=org,
+                with_swing=False,
+            )
+        except (CostInputError, ValidationError):
+            return None
+        return {
+            "pair": pairs[0],
+            "model": model,
+            "scenario": scenario,
+            "answer_query": answer_query(question),
+            "slo": asking.answer.slo_described,
+            "answer": asking.answer,
+            "sides": (asking.answer.a, asking.answer.b),
+        }
     return None

@@ -56,12 +56,12 @@ def test_an_unknown_tier_names_the_field_and_the_tiers():
 def test_the_tier_describes_itself_as_the_one_slo_rule_does():
     tier = slo_tiers.default_tier(EIGHT_K)
     assert tier.describe() == (
-        "interactive tier: interactivity p50 ≥ 30 tok/s/user, TTFT p99 ≤ 4.5 s, success ≥ 99%"
+        "interactive tier: TTFT p99 ≤ 4.5 s, interactivity p50 ≥ 30 tok/s/user, success ≥ 99%"
     )
-    assert tier.as_dict()["bounds"][1] == {
+    assert tier.as_dict()["bounds"][0] == {
         "metric": "ttft",
         "percentile": "p99",
         "limit": 4.5,
         "unit": "s",
-        "why": tier.bounds[1].why,
+        "why": tier.bounds[0].why,
     }

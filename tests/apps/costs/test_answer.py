@@ -11,9 +11,9 @@ from apps.costs.answer import (
     answer,
     best_side,
     by_deployment,
-    swing,
     with_interval,
 )
+from apps.costs.answer_swing import swing
 from apps.costs.slo import Slo
 from workers import significance
 
@@ -123,8 +123,22 @@ def test_the_swing_names_the_floor_where_the_cheaper_side_changes():
     swung = swing(POINTS, a="MI355X", b="B200", facts=Facts(spec="none"), slo=_slo())
     leaders = {row.floor: row.usd_ratio for row in swung.rows}
     assert leaders[25.0] < 1 < leaders[40.0]  # MI355X cheaper at 25, B200 at 40
-    assert "MI355X is cheaper up to" in swung.crossover
-    assert "B200 from" in swung.crossover
+    # Every floor from just above 25 to 40 gives the answer at 40: the change is exactly there.
+    assert "MI355X is cheaper at floors up to 25 tok/s/user, B200 above it" in swung.crossover
+
+
+def test_the_swing_solves_each_crossover_exactly_however_many_floors_were_measured():
+    # MI355X measured at 120 floors (more than the 40 rows shown), slower as the floor rises;
+    # B200 at one fast-per-user point. By hand: MI355X's best at a floor 30 + 0.5 i is
+    # 1000 - 5 i, which beats B200's 762 up to i = 47 (765), not from i = 48 (760).
+    points = [
+        _point("MI355X", 1, 4 * (i + 1), 1000 - 5 * i, 30 + 0.5 * i, 1.0) for i in range(120)
+    ] + [_point("B200", 2, 4, 762, 100, 1.0)]
+    swung = swing(points, a="MI355X", b="B200", facts=Facts(), slo=_slo(), limit=40)
+    ratios = {row.floor: row.usd_ratio for row in swung.rows}
+    assert ratios[53.5] < 1 < ratios[54.0]  # both floors shown, however the rows are thinned
+    assert swung.crossover == "MI355X is cheaper at floors up to 53.5 tok/s/user, B200 above it"
+    assert len(swung.rows) <= 42
 
 
 def test_it_states_a_single_measurement_when_neither_side_repeats_nor_has_records():
