@@ -244,6 +244,12 @@ def rule_text(slo: Slo | str, *, interpolate: bool, max_gap: float) -> str:
     )
 
 
+def asks_success(slo: Slo) -> bool:
+    """Whether the SLO asks a success rate of a point (one that states none is then marked
+    "success not stated"): a floor above 0%, with a bound it comes with (workers/slo.py)."""
+    return bool(slo.bounds) and slo.min_success_rate > 0
+
+
 def by_accelerator(point: Measured) -> str:
     """A side is an accelerator (the default question): its name, case-blind."""
     return point.accelerator.upper()
@@ -409,7 +415,7 @@ def answer(
         uncertainty=SINGLE,
         rule=rule_text(slo_text or slo, interpolate=interpolate, max_gap=max_gap),
         slo_text=slo_text,
-        unstated=sum(p.unstated_success for p in taking_part) if slo.bounds else 0,
+        unstated=sum(p.unstated_success for p in taking_part) if asks_success(slo) else 0,
         considered=len(taking_part),
     )
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from django.db.models import QuerySet
+from django.db.models.fields.json import KT
 
 from apps.accounts.models import Organization
 from apps.catalog import slo_tiers
@@ -37,7 +38,6 @@ from apps.runs.models import MEASURED_AT, Run
 from apps.runs.selectors import runs_visible
 from apps.runs.significance import point_samples
 from apps.runs.sweeps import Sweep, sweeps
-from apps.trust.services import stated_image
 from workers.figures import PointView
 
 # The board's default price tier (apps/leaderboard/board_runs.Board.tier).
@@ -112,6 +112,14 @@ def measured_points(
     )
 
 
+STATED_IMAGE_PATH = "document__environment__extra__inferencex__image"
+
+
+def _one_image(value: str | None) -> str:
+    """A run's stated image tag, or "" (none, or a list of several: a JSON array as text)."""
+    return value if value and not value.startswith("[") else ""
+
+
 def measured_of(
     runs: QuerySet[Run],
     *,
@@ -123,8 +131,12 @@ def measured_of(
     configuration's latest complete sweep) is one the rule chooses from; with `current`
     None every run is (the board reads only its rows' runs)."""
     runs = (
-        runs.annotate(measured_at=MEASURED_AT)
-        .select_related("deployment__accelerator", "deployment__engine", "scenario")
+        # The image an InferenceX run states (apps.trust.services.stated_image's path), read
+        # in the query: the document itself is deferred, one query a run.
+        runs.annotate(measured_at=MEASURED_AT, run_image=KT(STATED_IMAGE_PATH))
+        .select_related(
+            "deployment__accelerator", "deployment__engine", "deployment__model", "scenario"
+        )
         .prefetch_related("points")
         .order_by("id")
     )
@@ -159,7 +171,7 @@ def measured_of(
                     engine_version=d.engine_version,
                     # The image the run states (an InferenceX row's tag) where the deployment
                     # names none: a configuration's history spans images.
-                    image=d.image_digest or stated_image(run.document) or "",
+                    image=d.image_digest or _one_image(run.run_image),
                     precision=d.quant_weights,
                     spec=d.spec_method,
                     parallelism=d.parallelism_label or f"{gpus} GPUs",

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from apps.costs.answer import Measured, Side, best_side, by_deployment
+from apps.costs.answer import Measured, Side, asks_success, best_side, by_deployment
 from apps.costs.capacity import (
     Candidate,
     CapacityPlan,
@@ -340,9 +340,9 @@ def _priced_row(
         miss=miss,
         relaxed_plan=relaxed_plan,
         side=side,
-        success_unstated=bool(
-            slo.bounds and side.point is not None and side.point.unstated_success
-        ),
+        success_unstated=asks_success(slo)
+        and side.point is not None
+        and side.point.unstated_success,
         **_served_costs(plan, inputs.workload),  # type: ignore[arg-type]
         **_revenue(plan, inputs),  # type: ignore[arg-type]
     )
