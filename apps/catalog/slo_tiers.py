@@ -117,8 +117,8 @@ class Tier:
         return next((r.bound for r in self.bounds if r.bound.metric == metric), None)
 
     def describe(self) -> str:
-        """"interactive tier: TTFT p99 ≤ 4.5 s, interactivity p50 ≥ 30 tok/s/user, success
-        ≥ 99%"; the throughput-only tier says it bounds no latency."""
+        """The tier in words: "interactive tier: TTFT p99 ≤ 4.5 s, interactivity p50 ≥ 30
+        tok/s/user, success ≥ 99%"; the throughput-only tier says it bounds no latency."""
         if not self.bounds:
             return f"{self.label} tier: bounds no latency"
         return f"{self.label} tier: {self.slo.describe()}"
@@ -156,7 +156,8 @@ class Tier:
 
 
 def prompt_class(input_tokens: int | None) -> str:
-    """"short" for prompts of at most SHORT_PROMPT_MAX_TOKENS, else (or unstated) "long"."""
+    """Which ceilings apply: "short" for prompts of at most SHORT_PROMPT_MAX_TOKENS, else
+    (or unstated) "long"."""
     if input_tokens is not None and 0 < input_tokens <= SHORT_PROMPT_MAX_TOKENS:
         return "short"
     return "long"

@@ -42,7 +42,8 @@ class Sweep:
     partial_at: datetime | None = None
 
     def partial_text(self) -> str:
-        """"newer partial run on 2026-05-22 (1 of 3 levels)", or "" when there is none."""
+        """The partial run in words ("newer partial run on 2026-05-22 (1 of 3 levels)"), or ""
+        when there is none."""
         if self.partial_run_id is None:
             return ""
         when = f" on {self.partial_at:%Y-%m-%d}" if self.partial_at else ""
