@@ -13,9 +13,13 @@ The MLPerf figures are loadgen/mlperf.conf's in mlcommons/inference (commit 0017
 80 ms; `llama3_1-405b.Server` TTFT 6,000 ms, TPOT 175 ms; `llama2-70b-interactive.Server`
 TTFT 450 ms, TPOT 40 ms.
 
+A scenario whose definition states an SLO of its own (a submitted scenario's `slo`, the seed
+scenario's TTFT ≤ 2.22 s) has it as a fourth tier, `scenario`, and as its default: a view of
+that scenario is judged as the scenario says unless the visitor picks a named tier.
+
 Pure (no Django): pages, forms, the API and other apps call `scenario_tier(scenario, name)`,
-`scenario_tiers(scenario)` and `default_tier(scenario)` with anything that has an
-`input_tokens` attribute (a Scenario row, or None for an unknown scenario).
+`scenario_tiers(scenario)` and `default_tier(scenario)` with a Scenario row (anything with
+its attributes), or None for an unknown scenario.
 """
 
 from __future__ import annotations
@@ -26,8 +30,12 @@ from typing import Any
 from workers import slo as slo_rule
 
 INTERACTIVE, STANDARD, THROUGHPUT = "interactive", "standard", "throughput"
-TIER_NAMES = (INTERACTIVE, STANDARD, THROUGHPUT)
-# Every default view asks this tier unless the visitor picks another.
+# A scenario that states an SLO of its own (its definition's bounds, e.g. the seed scenario's
+# TTFT ≤ 2.22 s from the claim it reproduces) has that as a fourth tier, and its default.
+SCENARIO = "scenario"
+TIER_NAMES = (INTERACTIVE, STANDARD, THROUGHPUT, SCENARIO)
+# Every default view asks this tier unless the visitor picks another (or the scenario states
+# an SLO of its own: `default_tier`).
 DEFAULT_TIER = INTERACTIVE
 # Prompts longer than this, or of unstated length (multi-turn sessions grow their context),
 # take the long-prompt TTFT ceilings.
@@ -67,6 +75,7 @@ _LABELS = {
     INTERACTIVE: "interactive",
     STANDARD: "standard",
     THROUGHPUT: "throughput-only",
+    SCENARIO: "the scenario's own",
 }
 _PURPOSE = {
     INTERACTIVE: "a person waits on the answer as it streams (chat, coding assistants)",
@@ -75,7 +84,9 @@ _PURPOSE = {
         "batch work nobody waits on: bounds no latency, so it judges nothing and every valid "
         "load level takes part (the success floor comes with a latency bound)"
     ),
+    SCENARIO: "the SLO the scenario's own definition states, judged as it states it",
 }
+_SCENARIO_WHY = "stated by the scenario's own definition"
 _SUCCESS_WHY = (
     "at least 99% of requests succeed (the SLO's default minimum); a point that states no "
     "success rate (InferenceX's rows) takes part, marked “success not stated”"
@@ -191,13 +202,38 @@ def tiers_for(input_tokens: int | None) -> tuple[Tier, ...]:
 
 
 def tier_for(input_tokens: int | None, name: str | None = None) -> Tier:
-    """The tier `name` (the default one when None or blank) for prompts this long; an
-    unknown name is an SloError naming the field `slo` and the tiers there are."""
-    wanted = (name or DEFAULT_TIER).strip().lower()
-    for tier in tiers_for(input_tokens):
+    """The tier `name` (interactive when None or blank) for prompts this long; an unknown
+    name is an SloError naming the field `slo` and the tiers there are."""
+    return _named(tiers_for(input_tokens), name or DEFAULT_TIER)
+
+
+def _named(tiers: tuple[Tier, ...], name: str) -> Tier:
+    wanted = name.strip().lower()
+    for tier in tiers:
         if tier.name == wanted:
             return tier
-    raise slo_rule.SloError("slo", f"unknown SLO tier {name!r}; one of {', '.join(TIER_NAMES)}")
+    names = ", ".join(t.name for t in tiers)
+    raise slo_rule.SloError("slo", f"unknown SLO tier {name!r}; one of {names}")
+
+
+def scenario_own_slo(scenario: Any) -> slo_rule.Slo:
+    """The SLO a Scenario row's definition states (no SLO for none, or no scenario): its
+    legacy columns and its bounds, as one workers.slo.Slo. Reads attributes only, so
+    historical models in migrations work too (apps.runs.summary.scenario_slo is this)."""
+    if scenario is None:
+        return slo_rule.Slo()
+    legacy = slo_rule.from_legacy(
+        ttft_ms=getattr(scenario, "slo_ttft_ms", None),
+        ttft_percentile=getattr(scenario, "slo_ttft_percentile", 99),
+        tpot_ms=getattr(scenario, "slo_tpot_ms", None),
+        e2el_ms=getattr(scenario, "slo_e2el_ms", None),
+    )
+    extra = tuple(
+        slo_rule.Bound(b["metric"], b["percentile"], b["limit"], b.get("unit", "ms"))
+        for b in getattr(scenario, "slo_bounds", None) or []
+    )
+    rate = getattr(scenario, "slo_min_success_rate", slo_rule.DEFAULT_MIN_SUCCESS_RATE)
+    return slo_rule.Slo(legacy.bounds + extra, rate)
 
 
 def _input_tokens(scenario: object | None) -> int | None:
@@ -205,15 +241,33 @@ def _input_tokens(scenario: object | None) -> int | None:
 
 
 def scenario_tiers(scenario: object | None) -> tuple[Tier, ...]:
-    """The tiers of a scenario (a Scenario row, or None: prompts of unstated length)."""
-    return tiers_for(_input_tokens(scenario))
+    """The tiers of a scenario (a Scenario row, or None: prompts of unstated length): the
+    three named ones, and its own SLO's when its definition states one."""
+    tiers = tiers_for(_input_tokens(scenario))
+    own = scenario_own_slo(scenario)
+    if not own.bounds:
+        return tiers
+    stated = tuple(Reasoned(_in_seconds(bound), _SCENARIO_WHY) for bound in own.bounds)
+    mine = Tier(SCENARIO, _PURPOSE[SCENARIO], tiers[0].prompt, stated, own.min_success_rate)
+    return (*tiers, mine)
+
+
+def _in_seconds(bound: slo_rule.Bound) -> slo_rule.Bound:
+    """A latency bound in seconds, the unit every page states the tiers in."""
+    if not bound.is_ceiling or bound.unit == "s":
+        return bound
+    return slo_rule.Bound(bound.metric, bound.percentile, bound.stored_limit / 1000, "s")
 
 
 def scenario_tier(scenario: object | None, name: str | None = None) -> Tier:
-    """A scenario's tier by name (its default tier when None)."""
-    return tier_for(_input_tokens(scenario), name)
+    """A scenario's tier by name (its default tier when None or blank)."""
+    if not name or not name.strip():
+        return default_tier(scenario)
+    return _named(scenario_tiers(scenario), name)
 
 
 def default_tier(scenario: object | None) -> Tier:
-    """The tier every default view of this scenario asks."""
-    return scenario_tier(scenario, DEFAULT_TIER)
+    """The tier every default view of this scenario asks: the scenario's own SLO where its
+    definition states one, else the interactive tier."""
+    tiers = scenario_tiers(scenario)
+    return tiers[-1] if tiers[-1].name == SCENARIO else tiers[0]

@@ -177,6 +177,9 @@ class Side:
     # Every run of the answer's configuration measured at its level, the answer's first:
     # repeated runs, whose spread the ratio's interval takes in.
     level_runs: tuple[Measured, ...] = ()
+    # The one SLO rule's verdict on the side: "meets", "misses" (a point breaks a bound it
+    # states), "cannot_check" (none states what the SLO bounds), "" (no point at all).
+    status: str = ""
 
     @property
     def repeats(self) -> int:
@@ -284,6 +287,7 @@ def best_side(
         tok_s_per_gpu=best.tok_s_per_gpu,
         usd_per_mtok=best.usd_per_mtok,
         reading="measured",
+        status="meets",
         reason=f"measured point {best.level} of run {best.run_id} meets {slo.describe()}",
         considered=len(own),
         level_runs=(
@@ -339,9 +343,11 @@ def _no_point(own: Sequence[Measured], sku: str, slo: Slo) -> Side:
         return Side(sku=sku, point=None, reason=f"no {sku} point matches the asked facts")
     miss = explain_miss([p.slo_point() for p in own], slo)
     nearest = next((p for p in own if miss.nearest is not None and _same(p, miss.nearest)), None)
+    statuses = {verdict(p.slo_point(), slo).status for p in own}
     return Side(
         sku=sku,
         point=None,
+        status="misses" if "misses" in statuses else "cannot_check",
         reason=f"no {sku} point meets {slo.describe()}"
         + (f"; nearest: run {nearest.run_id} {nearest.level}" if nearest else "")
         + (f" ({'; '.join(miss.failing)})" if miss.failing else "")

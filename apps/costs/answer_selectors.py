@@ -67,6 +67,12 @@ def answer_scenario(*, slug: str, org: Organization | None) -> Scenario | None:
     return Scenario.objects.filter(slug=slug, pk__in=ids).first()
 
 
+def scenario_rows(*, org: Organization | None, slug: str) -> dict[str, Scenario]:
+    """The asked scenario's row by slug (none when blank or unseen), for its SLO tiers."""
+    found = answer_scenario(slug=slug, org=org) if slug else None
+    return {found.slug: found} if found else {}
+
+
 def gpu_hour_prices(
     *, org: Organization | None, tier: str, own: Mapping[str, float]
 ) -> dict[str, float]:
@@ -361,4 +367,5 @@ def _curve(
         deployment_id=d.pk,
         measured=tuple(points),
         partial=sweep.partial_text(),
+        scenario_row=scenario,
     )

@@ -277,9 +277,11 @@ class ProcurementQuery(CostForm):
         *,
         profile: ProfiledQuery | None = None,
         shapes: Mapping[str, tuple[float, float]] | None = None,
+        scenarios: Mapping[str, object] | None = None,
     ) -> None:
         super().__init__(state(params))
         self.book, self.shapes, self.profile = book or {}, shapes or {}, profile
+        self.scenarios = scenarios or {}
         prices = [name for name in self.data if name.startswith(PRICE_PREFIX)]
         for name in DEFAULTS:
             if name not in self.fields:
@@ -333,6 +335,14 @@ class ProcurementQuery(CostForm):
             data["capex"] = capex_price(data["capex_accelerator"], numbers, self.book)
         return data
 
+    def scenario_row(self, slug: str) -> object | None:
+        """The asked scenario as the SLO tiers read it: its row where the page knows it,
+        else its prompt length from the shapes, else None (all scenarios)."""
+        if slug in self.scenarios:
+            return self.scenarios[slug]
+        shape = self.shapes.get(slug)
+        return SimpleNamespace(input_tokens=int(shape[0])) if shape else None
+
     def _slo(self, data: dict[str, Any], pct: float | None) -> None:
         """The SLO through the one SLO query (apps/costs/slo_query.py): the tier, the bounds
         typed over it (blank: the tier's; none: no such bound), the success floor in percent
@@ -346,8 +356,7 @@ class ProcurementQuery(CostForm):
         data["slo_ask"] = SloAsk()
         with self.refusals():
             ask = slo_ask_of(params)
-            shape = self.shapes.get(data["scenario"].strip())
-            resolved = ask.resolve(SimpleNamespace(input_tokens=int(shape[0]) if shape else None))
+            resolved = ask.resolve(self.scenario_row(data["scenario"].strip()))
             data["slo_ask"], data["slo"] = ask, resolved.slo
             data["slo_text"] = resolved.describe()
             if not data["scenario"].strip():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from apps.costs.answer import Measured, Side, asks_success, best_side, by_deployment
 from apps.costs.capacity import (
@@ -78,6 +79,8 @@ class DeploymentCurve:
     deployment_id: int = 0
     measured: tuple[Measured, ...] = ()
     partial: str = ""  # a newer run with fewer levels left beside this sweep
+    # The Scenario row, whose SLO tiers (apps/catalog/slo_tiers.py) judge this curve.
+    scenario_row: Any = None
 
 
 def curve_readings(
@@ -297,7 +300,7 @@ def _priced_row(
     inputs: ProcurementInputs,
     book: Mapping[str, AcceleratorPrices],
 ) -> Row:
-    slo = inputs.slo_for(curve.input_tokens)
+    slo = inputs.slo_for(curve.scenario_row, curve.input_tokens)
     side, result = at_slo(curve, slo, inputs)
     cost = (
         usd_per_mtok(price.usd_per_gpu_hour, result.tok_per_s_per_gpu)
@@ -384,7 +387,10 @@ def cost_of_latency(
     the lowest and highest TTFT any point reports, at the SLO's percentile), the cheapest
     plan among the accelerator's deployments by the answer's rule, the SLO's other bounds
     kept."""
-    base = {row.curve.run_id: inputs.slo_for(row.curve.input_tokens) for row in rows}
+    base = {
+        row.curve.run_id: inputs.slo_for(row.curve.scenario_row, row.curve.input_tokens)
+        for row in rows
+    }
     ttft = next((b for b in inputs.slo.bounds if b.metric is Metric.TTFT_S), None)
     percentile = ttft.percentile if ttft else "p99"
     key = SloBound(Metric.TTFT_S, percentile, 1.0).key

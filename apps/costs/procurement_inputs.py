@@ -158,13 +158,15 @@ class ProcurementInputs:
     max_gap: float = DEFAULT_MAX_GAP
     precision: str = ""
 
-    def slo_for(self, input_tokens: int | None) -> Slo:
-        return self.slo_ask.resolve(_Prompt(input_tokens)).slo
+    def slo_for(self, scenario: object | None, input_tokens: int | None = None) -> Slo:
+        """The SLO a row is judged at: the asked tier of its scenario (a Scenario row), or of
+        a scenario known only by its prompt length."""
+        return self.slo_ask.resolve(scenario or _Prompt(input_tokens)).slo
 
 
 @dataclass(frozen=True, slots=True)
 class _Prompt:
-    """A scenario as the SLO tiers read it: only its prompt length."""
+    """A scenario as the SLO tiers read it when only its prompt length is known."""
 
     input_tokens: int | None
 

@@ -192,9 +192,9 @@ def slo_ask_of(params: Mapping[str, Any]) -> SloAsk:
         raise CostInputError(name, str(error["msg"])) from None
 
 
-def tier_choices() -> list[tuple[str, str]]:
-    """(name, label) of every tier, for a page's select."""
-    return [(t.name, t.label) for t in slo_tiers.tiers_for(None)]
+def tier_choices(scenario: object | None = None) -> list[tuple[str, str]]:
+    """(name, label) of every tier of a scenario, for a page's select."""
+    return [(t.name, t.label) for t in slo_tiers.scenario_tiers(scenario)]
 
 
 def slo_controls(
@@ -212,7 +212,7 @@ def slo_controls(
             tier = slo_tiers.default_tier(scenario)
     floor, ceiling = tier.bound("interactivity"), tier.bound("ttft")
     return {
-        "tiers": tier_choices(),
+        "tiers": tier_choices(scenario),
         "picked": tier.name,
         "tier": tier,
         "floor": params.get("interactivity_min") or "",

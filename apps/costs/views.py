@@ -21,7 +21,7 @@ from apps.catalog import slo_tiers
 from apps.catalog.models import Model, Scenario
 from apps.catalog.selectors import scenario_list
 from apps.costs import selectors, services
-from apps.costs.answer_selectors import procurement_curves
+from apps.costs.answer_selectors import procurement_curves, scenario_rows
 from apps.costs.charts import cost_of_latency_figure, cost_vs_interactivity
 from apps.costs.forms import (
     CAPEX_FIELDS,
@@ -103,7 +103,13 @@ def _calculate(
         # a mix of every model's newest runs, which no one compares.
         profiled = replace(profiled, params={**profiled.params, "model": default_model(org=org)})
     book = selectors.price_book(org=org)
-    query = ProcurementQuery(profiled.params, book, profile=profiled, shapes=_scenario_shapes(org))
+    query = ProcurementQuery(
+        profiled.params,
+        book,
+        profile=profiled,
+        shapes=_scenario_shapes(org),
+        scenarios=scenario_rows(org=org, slug=profiled.params.get("scenario", "")),
+    )
     inputs = query.inputs()
     if inputs is None:
         return query, None, [], {}
@@ -118,14 +124,15 @@ def _calculate(
     return query, inputs, procurement_rows(kept, inputs, book), facts
 
 
-def _tier_reasons(query: ProcurementQuery) -> list[str]:
-    """Why each bound of the asked tier is where it is, at the asked scenario's prompt length."""
-    shape = query.shapes.get(query.data.get("scenario", "").strip())
+def _slo_form(query: ProcurementQuery) -> dict[str, Any]:
+    """The SLO fieldset's tier choices and why each bound of the asked tier is where it is,
+    at the asked scenario's tier."""
+    scenario = query.scenario_row(query.data.get("scenario", "").strip())
     try:
-        tier = slo_tiers.tier_for(int(shape[0]) if shape else None, query.data.get("slo") or None)
+        tier = slo_tiers.scenario_tier(scenario, query.data.get("slo") or None)
     except slo_rule.SloError:
-        return []
-    return tier.reasons()
+        tier = slo_tiers.default_tier(scenario)
+    return {"tiers": tier_choices(scenario), "picked": tier.name, "reasons": tier.reasons()}
 
 
 def _unknown_tier(query: ProcurementQuery) -> list[FieldError]:
@@ -181,11 +188,7 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "run_limit": selectors.CURVES_LIMIT,
         "ranks": table.ranks,
         "unstated": sum(row.success_unstated for row in table.rows),
-        "slo_form": {
-            "tiers": tier_choices(),
-            "picked": values.get("slo") or slo_tiers.DEFAULT_TIER,
-            "reasons": _tier_reasons(query),
-        },
+        "slo_form": _slo_form(query),
         "show_all": SHOW_ALL,
         **choices(facts),
         "best_rows": [row for row in rows if row.best_for_accelerator],

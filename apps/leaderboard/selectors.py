@@ -310,12 +310,15 @@ def _picks(
             if fallback is None:
                 continue  # no valid point: the row is hidden, not stood in for
             side = replace(side, point=fallback, tok_s_per_gpu=fallback.tok_s_per_gpu)
-        rank = (2 if side.reading else 0 if side.failing and side.nearest else 1,)
-        key = (*rank, side.tok_s_per_gpu or 0.0)
+        key = (_STATUS_RANK.get(side.status, 1), side.tok_s_per_gpu or 0.0)
         held = best.get(candidate["deployment_id"])
         if held is None or (board.rule == "best" and key > held[0]):
             best[candidate["deployment_id"]] = (key, candidate, side)
     return [(candidate, side) for _, candidate, side in best.values()]
+
+
+# Which row "best" prefers: one that meets the SLO, then one that cannot be checked.
+_STATUS_RANK = {"meets": 2, "cannot_check": 1, "misses": 0}
 
 
 def _by_throughput(point: Measured) -> float:

@@ -12,6 +12,7 @@ deployment under the scenario's label.
 from dataclasses import dataclass, field
 from typing import Any
 
+from apps.catalog import slo_tiers
 from workers import slo as slo_rule
 from workers.figures import PointView, throughput
 
@@ -38,24 +39,8 @@ def scenario_shape(scenario: Any) -> tuple[int | None, int | None]:
     return scenario.input_tokens, scenario.output_tokens
 
 
-def scenario_slo(scenario: Any) -> slo_rule.Slo:
-    """The SLO of a Scenario row (no SLO for runs without a scenario).
-
-    Reads attributes only, so historical models in migrations work too."""
-    if scenario is None:
-        return slo_rule.Slo()
-    legacy = slo_rule.from_legacy(
-        ttft_ms=scenario.slo_ttft_ms,
-        ttft_percentile=scenario.slo_ttft_percentile,
-        tpot_ms=scenario.slo_tpot_ms,
-        e2el_ms=scenario.slo_e2el_ms,
-    )
-    extra = tuple(
-        slo_rule.Bound(b["metric"], b["percentile"], b["limit"], b.get("unit", "ms"))
-        for b in getattr(scenario, "slo_bounds", None) or []
-    )
-    rate = getattr(scenario, "slo_min_success_rate", slo_rule.DEFAULT_MIN_SUCCESS_RATE)
-    return slo_rule.Slo(legacy.bounds + extra, rate)
+# The SLO a scenario's definition states: defined once, with the tiers (apps/catalog).
+scenario_slo = slo_tiers.scenario_own_slo
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from ninja import Query, Router, Status
 from apps.accounts.auth import optional_org
 from apps.api_errors import Errors, error_body
 from apps.costs import selectors
-from apps.costs.answer_selectors import procurement_curves
+from apps.costs.answer_selectors import procurement_curves, scenario_rows
 from apps.costs.api.common import price_out, request_price, side_prices, slo_cost_out
 from apps.costs.api.schemas import CompareOut, CompareQuery, RunSloQuery, SloCostOut
 from apps.costs.claims import compare_runs
@@ -70,7 +70,12 @@ def procurement_table(request: HttpRequest):
     # The token's organization's active price profile applies, as on every page.
     profiled = with_profile_prices(request.GET, org)
     params = profiled.params
-    query = ProcurementQuery(params, book, profile=profiled)
+    query = ProcurementQuery(
+        params,
+        book,
+        profile=profiled,
+        scenarios=scenario_rows(org=org, slug=params.get("scenario", "")),
+    )
     inputs = query.inputs()
     if inputs is None:
         detail = [{"path": error.field, "message": error.message} for error in query.problems()]

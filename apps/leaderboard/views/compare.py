@@ -16,9 +16,9 @@ from apps.accuracy import selectors as accuracy_selectors
 from apps.catalog import fairness
 from apps.catalog.models import short_flag
 from apps.catalog.selectors import scenario_list
-from apps.costs.answer import STATED_LATENCY, Answer, Side
+from apps.costs.answer import STATED_LATENCY, Answer, Measured, Side
 from apps.costs.answer_selectors import Asking
-from apps.costs.formulas import CostInputError
+from apps.costs.formulas import CostInputError, readings_text, usd_per_mtok
 from apps.costs.prices import price_inputs, price_sheet
 from apps.costs.slo_query import slo_controls
 from apps.leaderboard import (
@@ -280,6 +280,7 @@ def _answer_entry(
     return {
         "answer_slo": pairing.answer.slo_described if pairing else None,
         "answer_meets": point is not None,
+        "answer_slo_verdict": _verdict(side),
         "answer_run_id": point.run_id if point else None,
         "answer_measured_at": point.measured_at.isoformat()
         if point and point.measured_at
@@ -293,6 +294,9 @@ def _answer_entry(
             else point.success_rate
         ),
         "answer_tok_s_per_gpu": side.tok_s_per_gpu if side else None,
+        # A figure of unstated token kind carries both readings, as every export does.
+        "answer_tok_s_per_gpu_range": readings_text(point.tok_s_range if point else None),
+        "answer_usd_per_mtok_range": readings_text(_usd_range(point)),
         "answer_interactivity_p50": point.interactivity_p50 if point else None,
         f"answer_{STATED_LATENCY.seconds_name}": point.latency_s if point else None,
         "answer_usd_per_mtok": side.usd_per_mtok if side else None,
@@ -308,6 +312,20 @@ def _answer_entry(
         "throughput_change_high": throughput.high if throughput else None,
         "throughput_verdict_vs_first": throughput.verdict if throughput else None,
     }
+
+
+def _usd_range(point: Measured | None) -> tuple[float, float] | None:
+    """$/Mtok at a figure's two readings (low, high), when its token kind is unstated."""
+    if point is None or point.tok_s_range is None or not point.usd_per_gpu_hour:
+        return None
+    low, high = sorted(usd_per_mtok(point.usd_per_gpu_hour, r) for r in point.tok_s_range)
+    return low, high
+
+
+def _verdict(side: Side | None) -> str | None:
+    """The column's verdict at the SLO: meets (a point meets it), misses (its nearest point
+    breaks a bound), cannot_check (no point states what the SLO bounds), or None."""
+    return side.status or None if side is not None else None
 
 
 # Facts a column heading adds when the compared deployments differ in them: two columns of
