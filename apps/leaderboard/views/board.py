@@ -307,8 +307,12 @@ def _headline(
         if not pairs:
             continue
         # The pair only says where the data has both accelerators like for like; the link
-        # and the two points it names are the one answer's (apps/costs/answer.py).
-        question = {"model": model, "scenario": scenario, "precision": pairs[0].a.quantization}
+        # and the two points it names are the one answer's (apps/costs/answer.py), asked in
+        # the default question's precision where the data has it, so the headline and
+        # /answer/'s default ask one question.
+        default = DEFAULT_QUESTION["precision"].lower()
+        pair = next((p for p in pairs if p.a.quantization.lower() == default), pairs[0])
+        question = {"model": model, "scenario": scenario, "precision": pair.a.quantization}
         question |= {k: v for k, v in request.GET.items() if k in SLO_FIELDS and v}
         if board.tier != DEFAULT_TIER:
             question["tier"] = board.tier
@@ -321,7 +325,7 @@ def _headline(
         except (CostInputError, ValidationError):
             return None
         return {
-            "pair": pairs[0],
+            "pair": pair,
             "model": model,
             "scenario": scenario,
             "answer_query": answer_query(question),

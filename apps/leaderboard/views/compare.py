@@ -154,6 +154,8 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         ):  # fmt: skip
             entry = {"deployment_id": d.pk, "deployment": fact["name"]}
             entry.update(_answer_entry(side, ratio, cost_ratio, cell, pairing))
+            # Every column was judged at the page's one SLO, the first's too.
+            entry["answer_slo"] = answers[0].answer.slo_described if answers else None
             table.append(entry)
         if query.value("format") == "csv":
             return csv_download("compare.csv", table)

@@ -70,7 +70,7 @@ def test_cards_table_and_box_name_one_deployment_and_inferencex_rows_price_unsta
     # each marked "success not stated", and the page says how many.
     html = client.get(f"/costs/?{base}&scenario=8k-1k&ttft_s_max=3&interactivity_min=20").content
     html = html.decode()
-    assert "success ≥ 99%" in re.search(r'id="slo-text">([^<]*)<', html).group(1)
+    assert "success ≥ 99%" in re.search(r'id="slo-text"[^>]*>([^<]*)<', html).group(1)
     priced = re.findall(r'<tr class="row-main"[^>]*>(.*?)</tr>', html, re.S)
     marked = [row for row in priced if 'class="flag success-unstated"' in row and "$" in row]
     assert marked, "InferenceX rows priced at the buyer's SLO, marked"

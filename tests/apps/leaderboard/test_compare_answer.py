@@ -59,8 +59,8 @@ def test_it_compares_each_deployments_best_point_at_the_stated_floor(client, doc
         "/compare/", {"d": [b200.deployment_id, mi355x.deployment_id], "interactivity_min": "300"}
     ).content.decode()
     assert (
-        'id="compare-slo">the scenario&#x27;s own tier, interactivity p50 ≥ 300 tok/s/user set: '
-        "TTFT p99 ≤ 2.22 s, interactivity p50 ≥ 300 tok/s/user"
+        'data-tier="scenario">the scenario&#x27;s own tier, interactivity p50 ≥ 300 tok/s/user '
+        "set: TTFT p99 ≤ 2.22 s, interactivity p50 ≥ 300 tok/s/user"
     ) in page
     assert "no point meets" in page
 
