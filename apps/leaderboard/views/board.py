@@ -262,6 +262,7 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         "embed_query": query_without(request.GET, "page", "format"),
         "imported": selectors.imported_sources(run_ids=page.run_ids),
         "slo_form": slo_controls(request.GET, page.scenario),
+        "swapped": wants_partial(request),
         **board_charts(board, page, query),
     }
     _add_projection(context, board, page, query)
