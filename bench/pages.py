@@ -146,7 +146,7 @@ def _summarise(runs, points) -> None:
             )
         )
     for run in runs:
-        slo = summary.scenario_slo(run.scenario)
+        slo = summary.default_slo(run.scenario)
         best = summary.best_point(by_run[run.pk], slo, run.deployment.gpus)
         run.best_point_id, run.best_tput_per_gpu = best.point_id, best.tput_per_gpu
         run.best_meets_slo = best.meets_slo

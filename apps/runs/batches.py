@@ -115,7 +115,7 @@ def summary_choose(run: Run, rows: list[dict[str, Any]]) -> None:
     figures = summary.run_figures(rows, run.document)
     best = summary.best_point(
         figures,
-        summary.scenario_slo(run.scenario),
+        summary.default_slo(run.scenario),
         run.deployment.gpus,
         summary.scenario_shape(run.scenario),
     )

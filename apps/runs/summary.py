@@ -1,7 +1,8 @@
 """Which point of a run the leaderboard shows: pure, so ingestion and migrations share it.
 
-Every point is judged by the one SLO rule (workers/slo.py). The best point is the highest
-throughput per GPU among points that meet the scenario's SLO; when none meets it, the best
+Every point is judged by the one SLO rule (workers/slo.py) at the scenario's default SLO tier
+(`default_slo`, apps/catalog/slo_tiers.py). The best point is the highest throughput per GPU
+among points that meet it; when none meets it, the best
 of those that cannot be checked (a bounded percentile, or the success rate, was not
 reported); when none can be checked either, the best that misses. A point whose client was
 saturated (`client_bound`) or whose prompts missed their target length is never chosen
@@ -41,6 +42,15 @@ def scenario_shape(scenario: Any) -> tuple[int | None, int | None]:
 
 # The SLO a scenario's definition states: defined once, with the tiers (apps/catalog).
 scenario_slo = slo_tiers.scenario_own_slo
+
+
+def default_slo(scenario: Any) -> slo_rule.Slo:
+    """The SLO a run's leaderboard point is chosen at: its scenario's default tier
+    (apps/catalog/slo_tiers.py), the one every default view shows; no SLO without a
+    scenario. Reads attributes only, so historical models in migrations work too."""
+    if scenario is None:
+        return slo_rule.Slo()
+    return slo_tiers.default_tier(scenario).slo
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,13 @@ def test_a_bad_slo_bound_is_refused_naming_its_field(client, document, org, fiel
     response = client.get("/compare/", query)
     assert response.status_code == 400
     assert f"{field}: “fast” is not a positive number" in response.content.decode()
+
+
+def test_the_export_carries_the_answers_point_only(client, document, org):
+    mi355x, b200 = _pair(document, org)
+    rows = _rows(client, b200, mi355x)
+    for row in rows:
+        # No figure of another point beside the answer's (the board row's, once).
+        assert not {"tok_s_per_gpu", "meets_slo", "interactivity_tok_s_user_p50"} & set(row)
+        assert {"answer_run_id", "answer_level", "answer_tok_s_per_gpu"} <= set(row)
+        assert row["answer_slo"] == rows[1]["answer_slo"]  # one SLO, the first column's too
