@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from apps.costs.answer import Measured
@@ -12,6 +14,7 @@ from apps.costs.procurement import DeploymentCurve, procurement_rows
 from apps.costs.procurement_export import export_records
 from apps.costs.reference import REFERENCE_PRICES
 from apps.costs.slo import SloPoint
+from tests.apps.costs.test_answer import _point
 
 
 def parse_inputs(params, book=None, **kwargs):
@@ -23,29 +26,13 @@ def parse_inputs(params, book=None, **kwargs):
 def measured(run_id: int, accelerator: str, point: SloPoint) -> Measured:
     """A point as the answer reads it (apps/costs/answer_selectors.py): "c16" is level 16."""
     level = point.label.removeprefix("c")
-    return Measured(
-        run_id=run_id,
-        deployment_id=run_id,
-        deployment=f"8x{accelerator}",
-        accelerator=accelerator,
-        gpus=8,
-        engine="sglang",
-        engine_version="0.5",
-        image="",
-        precision="FP8",
-        spec="",
-        parallelism="TP8",
-        serving="aggregated",
-        origin="submitted",
-        provenance="measured",
-        rules_passed=True,
-        rules_failed=(),
-        lengths="1000/1000",
+    return replace(
+        _point(
+            accelerator, run_id, int(level) if level.isdigit() else 0, point.tok_per_s_per_gpu, 0, 0
+        ),
         level=point.label,
         concurrency=int(level) if level.isdigit() else None,
-        tok_s_per_gpu=point.tok_per_s_per_gpu,
-        basis_stated=True,
-        usd_per_gpu_hour=None,
+        precision="FP8",
         metrics=dict(point.metrics),
         success_rate=point.success_rate,
     )
