@@ -37,9 +37,7 @@ def test_the_board_states_its_tier_and_column_and_the_answer_its_date_gap(live_s
         # The board's own SLO control: throughput-only bounds no latency, and the column says so.
         page.select_option("#board-filters select[name=slo]", "throughput")
         page.wait_for_url("**slo=throughput**")
-        page.wait_for_function(
-            "document.querySelector('#slo-text').dataset.tier === 'throughput'"
-        )
+        page.wait_for_function("document.querySelector('#slo-text').dataset.tier === 'throughput'")
         assert page.locator("#slo-text").inner_text() == "throughput-only tier: bounds no latency"
         assert "bounds no latency" in page.locator("#column-meaning").inner_text()
         header = page.locator("#leaderboard thead th").nth(2).inner_text()
