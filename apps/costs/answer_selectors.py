@@ -86,17 +86,16 @@ def gpu_hour_prices(
     return found | {sku.upper(): price for sku, price in own.items()}
 
 
-def measured_points(
+def answer_runs(
     *,
     org: Organization | None,
     model: str,
     scenario: Scenario,
     skus: tuple[str, ...] = (),
     deployments: tuple[int, ...] = (),
-    basis: TokenKind,
-    prices: Mapping[str, float],
-) -> list[Measured]:
-    """The points of the accelerators `skus` running `model` (or of the `deployments`)."""
+) -> QuerySet[Run]:
+    """The runs an answer reads: of the accelerators `skus` running `model` (or of the
+    `deployments`) in the scenario, neither simulated, failed nor labelled unofficial."""
     runs = runs_visible(org=org).filter(scenario=scenario)
     if deployments:
         runs = runs.filter(deployment_id__in=deployments)
@@ -105,17 +104,48 @@ def measured_points(
             runs = runs.filter(deployment__model__name=model)
         if skus:
             runs = runs.filter(deployment__accelerator__sku__in=[s.upper() for s in skus])
-    runs = (
+    return (
         runs.exclude(provenance=Run.Provenance.SIMULATED)
         .exclude(status=Run.Status.FAILED)
         .exclude(labels__has_key="unofficial")
     )
-    # Each configuration's latest complete sweep is what the rule chooses from (the board's
-    # row, apps/runs/sweeps.py); its other runs are the repeats an interval takes in.
-    swept = sweeps(runs, scenario_id=scenario.pk)
+
+
+def measured_points(
+    runs: QuerySet[Run], *, scenario: Scenario, basis: TokenKind, prices: Mapping[str, float]
+) -> list[Measured]:
+    """The points the rule chooses from: each configuration's latest complete sweep among
+    `runs` (the board's row, apps/runs/sweeps.py), read once per deployment however many
+    runs it has."""
+    current = {s.run_id: s for s in sweeps(runs, scenario_id=scenario.pk).values()}
     return measured_of(
-        runs, basis=basis, prices=prices, current={s.run_id: s for s in swept.values()}
+        Run.objects.filter(pk__in=list(current)), basis=basis, prices=prices, current=current
     )
+
+
+def with_repeats(
+    result: Answer, runs: QuerySet[Run], *, basis: TokenKind, prices: Mapping[str, float]
+) -> Answer:
+    """Each side's other runs of its configuration measured at its chosen level (the repeats
+    the ratio's interval takes in), read for that level alone."""
+    sides = []
+    for side in (result.a, result.b):
+        point = side.point
+        if point is None or side.reading != "measured" or point.concurrency is None:
+            sides.append(side)
+            continue
+        others = (
+            runs.filter(deployment_id=point.deployment_id, points__concurrency=point.concurrency)
+            .exclude(pk=point.run_id)
+            .distinct()
+        )
+        repeats = tuple(
+            p
+            for p in measured_of(others, basis=basis, prices=prices, current={})
+            if (p.concurrency, p.level) == (point.concurrency, point.level) and p.tok_s_per_gpu
+        )
+        sides.append(replace(side, level_runs=(point, *repeats)))
+    return replace(result, a=sides[0], b=sides[1])
 
 
 STATED_IMAGE_PATH = "document__environment__extra__inferencex__image"
@@ -260,15 +290,14 @@ def ask(
     asked_slo = SloAsk(asked.slo_tier, asked.bounds, asked.min_success_rate).resolve(scenario)
     slo = asked_slo.slo
     prices = gpu_hour_prices(org=org, tier=asked.tier, own=asked.own_prices)
-    points = measured_points(
+    runs = answer_runs(
         org=org,
         model=asked.model,
         scenario=scenario,
         skus=(asked.a, asked.b),
         deployments=asked.deployments or (),
-        basis=asked.basis,
-        prices=prices,
     )
+    points = measured_points(runs, scenario=scenario, basis=asked.basis, prices=prices)
     side_of: Callable[[Measured], str] = by_deployment if asked.deployments else by_accelerator
     result = answer(
         points,
@@ -290,7 +319,7 @@ def ask(
         max_gap=asked.max_gap,
         side_of=side_of,
     )
-    result = replace(result, flips=flips)
+    result = with_repeats(replace(result, flips=flips), runs, basis=asked.basis, prices=prices)
     level_runs = [p.point_id for side in (result.a, result.b) for p in side.level_runs]
     result = with_interval(
         result,
