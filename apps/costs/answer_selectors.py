@@ -278,6 +278,7 @@ def ask(
     *,
     org: Organization | None,
     with_swing: bool = True,
+    with_uncertainty: bool = True,
     metrics: tuple[str, ...] = (),
 ) -> Asking:
     """Read the points and apply the one rule, then the ratio's interval where repeated
@@ -319,14 +320,16 @@ def ask(
         max_gap=asked.max_gap,
         side_of=side_of,
     )
-    result = with_repeats(replace(result, flips=flips), runs, basis=asked.basis, prices=prices)
-    level_runs = [p.point_id for side in (result.a, result.b) for p in side.level_runs]
-    result = with_interval(
-        result,
-        point_samples(point_ids=level_runs),
-        basis=asked.basis.value,
-        metrics=metrics,
-    )
+    result = replace(result, flips=flips)
+    if with_uncertainty:  # the headline names the points only: no interval to read
+        result = with_repeats(result, runs, basis=asked.basis, prices=prices)
+        level_runs = [p.point_id for side in (result.a, result.b) for p in side.level_runs]
+        result = with_interval(
+            result,
+            point_samples(point_ids=level_runs),
+            basis=asked.basis.value,
+            metrics=metrics,
+        )
     swung = (
         swing(points, a=asked.a, b=asked.b, facts=asked.facts, slo=slo, side_of=side_of)
         if with_swing

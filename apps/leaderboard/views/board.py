@@ -297,41 +297,46 @@ def _headline(
 ) -> dict[str, Any] | None:
     """The question the site was started for, answered where the data allows: the two
     accelerators side by side, like for like, in the board's own view when it has both, else
-    the widest view that does; asked through the one answer at the board's SLO."""
+    the widest view that does; asked through the one answer at the board's SLO, in the
+    default question's precision where both have a point there, else in the precision the
+    like-for-like rows share (apps/leaderboard/evidence_selectors.py)."""
     views = selectors.widest_views(org=org)[:5]
     if board.model and board.scenario:
         views = [(board.model, board.scenario), *views]
-    for model, scenario in views:
-        pairs = evidence_selectors.like_for_like_pairs(
-            org=org, model=model, scenario=scenario, skus=HEADLINE_SKUS
-        )
-        if not pairs:
-            continue
-        # The pair only says where the data has both accelerators like for like; the link
-        # and the two points it names are the one answer's (apps/costs/answer.py), asked in
-        # the default question's precision where the data has it, so the headline and
-        # /answer/'s default ask one question.
-        default = DEFAULT_QUESTION["precision"].lower()
-        pair = next((p for p in pairs if p.a.quantization.lower() == default), pairs[0])
-        question = {"model": model, "scenario": scenario, "precision": pair.a.quantization}
-        question |= {k: v for k, v in request.GET.items() if k in SLO_FIELDS and v}
+    slo = {k: v for k, v in request.GET.items() if k in SLO_FIELDS and v}
+    for model, scenario in dict.fromkeys(views):
+        question = {"model": model, "scenario": scenario, **slo}
         if board.tier != DEFAULT_TIER:
             question["tier"] = board.tier
-        try:
-            asking = ask(
-                AnswerQuery(**{**DEFAULT_QUESTION, **question}).asked(dict(board.own_prices)),
-                org=org,
-                with_swing=False,
+        asking = _headline_ask(question, board, org)
+        if asking is None:
+            continue
+        if not (asking.answer.a.point and asking.answer.b.point):
+            pairs = evidence_selectors.like_for_like_pairs(
+                org=org, model=model, scenario=scenario, skus=HEADLINE_SKUS
             )
-        except (CostInputError, ValidationError):
-            return None
+            if not pairs:
+                continue
+            question["precision"] = pairs[0].a.quantization
+            asking = _headline_ask(question, board, org) or asking
+        # The link and the two points it names are the one answer's (apps/costs/answer.py).
         return {
-            "pair": pair,
             "model": model,
             "scenario": scenario,
+            "precision": asking.asked.facts.precision,
             "answer_query": answer_query(question),
             "slo": asking.answer.slo_described,
             "answer": asking.answer,
             "sides": (asking.answer.a, asking.answer.b),
         }
     return None
+
+
+def _headline_ask(question: dict[str, str], board: selectors.Board, org: Organization | None):
+    """The headline's question asked (its two points only: no swing, no interval), or None
+    when it cannot be asked here (no visible run of the scenario)."""
+    try:
+        asked = AnswerQuery(**{**DEFAULT_QUESTION, **question}).asked(dict(board.own_prices))
+        return ask(asked, org=org, with_swing=False, with_uncertainty=False)
+    except (CostInputError, ValidationError):
+        return None
