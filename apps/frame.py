@@ -39,6 +39,12 @@ def tier_label(value):
     return TIER_LABELS.get(str(value), label(value))
 
 
+@register.filter
+def price_sheet_text(sheet, tier):
+    """What priced a page, from its PriceSheet (apps.costs.prices) and reference tier."""
+    return sheet.describe(tier_label(tier))
+
+
 @register.simple_tag(takes_context=True)
 def nav_link(context, target: str, text: str) -> str:
     """A nav link marked aria-current="page" on its section: exact for the home page, by path

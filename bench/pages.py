@@ -127,7 +127,8 @@ def fill(target_runs: int, records_per_point: int) -> None:
 
 
 def _summarise(runs, points) -> None:
-    """What run_ingest does for every run: choose the point the leaderboard shows."""
+    """What run_ingest does for every run: choose the point the leaderboard shows and count
+    its load levels (the board's row rule reads them, apps/runs/sweeps.py)."""
     from apps.runs import summary
     from apps.runs.models import Run
 
@@ -145,12 +146,13 @@ def _summarise(runs, points) -> None:
             )
         )
     for run in runs:
-        slo = summary.scenario_slo(run.scenario)
+        slo = summary.default_slo(run.scenario)
         best = summary.best_point(by_run[run.pk], slo, run.deployment.gpus)
         run.best_point_id, run.best_tput_per_gpu = best.point_id, best.tput_per_gpu
         run.best_meets_slo = best.meets_slo
+        run.levels = len(by_run[run.pk])
     Run.objects.bulk_update(
-        runs, ["best_point", "best_tput_per_gpu", "best_meets_slo"], batch_size=2000
+        runs, ["best_point", "best_tput_per_gpu", "best_meets_slo", "levels"], batch_size=2000
     )
 
 

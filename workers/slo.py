@@ -8,7 +8,11 @@ An SLO is a set of bounds (metric, percentile, limit, unit) plus a minimum succe
 
 - meets it: every bound holds at its percentile and enough requests succeeded;
 - misses it: some bound is broken, or too many requests failed (each named); or
-- cannot be checked: a bounded percentile (or the success rate) was not reported.
+- cannot be checked: a bounded percentile was not reported.
+
+A point that states no success rate (a peer's aggregate row) is "success not stated": not a
+miss and not unverifiable, it is judged on its bounds and marked (`Verdict.success_unstated`),
+so every page can say how many of its points took part that way.
 
 Percentiles are spelled one way everywhere: "p50", "p90", "p95", "p99", "p99.9". The
 stored distributions (`workers.results.Distribution`) key p99.9 as "p999"; `stored_key`
@@ -57,6 +61,8 @@ STAT_SLOTS: dict[str, str] = {
 }
 
 Status = Literal["meets", "misses", "cannot_check"]
+# How every page marks a point that states no success rate.
+SUCCESS_NOT_STATED = "success not stated"
 
 
 class SloError(ValueError):
@@ -171,6 +177,8 @@ class Verdict:
     failed: tuple[str, ...] = ()  # "TPOT p99 is 80 ms (needs ≤ 50 ms)", "success 70% < 99%"
     missing: tuple[str, ...] = ()  # "tpot.p75"-style: what the point did not report
     slo: Slo = field(default_factory=Slo)
+    # The SLO asks a success rate the point does not state: judged on its bounds, marked.
+    success_unstated: bool = False
 
     @property
     def meets(self) -> bool:
@@ -178,7 +186,8 @@ class Verdict:
 
     def describe(self) -> str:
         if self.status == "meets":
-            return f"meets {self.slo.describe()}"
+            unstated = f" ({SUCCESS_NOT_STATED})" if self.success_unstated else ""
+            return f"meets {self.slo.describe()}{unstated}"
         if self.status == "misses":
             return "misses: " + "; ".join(self.failed)
         return "cannot check: not reported: " + ", ".join(self.missing)
@@ -190,9 +199,11 @@ Figures = Mapping[str, Mapping[str, float | None]]
 
 def judge(slo: Slo, figures: Figures, success_rate: float | None) -> Verdict:
     """Does this point meet this SLO? Misses win over cannot-check: a point that breaks a
-    bound it reports misses, whatever else it lacks."""
+    bound it reports misses, whatever else it lacks. A point that states no success rate is
+    judged on its bounds and marked `success_unstated`, never missed for it."""
     failed: list[str] = []
     missing: list[str] = []
+    unstated = False
     for bound in slo.bounds:
         value = (figures.get(bound.metric) or {}).get(bound.stored_key)
         if value is None:
@@ -204,19 +215,19 @@ def judge(slo: Slo, figures: Figures, success_rate: float | None) -> Verdict:
                 f"{LABELS[bound.metric]} {bound.percentile} is {shown:.4g} {bound.unit} "
                 f"(needs {sign} {bound.limit:g} {bound.unit})"
             )
-    # A minimum of 0% asks nothing of the success rate, so a point that does not report it
-    # (InferenceX's published rows) is judged on its latencies alone.
+    # A minimum of 0% asks nothing of the success rate. A point that does not report it
+    # (InferenceX's published rows) is judged on its latencies alone, and marked.
     if slo.bounds and slo.min_success_rate > 0:
         if success_rate is None:
-            missing.append("success_rate")
+            unstated = True
         # The tolerance absorbs float noise in succeeded / total (e.g. 99 / 100 vs 0.99).
         elif success_rate < slo.min_success_rate - 1e-12:
             failed.append(f"success {success_rate:.1%} < {_percent(slo.min_success_rate)}")
     if failed:
-        return Verdict("misses", tuple(failed), tuple(missing), slo)
+        return Verdict("misses", tuple(failed), tuple(missing), slo, unstated)
     if missing:
-        return Verdict("cannot_check", (), tuple(missing), slo)
-    return Verdict("meets", (), (), slo)
+        return Verdict("cannot_check", (), tuple(missing), slo, unstated)
+    return Verdict("meets", (), (), slo, unstated)
 
 
 def _percent(rate: float) -> str:

@@ -33,7 +33,7 @@ from apps.agents.selectors import citation
 from apps.costs.answer_selectors import Asking, ask
 from apps.costs.api.answer import asking_out
 from apps.costs.api.runs import procurement_answer
-from apps.costs.prices import LINK_ONLY, PRICE_PREFIX, org_price_sheet, profile_prices, url_prices
+from apps.costs.prices import LINK_ONLY, PRICE_PREFIX, price_sheet_of, profile_prices, url_prices
 from apps.leaderboard.selectors import leaderboard_rows
 from apps.leaderboard.views.board import board_from_query, board_query
 from apps.leaderboard.views.common import board_table
@@ -91,7 +91,7 @@ def board(caller: Caller, asked: BoardArguments) -> BoardResult:
     if problems:
         raise Refused(422, [{"path": p["field"], "message": p["message"]} for p in problems])
     shown = board_from_query(query, caller.org)
-    sheet = org_price_sheet(caller.org, request.GET)
+    sheet = price_sheet_of(request.GET, caller.org)
     shown = replace(shown, own_prices=sheet.pairs(), price_profile=sheet.profile)
     page = leaderboard_rows(board=shown, org=caller.org)
     # The page as asked, with the model and scenario it settled on, so the link keeps them.

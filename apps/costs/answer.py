@@ -16,13 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Literal
 
 from apps.costs.formulas import usd_per_mtok
 from apps.costs.slo import (
-    Metric,
     Slo,
-    SloBound,
     SloPoint,
     best_throughput_at_slo,
     explain_miss,
@@ -38,6 +37,7 @@ SERVING = ("aggregated", "disaggregated", ANY)
 DEFAULT_MAX_GAP = 2.0
 # The facts that may still differ between the two sides' points, in the order shown.
 DIFFERING_FACTS = (
+    ("measured", "measured"),  # the dates, with the gap between them
     ("precision", "precision"),  # differs only when the question leaves it free
     ("engine", "engine"),
     ("spec", "speculative decoding"),
@@ -60,12 +60,6 @@ def _slot(figure: figures.Figure) -> tuple[str, str]:
 
 
 STATED_SLOT = _slot(STATED_LATENCY)
-
-
-def shorthand_ceiling(ceiling_s: float | str) -> dict[str, float | str]:
-    """The answer's bounds for the shorthand ceiling (`STATED_LATENCY.ceiling_param`): a TTFT
-    ceiling in seconds at the stated latency's percentile."""
-    return {"ttft_s_max": ceiling_s, "ttft_percentile": STATED_SLOT[1]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +93,11 @@ class Measured:
     point_id: int = 0  # the stored point, whose request records (if any) give an interval
     # A figure of unstated token kind: its two readings (tok_s_per_gpu is the lower).
     tok_s_range: tuple[float, float] | None = None
+    # Whether the run is its configuration's latest complete sweep (apps/runs/sweeps.py): only
+    # such points are chosen; the others are the repeated runs an interval takes in.
+    current: bool = True
+    measured_at: datetime | None = None
+    partial: str = ""  # "newer partial run on <date> (1 of 3 levels)", beside the sweep's points
 
     @property
     def interactivity_p50(self) -> float | None:
@@ -119,9 +118,16 @@ class Measured:
     def slo_point(self) -> SloPoint:
         return SloPoint(self.level, self.tok_s_per_gpu or 0.0, self.metrics, self.success_rate)
 
+    @property
+    def unstated_success(self) -> bool:
+        """The point states no success rate: it takes part, marked (workers/slo.py)."""
+        return self.success_rate is None
+
     def fact(self, name: str) -> str:
         if name == "spec":
             return self.spec or NONE
+        if name == "measured":
+            return f"{self.measured_at:%Y-%m-%d}" if self.measured_at else "—"
         return str(getattr(self, name) or "—")
 
 
@@ -174,6 +180,9 @@ class Side:
     # Every run of the answer's configuration measured at its level, the answer's first:
     # repeated runs, whose spread the ratio's interval takes in.
     level_runs: tuple[Measured, ...] = ()
+    # The one SLO rule's verdict on the side: "meets", "misses" (a point breaks a bound it
+    # states), "cannot_check" (none states what the SLO bounds), "" (no point at all).
+    status: str = ""
 
     @property
     def repeats(self) -> int:
@@ -185,7 +194,7 @@ class RatioInterval:
     """The ratio A over B with its 95% interval (workers/significance.py's bootstrap over
     repeated runs and request records), of the sides' mean at the answer's levels."""
 
-    tok_ratio: float
+    tok_ratio: float  # the mean's ratio, the interval's own estimate (not the best points')
     tok_low: float
     tok_high: float
     usd_low: float | None
@@ -196,6 +205,7 @@ class RatioInterval:
     requests_b: int
     # B against A as the significance module states each metric; the throughput's first.
     differences: tuple[significance.Difference, ...] = ()
+    usd_ratio: float | None = None  # the mean's $/Mtok ratio: price ratio over tok_ratio
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,14 +215,26 @@ class Answer:
     slo: Slo
     facts: Facts
     differs: tuple[str, ...]  # "engine: sglang / vllm"
-    tok_ratio: float | None  # A's tok/s/GPU over B's
-    usd_ratio: float | None  # A's $/Mtok over B's
+    tok_ratio: float | None  # A's tok/s/GPU over B's, at the two chosen points
+    usd_ratio: float | None  # A's $/Mtok over B's, at the two chosen points
     uncertainty: str
     rule: str
     interval: RatioInterval | None = None
+    # The SLO in the words of its tier ("interactive tier: ..."), when a tier was asked.
+    slo_text: str = ""
+    # Points that took part without stating a success rate ("success not stated"), of all the
+    # points matching the asked facts.
+    unstated: int = 0
+    considered: int = 0
+    # Fact filters the visitor did not pin that flip which side is cheaper (answer_swing.py).
+    flips: tuple[str, ...] = ()
+
+    @property
+    def slo_described(self) -> str:
+        return self.slo_text or self.slo.describe()
 
 
-def rule_text(slo: Slo, *, interpolate: bool, max_gap: float) -> str:
+def rule_text(slo: Slo | str, *, interpolate: bool, max_gap: float) -> str:
     """The rule, in the words every page and the API state it."""
     reading = (
         "interpolated only between adjacent measured levels of one configuration no more than "
@@ -220,10 +242,18 @@ def rule_text(slo: Slo, *, interpolate: bool, max_gap: float) -> str:
         if interpolate
         else "no interpolation"
     )
+    described = slo if isinstance(slo, str) else slo.describe()
     return (
         "each side's best measured point meeting every bound of the SLO "
-        f"({slo.describe()}) among configurations matching the asked facts; {reading}"
+        f"({described}) among the latest complete sweeps of the configurations matching the "
+        f"asked facts; {reading}"
     )
+
+
+def asks_success(slo: Slo) -> bool:
+    """Whether the SLO asks a success rate of a point (one that states none is then marked
+    "success not stated"): a floor above 0%, with a bound it comes with (workers/slo.py)."""
+    return bool(slo.bounds) and slo.min_success_rate > 0
 
 
 def by_accelerator(point: Measured) -> str:
@@ -245,9 +275,11 @@ def best_side(
     max_gap: float = DEFAULT_MAX_GAP,
     side_of: Callable[[Measured], str] = by_accelerator,
 ) -> Side:
-    """The side's best measured point meeting `slo` (ties: the lighter load, then the
-    lower run id, so the answer does not depend on the order points were read)."""
-    own = [p for p in points if side_of(p) == sku.upper() and p.tok_s_per_gpu]
+    """The side's best measured point meeting `slo` among its configurations' latest complete
+    sweeps (ties: the lighter load, then the lower run id, so the answer does not depend on
+    the order points were read); every run at the chosen level is kept for the interval."""
+    everything = [p for p in points if side_of(p) == sku.upper() and p.tok_s_per_gpu]
+    own = [p for p in everything if p.current]
     meeting = [p for p in own if verdict(p.slo_point(), slo).meets]
     if not meeting:
         return _no_point(own, sku, slo)
@@ -258,13 +290,14 @@ def best_side(
         tok_s_per_gpu=best.tok_s_per_gpu,
         usd_per_mtok=best.usd_per_mtok,
         reading="measured",
+        status="meets",
         reason=f"measured point {best.level} of run {best.run_id} meets {slo.describe()}",
         considered=len(own),
         level_runs=(
             best,
             *(
                 p
-                for p in own
+                for p in everything
                 if p is not best
                 and p.deployment_id == best.deployment_id
                 and (p.concurrency, p.level) == (best.concurrency, best.level)
@@ -313,9 +346,11 @@ def _no_point(own: Sequence[Measured], sku: str, slo: Slo) -> Side:
         return Side(sku=sku, point=None, reason=f"no {sku} point matches the asked facts")
     miss = explain_miss([p.slo_point() for p in own], slo)
     nearest = next((p for p in own if miss.nearest is not None and _same(p, miss.nearest)), None)
+    statuses = {verdict(p.slo_point(), slo).status for p in own}
     return Side(
         sku=sku,
         point=None,
+        status="misses" if "misses" in statuses else "cannot_check",
         reason=f"no {sku} point meets {slo.describe()}"
         + (f"; nearest: run {nearest.run_id} {nearest.level}" if nearest else "")
         + (f" ({'; '.join(miss.failing)})" if miss.failing else "")
@@ -335,13 +370,20 @@ def _same(point: Measured, slo_point: SloPoint) -> bool:
 
 
 def differences(a: Measured | None, b: Measured | None) -> tuple[str, ...]:
+    """Every fact the two points' configurations do not share, A's first ("engine: sglang /
+    vllm"); measurement dates with the days between them (engine releases come in that gap)."""
     if a is None or b is None:
         return ()
-    return tuple(
-        f"{label}: {a.fact(name)} / {b.fact(name)}"
-        for name, label in DIFFERING_FACTS
-        if a.fact(name) != b.fact(name)
-    )
+    found = []
+    for name, label in DIFFERING_FACTS:
+        if a.fact(name) == b.fact(name):
+            continue
+        text = f"{label}: {a.fact(name)} / {b.fact(name)}"
+        if name == "measured" and a.measured_at and b.measured_at:
+            days = abs((a.measured_at.date() - b.measured_at.date()).days)
+            text += f" ({days} day{'s' if days != 1 else ''} apart)"
+        found.append(text)
+    return tuple(found)
 
 
 def answer(
@@ -354,9 +396,11 @@ def answer(
     interpolate: bool = False,
     max_gap: float = DEFAULT_MAX_GAP,
     side_of: Callable[[Measured], str] = by_accelerator,
+    slo_text: str = "",
 ) -> Answer:
     """The one comparison: A's and B's answers at `slo` among points matching `facts`.
-    The uncertainty is "single measurement" until `with_interval` reads the records."""
+    The uncertainty is "single measurement" until `with_interval` reads the records.
+    `slo_text` states the SLO by its tier (apps/costs/slo_query.py)."""
     matching = [p for p in points if matches(p, facts)]
     side_a, side_b = (
         best_side(matching, sku, slo, interpolate=interpolate, max_gap=max_gap, side_of=side_of)
@@ -364,6 +408,11 @@ def answer(
     )
     tok_a, tok_b = side_a.tok_s_per_gpu, side_b.tok_s_per_gpu
     usd_a, usd_b = side_a.usd_per_mtok, side_b.usd_per_mtok
+    taking_part = [
+        p
+        for p in matching
+        if p.current and side_of(p) in (a.upper(), b.upper()) and p.tok_s_per_gpu
+    ]
     return Answer(
         a=side_a,
         b=side_b,
@@ -373,7 +422,10 @@ def answer(
         tok_ratio=tok_a / tok_b if tok_a and tok_b else None,
         usd_ratio=usd_a / usd_b if usd_a and usd_b else None,
         uncertainty=SINGLE,
-        rule=rule_text(slo, interpolate=interpolate, max_gap=max_gap),
+        rule=rule_text(slo_text or slo, interpolate=interpolate, max_gap=max_gap),
+        slo_text=slo_text,
+        unstated=sum(p.unstated_success for p in taking_part) if asks_success(slo) else 0,
+        considered=len(taking_part),
     )
 
 
@@ -422,6 +474,7 @@ def with_interval(
         # $/Mtok A/B = (price A / price B) / (tok/s A / tok/s B): the bounds swap.
         usd_low=factor / high if factor and high > 0 else None,
         usd_high=factor / low if factor and low > 0 else None,
+        usd_ratio=factor / tok if factor and tok > 0 else None,
         runs_a=first.runs_b,
         runs_b=first.runs_a,
         requests_a=first.requests_b,
@@ -441,84 +494,6 @@ def interval_text(interval: RatioInterval) -> str:
         f"[{interval.tok_low:.2f}×, {interval.tok_high:.2f}×] the tok/s/GPU"
     )
     if interval.usd_low is not None and interval.usd_high is not None:
-        text += f", [{interval.usd_low:.2f}×, {interval.usd_high:.2f}×] the $/Mtok"
+        usd = f"{interval.usd_ratio:.2f}× " if interval.usd_ratio is not None else ""
+        text += f", {usd}[{interval.usd_low:.2f}×, {interval.usd_high:.2f}×] the $/Mtok"
     return text + " (95% bootstrap interval)"
-
-
-# --- the swing: the answer against the interactivity floor --------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SwingRow:
-    floor: float
-    a: Side
-    b: Side
-    tok_ratio: float | None
-    usd_ratio: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class Swing:
-    rows: tuple[SwingRow, ...]
-    crossover: str  # "MI355X is cheaper below 45 tok/s/user, B200 above", or why none
-
-
-def with_floor(slo: Slo, floor: float) -> Slo:
-    """`slo` with its interactivity floor set to `floor` (other bounds kept)."""
-    bounds = tuple(b for b in slo.bounds if b.metric != Metric.INTERACTIVITY)
-    old = next((b for b in slo.bounds if b.metric == Metric.INTERACTIVITY), None)
-    percentile = old.percentile if old else "p50"
-    floor_bound = SloBound(Metric.INTERACTIVITY, percentile, floor)
-    return Slo((floor_bound, *bounds), slo.min_success_rate)
-
-
-def swing(
-    points: Sequence[Measured],
-    *,
-    a: str,
-    b: str,
-    facts: Facts,
-    slo: Slo,
-    limit: int = 40,
-    side_of: Callable[[Measured], str] = by_accelerator,
-) -> Swing:
-    """The measured answer at each interactivity floor where it can change (each matching
-    point's own interactivity p50), with the floor at which the cheaper side changes named.
-    Interactivity floors only; the other bounds of `slo` hold throughout."""
-    matching = [p for p in points if matches(p, facts)]
-    floors = sorted({round(p.interactivity_p50, 1) for p in matching if p.interactivity_p50})
-    if len(floors) > limit:  # evenly thinned, keeping both ends
-        step = (len(floors) - 1) / (limit - 1)
-        floors = sorted({floors[round(i * step)] for i in range(limit)})
-    rows = []
-    for floor in floors:
-        result = answer(points, a=a, b=b, facts=facts, slo=with_floor(slo, floor), side_of=side_of)
-        rows.append(SwingRow(floor, result.a, result.b, result.tok_ratio, result.usd_ratio))
-    return Swing(tuple(rows), _crossover(rows, a, b))
-
-
-def _crossover(rows: Sequence[SwingRow], a: str, b: str) -> str:
-    """Where the cheaper side (lower $/Mtok; by tok/s/GPU when unpriced) changes."""
-    leaders: list[tuple[float, str]] = []
-    for row in rows:
-        ratio = row.usd_ratio if row.usd_ratio is not None else _inverse(row.tok_ratio)
-        if ratio is None or ratio == 1:
-            continue
-        leaders.append((row.floor, a if ratio < 1 else b))
-    if not leaders:
-        return "no floor where both sides have a measured point meeting the SLO"
-    changes = [
-        (prev, cur) for prev, cur in zip(leaders, leaders[1:], strict=False) if prev[1] != cur[1]
-    ]
-    if not changes:
-        low, high = leaders[0][0], leaders[-1][0]
-        return f"{leaders[0][1]} is cheaper at every floor measured ({low:g}-{high:g} tok/s/user)"
-    parts = [
-        f"{prev[1]} is cheaper up to {prev[0]:g} tok/s/user, {cur[1]} from {cur[0]:g}"
-        for prev, cur in changes
-    ]
-    return "; ".join(parts)
-
-
-def _inverse(value: float | None) -> float | None:
-    return 1 / value if value else None

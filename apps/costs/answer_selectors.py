@@ -1,5 +1,7 @@
 """The one read behind the answer (apps/costs/answer.py): every measured point of the two
-accelerators for a model and scenario, with its configuration's facts, priced on a basis.
+accelerators for a model and scenario, with its configuration's facts, priced on a basis; and
+the same points for the board's rows (measured_of) and /costs/'s (procurement_curves), so
+every page chooses its points from one read by one rule.
 
 Imported and published runs take part (with their origin and rule status); simulated and
 failed runs do not: they never stand beside a measurement. Nor do runs labelled unofficial
@@ -9,39 +11,45 @@ failed runs do not: they never stand beside a measurement. Nor do runs labelled 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from django.db.models import QuerySet
+from django.db.models.fields.json import KT
 
 from apps.accounts.models import Organization
+from apps.catalog import slo_tiers
 from apps.catalog.models import Scenario
 from apps.costs.answer import (
     DEFAULT_MAX_GAP,
     Answer,
     Facts,
     Measured,
-    Swing,
     answer,
     by_accelerator,
     by_deployment,
-    swing,
     with_interval,
 )
+from apps.costs.answer_swing import Swing, swing, verdict_flips
 from apps.costs.formulas import CostInputError, TokenKind, priced_throughput, throughputs
 from apps.costs.odds import Odds, answer_odds, answer_prices
+from apps.costs.procurement import DeploymentCurve
 from apps.costs.reference import PriceSet, price_set
-from apps.costs.selectors import point_metrics, price_book
-from apps.costs.slo import Slo
-from apps.runs.models import Run
+from apps.costs.selectors import CURVES_LIMIT, point_metrics, price_book
+from apps.costs.slo_query import AskedSlo, SloAsk
+from apps.runs.models import MEASURED_AT, Run
 from apps.runs.selectors import runs_visible
 from apps.runs.significance import point_samples
+from apps.runs.sweeps import Sweep, sweeps
 from workers.figures import PointView
 from workers.significance import Sample
 
 # The board's default price tier (apps/leaderboard/board_runs.Board.tier).
 DEFAULT_TIER = "owning_hyperscaler"
-# The interactivity floor a question gets when it names none (the headline's, /compare/'s):
-# a floor most chat users feel as fluent streaming, 30 tok/s/user at the median.
-DEFAULT_FLOOR = 30.0
+# The default SLO tier's interactivity floor (apps/catalog/slo_tiers.py), for forms that show
+# it in a field of their own (the claim checker's).
+DEFAULT_FLOOR = slo_tiers.INTERACTIVITY_FLOORS[slo_tiers.DEFAULT_TIER]
 # The question a page asks when the visitor names none: the headline's, the claim checker's.
+# Its SLO is the scenario's default tier (apps/catalog/slo_tiers.py).
 DEFAULT_QUESTION = {
     "model": "DeepSeek-R1-0528",
     "scenario": "8k-1k",
@@ -51,7 +59,6 @@ DEFAULT_QUESTION = {
     "serving": "any",
     "a": "MI355X",
     "b": "B200",
-    "interactivity_min": f"{DEFAULT_FLOOR:g}",
 }
 
 
@@ -61,6 +68,12 @@ def answer_scenario(*, slug: str, org: Organization | None) -> Scenario | None:
         return None
     ids = runs_visible(org=org).values("scenario_id")
     return Scenario.objects.filter(slug=slug, pk__in=ids).first()
+
+
+def scenario_rows(*, org: Organization | None, slug: str) -> dict[str, Scenario]:
+    """The asked scenario's row by slug (none when blank or unseen), for its SLO tiers."""
+    found = answer_scenario(slug=slug, org=org) if slug else None
+    return {found.slug: found} if found else {}
 
 
 def gpu_hour_prices(
@@ -77,35 +90,103 @@ def gpu_hour_prices(
     return found | {sku.upper(): price for sku, price in own.items()}
 
 
-def measured_points(
+def answer_runs(
     *,
     org: Organization | None,
     model: str,
     scenario: Scenario,
     skus: tuple[str, ...] = (),
     deployments: tuple[int, ...] = (),
-    basis: TokenKind,
-    prices: Mapping[str, float],
-) -> list[Measured]:
-    """The points of the accelerators `skus` running `model` (or of the `deployments`)."""
+) -> QuerySet[Run]:
+    """The runs an answer reads: of the accelerators `skus` running `model` (or of the
+    `deployments`) in the scenario, neither simulated, failed nor labelled unofficial."""
     runs = runs_visible(org=org).filter(scenario=scenario)
     if deployments:
         runs = runs.filter(deployment_id__in=deployments)
     else:
-        runs = runs.filter(deployment__model__name=model)
-        runs = runs.filter(deployment__accelerator__sku__in=[s.upper() for s in skus])
-    runs = (
+        if model:
+            runs = runs.filter(deployment__model__name=model)
+        if skus:
+            runs = runs.filter(deployment__accelerator__sku__in=[s.upper() for s in skus])
+    return (
         runs.exclude(provenance=Run.Provenance.SIMULATED)
         .exclude(status=Run.Status.FAILED)
         .exclude(labels__has_key="unofficial")
-        .select_related("deployment__accelerator", "deployment__engine")
+    )
+
+
+def measured_points(
+    runs: QuerySet[Run], *, scenario: Scenario, basis: TokenKind, prices: Mapping[str, float]
+) -> list[Measured]:
+    """The points the rule chooses from: each configuration's latest complete sweep among
+    `runs` (the board's row, apps/runs/sweeps.py), read once per deployment however many
+    runs it has."""
+    current = {s.run_id: s for s in sweeps(runs, scenario_id=scenario.pk).values()}
+    return measured_of(
+        Run.objects.filter(pk__in=list(current)), basis=basis, prices=prices, current=current
+    )
+
+
+def with_repeats(
+    result: Answer, runs: QuerySet[Run], *, basis: TokenKind, prices: Mapping[str, float]
+) -> Answer:
+    """Each side's other runs of its configuration measured at its chosen level (the repeats
+    the ratio's interval takes in), read for that level alone."""
+    sides = []
+    for side in (result.a, result.b):
+        point = side.point
+        if point is None or side.reading != "measured" or point.concurrency is None:
+            sides.append(side)
+            continue
+        others = (
+            runs.filter(deployment_id=point.deployment_id, points__concurrency=point.concurrency)
+            .exclude(pk=point.run_id)
+            .distinct()
+        )
+        repeats = tuple(
+            p
+            for p in measured_of(others, basis=basis, prices=prices, current={})
+            if (p.concurrency, p.level) == (point.concurrency, point.level) and p.tok_s_per_gpu
+        )
+        sides.append(replace(side, level_runs=(point, *repeats)))
+    return replace(result, a=sides[0], b=sides[1])
+
+
+STATED_IMAGE_PATH = "document__environment__extra__inferencex__image"
+
+
+def _one_image(value: str | None) -> str:
+    """A run's stated image tag, or "" (none, or a list of several: a JSON array as text)."""
+    return value if value and not value.startswith("[") else ""
+
+
+def measured_of(
+    runs: QuerySet[Run],
+    *,
+    basis: TokenKind,
+    prices: Mapping[str, float],
+    current: Mapping[int, Sweep] | None = None,
+) -> list[Measured]:
+    """Every valid point of `runs` as the answer reads it. A run in `current` (its
+    configuration's latest complete sweep) is one the rule chooses from; with `current`
+    None every run is (the board reads only its rows' runs)."""
+    runs = (
+        # The image an InferenceX run states (apps.trust.services.stated_image's path), read
+        # in the query: the document itself is deferred, one query a run.
+        runs.annotate(measured_at=MEASURED_AT, run_image=KT(STATED_IMAGE_PATH))
+        .select_related(
+            "deployment__accelerator", "deployment__engine", "deployment__model", "scenario"
+        )
         .prefetch_related("points")
         .order_by("id")
     )
-    lengths = f"{scenario.input_tokens}/{scenario.output_tokens}"
     out = []
     for run in runs:
         d = run.deployment
+        scenario = run.scenario
+        lengths = f"{scenario.input_tokens}/{scenario.output_tokens}" if scenario else "—"
+        sweep = current.get(run.pk) if current is not None else None
+        chosen = current is None or sweep is not None
         sku = d.accelerator.sku
         gpus = max(d.gpus, 1)
         for point in run.points.all():
@@ -116,8 +197,8 @@ def measured_points(
                 gpus=gpus,
                 usd_per_gpu_hour=None,
                 **throughputs(point),
-                input_tokens=scenario.input_tokens,
-                output_tokens=scenario.output_tokens,
+                input_tokens=scenario.input_tokens if scenario else None,
+                output_tokens=scenario.output_tokens if scenario else None,
             )
             out.append(
                 Measured(
@@ -128,7 +209,9 @@ def measured_points(
                     gpus=gpus,
                     engine=d.engine.name,
                     engine_version=d.engine_version,
-                    image=d.image_digest,
+                    # The image the run states (an InferenceX row's tag) where the deployment
+                    # names none: a configuration's history spans images.
+                    image=d.image_digest or _one_image(run.run_image),
                     precision=d.quant_weights,
                     spec=d.spec_method,
                     parallelism=d.parallelism_label or f"{gpus} GPUs",
@@ -149,6 +232,9 @@ def measured_points(
                     tok_s_range=None
                     if priced.stated or priced.tok_low is None or priced.tok_high is None
                     else (priced.tok_low, priced.tok_high),
+                    current=chosen,
+                    measured_at=run.measured_at,
+                    partial=sweep.partial_text() if sweep else "",
                 )
             )
     return out
@@ -163,11 +249,15 @@ class Asked:
     a: str
     b: str
     facts: Facts
-    bounds: Mapping[str, float | str | None]  # Slo.of's keyword arguments
+    # The bounds set over the SLO tier (Slo.of's keyword arguments; None keeps the tier's,
+    # "none" removes it), the tier's name (None: the default tier) and the success floor
+    # (None: the tier's), as apps/costs/slo_query.py reads them.
+    bounds: Mapping[str, float | str | None] = field(default_factory=dict)
     basis: TokenKind = TokenKind.OUTPUT
     tier: str = DEFAULT_TIER
     own_prices: Mapping[str, float] = field(default_factory=dict)
-    min_success_rate: float | None = None  # None: none required (imported rows state none)
+    min_success_rate: float | None = None
+    slo_tier: str | None = None
     interpolate: bool = False
     max_gap: float = DEFAULT_MAX_GAP
     # /compare/'s question: side A and B are these two deployments, not accelerators
@@ -188,6 +278,7 @@ class Asking:
     answer: Answer
     swing: Swing
     points: int
+    slo: AskedSlo | None = None
     # P(A is cheaper than B) beside the $/Mtok ratio (apps/costs/odds.py), and the set priced.
     odds: Odds | None = None
     price_set: PriceSet | None = None
@@ -198,6 +289,7 @@ def ask(
     *,
     org: Organization | None,
     with_swing: bool = True,
+    with_uncertainty: bool = True,
     metrics: tuple[str, ...] = (),
 ) -> Asking:
     """Read the points and apply the one rule, then the ratio's interval where repeated
@@ -207,23 +299,19 @@ def ask(
     scenario = answer_scenario(slug=asked.scenario, org=org)
     if scenario is None:
         raise CostInputError("scenario", f"no visible run has scenario {asked.scenario!r}")
-    # Unless asked, no success rate is required: imported and published rows do not report
-    # one, and the answer must judge them on their latencies (the SLO states it).
-    rate = asked.min_success_rate if asked.min_success_rate is not None else 0.0
-    # The asked bounds are a dict of Slo.of's keywords; mypy cannot match each value's type.
-    slo = Slo.of(**asked.bounds, min_success_rate=rate)  # type: ignore[arg-type]
+    asked_slo = SloAsk(asked.slo_tier, asked.bounds, asked.min_success_rate).resolve(scenario)
+    slo = asked_slo.slo
     prices = gpu_hour_prices(
         org=org, tier=asked.tier, own=asked.own_prices, prices_as_of=asked.prices_as_of
     )
-    points = measured_points(
+    runs = answer_runs(
         org=org,
         model=asked.model,
         scenario=scenario,
         skus=(asked.a, asked.b),
         deployments=asked.deployments or (),
-        basis=asked.basis,
-        prices=prices,
     )
+    points = measured_points(runs, scenario=scenario, basis=asked.basis, prices=prices)
     side_of: Callable[[Measured], str] = by_deployment if asked.deployments else by_accelerator
     result = answer(
         points,
@@ -234,10 +322,24 @@ def ask(
         interpolate=asked.interpolate,
         max_gap=asked.max_gap,
         side_of=side_of,
+        slo_text=asked_slo.describe(),
     )
-    level_runs = [p.point_id for side in (result.a, result.b) for p in side.level_runs]
-    samples = point_samples(point_ids=level_runs)
-    result = with_interval(result, samples, basis=asked.basis.value, metrics=metrics)
+    flips = verdict_flips(
+        points,
+        result,
+        a=asked.a,
+        b=asked.b,
+        interpolate=asked.interpolate,
+        max_gap=asked.max_gap,
+        side_of=side_of,
+    )
+    result = replace(result, flips=flips)
+    samples: Mapping[int, Sample] = {}
+    if with_uncertainty:  # the headline names the points only: no interval to read
+        result = with_repeats(result, runs, basis=asked.basis, prices=prices)
+        level_runs = [p.point_id for side in (result.a, result.b) for p in side.level_runs]
+        samples = point_samples(point_ids=level_runs)
+        result = with_interval(result, samples, basis=asked.basis.value, metrics=metrics)
     swung = (
         swing(points, a=asked.a, b=asked.b, facts=asked.facts, slo=slo, side_of=side_of)
         if with_swing
@@ -249,7 +351,8 @@ def ask(
         result,
         swung,
         len(points),
-        odds=_odds(asked, result, samples),
+        slo=asked_slo,
+        odds=_odds(asked, result, samples) if with_uncertainty else None,
         price_set=price_set(asked.prices_as_of),
     )
 
@@ -264,3 +367,68 @@ def _odds(asked: Asked, result: Answer, samples: Mapping[int, Sample]) -> Odds |
         prices_as_of=asked.prices_as_of,
     )
     return answer_odds(result, samples, prices, basis=asked.basis.value)
+
+
+def procurement_curves(
+    *, org: Organization | None, kind: TokenKind, model: str = "", scenario: str = ""
+) -> list[DeploymentCurve]:
+    """/costs/'s rows: each deployment's latest complete sweep in each scenario (of `model`,
+    in `scenario`; blank: all), newest first, at most CURVES_LIMIT, with the answer's points
+    of that run, from which the one rule chooses the row's point."""
+    if "\x00" in model + scenario:  # no name has a NUL byte, and PostgreSQL refuses one
+        return []
+    base = (
+        runs_visible(org=org)
+        .exclude(provenance=Run.Provenance.SIMULATED)
+        .exclude(status=Run.Status.FAILED)
+        .exclude(labels__has_key="unofficial")
+    )
+    if model:
+        base = base.filter(deployment__model__name=model)
+    scenarios = Scenario.objects.filter(pk__in=base.values("scenario_id"))
+    if scenario:
+        scenarios = scenarios.filter(slug=scenario)
+    curves = []
+    for found in scenarios:
+        swept = sweeps(base.filter(scenario=found), scenario_id=found.pk)
+        current = {s.run_id: s for s in swept.values()}
+        points: dict[int, list[Measured]] = {}
+        runs = Run.objects.filter(pk__in=current)
+        for point in measured_of(runs, basis=kind, prices={}, current=current):
+            points.setdefault(point.run_id, []).append(point)
+        for run in runs.select_related("deployment__model").annotate(measured_at=MEASURED_AT):
+            own = points.get(run.pk)
+            if own:
+                curves.append((run.measured_at, _curve(run, found, own, current[run.pk], kind)))
+    curves.sort(key=lambda pair: (pair[0] is not None, pair[0], pair[1].run_id), reverse=True)
+    return [curve for _, curve in curves[:CURVES_LIMIT]]
+
+
+def _curve(
+    run: Run, scenario: Scenario, points: list[Measured], sweep: Sweep, kind: TokenKind
+) -> DeploymentCurve:
+    d, first = run.deployment, points[0]
+    return DeploymentCurve(
+        run_id=run.pk,
+        private=not run.is_public,
+        label=first.deployment,
+        accelerator=first.accelerator,
+        gpus=first.gpus,
+        engine=f"{first.engine} {first.engine_version}".strip(),
+        quantization=first.precision,
+        parallelism=d.parallelism_label,
+        scenario=scenario.name,
+        input_tokens=scenario.input_tokens,
+        output_tokens=scenario.output_tokens,
+        cache_hit_rate=scenario.prefix_cache_hit_rate,
+        provenance=run.provenance,
+        token_kind="unlabelled" if any(not p.basis_stated for p in points) else kind.value,
+        points=[p.slo_point() for p in points],
+        model=d.model.name,
+        prefill_gpus=d.prefill_gpus if d.disaggregated else None,
+        decode_gpus=d.decode_gpus if d.disaggregated else None,
+        deployment_id=d.pk,
+        measured=tuple(points),
+        partial=sweep.partial_text(),
+        scenario_row=scenario,
+    )

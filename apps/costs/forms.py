@@ -14,13 +14,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
 
 from apps.costs.answer import Answer, Facts
-from apps.costs.answer_selectors import DEFAULT_QUESTION, Asked
+from apps.costs.answer_selectors import DEFAULT_FLOOR, DEFAULT_QUESTION, Asked
 from apps.costs.claims import (
     Claim,
     ClaimPage,
@@ -51,6 +52,7 @@ from apps.costs.procurement_inputs import (
 )
 from apps.costs.reference import TIER_LABELS
 from apps.costs.slo import Slo
+from apps.costs.slo_query import SloAsk, slo_ask_of
 
 CAPEX_FIELDS = (
     ("gpu_purchase_usd", "GPU purchase $", 8),
@@ -66,6 +68,8 @@ CAPEX_FIELDS = (
 FIELD_LABELS = {
     "tier": "Tier",
     "prices_as_of": "Prices as of",
+    "slo": "SLO tier",
+    "max_gap": "Widest gap (× concurrency)",
     "tier_a": "A: Tier",
     "tier_b": "B: Tier",
     "ttft_s_max": "TTFT ≤ (s)",
@@ -103,6 +107,8 @@ FIELD_LABELS = {
     **{name: label for name, label, _ in CAPEX_FIELDS},
 }
 TIERS = [tier.value for tier in Tier]
+# The calculator's SLO fields, read through the one SLO query (apps/costs/slo_query.py).
+SLO_PAGE_FIELDS = ("slo", "ttft_s_max", "ttft_percentile", "interactivity_min", "e2el_s_max")
 
 
 def field_label(field: str) -> str:
@@ -272,9 +278,11 @@ class ProcurementQuery(CostForm):
         *,
         profile: ProfiledQuery | None = None,
         shapes: Mapping[str, tuple[float, float]] | None = None,
+        scenarios: Mapping[str, object] | None = None,
     ) -> None:
         super().__init__(state(params))
         self.book, self.shapes, self.profile = book or {}, shapes or {}, profile
+        self.scenarios = scenarios or {}
         prices = [name for name in self.data if name.startswith(PRICE_PREFIX)]
         for name in DEFAULTS:
             if name not in self.fields:
@@ -293,18 +301,10 @@ class ProcurementQuery(CostForm):
         data = self.cleaned_data
         # A figure left blank or refused is None, as the model reads a missing one.
         numbers = {n: data.get(n) for n, field in self.fields.items() if isinstance(field, Number)}
-        pct = 99.0 if numbers["min_success_pct"] is None else numbers["min_success_pct"]
-        if not 0 <= pct <= 100:
-            self.fail("min_success_pct", f"must be between 0 and 100 (got {pct:g})")
-        with self.refusals():
-            data["slo"] = Slo.of(
-                ttft_s_max=numbers["ttft_s_max"],
-                ttft_percentile=data["ttft_percentile"] or "p99",
-                interactivity_min=numbers["interactivity_min"],
-                e2el_s_max=numbers["e2el_s_max"],
-                # Refused above when out of range; clamped, the SLO's bounds are still checked.
-                min_success_rate=min(max(pct, 0.0), 100.0) / 100.0,
-            )
+        self._slo(data, numbers["min_success_pct"])
+        gap = numbers["max_gap"]
+        if gap is None or gap <= 1:
+            self.fail("max_gap", "must be a number above 1 (a factor in concurrency)")
         unit = data["workload_unit"] or "requests_per_day"
         if unit not in WORKLOAD_UNITS:
             message = f"must be one of {', '.join(WORKLOAD_UNITS)} (got {unit!r})"
@@ -336,6 +336,37 @@ class ProcurementQuery(CostForm):
             data["capex"] = capex_price(data["capex_accelerator"], numbers, self.book)
         return data
 
+    def scenario_row(self, slug: str) -> object | None:
+        """The asked scenario as the SLO tiers read it: its row where the page knows it,
+        else its prompt length from the shapes, else None (all scenarios)."""
+        if slug in self.scenarios:
+            return self.scenarios[slug]
+        shape = self.shapes.get(slug)
+        return SimpleNamespace(input_tokens=int(shape[0])) if shape else None
+
+    def _slo(self, data: dict[str, Any], pct: float | None) -> None:
+        """The SLO through the one SLO query (apps/costs/slo_query.py): the tier, the bounds
+        typed over it (blank: the tier's; none: no such bound), the success floor in percent
+        (blank: the tier's), resolved at the asked scenario's tier for the page's summary."""
+        if pct is not None and not 0 <= pct <= 100:
+            self.fail("min_success_pct", f"must be between 0 and 100 (got {pct:g})")
+            pct = None
+        params = {name: data.get(name) or "" for name in SLO_PAGE_FIELDS}
+        if pct is not None:
+            params["min_success_rate"] = pct / 100.0
+        data["slo_ask"] = SloAsk()
+        with self.refusals():
+            ask = slo_ask_of(params)
+            resolved = ask.resolve(self.scenario_row(data["scenario"].strip()))
+            data["slo_ask"], data["slo"] = ask, resolved.slo
+            data["slo_text"] = resolved.describe()
+            if not data["scenario"].strip():
+                short = ask.resolve(SimpleNamespace(input_tokens=1)).describe()
+                data["slo_text"] = (
+                    f"{resolved.describe()}, for prompts over 2,048 tokens; for shorter "
+                    f"prompts {short}: each row at its own scenario's bounds"
+                )
+
     def inputs(self) -> ProcurementInputs | None:
         """What the plan is computed from, or None while a value is refused."""
         if not self.is_valid():
@@ -361,6 +392,11 @@ class ProcurementQuery(CostForm):
             sell={name: data[name] for name in SELL_FIELDS},
             profile=self.profile.profile if self.profile else "",
             profile_skus=self.profile.profile_skus if self.profile else frozenset(),
+            slo_ask=data["slo_ask"],
+            slo_text=data.get("slo_text", ""),
+            interpolate=data["interpolate"].strip().lower() in {"1", "on", "true"},
+            max_gap=data["max_gap"],
+            precision=data["precision"].strip(),
         )
 
 
@@ -382,7 +418,7 @@ CLAIM_DEFAULTS: dict[str, str] = {
     "ttft_s_max": "",
     # The stored runs the claim is tried against: the one answer's question (its default
     # floor too, shown in the field so that clearing it asks for none).
-    "interactivity_min": DEFAULT_QUESTION["interactivity_min"],
+    "interactivity_min": f"{DEFAULT_FLOOR:g}",
     **{
         name: DEFAULT_QUESTION[name]
         for name in ("model", "scenario", "precision", "spec", "engine")

@@ -124,14 +124,17 @@ def profile_sell_prices(org: Organization | None) -> dict[str, float | None]:
 
 def price_sheet(request: HttpRequest) -> PriceSheet:
     """This visitor's own prices: their organization's profile, then the URL's on top."""
-    return org_price_sheet(current_org(request), request.GET)
+    return price_sheet_of(request.GET, current_org(request))
 
 
-def org_price_sheet(org: Organization | None, query: Mapping[str, str]) -> PriceSheet:
-    """An organization's profile prices with a query's `price_<SKU>` on top (price_sheet's,
-    for a caller known by its token: the MCP server, apps/agents)."""
-    name, own = profile_prices(org)
+def price_sheet_of(query: Mapping[str, str], org: Organization | None) -> PriceSheet:
+    """The own prices of a query string and an organization: its active profile, then the
+    URL's `price_<SKU>` on top; a permalink's (`prices_from=link`) stand alone, so whoever
+    opens it sees the numbers it carries, as on /costs/."""
     linked = url_prices(query)
+    if query.get(LINK_ONLY[0]) == LINK_ONLY[1]:
+        return PriceSheet(own=linked, from_url=frozenset(linked))
+    name, own = profile_prices(org)
     return PriceSheet(own={**own, **linked}, profile=name, from_url=frozenset(linked))
 
 
@@ -179,3 +182,20 @@ def with_profile_prices(query: Mapping[str, str], org: Organization | None) -> P
             params[f"{PRICE_PREFIX}{sku}"] = f"{price:g}"
             given.add(sku)
     return ProfiledQuery(params, name, frozenset(given))
+
+
+def price_inputs(
+    query: Mapping[str, str], sheet: PriceSheet, *, tier: str, tiers: list[str], skus: list[str]
+) -> dict[str, object]:
+    """What a page's price fields (templates/includes/price_inputs.html) show: the tier picked
+    and an own $/GPU-hr field per accelerator, filled with the price the page used (its
+    profile's or the link's), as /costs/ fills them."""
+    return {
+        "tier": tier,
+        "tiers": tiers,
+        "inputs": [
+            (sku, f"{PRICE_PREFIX}{sku}", f"{sheet.own[sku]:g}" if sku in sheet.own else "")
+            for sku in dict.fromkeys(s.upper() for s in skus if s)
+        ],
+        "link_only": query.get(LINK_ONLY[0]) == LINK_ONLY[1],
+    }

@@ -1,8 +1,10 @@
 """The procurement calculator, pure: page inputs in, ranked rows out.
 
-Prices every stored deployment at the user's SLO, sizes it for the workload, and ranks
-cheapest first. The page's query string (which carries the whole state, so a result can be
-shared) is read by forms.py (ProcurementQuery); the downloads are procurement_export.py.
+Prices every stored deployment (its latest complete sweep) at the point the answer's rule
+chooses at the user's SLO (apps/costs/answer.py: the best measured point meeting it;
+interpolation only when asked), sizes it for the workload, and ranks cheapest $/Mtok first.
+The page's query string (which carries the whole state, so a result can be shared) is read
+by forms.py (ProcurementQuery); the downloads are procurement_export.py.
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
+from apps.costs.answer import Measured, Side, asks_success, best_side, by_deployment
 from apps.costs.capacity import (
     Candidate,
     CapacityPlan,
@@ -42,7 +46,6 @@ from apps.costs.slo import (
     SloMiss,
     SloPoint,
     SloResult,
-    best_throughput_at_slo,
     explain_miss,
 )
 
@@ -71,6 +74,13 @@ class DeploymentCurve:
     # A disaggregated deployment's pools (its `gpus` counts both): prefill, decode GPUs.
     prefill_gpus: int | None = None
     decode_gpus: int | None = None
+    # The answer's points of this run (apps/costs/answer_selectors.procurement_curves): the
+    # row's point is chosen from them by the one rule, as /answer/ and the box choose it.
+    deployment_id: int = 0
+    measured: tuple[Measured, ...] = ()
+    partial: str = ""  # a newer run with fewer levels left beside this sweep
+    # The Scenario row, whose SLO tiers (apps/catalog/slo_tiers.py) judge this curve.
+    scenario_row: Any = None
 
 
 def curve_readings(
@@ -109,6 +119,10 @@ class Row:
     served_output_usd_per_mtok: float | None = None
     served_blended_usd_per_mtok: float | None = None
     best_for_accelerator: bool = False
+    # The point the one rule chose (its run, level, origin), and whether it states no
+    # success rate (it then takes part, marked "success not stated").
+    side: Side | None = None
+    success_unstated: bool = False
 
     @property
     def ok(self) -> bool:
@@ -178,14 +192,17 @@ def procurement_rows(
     inputs: ProcurementInputs,
     book: Mapping[str, AcceleratorPrices],
 ) -> list[Row]:
-    """Every deployment priced at the SLO and sized for the workload, cheapest first."""
+    """Every deployment priced at its point by the answer's rule and sized for the workload,
+    cheapest $/Mtok first (ties: more tok/s/GPU, the lighter load, the lower run id, as the
+    answer breaks them), so each accelerator's first row is the answer's point for it."""
     rows = [_row(curve, inputs, book) for curve in curves]
     ranked = sorted(
         rows,
         key=lambda row: (
             not row.ok,
-            row.plan.usd_per_month if row.ok and row.plan else math.inf,
             row.usd_per_mtok if row.usd_per_mtok is not None else math.inf,
+            -(row.tput_per_gpu or 0.0),
+            (row.side.point.concurrency or 0) if row.side and row.side.point else 0,
             row.curve.run_id,
         ),
     )
@@ -283,7 +300,8 @@ def _priced_row(
     inputs: ProcurementInputs,
     book: Mapping[str, AcceleratorPrices],
 ) -> Row:
-    result = best_throughput_at_slo(curve.points, inputs.slo)
+    slo = inputs.slo_for(curve.scenario_row, curve.input_tokens)
+    side, result = at_slo(curve, slo, inputs)
     cost = (
         usd_per_mtok(price.usd_per_gpu_hour, result.tok_per_s_per_gpu)
         if result.tok_per_s_per_gpu is not None
@@ -293,10 +311,10 @@ def _priced_row(
     plan = _plan(curve, price, inputs, result)
     miss: SloMiss | None = None
     relaxed_plan: CapacityPlan | None = None
-    if not result.meets and inputs.slo.bounds:
-        miss = explain_miss(curve.points, inputs.slo)
+    if not result.meets and slo.bounds:
+        miss = explain_miss(curve.points, slo)
         if miss.relaxed is not None:
-            relaxed = best_throughput_at_slo(curve.points, miss.relaxed)
+            _, relaxed = at_slo(curve, miss.relaxed, inputs)
             if relaxed.meets:
                 relaxed_plan = _plan(curve, price, inputs, relaxed)
     if unlabelled:
@@ -324,10 +342,39 @@ def _priced_row(
         token_basis=inputs.token_kind,
         miss=miss,
         relaxed_plan=relaxed_plan,
+        side=side,
+        success_unstated=asks_success(slo)
+        and side.point is not None
+        and side.point.unstated_success,
         # Two dicts of named figures unpacked into the row's fields: mypy cannot match a
         # dict's values to each keyword's own type.
         **_served_costs(plan, inputs.workload),  # type: ignore[arg-type]
         **_revenue(plan, inputs),  # type: ignore[arg-type]
+    )
+
+
+def at_slo(curve: DeploymentCurve, slo: Slo, inputs: ProcurementInputs) -> tuple[Side, SloResult]:
+    """The curve's point by the answer's rule (apps/costs/answer.py best_side: its best
+    measured point meeting `slo`; interpolation only when asked, labelled, within max_gap),
+    and that point as the capacity plan and the table read it."""
+    side = best_side(
+        curve.measured,
+        f"#{curve.deployment_id}",
+        slo,
+        interpolate=inputs.interpolate,
+        max_gap=inputs.max_gap,
+        side_of=by_deployment,
+    )
+    if side.point is None or side.tok_s_per_gpu is None:
+        return side, SloResult(meets=False, reason=side.reason)
+    return side, SloResult(
+        meets=True,
+        reason=side.reason,
+        tok_per_s_per_gpu=side.tok_s_per_gpu,
+        provenance=side.reading,
+        lower=side.point.slo_point(),
+        upper=side.upper.slo_point() if side.upper else None,
+        metrics=dict(side.point.metrics),
     )
 
 
@@ -340,7 +387,12 @@ def cost_of_latency(
 ) -> dict[str, list[tuple[float, float]]]:
     """$/month against the TTFT bound, per accelerator: for each bound (log-spaced between
     the lowest and highest TTFT any point reports, at the SLO's percentile), the cheapest
-    plan among the accelerator's deployments, the SLO's other bounds kept."""
+    plan among the accelerator's deployments by the answer's rule, the SLO's other bounds
+    kept."""
+    base = {
+        row.curve.run_id: inputs.slo_for(row.curve.scenario_row, row.curve.input_tokens)
+        for row in rows
+    }
     ttft = next((b for b in inputs.slo.bounds if b.metric is Metric.TTFT_S), None)
     percentile = ttft.percentile if ttft else "p99"
     key = SloBound(Metric.TTFT_S, percentile, 1.0).key
@@ -359,9 +411,10 @@ def cost_of_latency(
     limits = sorted(
         {low * (high / low) ** (i / (count - 1)) if count > 1 else low for i in range(count)}
     )
-    others = tuple(b for b in inputs.slo.bounds if b.metric is not Metric.TTFT_S)
     best: dict[str, dict[float, float]] = {}
     for row in rows:
+        own = base[row.curve.run_id]
+        others = tuple(b for b in own.bounds if b.metric is not Metric.TTFT_S)
         ttfts = [p.metrics[key] for p in row.curve.points if key in p.metrics]
         if row.price is None or not ttfts:
             continue
@@ -376,10 +429,10 @@ def cost_of_latency(
             else:
                 slo = Slo(
                     (*others, SloBound(Metric.TTFT_S, percentile, limit)),
-                    inputs.slo.min_success_rate,
+                    own.min_success_rate,
                 )
                 try:
-                    result = best_throughput_at_slo(row.curve.points, slo)
+                    _, result = at_slo(row.curve, slo, inputs)
                     plan = _plan(row.curve, row.price, inputs, result) if result.meets else None
                 except CostInputError:
                     continue  # the row itself says why

@@ -1,7 +1,8 @@
 """/costs/'s "which is cheaper at this SLO": the page's two cheapest accelerators asked through
 the one answer service (apps/costs/answer_selectors.ask), as the API's question
-(GET /api/v1/compare/answer) with the page's model, scenario, filters, SLO, basis and prices,
-so the page's figures are the API's for the same link."""
+(GET /api/v1/compare/answer) with the page's model, scenario, filters, SLO, reading rule, basis
+and prices, so the page's figures are the API's for the same link, and its table's first row
+of each accelerator (apps/costs/procurement.py ranks by the same rule) is the box's point."""
 
 from __future__ import annotations
 
@@ -21,8 +22,10 @@ from apps.costs.procurement import Row
 from apps.costs.procurement_inputs import ProcurementInputs
 from apps.costs.procurement_table import NO_SPEC
 
-# The page's SLO fields that are the API's by the same name.
-SLO_FIELDS = ("ttft_s_max", "ttft_percentile", "interactivity_min", "e2el_s_max")
+# The page's SLO fields that are the API's by the same name (apps/costs/slo_query.py), and
+# its reading rule's.
+SLO_FIELDS = ("slo", "ttft_s_max", "ttft_percentile", "interactivity_min", "e2el_s_max")
+READING_FIELDS = ("max_gap",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +67,16 @@ def question(
         **({"precision": values["precision"]} if values.get("precision") else {}),
         **({"prices_as_of": values["prices_as_of"]} if values.get("prices_as_of") else {}),
         **{name: values[name] for name in SLO_FIELDS if values.get(name)},
+        **({"interpolate": "true", "max_gap": f"{inputs.max_gap:g}"} if inputs.interpolate else {}),
     }
-    pct = (values.get("min_success_pct") or "").strip()
-    if pct:
-        params["min_success_rate"] = f"{float(pct) / 100:g}"
-    # The page's own prices, as the API reads them from its URL (apps.costs.prices).
-    params |= {f"{PRICE_PREFIX}{sku}": f"{usd:g}" for sku, usd in url_prices(values).items()}
+    if inputs.slo_ask.min_success_rate is not None:
+        params["min_success_rate"] = f"{inputs.slo_ask.min_success_rate:g}"
+    # The page's own prices, as the API reads them from its URL (apps.costs.prices), and an
+    # own price built from capex + opex, as the table prices that accelerator.
+    own = url_prices(values)
+    if inputs.capex is not None and inputs.capex_accelerator:
+        own[inputs.capex_accelerator] = inputs.capex.usd_per_gpu_hour
+    params |= {f"{PRICE_PREFIX}{sku}": f"{usd:g}" for sku, usd in own.items()}
     return params
 
 

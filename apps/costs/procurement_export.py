@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from apps.costs.formulas import readings_text
 from apps.costs.procurement import Row
 from apps.costs.procurement_inputs import ProcurementInputs
+from workers.slo import SUCCESS_NOT_STATED
 
 EXPORT_COLUMNS = (
     "rank",
@@ -26,6 +27,10 @@ EXPORT_COLUMNS = (
     "tok_s_kind",
     "tok_s_per_gpu_range",
     "throughput_at_slo",
+    "point_run_id",
+    "point_level",
+    "success",
+    "newer_partial_run",
     "usd_per_mtok",
     "usd_per_mtok_range",
     "gpus_needed",
@@ -48,16 +53,18 @@ EXPORT_COLUMNS = (
 
 
 def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[str, object]]:
-    """One flat record per row, for CSV and JSON export."""
+    """One flat record per row, for CSV and JSON export; ranks count the priced rows only,
+    so they run 1, 2, 3 … without a gap."""
     records: list[dict[str, object]] = []
-    for rank, row in enumerate(rows, start=1):
+    ranks = iter(range(1, len(rows) + 1))
+    for row in rows:
         plan = row.plan
         notes = [row.problem] if row.problem else []
         notes += list(plan.warnings) if plan else []
         relaxed_ok = row.relaxed_plan is not None and row.relaxed_plan.feasible
         records.append(
             {
-                "rank": rank if row.ok else None,
+                "rank": next(ranks) if row.ok else None,
                 "run_id": row.curve.run_id,
                 "deployment": row.curve.label,
                 "accelerator": row.curve.accelerator,
@@ -77,6 +84,11 @@ def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[
                 "tok_s_kind": row.tput_kind,
                 "tok_s_per_gpu_range": readings_text(row.tput_range),
                 "throughput_at_slo": (row.slo.provenance if row.slo else None) or "",
+                # The point the one rule chose: its run, level and success statement.
+                "point_run_id": row.side.point.run_id if row.side and row.side.point else None,
+                "point_level": row.side.point.level if row.side and row.side.point else None,
+                "success": SUCCESS_NOT_STATED if row.success_unstated else "",
+                "newer_partial_run": row.curve.partial,
                 "usd_per_mtok": row.usd_per_mtok,
                 "usd_per_mtok_range": readings_text(row.usd_range),
                 "gpus_needed": plan.gpus if plan else None,

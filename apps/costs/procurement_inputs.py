@@ -9,6 +9,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from apps.costs.answer import DEFAULT_MAX_GAP
 from apps.costs.capacity import SECONDS_PER_DAY, Workload, workload_load
 from apps.costs.formulas import (
     AcceleratorPrices,
@@ -20,18 +21,27 @@ from apps.costs.formulas import (
     capex_opex_usd_per_gpu_hour,
 )
 from apps.costs.slo import Slo
+from apps.costs.slo_query import SloAsk
 
 DEFAULTS: dict[str, str] = {
     "tier": Tier.OWNING_HYPERSCALER.value,
     # The reference price set, by date or name (apps/costs/reference.py); blank: the newest.
     "prices_as_of": "",
     "token_kind": TokenKind.OUTPUT.value,
+    # The SLO: a tier (blank: the default, apps/catalog/slo_tiers.py) and bounds over it,
+    # blank keeping the tier's, "none" removing it (apps/costs/slo_query.py).
+    "slo": "",
     "ttft_s_max": "",
     "ttft_percentile": "p99",
     "interactivity_min": "",
     "e2el_s_max": "",
-    # In percent; 0 asks nothing of it (InferenceX's rows do not report a success rate).
-    "min_success_pct": "99",
+    # In percent; blank is the tier's (99%). A point that states none (InferenceX's rows)
+    # takes part, marked "success not stated"; 0 asks nothing of it.
+    "min_success_pct": "",
+    # The answer's rule: measured points only, unless interpolation is asked for (labelled,
+    # never across a gap wider than max_gap in concurrency).
+    "interpolate": "",
+    "max_gap": "2",
     # Which deployments: a model name and a scenario slug (blank: all).
     "model": "",
     "scenario": "",
@@ -83,6 +93,11 @@ SELL_FIELDS = (
 PRICE_PREFIX = "price_"
 CAPEX_PRICE_SOURCE = "your capex + opex"
 TEXT_FIELDS = {
+    "slo",
+    "ttft_s_max",
+    "interactivity_min",
+    "e2el_s_max",
+    "interpolate",
     "tier",
     "prices_as_of",
     "token_kind",
@@ -124,7 +139,7 @@ class ProcurementInputs:
     tier: str
     own_prices: dict[str, float]
     token_kind: TokenKind
-    slo: Slo
+    slo: Slo  # at the asked scenario's tier (its prompt length; unstated: a long prompt)
     workload: Workload
     gpus_per_node: int
     capex_accelerator: str = ""
@@ -138,6 +153,25 @@ class ProcurementInputs:
     # The organization's active price profile, and the SKUs whose price it gave.
     profile: str = ""
     profile_skus: frozenset[str] = frozenset()
+    # The SLO as asked (a tier and bounds over it): each row is judged at its own scenario's
+    # tier (`slo_for`), so a page of several scenarios holds each to its prompt length's.
+    slo_ask: SloAsk = field(default_factory=SloAsk)
+    slo_text: str = ""
+    interpolate: bool = False
+    max_gap: float = DEFAULT_MAX_GAP
+    precision: str = ""
+
+    def slo_for(self, scenario: object | None, input_tokens: int | None = None) -> Slo:
+        """The SLO a row is judged at: the asked tier of its scenario (a Scenario row), or of
+        a scenario known only by its prompt length."""
+        return self.slo_ask.resolve(scenario or _Prompt(input_tokens)).slo
+
+
+@dataclass(frozen=True, slots=True)
+class _Prompt:
+    """A scenario as the SLO tiers read it when only its prompt length is known."""
+
+    input_tokens: int | None
 
 
 def _n(value: float) -> str:

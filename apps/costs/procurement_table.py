@@ -5,7 +5,7 @@ with the rest on demand (a page of 580 KB and 200 rows told nobody which row to 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from django.db.models import Count
 
@@ -65,6 +65,7 @@ def served_facts(run_ids: Iterable[int]) -> dict[int, Served]:
 class Filters:
     engine: str = ""
     spec: str = ""  # a method, NO_SPEC, or "" for any
+    precision: str = ""  # the weights' precision, or "" for any (the box's question's too)
 
     def keeps(self, served: Served | None) -> bool:
         if served is None:
@@ -94,6 +95,8 @@ def labelled(
         served = facts.get(curve.run_id)
         if not filters.keeps(served):
             continue
+        if filters.precision and curve.quantization.lower() != filters.precision.lower():
+            continue
         label = f"{curve.label} · {served.spec_label}" if served else curve.label
         kept.append(replace(curve, label=label))
     return kept
@@ -118,6 +121,9 @@ class TablePage:
     page: int = 1
     pages: int = 1
     rest: int = 0  # rows the grouped view leaves for "show all"
+    # Each priced row's rank in what is shown: 1, 2, 3 … with no gap (a paged view goes on
+    # from the pages before it).
+    ranks: dict[int, int] = field(default_factory=dict)
 
 
 def table_page(rows: Sequence[Row], facts: dict[int, Served], *, show: str, page: str) -> TablePage:
@@ -134,11 +140,20 @@ def table_page(rows: Sequence[Row], facts: dict[int, Served], *, show: str, page
                 best.append(row)
         # At most a page of configurations too (a model in one scenario can have 50).
         best = best[:PAGE_ROWS]
-        return TablePage(best, len(rows), grouped=True, rest=len(rows) - len(best))
+        return TablePage(
+            best, len(rows), grouped=True, rest=len(rows) - len(best), ranks=_ranks(best, 1)
+        )
     pages = max(1, -(-len(rows) // PAGE_ROWS))
     number = int(page) if page.isdigit() else 1
     number = min(max(number, 1), pages)
     start = (number - 1) * PAGE_ROWS
+    shown = list(rows[start : start + PAGE_ROWS])
+    first = 1 + sum(row.ok for row in rows[:start])
     return TablePage(
-        list(rows[start : start + PAGE_ROWS]), len(rows), grouped=False, page=number, pages=pages
+        shown, len(rows), grouped=False, page=number, pages=pages, ranks=_ranks(shown, first)
     )
+
+
+def _ranks(rows: Sequence[Row], first: int) -> dict[int, int]:
+    ranked = [row for row in rows if row.ok]
+    return {row.curve.run_id: rank for rank, row in enumerate(ranked, first)}

@@ -11,7 +11,8 @@ percentiles. The answer is:
 
 It never goes above the throughput of the upper neighbour nor below the lower one, never
 extrapolates beyond the measured points, and says `interpolated` whenever it is not a
-measured point. Points that lack a metric the SLO bounds are left out and listed.
+measured point. Points that lack a metric the SLO bounds are left out and listed; a point that
+states no success rate takes part ("success not stated", workers/slo.py).
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ class SloPoint:
     label: str
     tok_per_s_per_gpu: float
     metrics: dict[str, float] = field(default_factory=dict)
-    success_rate: float | None = None  # None: not reported, so the SLO cannot be checked
+    success_rate: float | None = None  # None: not reported ("success not stated")
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +189,6 @@ def best_throughput_at_slo(points: Sequence[SloPoint], slo: Slo) -> SloResult:
                 for bound in slo.bounds
                 if bound.key not in point.metrics
             }
-            | {"success_rate" for point in points if point.success_rate is None}
         )
         return _no_point(f"no point reports {', '.join(missing)}, which the SLO bounds", skipped)
 
@@ -262,8 +262,8 @@ def _usable_points(points: Sequence[SloPoint], slo: Slo) -> tuple[list[SloPoint]
                 raise CostInputError(f"points[{index}].metrics.{key}", "must be a number")
             if not math.isfinite(value) or value < 0:
                 raise CostInputError(f"points[{index}].metrics.{key}", "must be finite, >= 0")
-        checkable = point.success_rate is not None or not slo.bounds or not slo.min_success_rate
-        if checkable and all(bound.key in point.metrics for bound in slo.bounds):
+        # A point that states no success rate takes part, "success not stated" (workers/slo.py).
+        if all(bound.key in point.metrics for bound in slo.bounds):
             usable.append(point)
         else:
             skipped.append(point.label)
@@ -302,7 +302,7 @@ def _measured(point: SloPoint, slo: Slo, skipped: tuple[str, ...]) -> SloResult:
 
 def _interpolate(lower: SloPoint, upper: SloPoint, slo: Slo, skipped: tuple[str, ...]) -> SloResult:
     """Walk from `lower` (meets) towards `upper` (misses) while every bound still holds."""
-    if (upper.success_rate or 0.0) < slo.min_success_rate:
+    if upper.success_rate is not None and upper.success_rate < slo.min_success_rate:
         # Too many failures at the upper point: nothing between is known to succeed enough.
         return _measured(lower, slo, skipped)
     reach = 1.0
@@ -432,8 +432,6 @@ def explain_miss(points: Sequence[SloPoint], slo: Slo) -> SloMiss:
             else f"{label} (no percentile of it)"
         )
     success_needed = slo.bounds and slo.min_success_rate > 0
-    if success_needed and points and all(p.success_rate is None for p in points):
-        unstated.append(f"success rate (the SLO needs ≥ {slo.min_success_rate:.0%})")
     candidates = [p for p in points if all(b.key in p.metrics for b in slo.bounds)]
     if not candidates:
         return SloMiss(tuple(unstated), None, (), None)
@@ -466,9 +464,7 @@ def explain_miss(points: Sequence[SloPoint], slo: Slo) -> SloMiss:
             SloBound(bound.metric, bound.percentile, _round_past(value, up=bound.is_ceiling))
         )
     min_success = slo.min_success_rate
-    if nearest.success_rate is None:
-        min_success = 0.0
-    elif nearest.success_rate < min_success:
+    if nearest.success_rate is not None and nearest.success_rate < min_success:
         failing.append(f"success is {nearest.success_rate:.1%} (needs ≥ {min_success:.0%})")
         min_success = math.floor(nearest.success_rate * 1000) / 1000
     return SloMiss(tuple(unstated), nearest, tuple(failing), Slo(tuple(bounds), min_success))

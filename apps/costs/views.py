@@ -17,9 +17,11 @@ from django.views.decorators.http import require_POST
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import current_org, viewer_org, visible_to
+from apps.catalog import slo_tiers
 from apps.catalog.models import Model, Scenario
 from apps.catalog.selectors import scenario_list
 from apps.costs import selectors, services
+from apps.costs.answer_selectors import procurement_curves, scenario_rows
 from apps.costs.charts import cost_of_latency_figure, cost_vs_interactivity
 from apps.costs.forms import (
     CAPEX_FIELDS,
@@ -55,6 +57,7 @@ from apps.costs.procurement_table import (
 )
 from apps.costs.projected import projected_plan
 from apps.costs.reference import PRICES_AS_OF, TIER_LABELS
+from apps.costs.slo_query import tier_choices
 from apps.csv_safe import safe_rows
 from apps.htmx import page_or_partial, wants_partial
 from apps.projections import selectors as projection_selectors
@@ -101,17 +104,36 @@ def _calculate(
         profiled = replace(profiled, params={**profiled.params, "model": default_model(org=org)})
     asked = asked_price_set(profiled.params)
     book = selectors.price_book(org=org, prices_as_of=asked.value)
-    query = ProcurementQuery(profiled.params, book, profile=profiled, shapes=_scenario_shapes(org))
+    query = ProcurementQuery(
+        profiled.params,
+        book,
+        profile=profiled,
+        shapes=_scenario_shapes(org),
+        scenarios=scenario_rows(org=org, slug=profiled.params.get("scenario", "")),
+    )
     inputs = query.inputs()
     if inputs is None:
         return query, None, [], {}
-    curves = selectors.deployment_curves(
+    curves = procurement_curves(
         org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
     )
     facts = served_facts(curve.run_id for curve in curves)
-    filters = Filters(engine=query.data["engine"], spec=query.data["spec"])
+    filters = Filters(
+        engine=query.data["engine"], spec=query.data["spec"], precision=inputs.precision
+    )
     kept = labelled(curves, facts, filters)
     return query, inputs, procurement_rows(kept, inputs, book), facts
+
+
+def _slo_form(query: ProcurementQuery) -> dict[str, Any]:
+    """The SLO fieldset's tier choices and why each bound of the asked tier is where it is,
+    at the asked scenario's tier."""
+    scenario = query.scenario_row(query.data.get("scenario", "").strip())
+    try:
+        tier = slo_tiers.scenario_tier(scenario, query.data.get("slo") or None)
+    except slo_rule.SloError:
+        tier = slo_tiers.default_tier(scenario)
+    return {"tiers": tier_choices(scenario), "picked": tier.name, "reasons": tier.reasons()}
 
 
 def _unknown_tier(query: ProcurementQuery) -> list[FieldError]:
@@ -169,7 +191,9 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "rows": table.rows,
         "table": table,
         "run_limit": selectors.CURVES_LIMIT,
-        "ranks": {row.curve.run_id: rank for rank, row in enumerate(rows, 1) if row.ok},
+        "ranks": table.ranks,
+        "unstated": sum(row.success_unstated for row in table.rows),
+        "slo_form": _slo_form(query),
         "show_all": SHOW_ALL,
         **choices(facts),
         "best_rows": [row for row in rows if row.best_for_accelerator],

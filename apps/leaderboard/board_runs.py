@@ -1,6 +1,6 @@
 """The board's query (Board) and which run each deployment's row shows: the board's filters
-on runs, and the pick of the latest (or best) run per deployment, flat in the number of runs
-on PostgreSQL."""
+on runs, and the pick of each deployment's latest complete sweep (apps/runs/sweeps.py), flat in
+the number of runs on PostgreSQL, or of its runs of the last N days."""
 
 from __future__ import annotations
 
@@ -8,17 +8,15 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any
 
-from django.db import connection
-from django.db.models import Case, Exists, F, OuterRef, QuerySet, Subquery, Value, When
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import Organization
 from apps.catalog.models import Deployment, Scenario
 from apps.costs.formulas import TokenKind
-from apps.runs.models import MEASURED_AT, Point, Run
+from apps.runs.models import MEASURED_AT, Run
 from apps.runs.selectors import RunFilters, deployment_lookups, runs_filtered, runs_narrowed
-from apps.runs.summary import MISSES, UNVERIFIED
-from workers import figures
+from apps.runs.sweeps import RULE_TEXT, sweeps
 
 DEFAULT_BEST_DAYS = 30
 
@@ -40,6 +38,10 @@ class Board:
     days: int = DEFAULT_BEST_DAYS
     # The token basis of every tok/s and $/Mtok on the board (the calculator's default too).
     basis: str = TokenKind.OUTPUT.value
+    # The SLO the rows are judged at: a tier (apps/catalog/slo_tiers.py; None the default)
+    # and the bounds set over it (apps/costs/slo_query.py), as (name, value) pairs.
+    slo_tier: str | None = None
+    slo_bounds: tuple[tuple[str, float | str], ...] = ()
     # Own $/GPU-hr by SKU (apps.costs.prices.price_sheet) over the tier, and its profile's name.
     own_prices: tuple[tuple[str, float], ...] = ()
     price_profile: str = ""
@@ -80,13 +82,14 @@ class Board:
         if self.rule == "best":
             return (
                 f"each deployment's best run in the last {self.days} days "
-                "(best: meets the SLO first, then highest tok/s/GPU)"
+                "(best: meets this SLO first, then highest tok/s/GPU at it)"
             )
-        return "each deployment's latest run in this scenario (a regression shows as it is)"
+        return RULE_TEXT
 
 
 # A leaderboard row's field -> the column of the run it is read from as it is, in the same
-# query that ranks the runs (apps.leaderboard.selectors.Row).
+# query that picks the runs (apps.leaderboard.selectors.Row). The row's figures are its chosen
+# point's, read with the answer's points (apps.costs.answer_selectors.measured_of).
 ROW_AS_STORED = {
     "deployment_id": "deployment_id",
     "run_id": "id",
@@ -101,24 +104,8 @@ ROW_AS_STORED = {
     "provenance": "provenance",
     "origin": "origin",
     "rules_failed": "rules_failed",
-    "interactivity": "best_point__interactivity_p50",
-    "success_rate": "best_point__success_rate",
     "run_date": "measured_at",
 }
-# The row's latency cell (Row.latency_figures), by figure key: each figure's column of the point.
-ROW_LATENCY = {f.key: f"best_point__{f.column}" for f in map(figures.figure, figures.BOARD_LATENCY)}
-# What else the row is worked out from: its price, throughput, SLO verdict and visibility.
-BEST_ROW_COLUMNS = (
-    *ROW_AS_STORED.values(),
-    *ROW_LATENCY.values(),
-    "deployment__accelerator_id",
-    "best_point__input_tok_s",
-    "best_point__output_tok_s",
-    "best_point__total_tok_s",
-    "best_point__unlabelled_tok_s",
-    "scenario__input_tokens",
-    "scenario__output_tokens",
-)
 
 
 def runs_for(board: Board, org: Organization | None):
@@ -172,70 +159,32 @@ def _board_deployments(board: Board) -> QuerySet[Deployment]:
 
 
 def row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, Any]]:
-    """Per deployment, the run the board's rule picks (Board.rule_text says which).
+    """The runs the board's rule picks (Board.rule_text says which), with their facts.
 
-    "latest" picks among every run with points, so a latest run without a rankable point
-    (every level client-bound or off its prompt length) hides the row rather than letting
-    an older run stand in for it."""
-    columns = (
-        "rules_passed",
-        "is_public",
-        "best_meets_slo",
-        "best_point",
-        "labels",
-        *BEST_ROW_COLUMNS,
-    )
-    runs = runs.annotate(measured_at=MEASURED_AT)
+    "latest": per deployment, its latest complete sweep (apps/runs/sweeps.py), each row with
+    the newer partial run beside it (`sweep`). A sweep that fails the board's rules hides the
+    row (apps.leaderboard.selectors._checked): an older run does not stand in for it.
+    "best": every run of the last N days, for the board to judge at its SLO and keep each
+    deployment's best (apps.leaderboard.selectors.leaderboard_rows)."""
+    columns = ("rules_passed", "is_public", "labels", "levels", *ROW_AS_STORED.values())
+    runs = runs.annotate(measured_at=MEASURED_AT).filter(levels__gt=0)
     if board.rule == "best":
-        runs = runs.filter(best_point__isnull=False)
         if not board.include_unchecked:
             runs = runs.filter(rules_passed=True)
         since = timezone.now() - timedelta(days=max(board.days, 1))
-        ordered = runs.filter(measured_at__gte=since).annotate(
-            slo_rank=Case(
-                When(best_meets_slo=MISSES, then=Value(0)),
-                When(best_meets_slo=UNVERIFIED, then=Value(1)),
-                default=Value(2),
-            )
-        )
-        ordered = ordered.order_by(
-            "deployment_id", "-slo_rank", F("best_tput_per_gpu").desc(), "-measured_at", "-id"
-        )
-    else:
-        has_points = Exists(Point.objects.filter(run=OuterRef("pk")))
-        ordered = runs.filter(has_points).order_by("deployment_id", "-measured_at", "-id")
-        if connection.vendor == "postgresql" and scenario is not None:
-            # Each deployment's latest run is one walk down runs_run_latest_idx that stops
-            # at the first run the filters keep: the board's cost grows with deployments,
-            # not with runs (DISTINCT ON sorted every run of the scenario).
-            latest = (
-                ordered.filter(scenario_id=scenario.pk, deployment_id=OuterRef("pk"))
-                .order_by("-measured_at", "-id")
-                .values("id")[:1]
-            )
-            # Read the ids first: as one query the planner hashed every run to join them.
-            ids = [
-                run_id
-                for run_id in _board_deployments(board)
-                .annotate(run_id=Subquery(latest))
-                .values_list("run_id", flat=True)
-                if run_id is not None
-            ]
-            # In deployment order, as DISTINCT ON gave them: rows that tie keep their order.
-            picked = list(
-                Run.objects.filter(pk__in=ids)
-                .annotate(measured_at=MEASURED_AT)
-                .order_by("deployment_id")
-                .values(*columns)
-            )
-            return [row for row in picked if row["best_point"] is not None]
-    if connection.vendor == "postgresql":
-        picked = list(ordered.distinct("deployment_id").values(*columns))
-    else:
-        chosen: dict[int, dict[str, Any]] = {}
-        for row in ordered.values(*columns):
-            chosen.setdefault(row["deployment_id"], row)
-        picked = list(chosen.values())
-    # "latest" drops a latest run that fails the board's rules after picking it: an older run
-    # that passes must not stand in for it (the latest run is the deployment's state).
-    return [row for row in picked if row["best_point"] is not None]
+        window = runs.filter(measured_at__gte=since)
+        return list(window.order_by("deployment_id", "-measured_at", "-id").values(*columns))
+    swept = sweeps(
+        runs,
+        scenario_id=scenario.pk if scenario is not None else None,
+        deployments=_board_deployments(board),
+    )
+    picked = list(
+        Run.objects.filter(pk__in=[s.run_id for s in swept.values()])
+        .annotate(measured_at=MEASURED_AT)
+        .order_by("deployment_id")
+        .values(*columns)
+    )
+    for row in picked:
+        row["sweep"] = swept[row["deployment_id"]]
+    return picked

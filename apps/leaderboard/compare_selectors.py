@@ -10,11 +10,10 @@ from django.db.models import QuerySet
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Deployment, Scenario
-from apps.costs.answer import Facts, shorthand_ceiling
-from apps.costs.answer_selectors import DEFAULT_FLOOR, Asked, Asking, ask
+from apps.costs.answer import Facts
+from apps.costs.answer_selectors import Asked, Asking, ask
 from apps.costs.formulas import TokenKind
 from apps.runs.selectors import runs_visible
-from apps.runs.summary import scenario_slo
 
 
 def deployment_choices(*, org: Organization | None = None) -> list[tuple[int, str]]:
@@ -63,36 +62,11 @@ def accuracy_results(*, result_ids: list[int]) -> dict[int, AccuracyResult]:
     return AccuracyResult.objects.in_bulk(result_ids)
 
 
-def answer_bounds(
-    scenario: Scenario | None,
-    *,
-    interactivity_min: float | str | None,
-    latency_ceiling_s: float | str | None,
-) -> dict[str, float | str | None]:
-    """The SLO /compare/ asks the answer at: the scenario's bounds (the board's SLO), the
-    asked shorthand ceiling (apps.costs.answer.STATED_LATENCY, TTFT p99) and floor over them
-    ("none": no such bound), and where neither the scenario nor the visitor sets a floor,
-    the answer's default one (DEFAULT_FLOOR)."""
-    bounds: dict[str, float | str | None] = {}
-    for bound in scenario_slo(scenario).bounds:
-        if bound.metric == "interactivity":
-            bounds |= {"interactivity_min": bound.stored_limit}
-            bounds |= {"interactivity_percentile": bound.percentile}
-        elif f"{bound.metric}_s_max" not in bounds:  # the answer takes one bound a metric
-            bounds |= {f"{bound.metric}_s_max": bound.stored_limit / 1000}
-            bounds |= {f"{bound.metric}_percentile": bound.percentile}
-    if latency_ceiling_s is not None:
-        bounds |= shorthand_ceiling(latency_ceiling_s)
-    if interactivity_min is not None:
-        bounds |= {"interactivity_min": interactivity_min, "interactivity_percentile": "p50"}
-    bounds.setdefault("interactivity_min", DEFAULT_FLOOR)
-    return {k: None if v == "none" else v for k, v in bounds.items()}
-
-
 def compare_answers(
     *,
     deployment_ids: list[int],
     scenario: str,
+    slo_tier: str | None,
     bounds: dict[str, float | str | None],
     basis: str,
     tier: str,
@@ -101,9 +75,10 @@ def compare_answers(
     metrics: tuple[str, ...] = (),
     prices_as_of: str = "",
 ) -> list[Asking]:
-    """Each later column against the first, as the one answer gives it (apps/costs/answer.py):
-    side A the column's deployment, side B the first's, so each ratio reads "this column
-    over the first". Raises CostInputError when the scenario cannot be asked."""
+    """Each later column against the first, as the one answer gives it (apps/costs/answer.py)
+    at the SLO tier `slo_tier` (None: the default) with `bounds` set over it: side A the
+    column's deployment, side B the first's, so each ratio reads "this column over the
+    first". Raises CostInputError when the scenario or the SLO cannot be asked."""
     first, *rest = deployment_ids
     return [
         ask(
@@ -114,6 +89,7 @@ def compare_answers(
                 b=f"#{first}",
                 facts=Facts(),
                 bounds=bounds,
+                slo_tier=slo_tier,
                 basis=TokenKind(basis),
                 tier=tier,
                 own_prices=own_prices,

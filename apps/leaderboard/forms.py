@@ -15,9 +15,11 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import QueryDict
 
+from apps.catalog import slo_tiers
 from apps.costs.answer import STATED_LATENCY
 from apps.costs.formulas import CostInputError
 from apps.costs.reference import price_set
+from apps.costs.slo_query import shorthand_ceiling
 from apps.frame import label
 from apps.leaderboard import charts, selectors
 from apps.leaderboard.views.common import BASES
@@ -43,7 +45,12 @@ FIELD_LABELS = {
     "since": "Runs from",
     "until": "Runs until",
     "prices_as_of": "Prices as of",
+    "slo": "SLO tier",
+    "interactivity_min": "Interactivity p50 ≥ (tok/s/user)",
+    STATED_LATENCY.ceiling_param: f"{STATED_LATENCY.label} ≤ (s)",
 }
+# The SLO fields the board and /compare/ take over the tier (apps/costs/slo_query.py).
+SLO_FIELDS = ("slo", "interactivity_min", STATED_LATENCY.ceiling_param)
 FACETS = ("accelerator", "engine", "quantization", "serving")
 # The board's opt-in switches: any other value (or none) is off.
 FLAG_ON = frozenset({"1", "on", "true"})
@@ -288,6 +295,9 @@ class BoardQuery(DefaultedQuery):
     all = Flag()  # the chart's every point, not only the Pareto front
     origin = Origins()
     format = Format()
+    # The SLO the rows are judged at: a tier (blank: the default) and bounds over it.
+    slo = OneOf(slo_tiers.TIER_NAMES)
+    interactivity_min = SloLimit()
 
     def __init__(self, data: QueryDict, *, choices: BoardChoices, scenarios: QuerySet) -> None:
         super().__init__(data)
@@ -310,9 +320,9 @@ class CompareQuery(DefaultedQuery):
     tier = OneOf(default=DEFAULTS.tier)
     prices_as_of = PriceSetChoice(label=FIELD_LABELS["prices_as_of"])
     basis = OneOf(BASES, default=DEFAULTS.basis)
-    # The SLO the answer compares at (apps/costs/answer.py): the floor here, the shorthand
-    # latency ceiling added after the class; missing: the scenario's bounds and, where they
-    # set no floor, the answer's default one.
+    # The SLO the answer compares at (apps/costs/answer.py): a tier (blank: the default), the
+    # floor here and the shorthand latency ceiling (added after the class) over it.
+    slo = OneOf(slo_tiers.TIER_NAMES, label="SLO tier")
     interactivity_min = SloLimit(label="Interactivity p50 ≥ (tok/s/user)")
     format = Format()
 
@@ -340,6 +350,20 @@ class CompareQuery(DefaultedQuery):
 
 # The shorthand latency ceiling, under the query name the API and /answer/ take too: that name
 # is the registry's (workers/figures.py), so the field is added by it, not declared by hand.
-CompareQuery.base_fields[STATED_LATENCY.ceiling_param] = SloLimit(
-    label=f"{STATED_LATENCY.label} ≤ (s)"
-)
+for _query in (CompareQuery, BoardQuery):
+    _query.base_fields[STATED_LATENCY.ceiling_param] = SloLimit(
+        label=f"{STATED_LATENCY.label} ≤ (s)"
+    )
+
+
+def slo_over_tier(query: DefaultedQuery) -> tuple[str | None, tuple[tuple[str, float | str], ...]]:
+    """A board's or /compare/'s SLO: its tier's name (None: the default) and the bounds set
+    over it, as the one SLO query reads them (apps/costs/slo_query.py)."""
+    bounds: dict[str, float | str] = {}
+    floor = query.value("interactivity_min")
+    if floor is not None:
+        bounds["interactivity_min"] = floor
+    ceiling = query.value(STATED_LATENCY.ceiling_param)
+    if ceiling is not None:
+        bounds |= shorthand_ceiling(ceiling)
+    return query.value("slo") or None, tuple(sorted(bounds.items()))

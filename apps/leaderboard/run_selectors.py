@@ -10,7 +10,7 @@ from apps.leaderboard.selectors import reference_prices
 from apps.runs import summary
 from apps.runs.models import Point, Run
 from apps.runs.selectors import point_record_rows
-from apps.runs.summary import scenario_slo
+from apps.runs.summary import default_slo
 from workers.figures import PointView
 
 
@@ -109,7 +109,7 @@ def run_leaderboard_point(
     point = run.best_point
     if point is None:
         return None
-    slo = scenario_slo(run.scenario)
+    slo = default_slo(run.scenario)
     figures = summary.run_figures(
         list(Point.objects.filter(pk=point.pk).values("id", *summary.FIGURE_FIELDS)),
         run.document,
@@ -135,8 +135,9 @@ def run_leaderboard_point(
 
 
 def point_verdicts(*, run: Run) -> dict[int, str]:
-    """point id -> the one SLO rule's verdict on it, for the run page's table."""
-    slo = scenario_slo(run.scenario)
+    """point id -> the one SLO rule's verdict on it at the scenario's default SLO tier, for
+    the run page's table."""
+    slo = default_slo(run.scenario)
     if not slo.any:
         return {}
     rows = list(run.points.values("id", *summary.FIGURE_FIELDS))

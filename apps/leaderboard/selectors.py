@@ -1,14 +1,15 @@
 """Reads behind the leaderboard: its rows, chart points, scenarios and reference prices.
 
 The board's cost must follow its deployments, not its runs (bench/pages.py, 1,000 to 100,000
-runs): each run's leaderboard point is chosen at ingestion (Run.best_point), each
-deployment's run by an index walk (board_runs.py), and what exists (models, facets, the
-widest views) by index probes or the trigger-kept RunTally, on PostgreSQL; SQLite, the demo's
+runs): each deployment's run by index walks (board_runs.py, apps/runs/sweeps.py), each row's
+point chosen from that run's points by the answer's rule at the board's SLO tier (the same
+choice /answer/, /compare/ and /costs/ make), and what exists (models, facets, the widest
+views) by index probes or the trigger-kept RunTally, on PostgreSQL; SQLite, the demo's
 database, reads the runs directly.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from operator import attrgetter
 from typing import Any
@@ -20,9 +21,14 @@ from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
 from apps.catalog.models import Accelerator, Model, Scenario, short_flag
 from apps.catalog.selectors import scenario_list
-from apps.costs.formulas import TokenKind, priced_throughput, throughputs
+from apps.costs.answer import Measured, Side, best_side, by_deployment
+from apps.costs.answer_selectors import gpu_hour_prices, measured_of
+from apps.costs.formulas import TokenKind, priced_throughput, throughputs, usd_per_mtok
 from apps.costs.prices import prices_by_accelerator_id
 from apps.costs.selectors import price_book
+from apps.costs.slo import Slo
+from apps.costs.slo import verdict as slo_verdict
+from apps.costs.slo_query import SloAsk
 from apps.leaderboard import board_runs
 from apps.leaderboard.board_runs import Board
 from apps.runs.models import MEASURED_AT, Point, Run
@@ -32,8 +38,8 @@ from apps.runs.selectors import (
     tallies_visible,
     visible_through,
 )
-from apps.runs.summary import MEETS, UNVERIFIED, scenario_slo
 from workers import figures
+from workers.slo import stored_key
 
 # Sort name -> (the Row's value, descending): a figure's direction is the registry's.
 SORTS: dict[str, tuple[Callable[["Row"], Any], bool]] = {
@@ -80,6 +86,14 @@ class Row:
     private: bool = False
     # The run's free labels (branch, commit, pr, unofficial ...), shown on unofficial rows.
     labels: dict[str, str] = field(default_factory=dict)
+    # The load level of the point shown ("c=32"), why it misses the SLO when it does, and
+    # whether it states no success rate (it then takes part, marked "success not stated").
+    level: str = ""
+    slo_why: str = ""
+    success_unstated: bool = False
+    # A newer run with fewer levels left beside the row's sweep (apps/runs/sweeps.py).
+    partial: str = ""
+    partial_run_id: int | None = None
 
     @property
     def latency(self) -> list[float | None]:
@@ -114,6 +128,11 @@ class BoardPage:
     model: str | None
     slo_text: str
     rule_text: str = ""
+    # Whether the SLO bounds any latency (the column then reads "at SLO"), its tier's name,
+    # and how many rows' points state no success rate.
+    at_slo: bool = False
+    slo_tier: str = ""
+    success_unstated: int = 0
     origin_text: str = ""
     # Deployments left off because their run fails the board's rules (the page says so).
     unchecked_hidden: int = 0
@@ -188,10 +207,6 @@ def price_tiers(prices_as_of: str = "") -> list[str]:
     return sorted({tier for entry in book.values() for tier in entry.usd_per_gpu_hour})
 
 
-def _slo_text(scenario: Scenario | None) -> str:
-    return scenario_slo(scenario).describe()
-
-
 def _checked(rows: list[dict[str, Any]], board: Board) -> tuple[list[dict[str, Any]], int]:
     """The rows the board ranks, and how many it leaves out for failing the board's rules."""
     if board.include_unchecked:
@@ -254,43 +269,19 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     # scenario name and SLO must not show for a guessed slug).
     visible = scenario_list(org=org)
     scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
+    asked = SloAsk(board.slo_tier, dict(board.slo_bounds)).resolve(scenario)
     runs = board_runs.runs_for(board, org)
-    best, unchecked = _checked(board_runs.row_runs(runs, board, scenario), board)
-    prices = reference_prices(board.tier, board.own_prices, board.prices_as_of)
-    accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)
-    rows = []
-    for b in best:
-        p = {
-            k.removeprefix("best_point__"): v for k, v in b.items() if k.startswith("best_point__")
-        }
-        price = prices.get(b["deployment__accelerator_id"])
-        priced = priced_throughput(
-            TokenKind(board.basis),
-            gpus=b["deployment__gpus"],
-            usd_per_gpu_hour=price,
-            **throughputs(p),
-            input_tokens=b["scenario__input_tokens"],
-            output_tokens=b["scenario__output_tokens"],
-        )
-        rows.append(
-            Row(
-                **{field: b[column] for field, column in board_runs.ROW_AS_STORED.items()},
-                latency_figures={key: b[column] for key, column in board_runs.ROW_LATENCY.items()},
-                private=not b["is_public"],
-                labels=b.get("labels") or {},
-                tput_per_gpu=priced.tok_per_s_per_gpu,
-                tput_kind=board.basis if priced.stated else "unstated",
-                meets_slo=None
-                if b["best_meets_slo"] in (None, UNVERIFIED)
-                else b["best_meets_slo"] == MEETS,
-                usd_per_gpu_hour=price,
-                usd_per_mtok=priced.usd_per_mtok,
-                accuracy=accuracy.get(b["deployment_id"]),
-                basis=board.basis,
-                tput_range=None if priced.stated else _both(priced.tok_low, priced.tok_high),
-                usd_range=None if priced.stated else _both(priced.usd_low, priced.usd_high),
-            )
-        )
+    candidates, unchecked = _checked(board_runs.row_runs(runs, board, scenario), board)
+    prices = gpu_hour_prices(
+        org=org, tier=board.tier, own=dict(board.own_prices), prices_as_of=board.prices_as_of
+    )
+    points: dict[int, list[Measured]] = {}
+    chosen = Run.objects.filter(pk__in=[c["id"] for c in candidates])
+    for point in measured_of(chosen, basis=TokenKind(board.basis), prices=prices):
+        points.setdefault(point.run_id, []).append(point)
+    picks = _picks(candidates, points, asked.slo, board)
+    accuracy = _accuracy_by_deployment([b["deployment_id"] for b, _ in picks], org)
+    rows = [_row(b, side, asked.slo, board, accuracy) for b, side in picks]
     value, descending = SORTS.get(board.sort, SORTS["throughput"])
     present = [r for r in rows if value(r) is not None]
     missing = [r for r in rows if value(r) is None]
@@ -308,14 +299,93 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         pages=pages,
         scenario=scenario,
         model=board.model,
-        slo_text=_slo_text(scenario),
+        slo_text=asked.describe(),
         rule_text=board.rule_text(),
         origin_text=board.origin_text(),
         unchecked_hidden=unchecked,
         run_ids=[r.run_id for r in rows],
         ranked=rows,
         tiers=price_tiers(board.prices_as_of),
+        at_slo=asked.bounds_latency,
+        slo_tier=asked.tier.name,
+        success_unstated=sum(r.success_unstated for r in rows),
     )
+
+
+def _picks(
+    candidates: list[dict[str, Any]], points: dict[int, list[Measured]], slo: Slo, board: Board
+) -> list[tuple[dict[str, Any], Side]]:
+    """Each deployment's run and the point the answer's rule chooses in it (its best measured
+    point meeting the SLO; else the nearest, which misses; else its best that cannot be
+    checked). Under "best", the run whose choice ranks highest (meets first, then tok/s/GPU)."""
+    best: dict[int, tuple[tuple[int, float], dict[str, Any], Side]] = {}
+    for candidate in candidates:
+        own = points.get(candidate["id"], [])
+        side = best_side(own, f"#{candidate['deployment_id']}", slo, side_of=by_deployment)
+        if side.point is None:
+            fallback = side.nearest or max(own, key=_by_throughput, default=None)
+            if fallback is None:
+                continue  # no valid point: the row is hidden, not stood in for
+            side = replace(side, point=fallback, tok_s_per_gpu=fallback.tok_s_per_gpu)
+        key = (_STATUS_RANK.get(side.status, 1), side.tok_s_per_gpu or 0.0)
+        held = best.get(candidate["deployment_id"])
+        if held is None or (board.rule == "best" and key > held[0]):
+            best[candidate["deployment_id"]] = (key, candidate, side)
+    return [(candidate, side) for _, candidate, side in best.values()]
+
+
+# Which row "best" prefers: one that meets the SLO, then one that cannot be checked.
+_STATUS_RANK = {"meets": 2, "cannot_check": 1, "misses": 0}
+
+
+def _by_throughput(point: Measured) -> float:
+    return point.tok_s_per_gpu or 0.0
+
+
+def _row(
+    b: dict[str, Any],
+    side: Side,
+    slo: Slo,
+    board: Board,
+    accuracy: dict[int, dict[str, Any]],
+) -> Row:
+    point = side.point
+    assert point is not None  # _picks keeps only rows with a point
+    verdict = slo_verdict(point.slo_point(), slo)
+    tput, price = side.tok_s_per_gpu, point.usd_per_gpu_hour
+    readings = point.tok_s_range
+    sweep = b.get("sweep")
+    return Row(
+        **{field: b[column] for field, column in board_runs.ROW_AS_STORED.items()},
+        latency_figures={key: _ms(point, key) for key in figures.BOARD_LATENCY},
+        interactivity=point.interactivity_p50,
+        success_rate=point.success_rate,
+        private=not b["is_public"],
+        labels=b.get("labels") or {},
+        tput_per_gpu=tput,
+        tput_kind=board.basis if point.basis_stated else "unstated",
+        meets_slo=None if not slo.bounds or verdict.status == "cannot_check" else verdict.meets,
+        usd_per_gpu_hour=price,
+        usd_per_mtok=usd_per_mtok(price, tput) if price is not None and tput else None,
+        accuracy=accuracy.get(b["deployment_id"]),
+        basis=board.basis,
+        tput_range=readings,
+        usd_range=tuple(sorted(usd_per_mtok(price, r) for r in readings))  # type: ignore[arg-type]
+        if readings and price is not None
+        else None,
+        level=point.level,
+        slo_why="; ".join(verdict.failed or verdict.missing),
+        success_unstated=bool(slo.bounds) and verdict.success_unstated,
+        partial=sweep.partial_text() if sweep else "",
+        partial_run_id=sweep.partial_run_id if sweep else None,
+    )
+
+
+def _ms(point: Measured, key: str) -> float | None:
+    """A latency figure of the point in ms, from the answer's metrics (in s)."""
+    distribution, percentile = figures.figure(key).slot or ("", "")
+    value = point.metrics.get(f"{distribution}_s.{stored_key(percentile)}")
+    return value * 1000 if value is not None else None
 
 
 def chart_points(*, run_ids: list[int], board: Board) -> list[dict[str, Any]]:

@@ -105,19 +105,24 @@ def runs_settle_batched() -> Iterator[None]:
         )
 
 
+# What summary_choose sets on a run, for the callers that save it.
+SUMMARY_FIELDS = ("best_point", "best_tput_per_gpu", "best_meets_slo", "levels")
+
+
 def summary_choose(run: Run, rows: list[dict[str, Any]]) -> None:
-    """Set the run's leaderboard point from its points' `values("id", *FIGURE_FIELDS)` rows
-    (apps.runs.services.run_summary_refresh saves it)."""
+    """Set the run's leaderboard point and its count of load levels from its points'
+    `values("id", *FIGURE_FIELDS)` rows (apps.runs.services.run_summary_refresh saves it)."""
     figures = summary.run_figures(rows, run.document)
     best = summary.best_point(
         figures,
-        summary.scenario_slo(run.scenario),
+        summary.default_slo(run.scenario),
         run.deployment.gpus,
         summary.scenario_shape(run.scenario),
     )
     run.best_point_id = best.point_id if best else None
     run.best_tput_per_gpu = best.tput_per_gpu if best else None
     run.best_meets_slo = best.meets_slo if best else None
+    run.levels = len(rows)
 
 
 def _runs_summary_refresh(pks: list[int]) -> None:
@@ -132,5 +137,5 @@ def _runs_summary_refresh(pks: list[int]) -> None:
             rows[row.pop("run_id")].append(row)
         for run in runs:
             summary_choose(run, rows[run.pk])
-        fields = ["best_point", "best_tput_per_gpu", "best_meets_slo"]
+        fields = list(SUMMARY_FIELDS)
         Run.objects.bulk_update(runs, fields, batch_size=SUMMARY_BATCH)

@@ -91,6 +91,9 @@ class Run(models.Model):
         "Point", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     best_tput_per_gpu = models.FloatField(null=True, blank=True)
+    # How many load levels the run measured (its points): the board's row rule keeps a
+    # deployment's latest complete sweep against a newer run with fewer (apps/runs/sweeps.py).
+    levels = models.PositiveSmallIntegerField(default=0)
     best_meets_slo = models.SmallIntegerField(
         null=True, blank=True, help_text="1 meets, 0 misses, -1 unverifiable, null: no SLO"
     )
@@ -110,6 +113,15 @@ class Run(models.Model):
                 MEASURED_AT.desc(),
                 F("id").desc(),
                 name="runs_run_latest_idx",
+            ),
+            # Each deployment's latest complete sweep: one probe per deployment, as above.
+            models.Index(
+                F("scenario"),
+                F("deployment"),
+                F("levels").desc(),
+                MEASURED_AT.desc(),
+                F("id").desc(),
+                name="runs_run_sweep_idx",
             ),
         ]
 

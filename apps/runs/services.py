@@ -279,7 +279,7 @@ def _store(
 def run_summary_refresh(*, run: Run) -> None:
     """Choose the run's leaderboard point against its scenario's SLO (again, if it changed)."""
     batches.summary_choose(run, list(run.points.values("id", *summary.FIGURE_FIELDS)))
-    run.save(update_fields=["best_point", "best_tput_per_gpu", "best_meets_slo"])
+    run.save(update_fields=list(batches.SUMMARY_FIELDS))
 
 
 def _point_columns(point: doc.Point) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """Which point of a run the leaderboard shows: pure, so ingestion and migrations share it.
 
-Every point is judged by the one SLO rule (workers/slo.py). The best point is the highest
-throughput per GPU among points that meet the scenario's SLO; when none meets it, the best
+Every point is judged by the one SLO rule (workers/slo.py) at the scenario's default SLO tier
+(`default_slo`, apps/catalog/slo_tiers.py). The best point is the highest throughput per GPU
+among points that meet it; when none meets it, the best
 of those that cannot be checked (a bounded percentile, or the success rate, was not
 reported); when none can be checked either, the best that misses. A point whose client was
 saturated (`client_bound`) or whose prompts missed their target length is never chosen
@@ -12,6 +13,7 @@ deployment under the scenario's label.
 from dataclasses import dataclass, field
 from typing import Any
 
+from apps.catalog import slo_tiers
 from workers import slo as slo_rule
 from workers.figures import PointView, throughput
 
@@ -38,24 +40,17 @@ def scenario_shape(scenario: Any) -> tuple[int | None, int | None]:
     return scenario.input_tokens, scenario.output_tokens
 
 
-def scenario_slo(scenario: Any) -> slo_rule.Slo:
-    """The SLO of a Scenario row (no SLO for runs without a scenario).
+# The SLO a scenario's definition states: defined once, with the tiers (apps/catalog).
+scenario_slo = slo_tiers.scenario_own_slo
 
-    Reads attributes only, so historical models in migrations work too."""
+
+def default_slo(scenario: Any) -> slo_rule.Slo:
+    """The SLO a run's leaderboard point is chosen at: its scenario's default tier
+    (apps/catalog/slo_tiers.py), the one every default view shows; no SLO without a
+    scenario. Reads attributes only, so historical models in migrations work too."""
     if scenario is None:
         return slo_rule.Slo()
-    legacy = slo_rule.from_legacy(
-        ttft_ms=scenario.slo_ttft_ms,
-        ttft_percentile=scenario.slo_ttft_percentile,
-        tpot_ms=scenario.slo_tpot_ms,
-        e2el_ms=scenario.slo_e2el_ms,
-    )
-    extra = tuple(
-        slo_rule.Bound(b["metric"], b["percentile"], b["limit"], b.get("unit", "ms"))
-        for b in getattr(scenario, "slo_bounds", None) or []
-    )
-    rate = getattr(scenario, "slo_min_success_rate", slo_rule.DEFAULT_MIN_SUCCESS_RATE)
-    return slo_rule.Slo(legacy.bounds + extra, rate)
+    return slo_tiers.default_tier(scenario).slo
 
 
 @dataclass(frozen=True)

@@ -82,3 +82,17 @@ def test_a_request_without_tpot_is_not_held_to_a_tpot_bound():
     assert slo.request_meets(rule, ttft_ms=50, tpot_ms=None, e2el_ms=60)
     assert not slo.request_meets(rule, ttft_ms=50, tpot_ms=11, e2el_ms=60)
     assert not slo.request_meets(rule, ttft_ms=101, tpot_ms=1, e2el_ms=200)
+
+
+def test_a_point_that_states_no_success_rate_is_judged_on_its_bounds_and_marked():
+    rule = Slo((Bound("ttft", "p99", 2, "s"),), min_success_rate=0.99)
+    fast = {"ttft": {"p99": 1500.0}}
+    verdict = judge(rule, fast, None)
+    assert (verdict.status, verdict.success_unstated) == ("meets", True)
+    assert verdict.describe().endswith("(success not stated)")
+    # Not stating it is no licence: a bound it breaks still misses.
+    slow = judge(rule, {"ttft": {"p99": 2500.0}}, None)
+    assert (slow.status, slow.success_unstated) == ("misses", True)
+    # A point that states it is judged on it, and is not marked.
+    stated = judge(rule, fast, 0.5)
+    assert (stated.status, stated.success_unstated) == ("misses", False)

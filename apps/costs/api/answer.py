@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema
-from pydantic import ConfigDict
+from ninja import Field, Query, Router
 
 from apps.accounts.auth import optional_org
 from apps.api_errors import Errors
@@ -18,20 +17,22 @@ from apps.costs.answer import (
     Measured,
     RatioInterval,
     Side,
-    Swing,
-    shorthand_ceiling,
 )
 from apps.costs.answer_selectors import DEFAULT_TIER, Asked, Asking, ask
+from apps.costs.answer_swing import Swing
 from apps.costs.formulas import TokenKind
 from apps.costs.odds import Odds, parse_range
-from apps.costs.prices import profile_prices, url_prices
+from apps.costs.prices import price_sheet_of
 from apps.costs.reference import PriceSet, price_set
+from apps.costs.slo_query import SloQuery
+from workers.slo import SUCCESS_NOT_STATED
 
 router = Router(tags=["compare"])
 
 
-class AnswerQuery(Schema):
-    model_config = ConfigDict(allow_inf_nan=False)
+class AnswerQuery(SloQuery):
+    """The answer's question: the model, scenario, sides and facts, with the one SLO query
+    (apps/costs/slo_query.py: a tier, the default one unless named, and bounds over it)."""
 
     model: str = Field(description="the model's name, e.g. DeepSeek-R1-0528")
     scenario: str = Field(description="the scenario's slug, e.g. 8k-1k")
@@ -41,23 +42,6 @@ class AnswerQuery(Schema):
     spec: str = Field("any", description="a speculative decoding method, none, or any")
     engine: str = Field("any", description="an engine name, or any")
     serving: Literal["aggregated", "disaggregated", "any"] = "any"
-    interactivity_min: float | None = Field(None, description="tok/s/user floor")
-    interactivity_percentile: str = "p50"
-    # The shorthand ceiling: its query name is the registry's (STATED_LATENCY.ceiling_param).
-    # The registry names the query parameter (one spelling); pydantic's mypy plugin asks for
-    # a literal alias.
-    latency_ceiling_s: float | None = Field(  # type: ignore[literal-required]
-        None,
-        alias=STATED_LATENCY.ceiling_param,
-        description=f"{STATED_LATENCY.label} ceiling, seconds",
-    )
-    ttft_s_max: float | None = Field(None, description="TTFT ceiling at ttft_percentile, s")
-    ttft_percentile: str = "p99"
-    tpot_s_max: float | None = None
-    tpot_percentile: str = "p50"
-    e2el_s_max: float | None = None
-    e2el_percentile: str = "p99"
-    min_success_rate: float | None = Field(None, description="default: none required")
     basis: Literal["output", "input", "total"] = "output"
     tier: str = DEFAULT_TIER
     prices_as_of: str = Field(
@@ -72,25 +56,14 @@ class AnswerQuery(Schema):
     swing: bool = Field(True, description="include the answer against the interactivity floor")
 
     def asked(self, own_prices: dict[str, float]) -> Asked:
-        bounds = {
-            "interactivity_min": self.interactivity_min,
-            "interactivity_percentile": self.interactivity_percentile,
-            "ttft_s_max": self.ttft_s_max,
-            "ttft_percentile": self.ttft_percentile,
-            "tpot_s_max": self.tpot_s_max,
-            "tpot_percentile": self.tpot_percentile,
-            "e2el_s_max": self.e2el_s_max,
-            "e2el_percentile": self.e2el_percentile,
-        }
-        if self.latency_ceiling_s is not None:  # the shorthand wins over ttft_s_max
-            bounds |= shorthand_ceiling(self.latency_ceiling_s)
+        slo = self.slo_ask()
         return Asked(
             model=self.model,
             scenario=self.scenario,
             a=self.a.strip().upper(),
             b=self.b.strip().upper(),
             facts=Facts(self.precision, self.spec, self.engine, self.serving),
-            bounds=bounds,
+            bounds=slo.bounds,
             basis=TokenKind(self.basis),
             tier=self.tier,
             own_prices=own_prices,
@@ -99,7 +72,8 @@ class AnswerQuery(Schema):
                 parse_range("price_range_a", self.price_range_a) if self.price_range_a else None,
                 parse_range("price_range_b", self.price_range_b) if self.price_range_b else None,
             ),
-            min_success_rate=self.min_success_rate,
+            min_success_rate=slo.min_success_rate,
+            slo_tier=slo.tier,
             interpolate=self.interpolate,
             max_gap=self.max_gap,
         )
@@ -115,9 +89,9 @@ def compare_answer(request: HttpRequest, query: Query[AnswerQuery]):
     the asked facts; the ratios, what still differs, the rule, and the swing."""
     org = optional_org(request)
     # Own prices as on every money page: the organization's profile, the URL's on top.
-    own = profile_prices(org)[1] | url_prices(request.GET)
-    asking = ask(query.asked(own), org=org, with_swing=query.swing)
-    return asking_out(asking)
+    sheet = price_sheet_of(request.GET, org)
+    asking = ask(query.asked(sheet.own), org=org, with_swing=query.swing)
+    return asking_out(asking, profile=sheet.profile)
 
 
 def price_set_out(chosen: PriceSet) -> dict[str, Any]:
@@ -149,6 +123,10 @@ def point_out(point: Measured | None) -> dict[str, Any] | None:
         STATED_LATENCY.seconds_name: point.latency_s,
         "usd_per_gpu_hour": point.usd_per_gpu_hour,
         "usd_per_mtok": point.usd_per_mtok,
+        "success_rate": point.success_rate,
+        "success": SUCCESS_NOT_STATED if point.unstated_success else "stated",
+        "measured_at": point.measured_at.isoformat() if point.measured_at else None,
+        "newer_partial_run": point.partial or None,
         "facts": {
             "engine": point.engine,
             "engine_version": point.engine_version,
@@ -186,10 +164,12 @@ def answer_out(result: Answer) -> dict[str, Any]:
         "tok_s_ratio": result.tok_ratio,
         "usd_per_mtok_ratio": result.usd_ratio,
         "differs": list(result.differs),
+        "filters_that_flip": list(result.flips),
         "uncertainty": result.uncertainty,
         "interval": interval_out(result.interval),
         "rule": result.rule,
-        "slo": result.slo.describe(),
+        "slo": result.slo_described,
+        "success_not_stated": {"points": result.unstated, "of": result.considered},
         "facts": result.facts.describe(),
     }
 
@@ -200,7 +180,9 @@ def interval_out(interval: RatioInterval | None) -> dict[str, Any] | None:
         return None
     return {
         "confidence": 0.95,
+        # The interval's own estimate (the sides' means), not the chosen points' ratio.
         "tok_s_ratio": interval.tok_ratio,
+        "usd_per_mtok_ratio": interval.usd_ratio,
         "tok_s_ratio_low": interval.tok_low,
         "tok_s_ratio_high": interval.tok_high,
         "usd_per_mtok_ratio_low": interval.usd_low,
@@ -246,7 +228,7 @@ def swing_out(swung: Swing) -> dict[str, Any]:
     }
 
 
-def asking_out(asking: Asking) -> dict[str, Any]:
+def asking_out(asking: Asking, *, profile: str = "") -> dict[str, Any]:
     asked = asking.asked
     return {
         "model": asked.model,
@@ -254,7 +236,10 @@ def asking_out(asking: Asking) -> dict[str, Any]:
         "basis": asked.basis.value,
         "tier": asked.tier,
         "price_set": price_set_out(price_set(asked.prices_as_of)),
+        "slo_tier": asking.slo.tier.as_dict() if asking.slo else None,
+        "slo_changed": list(asking.slo.changed) if asking.slo else [],
         "own_prices": dict(asked.own_prices),
+        "price_profile": profile or None,
         "points_read": asking.points,
         **answer_out(asking.answer),
         "odds": odds_out(asking.odds),

@@ -11,12 +11,8 @@ from apps.accounts.auth import optional_org
 from apps.accounts.models import Organization
 from apps.api_errors import Errors, error_body
 from apps.costs import selectors
-from apps.costs.api.common import (
-    price_out,
-    request_price,
-    side_prices,
-    slo_cost_out,
-)
+from apps.costs.answer_selectors import procurement_curves, scenario_rows
+from apps.costs.api.common import price_out, request_price, side_prices, slo_cost_out
 from apps.costs.api.schemas import CompareOut, CompareQuery, RunSloQuery, SloCostOut
 from apps.costs.claims import compare_runs
 from apps.costs.forms import ProcurementQuery
@@ -70,8 +66,9 @@ def procurement_table(request: HttpRequest):
     depreciation_years, kw_per_gpu, usd_per_kwh, pue, hosting_usd_per_month, utilization;
     model, scenario, min_success_pct, workload_unit with tokens_per_day /
     input_tokens_per_day + output_tokens_per_day / peak_requests_per_s, length_mix, and the
-    sell_*_usd_per_mtok token prices) and returns its rows, cheapest per month first, each
-    with the price it used. The token's organization's active price profile applies."""
+    sell_*_usd_per_mtok token prices, and the SLO: slo (a tier), interpolate, max_gap) and
+    returns its rows, cheapest $/Mtok first, each with the price it used. The token's
+    organization's active price profile applies."""
     status, body = procurement_answer(request.GET, org=optional_org(request))
     return Status(status, body)
 
@@ -82,12 +79,18 @@ def procurement_answer(params: Mapping[str, str], *, org: Organization | None) -
     book = selectors.price_book(org=org, prices_as_of=params.get(PRICES_AS_OF, ""))
     # The token's organization's active price profile applies, as on every page.
     profiled = with_profile_prices(params, org)
-    query = ProcurementQuery(profiled.params, book, profile=profiled)
+    query = ProcurementQuery(
+        profiled.params,
+        book,
+        profile=profiled,
+        scenarios=scenario_rows(org=org, slug=profiled.params.get("scenario", "")),
+    )
     inputs = query.inputs()
     if inputs is None:
         detail = [{"path": error.field, "message": error.message} for error in query.problems()]
         return 422, {"detail": detail}
-    curves = selectors.deployment_curves(
+    # The page's rows (apps/costs/views.py), each deployment's sweep at the answer's point.
+    curves = procurement_curves(
         org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
     )
     rows = procurement_rows(curves, inputs, book)

@@ -1,7 +1,8 @@
 """/answer/: the one like-for-like answer (apps/costs/answer.py) as a page, with its swing.
 
 Parse the question (the API's query schema, so the page and `GET /api/v1/compare/answer`
-read the same parameters), ask the one service, render the page or its partial."""
+read the same parameters, SLO tier and own prices included), ask the one service, render the
+page or its partial."""
 
 from typing import Any
 from urllib.parse import urlencode
@@ -10,17 +11,15 @@ from django.http import HttpRequest, HttpResponse
 from pydantic import ValidationError
 
 from apps.accounts.scoping import viewer_org
+from apps.catalog import slo_tiers
 from apps.costs.answer import STATED_LATENCY
-from apps.costs.answer_selectors import DEFAULT_FLOOR, DEFAULT_QUESTION, ask
+from apps.costs.answer_selectors import DEFAULT_QUESTION, DEFAULT_TIER, ask
 from apps.costs.api.answer import AnswerQuery
 from apps.costs.formulas import CostInputError
-from apps.costs.prices import price_sheet
+from apps.costs.prices import price_inputs, price_sheet
+from apps.costs.slo_query import slo_controls
 from apps.htmx import page_or_partial
-from apps.leaderboard import charts
-
-# The headline's question when the link names no SLO (DEFAULT_QUESTION): the default
-# interactivity floor, and no other bound.
-DEFAULT_SLO_TEXT = f"interactivity p50 ≥ {DEFAULT_FLOOR:g} tok/s/user"
+from apps.leaderboard import charts, selectors
 
 
 def answer_query(params: dict[str, str]) -> str:
@@ -31,15 +30,24 @@ def answer_query(params: dict[str, str]) -> str:
 def answer_page(request: HttpRequest) -> HttpResponse:
     params = {k: v for k, v in request.GET.items() if v != ""}
     asked = {**DEFAULT_QUESTION, **params}
+    sheet = price_sheet(request)  # the one price reader: profile, then the link's prices
     context: dict[str, Any] = {
         "asked": asked,
-        "default_slo": DEFAULT_SLO_TEXT,
         "stated_latency": STATED_LATENCY,
+        "prices": price_inputs(
+            request.GET,
+            sheet,
+            tier=asked.get("tier", DEFAULT_TIER),
+            tiers=selectors.price_tiers(),
+            skus=[asked.get("a", ""), asked.get("b", "")],
+        ),
+        "sheet": sheet,
     }
     status = 200
+    asking = None
     try:
-        query = AnswerQuery(**asked)
-        asking = ask(query.asked(price_sheet(request).own), org=viewer_org(request))
+        query = AnswerQuery(**{k: v for k, v in asked.items() if not k.startswith("price_")})
+        asking = ask(query.asked(sheet.own), org=viewer_org(request))
     except ValidationError as exc:
         context["error"] = "; ".join(
             f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
@@ -64,6 +72,12 @@ def answer_page(request: HttpRequest) -> HttpResponse:
             ),
             api_query=urlencode(asked),
         )
+    context["slo_form"] = slo_controls(
+        asked,
+        asking.scenario if asking else None,
+        asking.slo if asking else None,
+    )
+    context["tier_names"] = slo_tiers.TIER_NAMES
     response = page_or_partial(request, "leaderboard/answer.html", "answer", context)
     response.status_code = status
     return response

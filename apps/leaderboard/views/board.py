@@ -8,15 +8,27 @@ from typing import Any
 
 from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
+from pydantic import ValidationError
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import current_org, viewer_org
+from apps.costs.answer_selectors import DEFAULT_QUESTION, DEFAULT_TIER, ask
+from apps.costs.api.answer import AnswerQuery
+from apps.costs.formulas import CostInputError
 from apps.costs.prices import price_sheet
 from apps.costs.reference import price_set
+from apps.costs.slo_query import slo_controls
 from apps.htmx import page_or_partial, wants_partial
 from apps.leaderboard import charts, evidence_selectors, selectors
-from apps.leaderboard.forms import FACETS, FIELD_LABELS, BoardChoices, BoardQuery
-from apps.leaderboard.views.answer import DEFAULT_SLO_TEXT, answer_query
+from apps.leaderboard.forms import (
+    FACETS,
+    FIELD_LABELS,
+    SLO_FIELDS,
+    BoardChoices,
+    BoardQuery,
+    slo_over_tier,
+)
+from apps.leaderboard.views.answer import answer_query
 from apps.leaderboard.views.common import (
     BASES,
     board_table,
@@ -62,6 +74,7 @@ def board_from_query(query: BoardQuery, org: Organization | None = None) -> sele
             model = model or views[0][0]
             scenario = scenario or next((s for m, s in views if m == model), None)
     model = model or (models[0] if models else None)
+    slo_tier, slo_bounds = slo_over_tier(query)
     if not scenario:
         candidates = selectors.scenarios_with_runs(org=org).filter(
             runs__deployment__model__name=model
@@ -88,6 +101,8 @@ def board_from_query(query: BoardQuery, org: Organization | None = None) -> sele
         rule=query.value("rule"),
         days=query.value("days"),
         basis=query.value("basis"),
+        slo_tier=slo_tier,
+        slo_bounds=slo_bounds,
     )
 
 
@@ -252,13 +267,15 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         "problems": problems,
         "embed_query": query_without(request.GET, "page", "format"),
         "imported": selectors.imported_sources(run_ids=page.run_ids),
+        "slo_form": slo_controls(request.GET, page.scenario),
+        "swapped": wants_partial(request),
         **board_charts(board, page, query),
     }
     _add_projection(context, board, page, query)
     if query.value("unofficial"):
         context.update(_unofficial_overlay(board, context, org))
     if not wants_partial(request):
-        context["headline"] = _headline(org)
+        context["headline"] = _headline(org, board, request)
     return page_or_partial(request, "leaderboard/leaderboard.html", "board", context)
 
 
@@ -281,26 +298,53 @@ def _unofficial_overlay(
 HEADLINE_SKUS = ("MI355X", "B200")
 
 
-def _headline(org: Organization | None) -> dict[str, Any] | None:
+def _headline(
+    org: Organization | None, board: selectors.Board, request: HttpRequest
+) -> dict[str, Any] | None:
     """The question the site was started for, answered where the data allows: the two
-    accelerators side by side, like for like, in the widest view that has both."""
-    for model, scenario in selectors.widest_views(org=org)[:5]:
-        pairs = evidence_selectors.like_for_like_pairs(
-            org=org, model=model, scenario=scenario, skus=HEADLINE_SKUS
-        )
-        if pairs:
-            # The link asks the one answer (apps/costs/answer.py) at a stated default SLO;
-            # the pair only says where the data has both accelerators like for like.
-            question = {
-                "model": model,
-                "scenario": scenario,
-                "precision": pairs[0].a.quantization,
-            }
-            return {
-                "pair": pairs[0],
-                "model": model,
-                "scenario": scenario,
-                "answer_query": answer_query(question),
-                "slo": DEFAULT_SLO_TEXT,
-            }
+    accelerators side by side, like for like, in the board's own view when it has both, else
+    the widest view that does; asked through the one answer at the board's SLO, in the
+    default question's precision where both have a point there, else in the precision the
+    like-for-like rows share (apps/leaderboard/evidence_selectors.py)."""
+    views = selectors.widest_views(org=org)[:5]
+    if board.model and board.scenario:
+        views = [(board.model, board.scenario), *views]
+    slo = {k: v for k, v in request.GET.items() if k in SLO_FIELDS and v}
+    for model, scenario in dict.fromkeys(views):
+        question = {"model": model, "scenario": scenario, **slo}
+        if board.tier != DEFAULT_TIER:
+            question["tier"] = board.tier
+        asking = _headline_ask(question, board, org)
+        if asking is None:
+            continue
+        if not (asking.answer.a.point and asking.answer.b.point):
+            pairs = evidence_selectors.like_for_like_pairs(
+                org=org, model=model, scenario=scenario, skus=HEADLINE_SKUS
+            )
+            if not pairs:
+                continue
+            question["precision"] = pairs[0].a.quantization
+            asking = _headline_ask(question, board, org) or asking
+        # The link and the two points it names are the one answer's (apps/costs/answer.py).
+        return {
+            "model": model,
+            "scenario": scenario,
+            "precision": asking.asked.facts.precision,
+            "answer_query": answer_query(question),
+            "slo": asking.answer.slo_described,
+            "answer": asking.answer,
+            "sides": (asking.answer.a, asking.answer.b),
+        }
     return None
+
+
+def _headline_ask(question: dict[str, str], board: selectors.Board, org: Organization | None):
+    """The headline's question asked (its two points only: no swing, no interval), or None
+    when it cannot be asked here (no visible run of the scenario)."""
+    try:
+        asked = AnswerQuery.model_validate({**DEFAULT_QUESTION, **question}).asked(
+            dict(board.own_prices)
+        )
+        return ask(asked, org=org, with_swing=False, with_uncertainty=False)
+    except (CostInputError, ValidationError):
+        return None

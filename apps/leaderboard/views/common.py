@@ -26,7 +26,9 @@ def query_without(query: QueryDict, *fields: str) -> str:
 def board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
     return [
         {
+            "deployment_id": row.deployment_id,
             "deployment": row.label,
+            "level": row.level,
             "provenance": row.provenance,
             "tok_s_per_gpu": row.tput_per_gpu,
             "tok_s_kind": row.tput_kind,
@@ -35,6 +37,7 @@ def board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             "interactivity_tok_s_user_p50": row.interactivity,
             **{figures.figure(key).column: ms for key, ms in row.latency_figures.items()},
             "success_rate": row.success_rate,
+            "success_stated": not row.success_unstated,
             "accuracy": row.accuracy["score"] if row.accuracy else None,
             "usd_per_gpu_hour": row.usd_per_gpu_hour,
             "token_basis": row.basis,
@@ -44,6 +47,7 @@ def board_table(rows: list[selectors.Row]) -> list[dict[str, Any]]:
             "run_date": row.run_date.isoformat() if row.run_date else None,
             "origin": row.origin,
             "rules_failed": " ".join(f["rule"] for f in row.rules_failed),
+            "newer_partial_run": row.partial,
         }
         for row in rows
     ]

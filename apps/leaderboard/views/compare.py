@@ -16,11 +16,12 @@ from apps.accuracy import selectors as accuracy_selectors
 from apps.catalog import fairness
 from apps.catalog.models import short_flag
 from apps.catalog.selectors import scenario_list
-from apps.costs.answer import STATED_LATENCY, Answer, Side
+from apps.costs.answer import STATED_LATENCY, Answer, Measured, Side
 from apps.costs.answer_selectors import Asking
-from apps.costs.formulas import CostInputError
-from apps.costs.prices import price_sheet
+from apps.costs.formulas import CostInputError, readings_text, usd_per_mtok
+from apps.costs.prices import price_inputs, price_sheet
 from apps.costs.reference import price_set
+from apps.costs.slo_query import slo_controls
 from apps.leaderboard import (
     charts,
     compare_selectors,
@@ -28,9 +29,8 @@ from apps.leaderboard import (
     run_selectors,
     selectors,
 )
-from apps.leaderboard.forms import CompareQuery
+from apps.leaderboard.forms import SLO_FIELDS, CompareQuery, slo_over_tier
 from apps.leaderboard.views.common import (
-    board_table,
     csv_download,
     embed_response,
     json_download,
@@ -78,16 +78,13 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     prices_as_of = query.value("prices_as_of")
     sheet = price_sheet(request)  # the one price reader (apps.costs.prices)
     scenario = scenario_list(org=org).filter(slug=scenario_slug).first()
-    bounds = compare_selectors.answer_bounds(
-        scenario,
-        interactivity_min=query.value("interactivity_min"),
-        latency_ceiling_s=query.value(STATED_LATENCY.ceiling_param),
-    )
+    slo_tier, bounds = slo_over_tier(query)
     try:
         answers = compare_selectors.compare_answers(
             deployment_ids=[d.pk for d in deployments],
             scenario=scenario_slug or "",
-            bounds=bounds,
+            slo_tier=slo_tier,
+            bounds=dict(bounds),
             basis=basis,
             tier=tier,
             own_prices=sheet.own,
@@ -111,6 +108,8 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         basis=basis,
         own_prices=sheet.pairs(),
         price_profile=sheet.profile,
+        slo_tier=slo_tier,
+        slo_bounds=bounds,
     )
     board_page = selectors.leaderboard_rows(board=board, org=org)
     rows = {r.deployment_id: r for r in board_page.rows}
@@ -151,14 +150,16 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         fact["speculation"] = speculation.get(run_id) if run_id else None
     significance = [_significance_cell(p.answer) if p else None for p in pairings]
     if query.value("format"):
+        # The export carries the answer's point only: the facts of each column, and the point
+        # the one answer compares with its figures (never the board row's own point beside it).
         table = []
-        for row, side, ratio, cost_ratio, cell, pairing in zip(
-            ordered, sides, ratios, cost_ratios, significance, pairings, strict=True
+        for d, fact, side, ratio, cost_ratio, cell, pairing in zip(
+            deployments, facts, sides, ratios, cost_ratios, significance, pairings, strict=True
         ):  # fmt: skip
-            if row is None:
-                continue
-            entry = board_table([row])[0]
+            entry = {"deployment_id": d.pk, "deployment": fact["name"]}
             entry.update(_answer_entry(side, ratio, cost_ratio, cell, pairing))
+            # Every column was judged at the page's one SLO, the first's too.
+            entry["answer_slo"] = answers[0].answer.slo_described if answers else None
             table.append(entry)
         if query.value("format") == "csv":
             return csv_download("compare.csv", table)
@@ -167,7 +168,17 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     context = {
         "significance": significance,
         "sides": sides,
-        "answer_slo": answers[0].answer.slo.describe() if answers else "",
+        "answer_slo": answers[0].answer.slo_described if answers else "",
+        "slo_form": slo_controls(request.GET, scenario, answers[0].slo if answers else None),
+        "prices": price_inputs(
+            request.GET,
+            sheet,
+            tier=tier,
+            tiers=tiers,
+            skus=[d.accelerator.sku for d in deployments],
+        ),
+        "sheet": sheet,
+        "unstated": sum(p.answer.unstated for p in pairings if p),
         "answer_rule": answers[0].answer.rule if answers else "",
         "answer_error": answer_error,
         "slo_asked": {name: request.GET.get(name, "") for name in SLO_FIELDS},
@@ -226,7 +237,6 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
 # What /compare/ states with an interval against the first column (workers/significance.py),
 # besides the throughput, where every compared run has request records.
 SIGNIFICANCE_METRICS = tuple(figures.FIGURES[key].name for key in figures.COMPARE_PAGE)
-SLO_FIELDS = ("interactivity_min", STATED_LATENCY.ceiling_param)
 
 
 def _stated(result: Answer) -> bool:
@@ -275,11 +285,25 @@ def _answer_entry(
     point = side.point if side else None
     throughput = cell.get("throughput") if cell else None
     return {
-        "answer_slo": pairing.answer.slo.describe() if pairing else None,
+        "answer_slo": pairing.answer.slo_described if pairing else None,
         "answer_meets": point is not None,
+        "answer_slo_verdict": _verdict(side),
         "answer_run_id": point.run_id if point else None,
+        "answer_measured_at": point.measured_at.isoformat()
+        if point and point.measured_at
+        else None,
         "answer_level": point.level if point else None,
+        "answer_success": (
+            None
+            if point is None
+            else "not stated"
+            if point.unstated_success
+            else point.success_rate
+        ),
         "answer_tok_s_per_gpu": side.tok_s_per_gpu if side else None,
+        # A figure of unstated token kind carries both readings, as every export does.
+        "answer_tok_s_per_gpu_range": readings_text(point.tok_s_range if point else None),
+        "answer_usd_per_mtok_range": readings_text(_usd_range(point)),
         "answer_interactivity_p50": point.interactivity_p50 if point else None,
         f"answer_{STATED_LATENCY.seconds_name}": point.latency_s if point else None,
         "answer_usd_per_mtok": side.usd_per_mtok if side else None,
@@ -289,10 +313,26 @@ def _answer_entry(
         "usd_per_mtok_ratio_vs_first": cost_ratio,
         # The ratio's interval (workers/significance.py), as the change against the first.
         "throughput_change_vs_first": throughput.change if throughput else None,
+        # The interval of the mean's ratio, with that estimate (not the chosen points').
+        "throughput_mean_ratio_vs_first": 1 + throughput.change if throughput else None,
         "throughput_change_low": throughput.low if throughput else None,
         "throughput_change_high": throughput.high if throughput else None,
         "throughput_verdict_vs_first": throughput.verdict if throughput else None,
     }
+
+
+def _usd_range(point: Measured | None) -> tuple[float, float] | None:
+    """$/Mtok at a figure's two readings (low, high), when its token kind is unstated."""
+    if point is None or point.tok_s_range is None or not point.usd_per_gpu_hour:
+        return None
+    low, high = sorted(usd_per_mtok(point.usd_per_gpu_hour, r) for r in point.tok_s_range)
+    return low, high
+
+
+def _verdict(side: Side | None) -> str | None:
+    """The column's verdict at the SLO: meets (a point meets it), misses (its nearest point
+    breaks a bound), cannot_check (no point states what the SLO bounds), or None."""
+    return side.status or None if side is not None else None
 
 
 # Facts a column heading adds when the compared deployments differ in them: two columns of

@@ -11,9 +11,9 @@ from apps.costs.answer import (
     answer,
     best_side,
     by_deployment,
-    swing,
     with_interval,
 )
+from apps.costs.answer_swing import swing, verdict_flips
 from apps.costs.slo import Slo
 from workers import significance
 
@@ -123,8 +123,22 @@ def test_the_swing_names_the_floor_where_the_cheaper_side_changes():
     swung = swing(POINTS, a="MI355X", b="B200", facts=Facts(spec="none"), slo=_slo())
     leaders = {row.floor: row.usd_ratio for row in swung.rows}
     assert leaders[25.0] < 1 < leaders[40.0]  # MI355X cheaper at 25, B200 at 40
-    assert "MI355X is cheaper up to" in swung.crossover
-    assert "B200 from" in swung.crossover
+    # Every floor from just above 25 to 40 gives the answer at 40: the change is exactly there.
+    assert "MI355X is cheaper at floors up to 25 tok/s/user, B200 above it" in swung.crossover
+
+
+def test_the_swing_solves_each_crossover_exactly_however_many_floors_were_measured():
+    # MI355X measured at 120 floors (more than the 40 rows shown), slower as the floor rises;
+    # B200 at one fast-per-user point. By hand: MI355X's best at a floor 30 + 0.5 i is
+    # 1000 - 5 i, which beats B200's 762 up to i = 47 (765), not from i = 48 (760).
+    points = [
+        _point("MI355X", 1, 4 * (i + 1), 1000 - 5 * i, 30 + 0.5 * i, 1.0) for i in range(120)
+    ] + [_point("B200", 2, 4, 762, 100, 1.0)]
+    swung = swing(points, a="MI355X", b="B200", facts=Facts(), slo=_slo(), limit=40)
+    ratios = {row.floor: row.usd_ratio for row in swung.rows}
+    assert ratios[53.5] < 1 < ratios[54.0]  # both floors shown, however the rows are thinned
+    assert swung.crossover == "MI355X is cheaper at floors up to 53.5 tok/s/user, B200 above it"
+    assert len(swung.rows) <= 42
 
 
 def test_it_states_a_single_measurement_when_neither_side_repeats_nor_has_records():
@@ -160,6 +174,55 @@ def test_it_gives_the_ratio_an_interval_from_repeated_runs_through_the_significa
     assert interval.usd_low == pytest.approx(1 / interval.tok_high)
     assert (interval.runs_a, interval.runs_b) == (3, 1)
     assert "3 and 1 run(s)" in stated.uncertainty and "95%" in stated.uncertainty
+    # The interval is stated with its own estimate (the means', 1.00×), not beside the best
+    # points' ratio (330 / 300 = 1.10×, which sits on its edge): the $/Mtok's too, the price
+    # ratio over the throughput's.
+    assert stated.tok_ratio == pytest.approx(1.1)
+    assert interval.usd_ratio == pytest.approx(1 / interval.tok_ratio)
+    mean = f"{interval.tok_ratio:.2f}× [{interval.tok_low:.2f}×, {interval.tok_high:.2f}×]"
+    assert f"at these levels: {mean} the tok/s/GPU" in stated.uncertainty
+    assert f"{interval.usd_ratio:.2f}× [{interval.usd_low:.2f}×" in stated.uncertainty
+
+
+def test_it_chooses_from_each_configurations_latest_complete_sweep_only():
+    # Run 31 is an older run of run 32's configuration (not its sweep): faster, not chosen,
+    # but a repeat at the chosen level, so the interval takes it in.
+    points = [
+        _point("MI355X", 31, 16, 500, 60, 1.0, deployment_id=7, current=False, point_id=31),
+        _point("MI355X", 32, 16, 300, 60, 1.0, deployment_id=7, point_id=32),
+        _point("B200", 3, 16, 350, 40, 1.5, point_id=3),
+    ]
+    result = answer(points, a="MI355X", b="B200", facts=Facts(), slo=_slo())
+    assert (result.a.point.run_id, result.a.tok_s_per_gpu) == (32, 300)
+    assert [p.run_id for p in result.a.level_runs] == [32, 31]
+
+
+def test_what_differs_names_the_measurement_dates_and_the_days_between_them():
+    from datetime import UTC, datetime
+
+    points = [
+        replace(POINTS[1], measured_at=datetime(2026, 6, 11, tzinfo=UTC), image="rocm:v0.5.12"),
+        replace(POINTS[4], measured_at=datetime(2025, 11, 2, tzinfo=UTC), image="cu129:v0.5.4"),
+    ]
+    result = answer(points, a="MI355X", b="B200", facts=Facts(), slo=_slo())
+    assert result.differs[0] == "measured: 2026-06-11 / 2025-11-02 (221 days apart)"
+    assert "image: rocm:v0.5.12 / cu129:v0.5.4" in result.differs
+
+
+def test_a_filter_left_at_its_default_that_flips_the_verdict_is_named_with_both_ratios():
+    # Without speculative decoding MI355X is cheaper (300 against 150 tok/s/GPU at the floor);
+    # B200 with MTP (900 tok/s/GPU) makes B200 cheaper once speculative decoding is allowed.
+    points = [*POINTS, _point("B200", 4, 16, 900, 60, 1.0, engine="vllm", spec="mtp")]
+    asked = Facts("fp4", "none")
+    result = answer(points, a="MI355X", b="B200", facts=asked, slo=_slo(interactivity_min=50))
+    assert result.usd_ratio == pytest.approx(150 / 300)
+    flips = verdict_flips(points, result, a="MI355X", b="B200")
+    assert flips == (
+        "speculative decoding: with any, 2.25× the $/Mtok (B200 cheaper); as asked (none), "
+        "0.50× the $/Mtok (MI355X cheaper)",
+    )
+    # A filter whose other value keeps the verdict is not listed.
+    assert verdict_flips(POINTS, result, a="MI355X", b="B200") == ()
 
 
 def _records(rng: np.random.Generator, e2el_ms: float, requests: int = 400):

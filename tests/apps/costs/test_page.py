@@ -75,13 +75,22 @@ def test_typing_an_own_price_reprices_the_table_and_says_so(client, run):
     assert "your own price" in page
 
 
-def test_an_slo_between_points_is_interpolated_and_labelled(client, run):
-    # Interactivity >= 100 between c1 (212.8) and c16 (35.7): t = 112.8 / 177.1,
-    # 525 + t x 875 = 1,082.3 tok/s/GPU.
-    response = client.get("/costs/?interactivity_min=100&token_kind=total", HTTP_HX_REQUEST="true")
-    page = response.content.decode()
-    assert "1082.3" in page
-    assert "interpolated" in page
+def test_an_slo_between_points_is_read_at_the_measured_point_unless_interpolation_is_asked(
+    client, run
+):
+    # Interactivity >= 100: c1 (212.8) meets it, c16 (35.7) does not. By the answer's rule the
+    # row is c1's measured 525 tok/s/GPU; asked, and allowed across a 16x gap, a reading
+    # between them: t = 112.8 / 177.1, 525 + t x 875 = 1,082.3 tok/s/GPU, labelled.
+    query = "/costs/?interactivity_min=100&token_kind=total"
+    measured = client.get(query, HTTP_HX_REQUEST="true").content.decode()
+    assert "525.0" in measured and "1082.3" not in measured
+    assert 'class="badge badge-interpolated"' not in measured
+    # Asked, but c1 to c16 is wider than the default gap limit (2x): still the measured point.
+    refused = client.get(f"{query}&interpolate=1", HTTP_HX_REQUEST="true").content.decode()
+    assert "1082.3" not in refused
+    wide = client.get(f"{query}&interpolate=1&max_gap=16", HTTP_HX_REQUEST="true").content.decode()
+    assert "1082.3" in wide
+    assert 'class="badge badge-interpolated"' in wide
 
 
 def test_an_slo_no_point_meets_names_the_failing_bound_and_the_nearest_point(client, run):
@@ -166,9 +175,15 @@ def test_published_reference_runs_are_priced_and_flagged_as_unlabelled(client, d
     from django.core.management import call_command
 
     call_command("loadreference", no_inferencex=True, stdout=io.StringIO())
-    response = client.get("/costs/?token_kind=total", HTTP_HX_REQUEST="true")
+    # The default tier bounds TTFT p99, which the published figures do not state: named.
+    tiered = client.get("/costs/?token_kind=total", HTTP_HX_REQUEST="true").content.decode()
+    assert "The data does not state TTFT p99 (it states max)." in tiered
+    assert "$1.2694" not in tiered
+    # The throughput-only tier bounds no latency: the figures are priced.
+    response = client.get("/costs/?token_kind=total&slo=throughput", HTTP_HX_REQUEST="true")
     page = response.content.decode()
     assert response.status_code == 200
+    assert "throughput-only tier: bounds no latency" in page
     # Wafer's 2,626 tok/s on 8 x MI355X at the newest set's $1.50: $1.2694/Mtok.
     assert "$1.2694" in page
     assert "does not say which tokens" in page
@@ -240,7 +255,8 @@ def test_a_published_figure_of_unstated_kind_is_priced_under_both_readings(clien
     from django.core.management import call_command
 
     call_command("loadreference", no_inferencex=True, verbosity=0)
-    page = client.get("/costs/?token_kind=output", HTTP_HX_REQUEST="true").content.decode()
+    page = client.get("/costs/?token_kind=output&slo=throughput", HTTP_HX_REQUEST="true")
+    page = page.content.decode()
     ranges = re.findall(r"\$(\d+\.\d+)–\$(\d+\.\d+) <span class=\"flag\"", page)
     assert ranges
     # 20k in / 1k out: read as total tokens, only 1 in 21 is an output token.

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from apps.costs.answer import Measured
 from apps.costs.charts import cost_vs_interactivity
 from apps.costs.forms import ProcurementQuery
 from apps.costs.formulas import TokenKind
@@ -11,6 +14,7 @@ from apps.costs.procurement import DeploymentCurve, procurement_rows
 from apps.costs.procurement_export import export_records
 from apps.costs.slo import SloPoint
 from tests.apps.costs.books import AUGUST_2025
+from tests.apps.costs.test_answer import _point
 
 
 def parse_inputs(params, book=None, **kwargs):
@@ -19,8 +23,25 @@ def parse_inputs(params, book=None, **kwargs):
     return query.inputs(), query.problems()
 
 
+def measured(run_id: int, accelerator: str, point: SloPoint) -> Measured:
+    """A point as the answer reads it (apps/costs/answer_selectors.py): "c16" is level 16."""
+    level = point.label.removeprefix("c")
+    return replace(
+        _point(
+            accelerator, run_id, int(level) if level.isdigit() else 0, point.tok_per_s_per_gpu, 0, 0
+        ),
+        level=point.label,
+        concurrency=int(level) if level.isdigit() else None,
+        precision="FP8",
+        metrics=dict(point.metrics),
+        success_rate=point.success_rate,
+    )
+
+
 def curve(run_id: int, accelerator: str, points: list[SloPoint], **changes) -> DeploymentCurve:
     fields = {
+        "deployment_id": run_id,
+        "measured": tuple(measured(run_id, accelerator, p) for p in points),
         "run_id": run_id,
         "label": f"8x{accelerator}",
         "accelerator": accelerator,
@@ -67,7 +88,11 @@ def test_the_defaults_make_a_complete_state():
     assert parsed.tier == "owning_hyperscaler"
     # The leaderboard's default basis too: one $/Mtok for one deployment on every page.
     assert parsed.token_kind is TokenKind.OUTPUT
-    assert parsed.slo.bounds == ()
+    # The default SLO tier (no scenario asked: a prompt of unstated length, the long ceiling).
+    assert parsed.slo.describe() == (
+        "TTFT p99 ≤ 4.5 s, interactivity p50 ≥ 30 tok/s/user, success ≥ 99%"
+    )
+    assert parsed.slo_text.startswith("interactive tier: TTFT p99 ≤ 4.5 s")
     assert parsed.workload.requests_per_day == 1_000_000
     # The seed workload: 20k in / 1k out / 60% prefix cache.
     assert (parsed.workload.input_tokens, parsed.workload.output_tokens) == (20_000, 1000)
@@ -86,7 +111,7 @@ def test_every_bad_field_is_reported_at_once():
     assert {"requests_per_day", "price_B200"} <= fields
 
 
-def test_rows_rank_cheapest_per_month_first():
+def test_rows_rank_cheapest_per_mtok_first():
     # B200 at $1.95: 2,000 tok/s/GPU; MI355X at $1.48: 1,400 tok/s/GPU.
     # $/Mtok: B200 1.95 / 7.2 = 0.2708; MI355X 1.48 / 5.04 = 0.2937.
     # 100M req/day x 2 / 86,400 x 1.2 = 2,777.8 req/s at 2,000 tokens each:
@@ -100,13 +125,15 @@ def test_rows_rank_cheapest_per_month_first():
     assert rows[0].plan.usd_per_month == pytest.approx(2784 * 1.95 * 730)
 
 
-def test_whole_replicas_can_make_the_dearer_token_the_cheaper_month():
+def test_rows_rank_by_the_answers_mtok_and_show_a_month_whole_replicas_make_cheaper():
     # 1M req/day -> 27.78 req/s with headroom. B200 needs 27.8 GPUs -> 4 x 8 = 32 ($45,552);
     # MI355X needs 39.7 -> 5 x 8 = 40 ($43,216): cheaper per month despite dearer tokens.
+    # The rank is the answer's (cheaper $/Mtok first), so the table's first row of each
+    # accelerator is the point "which is cheaper" names; the month is shown beside it.
     rows = procurement_rows([MI355X, B200], inputs(), AUGUST_2025)
-    assert [row.curve.accelerator for row in rows] == ["MI355X", "B200"]
-    assert rows[0].plan.usd_per_month == pytest.approx(40 * 1.48 * 730)
-    assert rows[1].plan.usd_per_month == pytest.approx(32 * 1.95 * 730)
+    assert [row.curve.accelerator for row in rows] == ["B200", "MI355X"]
+    assert rows[0].plan.usd_per_month == pytest.approx(32 * 1.95 * 730)
+    assert rows[1].plan.usd_per_month == pytest.approx(40 * 1.48 * 730)
 
 
 def test_an_own_price_can_change_the_ranking():
@@ -149,11 +176,13 @@ def test_exports_are_flat_and_say_which_price_was_used():
     parsed = inputs()
     records = export_records(procurement_rows([MI355X, B200], parsed, AUGUST_2025), parsed)
     assert [r["rank"] for r in records] == [1, 2]
-    assert records[0]["price_source"].startswith("owning_hyperscaler: reference")
-    assert records[0]["usd_per_mtok"] == pytest.approx(1.48 / 5.04)
-    assert records[0]["gpus_needed"] == 40
+    mi355x = next(r for r in records if r["accelerator"] == "MI355X")
+    assert mi355x["price_source"].startswith("owning_hyperscaler: reference")
+    assert mi355x["usd_per_mtok"] == pytest.approx(1.48 / 5.04)
+    assert mi355x["gpus_needed"] == 40
+    assert (mi355x["point_run_id"], mi355x["point_level"]) == (1, "c16")
     # MI355X all-in 2.65 kW per GPU over 1,400 tok/s/GPU = 1.893 J/token.
-    assert records[0]["joules_per_token"] == pytest.approx(2650 / 1400)
+    assert mi355x["joules_per_token"] == pytest.approx(2650 / 1400)
 
 
 def test_the_chart_prices_every_measured_point_and_marks_the_slo():
@@ -167,7 +196,7 @@ def test_the_chart_prices_every_measured_point_and_marks_the_slo():
 
 
 def test_the_chart_is_empty_without_interactivity():
-    parsed = inputs(interactivity_min="")
+    parsed = inputs(interactivity_min="none")
     bare = curve(5, "B200", [SloPoint("c1", 100, {"ttft_s.p99": 0.2}, 1.0)])
     figure = cost_vs_interactivity(procurement_rows([bare], parsed, AUGUST_2025), parsed.slo)
     assert figure["data"] == []

@@ -1,6 +1,7 @@
-"""/costs/ as a buyer reads it: it opens on a model that has rows, shows the cheapest run of
-each configuration first (the rest on demand, by HTMX or a plain link), filters by engine and
-speculative decoding, and labels rows so that an MTP row never reads like one without."""
+"""/costs/ as a buyer reads it: it opens on a model that has rows, one row per deployment (its
+latest complete sweep), shows the cheapest deployment of each configuration first (the rest on
+demand, by HTMX or a plain link), filters by engine and speculative decoding, and labels rows
+so that an MTP row never reads like one without."""
 
 import re
 
@@ -29,8 +30,8 @@ def shown(html: str) -> list[int]:
 def runs(org):
     # No reference data: its published GLM 5.2 figures would join these rows.
     made = {
-        # Two runs of one configuration: only the cheaper is shown at first.
-        "sglang": [ingest(org, engine="sglang") for _ in range(2)],
+        # Two deployments of one configuration (TP8 and TP4): only the cheaper is shown at first.
+        "sglang": [ingest(org, engine="sglang"), ingest(org, engine="sglang", tp=4)],
         "sglang-mtp": [ingest(org, engine="sglang", spec="mtp")],
         "vllm": [ingest(org, engine="vllm")],
         "b200": [ingest(org, accelerator="B200", quantization="FP8")],
@@ -52,7 +53,9 @@ def test_it_opens_on_the_model_with_the_most_priceable_runs_not_an_empty_table(c
     assert 'id="permalink" href="/costs/?model=&amp;' in every
 
 
-def test_it_shows_the_cheapest_run_of_each_configuration_and_the_rest_on_demand(client, runs):
+def test_it_shows_the_cheapest_deployment_of_each_configuration_and_the_rest_on_demand(
+    client, runs
+):
     html = client.get("/costs/?model=GLM 5.2").content.decode()
     rows = shown(html)
     # sglang, sglang+MTP, vllm on MI355X and FP8 sglang on B200: four configurations.
@@ -68,8 +71,8 @@ def test_it_shows_the_cheapest_run_of_each_configuration_and_the_rest_on_demand(
 
 
 def test_every_row_is_paged_when_all_are_asked(client, org):
-    for _ in range(PAGE_ROWS + 1):
-        ingest(org)
+    for version in range(PAGE_ROWS + 1):  # a deployment each: its engine version differs
+        ingest(org, engine_version=f"0.5.{version}")
     first = client.get("/costs/?model=GLM 5.2&show=all").content.decode()
     second = client.get("/costs/?model=GLM 5.2&show=all&page=2").content.decode()
     assert len(shown(first)) == PAGE_ROWS and len(shown(second)) == 1
@@ -96,7 +99,7 @@ def test_a_row_names_its_engine_and_speculative_decoding(client, runs):
     mtp = [label for label in labels if "MTP" in label]
     assert mtp == ["GLM 5.2 · 8×MI355X · sglang 0.5.23 · MXFP4 · TP8 · spec MTP, 3 draft tokens"]
     assert all("sglang" in label or "vllm" in label for label in labels)
-    assert len(set(labels)) == 4  # the two runs of one configuration alike, the rest apart
+    assert len(set(labels)) == 5  # every deployment apart
 
 
 def test_a_swap_to_another_model_refreshes_the_engine_and_spec_lists_out_of_band(client, runs):

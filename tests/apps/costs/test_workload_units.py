@@ -71,24 +71,29 @@ def test_a_percentile_the_data_lacks_is_named():
     assert miss.nearest is None
 
 
-def test_an_unreported_success_rate_is_named_and_the_nearest_slo_asks_none():
-    points = [SloPoint("c1", 100, {"ttft_s.p99": 1.5}, None)]
+def test_an_unreported_success_rate_is_no_miss():
+    # A point that states no success rate is judged on its bounds ("success not stated").
+    points = [SloPoint("c1", 100, {"ttft_s.p99": 2.5}, None)]
     miss = explain_miss(points, Slo.of(ttft_s_max=2))
-    assert miss.unstated == ("success rate (the SLO needs ≥ 99%)",)
-    assert miss.failing == ()
-    assert miss.relaxed == Slo.of(ttft_s_max=2, min_success_rate=0.0)
+    assert miss.unstated == ()
+    assert miss.failing == ("TTFT p99 is 2.5 s, 0.5 s (25%) over the bound TTFT p99 ≤ 2 s",)
+    # The nearest SLO it meets keeps the success floor: not stating it failed nothing.
+    assert miss.relaxed == Slo.of(ttft_s_max=2.5)
 
 
-def test_a_success_rate_of_zero_prices_points_that_do_not_report_it():
+def test_a_point_that_states_no_success_rate_is_priced_at_the_default_floor_and_marked():
     unreported = curve(3, "MI355X", [SloPoint("c1", 500, {"ttft_s.p99": 0.5}, None)])
-    base = {"ttft_s_max": "2", "input_tokens": "1000", "output_tokens": "1000"}
-    strict, _ = parse_inputs(base | {"token_kind": "total"})
-    lax, _ = parse_inputs(base | {"token_kind": "total", "min_success_pct": "0"})
-    (missed,) = procurement_rows([unreported], strict, AUGUST_2025)
-    (priced,) = procurement_rows([unreported], lax, AUGUST_2025)
-    assert not missed.ok and "success rate" in missed.problem
-    assert missed.relaxed_plan.gpus == priced.plan.gpus  # the nearest SLO it meets, priced
-    assert priced.ok
+    base = {"ttft_s_max": "2", "interactivity_min": "none", "token_kind": "total"}
+    default, _ = parse_inputs(base | {"input_tokens": "1000", "output_tokens": "1000"})
+    assert default.slo.min_success_rate == 0.99  # the tier's floor, asked of every row
+    (priced,) = procurement_rows([unreported], default, AUGUST_2025)
+    assert priced.ok and priced.success_unstated
+    # A success floor of 0% asks nothing of it: priced the same, and not marked.
+    lax, _ = parse_inputs(
+        base | {"input_tokens": "1000", "output_tokens": "1000"} | {"min_success_pct": "0"}
+    )
+    (unasked,) = procurement_rows([unreported], lax, AUGUST_2025)
+    assert unasked.plan.gpus == priced.plan.gpus and not unasked.success_unstated
 
 
 def test_the_cheapest_row_per_accelerator_is_called_out():
@@ -166,7 +171,7 @@ def test_token_prices_the_buyer_sells_at_give_revenue_and_margin():
 def test_a_disaggregated_deployment_counts_both_pools_in_each_replica():
     inputs, _ = parse_inputs(
         {"input_tokens": "1000", "output_tokens": "1000", "token_kind": "total"}
-        | {"cache_hit_rate": "0", "requests_per_day": "10000000"}
+        | {"cache_hit_rate": "0", "requests_per_day": "10000000", "interactivity_min": "none"}
     )
     disaggregated = curve(
         7,

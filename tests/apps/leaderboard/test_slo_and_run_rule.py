@@ -54,7 +54,8 @@ def test_the_leaderboard_prints_the_percentile_it_checks(client, org):
     case = next(c for c in CASES if c.name == "ttft_p50_is_judged_at_p50")
     run = run_ingest(document=case_document(case, 0), org=org).run
     html = client.get(f"/?model=GLM 5.2&scenario={run.scenario.slug}").content.decode()
-    assert "TTFT p50 ≤ 15 ms, success ≥ 99%" in html
+    # Stated in seconds, as every page states the tiers (the scenario asked 15 ms).
+    assert "TTFT p50 ≤ 0.015 s, success ≥ 99%" in html
 
 
 def test_a_regressed_latest_run_shows_on_the_board_with_its_date(client, org):
@@ -71,11 +72,40 @@ def test_a_regressed_latest_run_shows_on_the_board_with_its_date(client, org):
     best = rows_of(client.get("/?scenario=seed-20k-1k-60&rule=best&days=7&format=csv"))
     assert [float(r["tok_s_per_gpu"]) for r in best] == [412.0]
     html = client.get("/?scenario=seed-20k-1k-60").content.decode()
-    assert "latest run in this scenario" in html
+    assert "latest complete sweep in this scenario" in html
     assert latest.created_at.strftime("%Y-%m-%d") in html
     # The older, faster run falls out of a window that no longer covers it.
     recent = rows_of(client.get("/?scenario=seed-20k-1k-60&rule=best&days=1&format=csv"))
     assert [float(r["tok_s_per_gpu"]) for r in recent] == [324.0]
+
+
+def test_a_newer_partial_run_does_not_displace_the_last_complete_sweep_and_is_shown(
+    client, org, django_capture_on_commit_callbacks
+):
+    # A sweep of three levels, then a rerun of one level, slower: the row keeps the sweep
+    # (its best level at the SLO) and names the newer partial run with its date.
+    sweep = [
+        point(4, output_tok_s=800, ttft_p99_ms=500, interactivity=120),
+        point(16, output_tok_s=3296, ttft_p99_ms=1500, interactivity=100),  # 412/GPU
+        point(64, output_tok_s=6000, ttft_p99_ms=9000, interactivity=20),  # misses the SLO
+    ]
+    full = run_ingest(document=document(points=sweep), org=org).run
+    Run.objects.filter(pk=full.pk).update(created_at=timezone.now() - timedelta(days=3))
+    rerun = [point(4, output_tok_s=432, ttft_p99_ms=500, interactivity=120)]  # 54/GPU
+    partial = run_ingest(document=document(points=rerun), org=org).run
+    assert (full.levels, partial.levels) == (3, 1)
+
+    rows = rows_of(client.get("/?model=GLM 5.2&scenario=seed-20k-1k-60&format=csv"))
+    assert [(float(r["tok_s_per_gpu"]), int(r["run_id"])) for r in rows] == [(412.0, full.pk)]
+    html = client.get("/?model=GLM 5.2&scenario=seed-20k-1k-60").content.decode()
+    note = f"newer partial run on {partial.created_at:%Y-%m-%d} (1 of 3 levels)"
+    assert note in html and f'href="/runs/{partial.pk}/"' in html
+    # A newer run that measures the whole sweep again does take the row (a regression shows).
+    with django_capture_on_commit_callbacks(execute=True):  # the page cache's version moves
+        again = run_ingest(document=document(points=[*sweep[:1], rerun[0], sweep[2]]), org=org)
+    again = again.run
+    rows = rows_of(client.get("/?model=GLM 5.2&scenario=seed-20k-1k-60&format=csv"))
+    assert [int(r["run_id"]) for r in rows] == [again.pk]
 
 
 def test_a_point_with_30_percent_failures_never_outranks_one_that_meets_the_slo(client, org):
@@ -123,7 +153,7 @@ def test_the_run_page_draws_one_latency_curve_per_level_and_says_how_percentiles
     html = response.content.decode()
     assert "<td>linear</td>" in html  # measured: computed from records
     assert "<td>meets</td>" in html and "<td>misses</td>" in html
-    assert "TTFT p99 ≤ 2220 ms, success ≥ 99%" in html
+    assert "TTFT p99 ≤ 2.22 s, success ≥ 99%" in html  # the scenario's own tier
 
 
 @pytest.mark.parametrize(("index", "case"), list(enumerate(CASES)), ids=[c.name for c in CASES])
@@ -140,8 +170,7 @@ def test_the_compare_page_gives_the_verdict_of_the_table(client, org, index, cas
     slug = runs[0].scenario.slug
     ids = "&".join(f"d={r.deployment_id}" for r in runs)
     rows = rows_of(client.get(f"/compare/?{ids}&scenario={slug}&format=csv"))
-    expected = {"meets": "True", "misses": "False", "cannot_check": ""}[case.status]
-    assert [r["meets_slo"] for r in rows] == [expected, expected]
+    assert [r["answer_slo_verdict"] for r in rows] == [case.status, case.status]
 
 
 @pytest.mark.parametrize(("index", "case"), list(enumerate(CASES)), ids=[c.name for c in CASES])
