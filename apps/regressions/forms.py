@@ -123,7 +123,7 @@ class SubscriptionForm(forms.ModelForm):
             except webhooks.TargetRefused as exc:
                 self.add_error("target", str(exc))
         elif channel == Subscription.Channel.EMAIL:
-            for address in [a.strip() for a in target.split(",") if a.strip()] or [""]:
+            for address in Subscription(target=target).addresses or [""]:
                 try:
                     forms.EmailField().clean(address)
                 except forms.ValidationError:

@@ -141,6 +141,11 @@ class Subscription(models.Model):
     def __str__(self) -> str:
         return f"{self.org} {self.channel} → {self.target}"
 
+    @property
+    def addresses(self) -> list[str]:
+        """An email subscription's addresses, as its target lists them."""
+        return [a.strip() for a in self.target.split(",") if a.strip()]
+
 
 class Alert(models.Model):
     """One change point for one subscription: sent once, retried with backoff until then."""

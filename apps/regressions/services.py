@@ -22,6 +22,8 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.accounts.models import Organization
+from apps.accounts.scoping import member_addresses
+from apps.accounts.services import audit_record
 from apps.catalog.fairness import deployment_facts, differences
 from apps.catalog.models import Deployment
 from apps.regressions import detection, webhooks
@@ -389,6 +391,42 @@ def signature(secret: str, body: bytes, timestamp: str) -> str:
     return "sha256=" + mac.hexdigest()
 
 
+class NoRecipient(ValueError):
+    """An email alert none of whose addresses is a member's any longer."""
+
+
+def subscriptions_forget(*, org: Organization, user: Any) -> int:
+    """A person leaving an organization takes their addresses out of its email subscriptions
+    (a subscription left with none is switched off), audit-logged; the number changed. Run
+    from Membership's pre_delete (apps.py), whatever ended the membership."""
+    from allauth.account.models import EmailAddress
+
+    theirs = {
+        e.lower() for e in EmailAddress.objects.filter(user=user).values_list("email", flat=True)
+    }
+    if getattr(user, "email", ""):
+        theirs.add(user.email.lower())
+    changed = 0
+    for subscription in Subscription.objects.filter(org=org, channel=Subscription.Channel.EMAIL):
+        before = subscription.addresses
+        kept = [a for a in before if a.lower() not in theirs]
+        if len(kept) == len(before):
+            continue
+        subscription.target = ", ".join(kept)
+        subscription.active = subscription.active and bool(kept)
+        subscription.save(update_fields=["target", "active"])
+        audit_record(
+            org=org,
+            actor="inferboard",
+            action="subscription.recipient_removed",
+            target=subscription.name or f"subscription {subscription.pk}",
+            removed=[a for a in before if a not in kept],
+            active=subscription.active,
+        )
+        changed += 1
+    return changed
+
+
 # Attempts and the wait before each retry: 1, 2, 4, 8 ... minutes (REGRESSION_ALERT_* settings).
 def _backoff(attempt: int) -> timedelta:
     base = getattr(settings, "REGRESSION_ALERT_BACKOFF_S", 60)
@@ -398,7 +436,12 @@ def _backoff(attempt: int) -> timedelta:
 def _send(alert: Alert) -> tuple[bool, int | None, str]:
     subscription, cp = alert.subscription, alert.change_point
     if subscription.channel == Subscription.Channel.EMAIL:
-        recipients = [a.strip() for a in subscription.target.split(",") if a.strip()]
+        # Checked again at delivery, as a webhook's address is: only addresses that are
+        # still a member's (verified) get mail, so no alert reaches someone removed since.
+        members = member_addresses(subscription.org)
+        recipients = [a for a in subscription.addresses if a.lower() in members]
+        if not recipients:
+            raise NoRecipient("no address of this subscription is a member's any longer")
         send_mail(
             subject=f"[inferboard] {cp.direction}: {cp.metric_label} {cp.relative:+.1%}",
             message=alert_text(cp),
@@ -446,7 +489,7 @@ def alerts_deliver(*, now: datetime | None = None) -> int:
             continue
         try:
             ok, code, error = _send(alert)
-        except webhooks.TargetRefused as exc:
+        except (webhooks.TargetRefused, NoRecipient) as exc:
             ok, code, error = False, None, str(exc)[:1000]
         except (httpx.HTTPError, OSError) as exc:
             # The kind of failure only: an exception's text can quote what the receiver sent.
