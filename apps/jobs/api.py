@@ -17,6 +17,7 @@ from django.db import close_old_connections
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
+from pydantic import field_validator
 
 from apps.accounts.auth import BearerToken
 from apps.accounts.ratelimit import RateLimited, WriteThrottle
@@ -29,6 +30,7 @@ from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.jobs import members, schedules, selectors, services, specs
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from workers import result_facts
+from workers.celery import POOL_NAME_PATTERN, pool_name_refusal
 from workers.submit import EVENTS, JOB_SECRET_HEADER
 
 router = Router(tags=["jobs"], auth=BearerToken())
@@ -357,7 +359,21 @@ def job_part(request: HttpRequest, job_id: int, body: PartIn):
 
 
 class PoolIn(Schema):
-    name: str = Field(min_length=1, max_length=90, description="e.g. acme-h100")
+    name: str = Field(
+        min_length=1,
+        max_length=90,
+        pattern=POOL_NAME_PATTERN,
+        description="e.g. acme-h100: ASCII letters, digits, '.', '_' and '-'; compared without "
+        "case or trailing dots",
+    )
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _no_look_alikes(cls, value: Any) -> Any:
+        # Said before the pattern is, so the error names the invisible or look-alike character.
+        if isinstance(value, str) and (refused := pool_name_refusal(value)):
+            raise ValueError(f"the pool name {refused}")
+        return value
 
 
 class PoolOut(Schema):
