@@ -24,7 +24,7 @@ from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accounts.scoping import actor_of
 from apps.accounts.services import audit_record
 from apps.api_errors import Errors, error_body
-from apps.api_params import Finite
+from apps.api_params import STRICT_BODY, Finite, Input
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.jobs import members, schedules, selectors, services, specs
@@ -36,7 +36,9 @@ from workers.submit import EVENTS, JOB_SECRET_HEADER
 router = Router(tags=["jobs"], auth=BearerToken())
 
 
-class EndpointIn(Schema):
+class EndpointIn(Input):
+    model_config = STRICT_BODY
+
     name: str = Field(min_length=1, max_length=200)
     url: str = Field(min_length=1, max_length=2000, description="must be inside the allowlist")
     deployment_id: int | None = Field(None, description="an existing deployment, or:")
@@ -71,7 +73,9 @@ class EndpointOut(Schema):
         return str(endpoint.deployment)
 
 
-class RunRequest(Schema):
+class RunRequest(Input):
+    model_config = STRICT_BODY
+
     kind: Literal["load", "accuracy"] = "load"
     scenario: str | None = Field(None, description="scenario slug (load jobs)")
     protocol: str = Field("", description="accuracy protocol, e.g. gsm8k-5shot-v1")
@@ -129,7 +133,9 @@ class JobOut(Schema):
         return f"/api/v1/runs/{job.run_id}" if job.run_id else None
 
 
-class EventIn(Schema):
+class EventIn(Input):
+    model_config = STRICT_BODY
+
     event: Literal[EVENTS]  # type: ignore[valid-type]
     attempt: int = Field(ge=1)
     worker: str = Field(min_length=1, max_length=300)
@@ -151,7 +157,9 @@ class EventOut(Schema):
     )
 
 
-class ScheduleIn(Schema):
+class ScheduleIn(Input):
+    model_config = STRICT_BODY
+
     kind: Literal["load", "accuracy"] = "load"
     scenario: str | None = None
     protocol: str = ""
@@ -161,7 +169,9 @@ class ScheduleIn(Schema):
     enabled: bool = True
 
 
-class SchedulePatch(Schema):
+class SchedulePatch(Input):
+    model_config = STRICT_BODY
+
     scenario: str | None = None
     protocol: str | None = None
     options: dict[str, Any] | None = None
@@ -324,7 +334,9 @@ def job_event(request: HttpRequest, job_id: int, body: EventIn):
     return {"job_id": job.pk, **asdict(answer)}
 
 
-class PartIn(Schema):
+class PartIn(Input):
+    model_config = STRICT_BODY
+
     attempt: int = Field(ge=1)
     member: int = Field(ge=0)
     worker: str = Field(min_length=1, max_length=300)
@@ -358,7 +370,9 @@ def job_part(request: HttpRequest, job_id: int, body: PartIn):
     return {"job_id": job.pk, "status": job.status, "run_id": job.run_id}
 
 
-class PoolIn(Schema):
+class PoolIn(Input):
+    model_config = STRICT_BODY
+
     name: str = Field(
         min_length=1,
         max_length=90,

@@ -19,6 +19,7 @@ from apps.accounts.models import Organization
 from apps.accounts.scoping import DEFAULT_VISIBILITY
 from apps.accounts.services import audit_record
 from apps.api_errors import UPLOAD_ERRORS, Errors
+from apps.api_params import Input
 from apps.errors import FieldRefused
 from apps.runs import selectors
 from apps.runs.models import Point, Run
@@ -148,7 +149,7 @@ class RunPage(Schema):
     items: list[RunSummary]
 
 
-class RunQuery(Schema):
+class RunQuery(Input):
     model: str | None = None
     accelerator: str | None = None
     engine: str | None = None

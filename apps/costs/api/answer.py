@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from django.http import HttpRequest
-from ninja import Field, Query, Router, Schema
-from pydantic import ConfigDict
+from ninja import Field, Query, Router
+from pydantic import ConfigDict, field_validator
 
 from apps.accounts.auth import optional_org
 from apps.api_errors import Errors
+from apps.api_params import Finite, Input, Share, SloSeconds, SloTokPerS
 from apps.costs.answer import (
     DEFAULT_MAX_GAP,
     STATED_LATENCY,
@@ -22,43 +23,57 @@ from apps.costs.answer import (
     shorthand_ceiling,
 )
 from apps.costs.answer_selectors import DEFAULT_TIER, Asked, Asking, ask
+from apps.costs.api.schemas import PERCENTILE, PERCENTILE_FIELDS, stored_percentile
 from apps.costs.formulas import TokenKind
 from apps.costs.prices import profile_prices, url_prices
 
 router = Router(tags=["compare"])
 
 
-class AnswerQuery(Schema):
+class AnswerQuery(Input):
     model_config = ConfigDict(allow_inf_nan=False)
 
-    model: str = Field(description="the model's name, e.g. DeepSeek-R1-0528")
-    scenario: str = Field(description="the scenario's slug, e.g. 8k-1k")
-    a: str = Field(description="side A's accelerator SKU")
-    b: str = Field(description="side B's accelerator SKU")
-    precision: str = Field("any", description="weight precision both sides share, or any")
-    spec: str = Field("any", description="a speculative decoding method, none, or any")
-    engine: str = Field("any", description="an engine name, or any")
+    model: str = Field(
+        min_length=1, max_length=200, description="the model's name, e.g. DeepSeek-R1-0528"
+    )
+    scenario: str = Field(
+        min_length=1, max_length=200, description="the scenario's slug, e.g. 8k-1k"
+    )
+    a: str = Field(min_length=1, max_length=100, description="side A's accelerator SKU")
+    b: str = Field(min_length=1, max_length=100, description="side B's accelerator SKU")
+    precision: str = Field(
+        "any", min_length=1, max_length=100, description="weight precision both sides share, or any"
+    )
+    spec: str = Field(
+        "any",
+        min_length=1,
+        max_length=100,
+        description="a speculative decoding method, none, or any",
+    )
+    engine: str = Field("any", min_length=1, max_length=200, description="an engine name, or any")
     serving: Literal["aggregated", "disaggregated", "any"] = "any"
-    interactivity_min: float | None = Field(None, description="tok/s/user floor")
-    interactivity_percentile: str = "p50"
+    interactivity_min: SloTokPerS | None = Field(None, description="tok/s/user floor")
+    interactivity_percentile: str = Field("p50", json_schema_extra=PERCENTILE)
     # The shorthand ceiling: its query name is the registry's (STATED_LATENCY.ceiling_param).
-    latency_ceiling_s: float | None = Field(
+    latency_ceiling_s: SloSeconds | None = Field(
         None,
         alias=STATED_LATENCY.ceiling_param,
         description=f"{STATED_LATENCY.label} ceiling, seconds",
     )
-    ttft_s_max: float | None = Field(None, description="TTFT ceiling at ttft_percentile, s")
-    ttft_percentile: str = "p99"
-    tpot_s_max: float | None = None
-    tpot_percentile: str = "p50"
-    e2el_s_max: float | None = None
-    e2el_percentile: str = "p99"
-    min_success_rate: float | None = Field(None, description="default: none required")
+    ttft_s_max: SloSeconds | None = Field(None, description="TTFT ceiling at ttft_percentile, s")
+    ttft_percentile: str = Field("p99", json_schema_extra=PERCENTILE)
+    tpot_s_max: SloSeconds | None = None
+    tpot_percentile: str = Field("p50", json_schema_extra=PERCENTILE)
+    e2el_s_max: SloSeconds | None = None
+    e2el_percentile: str = Field("p99", json_schema_extra=PERCENTILE)
+    min_success_rate: Share | None = Field(None, description="default: none required")
     basis: Literal["output", "input", "total"] = "output"
-    tier: str = DEFAULT_TIER
+    tier: str = Field(DEFAULT_TIER, min_length=1, max_length=100)
     interpolate: bool = Field(False, description="opt in to a labelled interpolated reading")
-    max_gap: float = Field(DEFAULT_MAX_GAP, gt=1, description="widest concurrency factor")
+    max_gap: Finite = Field(DEFAULT_MAX_GAP, gt=1, le=1e6, description="widest concurrency factor")
     swing: bool = Field(True, description="include the answer against the interactivity floor")
+
+    _percentiles = field_validator(*PERCENTILE_FIELDS)(stored_percentile)
 
     def asked(self, own_prices: dict[str, float]) -> Asked:
         bounds = {
