@@ -10,7 +10,7 @@ read `false` as 0.
 from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import AllowInfNan, ConfigDict, Field, Strict, field_validator
+from pydantic import AllowInfNan, BeforeValidator, ConfigDict, Field, Strict, field_validator
 
 from workers.result_fields import NUL, NotBoolean
 
@@ -27,8 +27,8 @@ def _holds_nul(value: Any) -> bool:
 
 # In a JSON body a number is a JSON number: "1.5" is text, and pydantic's lax mode would read
 # it as 1.5 although the schema says number. Query strings are text by nature, so a model
-# used there stays lax; a body-only model is STRICT_BODY, and a field of a dataclass in a
-# body is Annotated[..., JSON_NUMBER].
+# used there stays lax; a body-only model is STRICT_BODY (its integers are Whole, so 8.0 is
+# still 8), and a field of a dataclass in a body is Annotated[..., JSON_NUMBER].
 STRICT_BODY = ConfigDict(strict=True, allow_inf_nan=False)
 JSON_NUMBER = Strict()
 
@@ -50,8 +50,20 @@ class Input(Schema):
 # naming the parameter (pydantic's float accepts them). Query schemas say the same with
 # `model_config = ConfigDict(allow_inf_nan=False)`; tests/faults/test_request_shapes.py checks
 # every number parameter in the OpenAPI document.
+def _integral(value: Any) -> Any:
+    # JSON Schema counts 8.0 as an integer; a strict body's int field would refuse it.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Integral = BeforeValidator(_integral)
 Finite = Annotated[float, NotBoolean, AllowInfNan(False)]
-Whole = Annotated[int, NotBoolean]
+# An integer in a query or a body: not a boolean, 8.0 read as 8. (An optional one bounds
+# itself inside: `Whole | None = Field(None, ge=1)` would lose its bound from the schema.)
+Whole = Annotated[int, NotBoolean, Integral]
+PositiveWhole = Annotated[int, Field(ge=1), NotBoolean, Integral]
+NonNegativeWhole = Annotated[int, Field(ge=0), NotBoolean, Integral]
 
 # Bounded numbers. In each, the bounds come before the validators: after one, pydantic leaves
 # them out of the JSON schema. A model field may also bound a Finite itself
@@ -59,14 +71,14 @@ Whole = Annotated[int, NotBoolean]
 _NUMBER = (NotBoolean, AllowInfNan(False))
 # A row's id in a path or a query: what a bigint column holds (a larger one is a 422, not a
 # database error).
-RowId = Annotated[int, Field(ge=1, le=2**63 - 1), NotBoolean]
+RowId = Annotated[int, Field(ge=1, le=2**63 - 1), NotBoolean, Integral]
 # The quantities the cost formulas take.
 UsdPerGpuHour = Annotated[float, Field(ge=0, le=1e6), *_NUMBER]
 # What a price is divided by (the claim's side B): at least a millionth of a dollar.
 DivisorUsdPerGpuHour = Annotated[float, Field(ge=1e-6, le=1e6), *_NUMBER]
 UsdPerMtok = Annotated[float, Field(ge=0, le=1e9), *_NUMBER]
 TokPerS = Annotated[float, Field(ge=1e-6, le=1e12), *_NUMBER]
-Gpus = Annotated[int, Field(ge=1, le=1_000_000), NotBoolean]
+Gpus = Annotated[int, Field(ge=1, le=1_000_000), NotBoolean, Integral]
 Share = Annotated[float, Field(ge=0, le=1), *_NUMBER]
 Weight = Annotated[float, Field(ge=0, le=1e6), *_NUMBER]
 Ratio = Annotated[float, Field(ge=1e-6, le=1e6), *_NUMBER]

@@ -121,12 +121,37 @@ def _storable_inputs(schema: dict) -> None:
             todo.extend(node)
     _storable(inputs)
     _storable([components[name] for name in seen])
+    components[FREE_JSON] = _free_json()
+
+
+# Free-form JSON (a job's options, a member's part, a document's environment.extra), stated
+# as what the API stores of it: text without NUL at any depth.
+FREE_JSON = "FreeJson"
+
+
+def _free_json() -> dict:
+    value = {"$ref": f"#/components/schemas/{FREE_JSON}"}
+    return {
+        "anyOf": [
+            {"type": "string", "pattern": NO_NUL},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "null"},
+            {"type": "array", "items": value},
+            {
+                "type": "object",
+                "propertyNames": {"pattern": NO_NUL},
+                "additionalProperties": value,
+            },
+        ]
+    }
 
 
 def _storable(node: object) -> None:
     """Every string and integer schema of the document says what the API refuses:
     a string a pattern without NUL (where it has no pattern, format or set of values of its
-    own), an object's free keys the same, an integer a 64-bit range (where it states none)."""
+    own), an object's free keys the same, an integer a 64-bit range (where it states none);
+    and an object whose keys must match a pattern refuses other keys, as pydantic does."""
     if isinstance(node, list):
         for item in node:
             _storable(item)
@@ -139,6 +164,11 @@ def _storable(node: object) -> None:
     if kind == "integer":
         node.setdefault("minimum", -INT64)
         node.setdefault("maximum", INT64)
+    if kind == "object" and "patternProperties" in node:
+        # pydantic's dict with a constrained key: a key matching no pattern is refused.
+        node.setdefault("additionalProperties", False)
+    if kind == "object" and node.get("additionalProperties") in (True, {}):
+        node["additionalProperties"] = {"$ref": f"#/components/schemas/{FREE_JSON}"}
     if kind == "object" and node.get("additionalProperties") not in (None, False):
         node.setdefault("propertyNames", {"pattern": NO_NUL})
     for value in node.values():

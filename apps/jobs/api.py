@@ -24,7 +24,15 @@ from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accounts.scoping import actor_of
 from apps.accounts.services import audit_record
 from apps.api_errors import Errors, error_body
-from apps.api_params import STRICT_BODY, Finite, Input
+from apps.api_params import (
+    STRICT_BODY,
+    Finite,
+    Input,
+    NonNegativeWhole,
+    PositiveWhole,
+    RowId,
+    Whole,
+)
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.jobs import members, schedules, selectors, services, specs
@@ -41,7 +49,7 @@ class EndpointIn(Input):
 
     name: str = Field(min_length=1, max_length=200)
     url: str = Field(min_length=1, max_length=2000, description="must be inside the allowlist")
-    deployment_id: int | None = Field(None, description="an existing deployment, or:")
+    deployment_id: RowId | None = Field(None, description="an existing deployment, or:")
     model: result_facts.ModelInfo | None = Field(None, description="model facts (with deployment)")
     deployment: result_facts.Deployment | None = Field(None, description="deployment facts")
     served_model: str = Field("", max_length=200, description="name sent in requests")
@@ -79,17 +87,16 @@ class RunRequest(Input):
     kind: Literal["load", "accuracy"] = "load"
     scenario: str | None = Field(None, description="scenario slug (load jobs)")
     protocol: str = Field("", description="accuracy protocol, e.g. gsm8k-5shot-v1")
-    concurrency: list[int] | None = Field(None, description="closed-loop levels")
+    concurrency: list[Whole] | None = Field(None, description="closed-loop levels")
     rates: list[float] | None = Field(None, description="open-loop levels, requests/s")
-    requests: int | None = Field(None, ge=1, description="measured requests per level")
+    requests: PositiveWhole | None = Field(None, description="measured requests per level")
     duration_s: float | None = Field(None, gt=0)
-    warmup: int | None = Field(None, ge=0)
-    limit: int | None = Field(None, ge=1, description="accuracy items")
+    warmup: NonNegativeWhole | None = Field(None)
+    limit: PositiveWhole | None = Field(None, description="accuracy items")
     # The bound is settings.JOB_MAX_MEMBERS, checked with the other options
     # (specs.job_options_check) so a refusal names the option and the live bound.
-    members: int | None = Field(
+    members: PositiveWhole | None = Field(
         None,
-        ge=1,
         description=f"load jobs: workers of the pool sharing the job "
         f"(at most {settings.JOB_MAX_MEMBERS})",
     )
@@ -137,11 +144,13 @@ class EventIn(Input):
     model_config = STRICT_BODY
 
     event: Literal[EVENTS]  # type: ignore[valid-type]
-    attempt: int = Field(ge=1)
+    attempt: Whole = Field(ge=1)
     worker: str = Field(min_length=1, max_length=300)
     message: str = Field("", max_length=2000)
-    run_id: int | None = Field(None, description="a hint only: the run is found by job key")
-    member: int | None = Field(None, ge=0, description="a fanned-out job: the member reporting")
+    run_id: RowId | None = Field(None, description="a hint only: the run is found by job key")
+    member: NonNegativeWhole | None = Field(
+        None, description="a fanned-out job: the member reporting"
+    )
 
 
 class EventOut(Schema):
@@ -165,7 +174,7 @@ class ScheduleIn(Input):
     protocol: str = ""
     options: dict[str, Any] = Field(default_factory=dict)
     cron: str = Field("", max_length=100, description="five fields, UTC, e.g. '0 2 * * *'")
-    interval_minutes: int | None = Field(None, ge=1)
+    interval_minutes: PositiveWhole | None = Field(None)
     enabled: bool = True
 
 
@@ -176,7 +185,7 @@ class SchedulePatch(Input):
     protocol: str | None = None
     options: dict[str, Any] | None = None
     cron: str | None = Field(None, max_length=100)
-    interval_minutes: int | None = Field(None, ge=1)
+    interval_minutes: PositiveWhole | None = Field(None)
     enabled: bool | None = None
 
 
@@ -337,8 +346,8 @@ def job_event(request: HttpRequest, job_id: int, body: EventIn):
 class PartIn(Input):
     model_config = STRICT_BODY
 
-    attempt: int = Field(ge=1)
-    member: int = Field(ge=0)
+    attempt: Whole = Field(ge=1)
+    member: Whole = Field(ge=0)
     worker: str = Field(min_length=1, max_length=300)
     part: dict[str, Any] = Field(description="workers.loadgen.members.MemberPart")
 

@@ -45,8 +45,16 @@ BEYOND_THE_SCHEMA = [
     # each other): any refusal but a type, bound or field the schema states.
     ("POST /api/v1/runs", r".*", DOCUMENT_RULE),
     ("POST /api/v1/imports", r"file", r".*"),  # the file's content
+    # An SLO bound's unit must fit its metric (ms or s for latencies, tok/s/user else).
+    ("POST /api/v1/scenarios", r"slo\.bounds\[\d+\]", r"unit: .*"),
     ("GET /api/v1/costs/(mtok|mtok/kinds|claim)", PRICED_BY, PRICE_CHOICE),
     ("GET /api/v1/costs/mtok/kinds", r"mix", r"input and output weights cannot both be zero"),
+    # Cached input priced above what all input tokens cost together.
+    ("GET /api/v1/costs/mtok/kinds", r"cached_input_usd_per_mtok", r"cached tokens at .*"),
+    # A load is requests per day or peak requests/s: one of the two, and not so much that
+    # the throughput would need more than a billion GPUs.
+    ("POST /api/v1/costs/capacity", r"requests_per_day|peak_requests_per_s",
+     r"give requests per day or peak requests/s.*|needs more than .*"),
     ("POST /api/v1/costs/(slo|capacity)", PRICED_BY, PRICE_CHOICE),
     ("GET /api/v1/compare/answer", r"a|b|model|scenario", r"no visible run.*"),
     ("POST /api/v1/endpoints", r"deployment", r"give deployment_id, or model and deployment"),
