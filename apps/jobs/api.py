@@ -48,7 +48,12 @@ class EndpointIn(Input):
     model_config = STRICT_BODY
 
     name: str = Field(min_length=1, max_length=200)
-    url: str = Field(min_length=1, max_length=2000, description="must be inside the allowlist")
+    url: str = Field(
+        min_length=1,
+        max_length=2000,
+        pattern=r"^[Hh][Tt][Tt][Pp][Ss]?://[^\x00]*$",
+        description="http(s), inside the operator's allowlist (ENDPOINT_ALLOWLIST)",
+    )
     deployment_id: RowId | None = Field(None, description="an existing deployment, or:")
     model: result_facts.ModelInfo | None = Field(None, description="model facts (with deployment)")
     deployment: result_facts.Deployment | None = Field(None, description="deployment facts")

@@ -24,7 +24,7 @@ from apps.errors import FieldRefused
 from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest, runs_version
-from workers.result_fields import INT32_MAX
+from workers.result_fields import INT32_MAX, INT64_MAX
 from workers.results import ResultDocument
 from workers.submit import JOB_SECRET_HEADER
 
@@ -162,7 +162,7 @@ class RunQuery(Input):
         description="a deployment's fingerprint (64 hex digits) or ID (CI baselines)",
     )
     origin: Run.Origin | None = None
-    limit: int = Field(50, description="1 to 200 (clamped)")
+    limit: int = Field(50, ge=-INT64_MAX, le=INT64_MAX, description="1 to 200 (clamped)")
     offset: int = Field(0, ge=0, le=INT32_MAX)
 
 

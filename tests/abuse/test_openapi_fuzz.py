@@ -58,6 +58,8 @@ BEYOND_THE_SCHEMA = [
     ("POST /api/v1/costs/(slo|capacity)", PRICED_BY, PRICE_CHOICE),
     ("GET /api/v1/compare/answer", r"a|b|model|scenario", r"no visible run.*"),
     ("POST /api/v1/endpoints", r"deployment", r"give deployment_id, or model and deployment"),
+    # An endpoint's URL against the operator's allowlist, its host, port and credentials.
+    ("POST /api/v1/endpoints", r"url", r"(url|port|host) .*"),
 ]  # fmt: skip
 
 
