@@ -117,7 +117,7 @@ def figure_table(figure: Figure) -> dict[str, Any]:
     return {"x_title": x_title, "y_title": y_title, "rows": rows}
 
 
-LAYOUT = {
+LAYOUT: dict[str, Any] = {
     "margin": {"l": 60, "r": 20, "t": 80, "b": 50},
     # Plotly hides the legend when one series is drawn; the series' name (which accelerator and
     # precision, which scenario) is then exactly what the reader cannot tell from the chart.

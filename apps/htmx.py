@@ -13,7 +13,7 @@ def wants_partial(request: HttpRequest) -> bool:
     """An htmx swap wants the partial; htmx restoring history after a cache miss wants the
     whole page, though it sends HX-Request too."""
     htmx = getattr(request, "htmx", None)
-    return bool(htmx) and not htmx.history_restore_request
+    return htmx is not None and bool(htmx) and not htmx.history_restore_request
 
 
 def vary_on_htmx(response: HttpResponse) -> HttpResponse:

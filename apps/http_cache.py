@@ -10,9 +10,9 @@ removed), so a CDN or browser can revalidate them for the price of a 304:
 - `Cache-Control: public, max-age=0 (browsers revalidate each visit), s-maxage,
   stale-while-revalidate`.
 
-Both validators also turn over every REFRESH_S seconds: what a page shows besides runs (prices,
-the catalog, a new deploy) then reaches revalidating caches as late as it reaches the page
-cache (its lifetime is the same ten minutes), never later.
+Both validators also turn over every HTTP_CACHE_REFRESH_S seconds (a setting): what a page
+shows besides runs (prices, the catalog, a new deploy) then reaches revalidating caches as
+late as it reaches the page cache (its lifetime is the same ten minutes), never later.
 
 Anything personal is never stored by a cache: a signed-in visitor, an API token, a response
 that sets a cookie or carries a CSRF token answers `Cache-Control: private, no-store`.
@@ -30,7 +30,6 @@ rendering, so a revalidation would still render the page, and it has no idea wha
 from __future__ import annotations
 
 import hashlib
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -76,7 +75,6 @@ MAX_AGE = 0
 S_MAXAGE = 60  # a CDN too; after that it revalidates (a 304 while no run has landed)
 STALE_WHILE_REVALIDATE = 300  # a CDN may answer from its copy while it revalidates
 # Validators turn over at least this often (the page cache's lifetime); a setting for tests.
-REFRESH_S = 600
 
 # A page and its htmx partial share a URL; the ETag tells them apart and caches key on these.
 PAGE_VARY = ("Cookie", "HX-Request")
@@ -88,10 +86,9 @@ _HTMX_HEADERS = ("HX-Request", "HX-History-Restore-Request")
 
 
 def _release() -> str:
-    """Set INFERBOARD_RELEASE (a commit, say) on deploy so new code gets new ETags at once;
-    without it a deploy reaches revalidating caches within REFRESH_S."""
+    """settings.INFERBOARD_RELEASE, else the installed package's version."""
     try:
-        return os.environ.get("INFERBOARD_RELEASE") or package_version("inferboard")
+        return settings.INFERBOARD_RELEASE or package_version("inferboard")
     except PackageNotFoundError:
         return "dev"
 
@@ -132,7 +129,7 @@ def _validators(request: HttpRequest) -> Validators | None:
     seen = _version_seen_at(version, now)
     if seen is None or _cache_is_down():
         return None
-    every = int(getattr(settings, "HTTP_CACHE_REFRESH_S", REFRESH_S))
+    every = settings.HTTP_CACHE_REFRESH_S
     refreshed = int(now // every) * every
     changed = max(int(seen), refreshed)
     htmx = "|".join(request.headers.get(name, "") for name in _HTMX_HEADERS)

@@ -1,6 +1,7 @@
 """What the pages' query forms share: a date as ISO 8601, a facet of any number of values, and
 a value the page cannot use ignored and said with its filter's label."""
 
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
@@ -41,7 +42,7 @@ class FacetField(forms.MultipleChoiceField):
     """Any number of a facet's values; every unknown one is named in one message (Django's
     field stops at the first), and empty values are dropped, as a blank checkbox sends none."""
 
-    def to_python(self, value: Any) -> list[str]:
+    def to_python(self, value: Any) -> Sequence[str]:
         return [str(v) for v in super().to_python(value) if v]
 
     def validate(self, value: list[str]) -> None:

@@ -10,10 +10,12 @@ The reverse proxy in deploy/ also bounds body size and body read time (Caddyfile
 
 import os
 
+from workers.env import env_int, env_str
+
 # The compose file and container bind every interface; systemd keeps to loopback behind a proxy.
-bind = os.environ.get("INFERBOARD_BIND", "127.0.0.1:8000")
+bind = env_str("INFERBOARD_BIND", "127.0.0.1:8000")
 worker_class = "uvicorn_worker.UvicornWorker"
-workers = int(os.environ.get("WEB_CONCURRENCY", "3"))
+workers = env_int("WEB_CONCURRENCY", 3, minimum=1)
 # Seconds a worker may go without a heartbeat before it is restarted: a blocked event loop.
 timeout = 120
 graceful_timeout = 30

@@ -5,50 +5,30 @@ Production flips by env vars (see deploy/env.example): DEBUG=0, SECRET_KEY, DATA
 REDIS_URL, ALLOWED_HOSTS.
 """
 
-import os
 import warnings
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 
+# Every setting read from the environment goes through these typed readers (workers/env.py):
+# a value that is not what its setting takes stops the start with an error naming it.
+from workers.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_int_list,
+    env_list,
+    env_optional_int,
+    env_str,
+)
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("INFERBOARD_VAR_DIR", BASE_DIR / "var"))
+VAR_DIR = Path(env_str("INFERBOARD_VAR_DIR") or BASE_DIR / "var")
 
 
-_TRUE = {"1", "true", "yes", "on"}
-_FALSE = {"0", "false", "no", "off"}
-
-
-def env_bool(name: str, default: bool) -> bool:
-    """Strict, as healthchecks' envbool: `DEBUG=flase` must not quietly mean anything."""
-    value = os.environ.get(name)
-    if value is None or value.strip() == "":
-        return default
-    word = value.strip().lower()
-    if word not in _TRUE | _FALSE:
-        raise ImproperlyConfigured(
-            f"{name}={value!r} is not a boolean: use one of {', '.join(sorted(_TRUE | _FALSE))}"
-        )
-    return word in _TRUE
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    value = os.environ.get(name)
-    return [item.strip() for item in value.split(",") if item.strip()] if value else default
-
-
-def env_positive_int(name: str) -> int | None:
-    """A whole number above zero, or None when unset: `30d` or `0` must not quietly pass."""
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return None
-    if not value.isdigit() or int(value) < 1:
-        raise ImproperlyConfigured(f"{name}={value!r} is not a whole number above zero")
-    return int(value)
-
-
-def database_from_url(url: str) -> dict:
+def database_from_url(url: str) -> dict[str, Any]:
     """sqlite:///abs/path.sqlite3 or postgres://user:password@host:port/name?sslmode=..."""
     parts = urlsplit(url)
     if parts.scheme == "sqlite":
@@ -56,17 +36,17 @@ def database_from_url(url: str) -> dict:
         path = unquote(parts.path)[1:]
         return {"ENGINE": "django.db.backends.sqlite3", "NAME": path or ":memory:"}
     if parts.scheme in {"postgres", "postgresql"}:
-        options: dict = dict(parse_qsl(parts.query))
+        options: dict[str, Any] = dict(parse_qsl(parts.query))
         # A database that does not answer fails a request in seconds (a 503 with Retry-After,
         # apps/api/middleware.py), not after libpq's default of waiting forever.
-        options.setdefault("connect_timeout", os.environ.get("DB_CONNECT_TIMEOUT_S", "3"))
-        pool_size = int(os.environ.get("DB_POOL_SIZE", "0"))
+        options.setdefault("connect_timeout", str(env_int("DB_CONNECT_TIMEOUT_S", 3, minimum=1)))
+        pool_size = env_int("DB_POOL_SIZE", 0, minimum=0)
         if pool_size > 0:
             # Each request borrows an open connection instead of opening one (a PostgreSQL
             # backend started per request): the ASGI web process sets this (apps/serving.py).
             # A request waits at most DB_POOL_TIMEOUT_S for one: the database is down, or
             # every connection is busy for that long; either way a 503 now beats a 500 later.
-            timeout = float(os.environ.get("DB_POOL_TIMEOUT_S", "3"))
+            timeout = env_float("DB_POOL_TIMEOUT_S", 3.0, minimum=0)
             options["pool"] = {"min_size": 1, "max_size": pool_size, "timeout": timeout}
         return {
             "ENGINE": "django.db.backends.postgresql",
@@ -77,7 +57,7 @@ def database_from_url(url: str) -> dict:
             "PORT": str(parts.port or ""),
             "OPTIONS": options,
             # A pooled connection goes back to the pool when the request ends.
-            "CONN_MAX_AGE": 0 if pool_size else int(os.environ.get("DB_CONN_MAX_AGE", "60")),
+            "CONN_MAX_AGE": 0 if pool_size else env_int("DB_CONN_MAX_AGE", 60, minimum=0),
         }
     raise ImproperlyConfigured(f"DATABASE_URL: unsupported scheme {parts.scheme!r}")
 
@@ -111,7 +91,7 @@ def production_secret_problem(name: str, value: str) -> str | None:
     return None
 
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY = env_str("SECRET_KEY")
 if not DEBUG and (problem := production_secret_problem("SECRET_KEY", SECRET_KEY)):
     raise ImproperlyConfigured(
         problem + ' (python -c "import secrets; print(secrets.token_urlsafe(50))")'
@@ -139,7 +119,9 @@ INSTALLED_APPS = [
     "apps.jobs",
     "apps.leaderboard",
     "apps.regressions",
+    "apps.claims",
     "apps.trust",
+    "apps.agents",
     # Sign-in: email + password, email verification, password reset (apps.accounts owns it).
     "allauth",
     "allauth.account",
@@ -208,22 +190,22 @@ TEMPLATES = [
 
 DATABASES = {
     "default": database_from_url(
-        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'inferboard.sqlite3'}"
+        env_str("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'inferboard.sqlite3'}"
     )
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = os.environ.get("REDIS_URL", "")
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", REDIS_URL or "redis://127.0.0.1:6379/0")
+REDIS_URL = env_str("REDIS_URL")
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", REDIS_URL or "redis://127.0.0.1:6379/0")
 
 # Jobs: workers submit results to this URL; endpoints must be inside the allowlist so that a
 # hosted inferboard cannot be used to reach arbitrary internal addresses.
-INFERBOARD_PUBLIC_URL = os.environ.get("INFERBOARD_PUBLIC_URL", "http://127.0.0.1:8000")
+INFERBOARD_PUBLIC_URL = env_str("INFERBOARD_PUBLIC_URL", "http://127.0.0.1:8000")
 ENDPOINT_ALLOWLIST = env_list("ENDPOINT_ALLOWLIST", ["127.0.0.0/8", "::1/128", "localhost"])
 # Fernet key(s) that encrypt endpoint credentials at rest: their own secret in production,
 # so rotating SECRET_KEY never makes stored endpoint keys unreadable. Only a DEBUG (local)
 # setup falls back to a key derived from the dev SECRET_KEY (apps/jobs/crypto.py).
-ENDPOINT_CREDENTIALS_KEY = os.environ.get("ENDPOINT_CREDENTIALS_KEY", "")
+ENDPOINT_CREDENTIALS_KEY = env_str("ENDPOINT_CREDENTIALS_KEY")
 if not DEBUG and (
     problem := production_secret_problem("ENDPOINT_CREDENTIALS_KEY", ENDPOINT_CREDENTIALS_KEY)
 ):
@@ -233,34 +215,41 @@ if not DEBUG and (
     )
 # Loopback is the default only with DEBUG on (a local setup): in production the operator names
 # the networks, so a tenant cannot point a first-party worker at the host's own services.
-if not DEBUG and not os.environ.get("ENDPOINT_ALLOWLIST", "").strip():
+if not DEBUG and not env_list("ENDPOINT_ALLOWLIST", []):
     raise ImproperlyConfigured(
         "ENDPOINT_ALLOWLIST must be set when DEBUG is off: the networks and host names "
         "endpoints may point to (e.g. 10.40.0.0/16,*.gpu.example.com); loopback is not a "
         "production default"
     )
+# Pages' validators (apps/http_cache.py): INFERBOARD_RELEASE (a commit, say, set on deploy)
+# gives new code new ETags at once; without it a deploy reaches revalidating caches within
+# HTTP_CACHE_REFRESH_S, the longest a cached page may go unrefreshed.
+INFERBOARD_RELEASE = env_str("INFERBOARD_RELEASE")
+HTTP_CACHE_REFRESH_S = env_int("HTTP_CACHE_REFRESH_S", 600, minimum=1)
 # Retry-After on a 503: the database or the broker is down.
-UNAVAILABLE_RETRY_AFTER_S = int(os.environ.get("UNAVAILABLE_RETRY_AFTER_S", "15"))
+UNAVAILABLE_RETRY_AFTER_S = env_int("UNAVAILABLE_RETRY_AFTER_S", 15, minimum=0)
 # Long polls an agent's token may hold open at once (POST /api/v1/agent/claim); past it, 429.
-AGENT_MAX_POLLS_PER_TOKEN = int(os.environ.get("AGENT_MAX_POLLS_PER_TOKEN", "4"))
-JOB_HEARTBEAT_TIMEOUT_S = int(os.environ.get("JOB_HEARTBEAT_TIMEOUT_S", "120"))
+AGENT_MAX_POLLS_PER_TOKEN = env_int("AGENT_MAX_POLLS_PER_TOKEN", 4, minimum=1)
+JOB_HEARTBEAT_TIMEOUT_S = env_int("JOB_HEARTBEAT_TIMEOUT_S", 120, minimum=1)
+# How often a worker reports a running job; 0: a quarter of the timeout above, at least 1 s.
+JOB_HEARTBEAT_INTERVAL_S = env_float("JOB_HEARTBEAT_INTERVAL_S", 0.0, minimum=0)
 
 # The InferenceX sync (apps.imports.services.inferencex_sync): off unless a source is set. A URL
 # is InferenceX's API base (e.g. https://inferencex.com/api/v1); a path is a folder holding its
 # responses as benchmarks.json, benchmarks-history.json and evaluations.json.
-INFERENCEX_API_URL = os.environ.get("INFERENCEX_API_URL", "")
-INFERENCEX_SYNC_EVERY_S = int(os.environ.get("INFERENCEX_SYNC_EVERY_S", str(6 * 3600)))
+INFERENCEX_API_URL = env_str("INFERENCEX_API_URL")
+INFERENCEX_SYNC_EVERY_S = env_int("INFERENCEX_SYNC_EVERY_S", 6 * 3600, minimum=1)
 INFERENCEX_MODELS = env_list("INFERENCEX_MODELS", ["DeepSeek-R1-0528"])
 # Change points and alerts (apps.regressions): detection runs in the scheduler's loop when
 # runs were stored since the last pass, or this often; a failed alert is retried after
 # BACKOFF, 2×BACKOFF, 4×BACKOFF ... seconds, ATTEMPTS tries in all.
-REGRESSION_DETECT_EVERY_S = int(os.environ.get("REGRESSION_DETECT_EVERY_S", "3600"))
-REGRESSION_ALERT_BACKOFF_S = int(os.environ.get("REGRESSION_ALERT_BACKOFF_S", "60"))
-REGRESSION_ALERT_ATTEMPTS = int(os.environ.get("REGRESSION_ALERT_ATTEMPTS", "6"))
-REGRESSION_ALERT_TIMEOUT_S = float(os.environ.get("REGRESSION_ALERT_TIMEOUT_S", "10"))
+REGRESSION_DETECT_EVERY_S = env_int("REGRESSION_DETECT_EVERY_S", 3600, minimum=1)
+REGRESSION_ALERT_BACKOFF_S = env_int("REGRESSION_ALERT_BACKOFF_S", 60, minimum=0)
+REGRESSION_ALERT_ATTEMPTS = env_int("REGRESSION_ALERT_ATTEMPTS", 6, minimum=1)
+REGRESSION_ALERT_TIMEOUT_S = env_float("REGRESSION_ALERT_TIMEOUT_S", 10.0, minimum=0)
 # The delivery log's rows are deleted this many days after their try (the scheduler's tick
 # prunes them); 0 keeps them forever. The log is for seeing why a recent alert failed.
-REGRESSION_DELIVERY_RETAIN_DAYS = int(os.environ.get("REGRESSION_DELIVERY_RETAIN_DAYS", "90"))
+REGRESSION_DELIVERY_RETAIN_DAYS = env_int("REGRESSION_DELIVERY_RETAIN_DAYS", 90, minimum=0)
 # The operator's registry of first-party pool names (e.g. b200,mi355x or pool.b200): reserved
 # for `addpool` even before it runs, so no organization can claim one first and have its
 # agents' jobs later read as the service's own fleet.
@@ -269,41 +258,45 @@ FIRST_PARTY_POOLS = env_list("FIRST_PARTY_POOLS", [])
 # any pool.fleet-* name, registered or not. Empty (the default): only the names above and
 # pools `addpool` made are reserved, since a default prefix would not cover names such as
 # pool.h200 that an operator already uses.
-FIRST_PARTY_POOL_PREFIX = os.environ.get("FIRST_PARTY_POOL_PREFIX", "").strip().lower()
+FIRST_PARTY_POOL_PREFIX = env_str("FIRST_PARTY_POOL_PREFIX").strip().lower()
 # Whether an organization's admin may point a webhook at a loopback or private address.
 REGRESSION_WEBHOOK_PRIVATE_HOSTS = env_bool("REGRESSION_WEBHOOK_PRIVATE_HOSTS", False)
 # Links in alerts point here (empty: paths only).
-SITE_URL = os.environ.get("SITE_URL", "")
+SITE_URL = env_str("SITE_URL")
 # What one organization may keep of what its members add from pages, so a member (or a stolen
 # session) cannot fill the database: saved cost pages, price profiles and alert subscriptions.
 # Past a budget the page answers 4xx and says which budget; replacing one (saving under its
 # name) is always possible, and saved pages and subscriptions can be removed.
-ORG_MAX_SAVED_PAGES = int(os.environ.get("ORG_MAX_SAVED_PAGES", "100"))
-ORG_MAX_PRICE_PROFILES = int(os.environ.get("ORG_MAX_PRICE_PROFILES", "50"))
-ORG_MAX_SUBSCRIPTIONS = int(os.environ.get("ORG_MAX_SUBSCRIPTIONS", "25"))
+ORG_MAX_SAVED_PAGES = env_int("ORG_MAX_SAVED_PAGES", 100, minimum=0)
+ORG_MAX_PRICE_PROFILES = env_int("ORG_MAX_PRICE_PROFILES", 50, minimum=0)
+ORG_MAX_SUBSCRIPTIONS = env_int("ORG_MAX_SUBSCRIPTIONS", 25, minimum=0)
 # Bounds on what one job (or schedule) may ask a worker for; past them the API answers 422
 # naming the option. Per load level: requests, seconds, arrivals/s, warm-up requests.
-JOB_MAX_LEVELS = int(os.environ.get("JOB_MAX_LEVELS", "32"))
-JOB_MAX_CONCURRENCY = int(os.environ.get("JOB_MAX_CONCURRENCY", "1024"))
-JOB_MAX_REQUESTS = int(os.environ.get("JOB_MAX_REQUESTS", "100000"))
-JOB_MAX_DURATION_S = float(os.environ.get("JOB_MAX_DURATION_S", "3600"))
-JOB_MAX_RATE = float(os.environ.get("JOB_MAX_RATE", "10000"))
-JOB_MAX_WARMUP = int(os.environ.get("JOB_MAX_WARMUP", "10000"))
-JOB_MAX_ACCURACY_ITEMS = int(os.environ.get("JOB_MAX_ACCURACY_ITEMS", "100000"))
-JOB_MAX_MEMBERS = int(os.environ.get("JOB_MAX_MEMBERS", "16"))
+JOB_MAX_LEVELS = env_int("JOB_MAX_LEVELS", 32, minimum=1)
+JOB_MAX_CONCURRENCY = env_int("JOB_MAX_CONCURRENCY", 1024, minimum=1)
+JOB_MAX_REQUESTS = env_int("JOB_MAX_REQUESTS", 100000, minimum=1)
+JOB_MAX_DURATION_S = env_float("JOB_MAX_DURATION_S", 3600.0, minimum=0)
+JOB_MAX_RATE = env_float("JOB_MAX_RATE", 10000.0, minimum=0)
+JOB_MAX_WARMUP = env_int("JOB_MAX_WARMUP", 10000, minimum=1)
+JOB_MAX_ACCURACY_ITEMS = env_int("JOB_MAX_ACCURACY_ITEMS", 100000, minimum=1)
+JOB_MAX_MEMBERS = env_int("JOB_MAX_MEMBERS", 16, minimum=1)
+# Distinct shared prefixes a load job may spread its prefix-cache hits over, and client
+# processes it may share each level between on the worker's host.
+JOB_MAX_PREFIX_GROUPS = env_int("JOB_MAX_PREFIX_GROUPS", 1024, minimum=1)
+JOB_MAX_PROCESSES = env_int("JOB_MAX_PROCESSES", 16, minimum=1)
 # A fanned-out job's members start this long after it is queued: time for each worker to take
 # its message and calibrate prompts. A member that comes later starts at once (its skew says so).
-JOB_MEMBERS_START_LEAD_S = float(os.environ.get("JOB_MEMBERS_START_LEAD_S", "10"))
-SCHEDULE_MIN_INTERVAL_MINUTES = int(os.environ.get("SCHEDULE_MIN_INTERVAL_MINUTES", "5"))
+JOB_MEMBERS_START_LEAD_S = env_float("JOB_MEMBERS_START_LEAD_S", 10.0, minimum=0)
+SCHEDULE_MIN_INTERVAL_MINUTES = env_int("SCHEDULE_MIN_INTERVAL_MINUTES", 5, minimum=1)
 # Loopback services that are never endpoints, even inside the allowlist (SSH, SMTP,
 # PostgreSQL, Redis, memcached, MySQL, MongoDB).
-_DENIED_PORTS = ["22", "25", "3306", "5432", "6379", "11211", "27017"]
-ENDPOINT_DENIED_PORTS = [int(p) for p in env_list("ENDPOINT_DENIED_PORTS", _DENIED_PORTS)]
+_DENIED_PORTS = [22, 25, 3306, 5432, 6379, 11211, 27017]
+ENDPOINT_DENIED_PORTS = env_int_list("ENDPOINT_DENIED_PORTS", _DENIED_PORTS)
 
 # The cache degrades instead of failing while Redis is unreachable (apps/cache.py): reads miss,
 # counters fall back to process memory, and Redis is tried again after CACHE_RETRY_S.
-CACHE_TIMEOUT_S = float(os.environ.get("CACHE_TIMEOUT_S", "1"))
-CACHE_RETRY_S = float(os.environ.get("CACHE_RETRY_S", "5"))
+CACHE_TIMEOUT_S = env_float("CACHE_TIMEOUT_S", 1.0, minimum=0)
+CACHE_RETRY_S = env_float("CACHE_RETRY_S", 5.0, minimum=0)
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -318,21 +311,24 @@ else:
 # Retention of request records (apps/runs/archive.py, `manage.py records_archive`): records of
 # public runs older than this many days move to one zstd Parquet file per run, which the run
 # page and the exports read instead. Unset: records stay in the database forever.
-RECORDS_RETAIN_DAYS = env_positive_int("INFERBOARD_RECORDS_RETAIN_DAYS")
+RECORDS_RETAIN_DAYS = env_optional_int("INFERBOARD_RECORDS_RETAIN_DAYS", minimum=1)
 # Where the files go: this folder, or, when INFERBOARD_ARCHIVE_S3_BUCKET is set
 # ("bucket" or "bucket/prefix"), S3-compatible storage at INFERBOARD_ARCHIVE_S3_ENDPOINT
 # (MinIO, Ceph, R2 ...; unset: AWS) with the usual AWS_* credentials in the environment.
-RECORDS_ARCHIVE_DIR = Path(os.environ.get("INFERBOARD_ARCHIVE_DIR") or VAR_DIR / "archive")
-RECORDS_ARCHIVE_S3_BUCKET = os.environ.get("INFERBOARD_ARCHIVE_S3_BUCKET", "").strip("/ ")
-RECORDS_ARCHIVE_S3_ENDPOINT = os.environ.get("INFERBOARD_ARCHIVE_S3_ENDPOINT", "")
-RECORDS_ARCHIVE_S3_REGION = os.environ.get("INFERBOARD_ARCHIVE_S3_REGION", "")
+RECORDS_ARCHIVE_DIR = Path(env_str("INFERBOARD_ARCHIVE_DIR") or VAR_DIR / "archive")
+RECORDS_ARCHIVE_S3_BUCKET = env_str("INFERBOARD_ARCHIVE_S3_BUCKET").strip("/ ")
+RECORDS_ARCHIVE_S3_ENDPOINT = env_str("INFERBOARD_ARCHIVE_S3_ENDPOINT")
+RECORDS_ARCHIVE_S3_REGION = env_str("INFERBOARD_ARCHIVE_S3_REGION")
 if RECORDS_ARCHIVE_S3_ENDPOINT and not RECORDS_ARCHIVE_S3_BUCKET:
     raise ImproperlyConfigured(
         "INFERBOARD_ARCHIVE_S3_ENDPOINT is set without INFERBOARD_ARCHIVE_S3_BUCKET"
     )
 
+# The public dumps (apps/trust/dumps.py) are written here.
+INFERBOARD_DUMP_DIR = Path(env_str("INFERBOARD_DUMP_DIR") or BASE_DIR / "var" / "dumps")
+
 # Result documents with per-request records are large; past this an upload gets 413.
-API_MAX_BODY_BYTES = int(os.environ.get("API_MAX_BODY_BYTES", str(64 * 1024 * 1024)))
+API_MAX_BODY_BYTES = env_int("API_MAX_BODY_BYTES", 64 * 1024 * 1024, minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = API_MAX_BODY_BYTES
 
 # Accounts (django-allauth): people sign in by email; an address must be verified first.
@@ -342,41 +338,41 @@ AUTHENTICATION_BACKENDS = [
 ]
 ACCOUNT_LOGIN_METHODS = {"email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
-ACCOUNT_EMAIL_VERIFICATION = os.environ.get("ACCOUNT_EMAIL_VERIFICATION", "mandatory")
+ACCOUNT_EMAIL_VERIFICATION = env_str("ACCOUNT_EMAIL_VERIFICATION", "mandatory")
 ACCOUNT_CONFIRM_EMAIL_ON_GET = True
 ACCOUNT_LOGOUT_ON_GET = False
 # An invitation link works for this many days, for the address it was sent to.
-INVITATION_MAX_AGE_DAYS = float(os.environ.get("INVITATION_MAX_AGE_DAYS", "7"))
+INVITATION_MAX_AGE_DAYS = env_float("INVITATION_MAX_AGE_DAYS", 7.0, minimum=0)
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/org/"
 # Mail: printed to the console locally; SMTP when EMAIL_HOST is set (production).
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "inferboard <noreply@localhost>")
-if os.environ.get("EMAIL_HOST"):
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "inferboard <noreply@localhost>")
+if env_str("EMAIL_HOST"):
     EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
-    EMAIL_HOST = os.environ["EMAIL_HOST"]
-    EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "587"))
-    EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
-    EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+    EMAIL_HOST = env_str("EMAIL_HOST")
+    EMAIL_PORT = env_int("EMAIL_PORT", 587, minimum=1)
+    EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+    EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
     EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", True)
 else:
-    EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "apps.accounts.mail.ConsoleEmailBackend")
+    EMAIL_BACKEND = env_str("EMAIL_BACKEND", "apps.accounts.mail.ConsoleEmailBackend")
 
 # Optional, off unless configured (needs `pip install 'inferboard[sso]'`): TOTP second factor
 # (ACCOUNT_MFA=1) and one OpenID Connect provider for company single sign-on (OIDC_*).
 if env_bool("ACCOUNT_MFA", False):
     INSTALLED_APPS += ["allauth.mfa"]
     MFA_SUPPORTED_TYPES = ["totp", "recovery_codes"]
-if os.environ.get("OIDC_SERVER_URL"):
+if env_str("OIDC_SERVER_URL"):
     INSTALLED_APPS += ["allauth.socialaccount", "allauth.socialaccount.providers.openid_connect"]
     SOCIALACCOUNT_PROVIDERS = {
         "openid_connect": {
             "APPS": [
                 {
-                    "provider_id": os.environ.get("OIDC_PROVIDER_ID", "sso"),
-                    "name": os.environ.get("OIDC_NAME", "Company SSO"),
-                    "client_id": os.environ.get("OIDC_CLIENT_ID", ""),
-                    "secret": os.environ.get("OIDC_CLIENT_SECRET", ""),
-                    "settings": {"server_url": os.environ["OIDC_SERVER_URL"]},
+                    "provider_id": env_str("OIDC_PROVIDER_ID", "sso"),
+                    "name": env_str("OIDC_NAME", "Company SSO"),
+                    "client_id": env_str("OIDC_CLIENT_ID"),
+                    "secret": env_str("OIDC_CLIENT_SECRET"),
+                    "settings": {"server_url": env_str("OIDC_SERVER_URL")},
                 }
             ]
         }
@@ -386,16 +382,16 @@ if os.environ.get("OIDC_SERVER_URL"):
 # window: writes per token and per organization, worker reports (job events, agent claims)
 # apart, and anonymous writes per client address. Past a limit the API answers 429 with
 # Retry-After. Counters live in the cache (Redis in production; process memory while it is down).
-RATE_LIMIT_TOKEN_WRITES = os.environ.get("RATE_LIMIT_TOKEN_WRITES", "120/60")
-RATE_LIMIT_ORG_WRITES = os.environ.get("RATE_LIMIT_ORG_WRITES", "600/60")
-RATE_LIMIT_TOKEN_REPORTS = os.environ.get("RATE_LIMIT_TOKEN_REPORTS", "600/60")
-RATE_LIMIT_ORG_REPORTS = os.environ.get("RATE_LIMIT_ORG_REPORTS", "3000/60")
-RATE_LIMIT_ANON_WRITES = os.environ.get("RATE_LIMIT_ANON_WRITES", "60/60")
+RATE_LIMIT_TOKEN_WRITES = env_str("RATE_LIMIT_TOKEN_WRITES", "120/60")
+RATE_LIMIT_ORG_WRITES = env_str("RATE_LIMIT_ORG_WRITES", "600/60")
+RATE_LIMIT_TOKEN_REPORTS = env_str("RATE_LIMIT_TOKEN_REPORTS", "600/60")
+RATE_LIMIT_ORG_REPORTS = env_str("RATE_LIMIT_ORG_REPORTS", "3000/60")
+RATE_LIMIT_ANON_WRITES = env_str("RATE_LIMIT_ANON_WRITES", "60/60")
 # Run bundles (a zip of every record of a run) per client address, signed in or not.
-RATE_LIMIT_BUNDLES = os.environ.get("RATE_LIMIT_BUNDLES", "10/60")
+RATE_LIMIT_BUNDLES = env_str("RATE_LIMIT_BUNDLES", "10/60")
 # Proxies in front of the web process that append to X-Forwarded-For (Caddy or nginx in
 # deploy/: 1). Client addresses for sign-in and anonymous limits are read past them.
-ALLAUTH_TRUSTED_PROXY_COUNT = int(os.environ.get("TRUSTED_PROXY_COUNT", "0"))
+ALLAUTH_TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0, minimum=0)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -423,7 +419,7 @@ if not DEBUG:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000, minimum=0)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 
@@ -431,5 +427,5 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }

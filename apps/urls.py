@@ -13,9 +13,11 @@ from django.views import defaults
 
 from apps.accounts import views as accounts
 from apps.accuracy import views as accuracy
+from apps.agents import views as agents
 from apps.api.api import api
 from apps.api.middleware import as_unavailable, unavailable_response
-from apps.costs import claim_views
+from apps.claims import checker_views
+from apps.claims import views as claims
 from apps.costs import views as costs
 from apps.health import readyz
 from apps.jobs import views as jobs
@@ -34,7 +36,8 @@ def healthz(request: HttpRequest) -> HttpResponse:
 def server_error(request: HttpRequest) -> HttpResponse:
     """handler500: a failure outside a view (a middleware's session read, say) because the
     database is down is still a 503 with Retry-After; anything else is Django's 500 page."""
-    unavailable = as_unavailable(sys.exc_info()[1]) if sys.exc_info()[1] else None
+    failure = sys.exc_info()[1]
+    unavailable = as_unavailable(failure) if failure else None
     if unavailable is not None:
         return unavailable_response(request, unavailable)
     return defaults.server_error(request)
@@ -63,13 +66,18 @@ costs_urls = [
     path("", costs.procurement, name="procurement"),
     path("export.csv", costs.export_csv, name="export-csv"),
     path("export.json", costs.export_json, name="export-json"),
-    path("claim/", claim_views.claim, name="claim"),
-    path("claim/verdict.svg", claim_views.claim_image, name="claim-image"),
+    # The claim checker reads its claims from the ledger (apps/claims), under /costs/ still.
+    path("claim/", checker_views.claim, name="claim"),
+    path("claim/verdict.svg", checker_views.claim_image, name="claim-image"),
     path("profiles/", costs.profile_save, name="profile-save"),
     path("profiles/active/", costs.profile_activate, name="profile-activate"),
     path("saved/", costs.page_save, name="page-save"),
     path("s/<str:slug>/", costs.saved, name="saved"),
     path("s/<str:slug>/delete/", costs.page_delete, name="page-delete"),
+]
+claims_urls = [
+    path("", claims.ledger, name="ledger"),
+    path("subscriptions/", claims.subscriptions, name="subscriptions"),
 ]
 regressions_urls = [
     path("", regressions.regression_list, name="list"),
@@ -128,6 +136,7 @@ urlpatterns = [
     path("story/glm-5-2/", pages.story_glm, name="story-glm"),
     path("costs/", include((costs_urls, "costs"))),
     path("regressions/", include((regressions_urls, "regressions"))),
+    path("claims/", include((claims_urls, "claims"))),
     path("accuracy/", accuracy.accuracy_index, name="accuracy-index"),
     path("accuracy/compare/", accuracy.accuracy_compare, name="accuracy-compare"),
     path("", include((jobs_urls, "jobs"))),
@@ -139,6 +148,10 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("org/", include((accounts_urls, "accounts"))),
     path("api/v1/", api.urls),
+    # The MCP server (apps/agents): for assistants, as the API is for programs.
+    path("mcp/", agents.mcp_endpoint, name="mcp"),
+    path("mcp", agents.mcp_endpoint),  # as assistants' configs often spell it: no redirect
+    path("llms.txt", agents.llms, name="llms-txt"),
     path("admin/login/", admin_login, name="admin-login"),
     path("admin/", admin.site.urls),
 ]

@@ -69,7 +69,8 @@ def test_workers_import_nothing_of_the_server():
 
 # The apps, lowest first: each may import those before it, never one after it. The order
 # follows the models: a run points at its deployment and scenario (catalog), an accuracy
-# result, a review and a job point at their run; the API mounts every router.
+# result, a review and a job point at their run; the API mounts every router, and the MCP
+# server (agents) answers with the API's errors.
 LAYERS = [
     "accounts",
     "catalog",
@@ -80,9 +81,12 @@ LAYERS = [
     "projections",
     "costs",
     "regressions",
+    "claims",
     "leaderboard",
     "jobs",
     "api",
+    # The MCP server: beside the API at the top, asking every app's services as the API does.
+    "agents",
 ]
 # Modules below every app: shared by all, importing none.
 BELOW_ALL = [

@@ -94,9 +94,34 @@ def test_it_reads_the_usual_words_for_false(word):
 def test_it_refuses_a_retention_that_is_not_a_whole_number_of_days(value):
     result = django_check({"INFERBOARD_RECORDS_RETAIN_DAYS": value})
     assert result.returncode != 0
-    assert f"INFERBOARD_RECORDS_RETAIN_DAYS={value!r} is not a whole number above zero" in (
-        result.stderr
+    name = "INFERBOARD_RECORDS_RETAIN_DAYS"
+    assert f"{name}={value!r} is not a whole number" in result.stderr or (
+        f"{name}={value!r} is below its least value, 1" in result.stderr
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "problem"),
+    [
+        ("JOB_MAX_LEVELS", "32 levels", "is not a whole number"),
+        ("JOB_MAX_DURATION_S", "1h", "is not a number"),
+        ("CACHE_TIMEOUT_S", "nan", "is not a finite number"),
+        ("API_MAX_BODY_BYTES", "0", "is below its least value, 1"),
+        ("DB_POOL_SIZE", "-1", "is below its least value, 0"),
+    ],
+)
+def test_it_refuses_a_number_setting_it_cannot_read_naming_the_variable(name, value, problem):
+    # These were bare int()/float() calls: a ValueError that named no variable, or a
+    # negative pool size taken as it came.
+    result = django_check({name: value})
+    assert result.returncode != 0
+    assert f"{name}={value!r} {problem}" in result.stderr
+
+
+def test_it_refuses_a_denied_port_that_is_not_a_number():
+    result = django_check({"ENDPOINT_DENIED_PORTS": "22,ssh"})
+    assert result.returncode != 0
+    assert "ENDPOINT_DENIED_PORTS: 'ssh' is not a whole number" in result.stderr
 
 
 def test_it_refuses_an_s3_endpoint_without_a_bucket():

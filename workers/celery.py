@@ -9,12 +9,13 @@ endpoint's pool, so the server never imports the load generator either.
 
 from __future__ import annotations
 
-import os
 import re
 import unicodedata
 from pathlib import Path
 
 from celery import Celery
+
+from workers.env import env_int, env_str
 
 DEFAULT_BROKER_URL = "redis://127.0.0.1:6379/0"
 TASK_LOAD = "inferboard.run_load"
@@ -23,7 +24,7 @@ TASK_ACCURACY = "inferboard.run_accuracy"
 SERVER_QUEUE = "server"
 
 # A benchmark sweep can take hours; a hard limit stops a wedged one from holding a pool forever.
-TIME_LIMIT_S = int(os.environ.get("INFERBOARD_TASK_TIME_LIMIT_S", str(6 * 3600)))
+TIME_LIMIT_S = env_int("INFERBOARD_TASK_TIME_LIMIT_S", 6 * 3600, minimum=1)
 
 
 # What a pool name may hold (the API's schema says the same): ASCII letters, digits, '.', '_'
@@ -66,25 +67,21 @@ def pool_name_refusal(name: str) -> str:
 
 def broker_url_from_env() -> str:
     # Celery itself lets CELERY_BROKER_URL override any configured broker, so it comes first.
-    return (
-        os.environ.get("CELERY_BROKER_URL")
-        or os.environ.get("INFERBOARD_BROKER_URL")
-        or DEFAULT_BROKER_URL
-    )
+    return env_str("CELERY_BROKER_URL") or env_str("INFERBOARD_BROKER_URL", DEFAULT_BROKER_URL)
 
 
 def transport_options(broker_url: str) -> dict[str, object]:
     options: dict[str, object] = {
         # Unacked messages come back after this; it must outlast the longest job.
-        "visibility_timeout": int(
-            os.environ.get("INFERBOARD_VISIBILITY_TIMEOUT_S", str(TIME_LIMIT_S + 600))
+        "visibility_timeout": env_int(
+            "INFERBOARD_VISIBILITY_TIMEOUT_S", TIME_LIMIT_S + 600, minimum=1
         ),
     }
     if broker_url.startswith(("redis://", "rediss://")):
         options["socket_connect_timeout"] = 5
     if broker_url.startswith("filesystem://"):
         # The local demo without Redis: messages are files in a folder both processes share.
-        folder = Path(os.environ.get("INFERBOARD_BROKER_FOLDER", "var/broker")).resolve()
+        folder = Path(env_str("INFERBOARD_BROKER_FOLDER", "var/broker")).resolve()
         (folder / "queue").mkdir(parents=True, exist_ok=True)
         (folder / "control").mkdir(parents=True, exist_ok=True)
         options.update(

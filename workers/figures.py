@@ -308,11 +308,19 @@ RunStatus = Literal["succeeded", "partial", "failed"]
 
 
 def run_status(
-    requests: Iterable[Mapping[str, Any] | object | None], stated: RunStatus = "succeeded"
+    requests: Iterable[Mapping[str, Any] | object | None],
+    stated: RunStatus = "succeeded",
+    *,
+    stopped_early: bool = False,
 ) -> RunStatus:
     """A run's status from its points' request counts: none succeeded -> failed; some failed
     -> partial; none failed -> succeeded. When no point counts its failures (a source that
-    counts successes only), the counts cannot say, and the stated status stands."""
+    counts successes only), the counts cannot say, and the stated status stands.
+
+    A run that stopped before its planned end (cancelled, interrupted) measured only part of
+    what it set out to: partial however its counts read, failed when none succeeded."""
+    if stopped_early:
+        stated = "partial"
     succeeded = failed = 0
     counted = False
     for counts in requests:
@@ -329,7 +337,7 @@ def run_status(
         return stated
     if succeeded == 0:
         return "failed"
-    return "partial" if failed else "succeeded"
+    return "partial" if failed or stopped_early else "succeeded"
 
 
 def _count(counts: Mapping[str, Any] | object, name: str) -> int | None:

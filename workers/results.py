@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, Final, Literal
 
 from pydantic import ConfigDict, Field, ValidationError, model_validator
 
@@ -36,9 +37,9 @@ from workers.result_fields import (
     json_path,
 )
 
-SCHEMA_ID = "inferboard.run/v1"
+SCHEMA_ID: Final = "inferboard.run/v1"
 # v1 grows by optional fields only; a document says the revision whose fields it uses.
-SCHEMA_REVISION = 2
+SCHEMA_REVISION = 3
 
 
 class Distribution(StrictModel):
@@ -157,7 +158,9 @@ class RequestRecord(StrictModel):
     session: Count | None = Field(None, description="revision 2: session index in the point")
     turn: Count | None = Field(None, description="revision 2: turn index within its session")
 
-    def _no_nul(self) -> RequestRecord:
+    # Replaces the base's NUL validator with a plain method (a pydantic descriptor in the
+    # base, so mypy sees another kind of member).
+    def _no_nul(self) -> StrictModel:  # type: ignore[override]
         # Not a validator here: `error` is the one free text, and its pattern (checked in
         # Rust) keeps NUL out without a Python call for each of 100,000 records.
         return self
@@ -329,7 +332,7 @@ class ResultDocument(StrictModel):
         le=SCHEMA_REVISION,
         description="additive revisions of v1; absent: 1. 2 adds scenario.sessions, "
         "scenario.trace, point.turns, point.sessions, point.server and records' "
-        "session/turn",
+        "session/turn; 3 adds stopped_early",
     )
     idempotency_key: str = Field(
         min_length=8,
@@ -339,6 +342,14 @@ class ResultDocument(StrictModel):
     )
     provenance: Provenance
     status: Literal["succeeded", "failed", "partial"] = "succeeded"
+    stopped_early: str | None = Field(
+        None,
+        min_length=1,
+        max_length=500,
+        description="revision 3: why the run ended before its planned end (cancelled, "
+        "interrupted), in its source's words; its points hold what it measured until then, "
+        "its status is partial (failed when nothing succeeded), and it never ranks by default",
+    )
     source: Source | None = None
     model: ModelInfo
     deployment: Deployment
@@ -361,6 +372,9 @@ class ResultDocument(StrictModel):
             raise ValueError("a run needs at least one point or one accuracy result")
         if self.points and self.scenario is None:
             raise ValueError("points need a scenario")
+        if self.stopped_early and self.status == "succeeded":
+            # It measured part of what it set out to: never stored as a whole run.
+            raise ValueError("a run that stopped early is partial, or failed, not succeeded")
         return self
 
     @classmethod
@@ -416,7 +430,7 @@ class DocumentError(ValueError):
         super().__init__("; ".join(f"{path}: {message}" for path, message in errors))
 
 
-def error_message(error: dict[str, Any]) -> str:
+def error_message(error: Mapping[str, Any]) -> str:
     ctx = error.get("ctx") or {}
     kind = error["type"]
     bounds = {
@@ -480,7 +494,10 @@ def reject_duplicate_keys(data: str | bytes) -> None:
 
 
 def parse_document[D: ResultDocument](
-    data: dict[str, Any] | str | bytes, model: type[D] = ResultDocument
+    # mypy cannot check a default against a type variable (python/mypy#3737); the default
+    # is D's own bound, so every call is typed right.
+    data: dict[str, Any] | str | bytes,
+    model: type[D] = ResultDocument,  # type: ignore[assignment]
 ) -> D:
     """Validate a document, raising DocumentError with JSON paths of every problem.
 

@@ -51,7 +51,3 @@ SCENARIO_PRESETS: tuple[dict, ...] = (
         "shape_suffix": "single-stream",
     },
 )
-
-
-def preset_named(slug: str) -> dict | None:
-    return next((p for p in SCENARIO_PRESETS if p["slug"] == slug), None)

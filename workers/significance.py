@@ -297,6 +297,19 @@ def _replicates(
     return draws[chosen, columns].mean(axis=1)
 
 
+def side_replicates(
+    metric: str, runs: Sequence[Run], *, rng: np.random.Generator, replicates: int = REPLICATES
+) -> np.ndarray:
+    """`replicates` bootstrap values of one side's figure, resampled as `compare` resamples
+    it (runs, then requests or blocks within each drawn run; a run without records at its
+    figure): for a statistic other than the ratio's interval (apps/costs/odds.py)."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric {metric!r}; one of {', '.join(METRICS)}")
+    if not runs:
+        raise ValueError("a side needs at least one sample")
+    return _replicates(metric, runs, rng, replicates)
+
+
 @dataclass(frozen=True)
 class Difference:
     """B against A on one metric: B/A - 1 with its interval, and what that means."""

@@ -170,9 +170,6 @@ class Slo:
             parts.append("success rate not required")
         return ", ".join(parts)
 
-    def bound_for(self, metric: Metric) -> Bound | None:
-        return next((b for b in self.bounds if b.metric == metric), None)
-
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
@@ -284,9 +281,12 @@ def from_legacy(
     """The SLO an old document (or scenario row) meant: every bound at `ttft_percentile`,
     in ms. That is what the load generator that wrote those documents checked."""
     percentile = percentile_name(ttft_percentile, "ttft_percentile")
+    stated: tuple[tuple[Metric, float | None], ...] = (
+        ("ttft", ttft_ms),
+        ("tpot", tpot_ms),
+        ("e2el", e2el_ms),
+    )
     bounds = tuple(
-        Bound(metric, percentile, limit, "ms")
-        for metric, limit in (("ttft", ttft_ms), ("tpot", tpot_ms), ("e2el", e2el_ms))
-        if limit is not None
+        Bound(metric, percentile, limit, "ms") for metric, limit in stated if limit is not None
     )
     return Slo(bounds, min_success_rate)

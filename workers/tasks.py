@@ -31,6 +31,8 @@ from celery.exceptions import Reject
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from workers.celery import TASK_ACCURACY, TASK_LOAD, app
+from workers.env import env_int, env_str
+from workers.loadgen.load_spec import LoadSpec
 from workers.result_facts import Deployment, ModelInfo, Scenario
 from workers.results import ResultDocument
 from workers.submit import ServerClient, ServerError, ServerRefused
@@ -50,17 +52,6 @@ class EndpointSpec(BaseModel):
     # the server's answer to `started`.
     api_key: SecretStr | None = None
     timeout_s: float = Field(600.0, gt=0)
-
-
-class LoadSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    concurrency: list[int] = Field(default_factory=lambda: [1])
-    rates: list[float] | None = None
-    requests: int | None = Field(None, ge=1)
-    duration_s: float | None = Field(None, gt=0)
-    warmup: int = Field(0, ge=0)
-    seed: int = 0
 
 
 class JobSpec(BaseModel):
@@ -122,7 +113,7 @@ class Progress:
 @signals.worker_init.connect
 def _require_token(**_: Any) -> None:
     # Fail at startup, not at the first job: a worker without a token cannot report anything.
-    if not os.environ.get(TOKEN_ENV):
+    if not env_str(TOKEN_ENV):
         # SystemExit, because Celery logs and swallows ordinary exceptions from receivers.
         raise SystemExit(f"{TOKEN_ENV} is not set: the worker needs an inferboard API token")
 
@@ -168,8 +159,8 @@ def _report_unreadable(raw: Any, worker: str, problems: str) -> None:
     try:
         job_id, attempt = int(raw["job_id"]), int(raw.get("attempt", 1))
         client = ServerClient(
-            os.environ.get(SERVER_ENV) or str(raw["server_url"]),
-            os.environ.get(TOKEN_ENV, ""),
+            env_str(SERVER_ENV) or str(raw["server_url"]),
+            env_str(TOKEN_ENV),
             attempts=2,
         )
         if client.event(job_id, "started", attempt=attempt, worker=worker).proceed:
@@ -182,9 +173,9 @@ def _report_unreadable(raw: Any, worker: str, problems: str) -> None:
 def execute(spec: JobSpec, *, worker: str, client: ServerClient | None = None) -> dict[str, Any]:
     """Run one job and report it; returns what happened (the server holds the truth)."""
     client = client or ServerClient(
-        os.environ.get(SERVER_ENV) or spec.server_url,
-        os.environ.get(TOKEN_ENV, ""),
-        attempts=int(os.environ.get("INFERBOARD_SERVER_ATTEMPTS", "6")),
+        env_str(SERVER_ENV) or spec.server_url,
+        env_str(TOKEN_ENV),
+        attempts=env_int("INFERBOARD_SERVER_ATTEMPTS", 6, minimum=1),
     )
 
     member = spec.member if spec.members > 1 else None
@@ -387,17 +378,12 @@ def measure_load(
     not match, so the job fails."""
     from workers.loadgen import measure as load
     from workers.loadgen.client import EndpointConfig
-    from workers.loadgen.prompts import (
-        CalibratedCounter,
-        EndpointTokenizer,
-        scenario_workload,
-        usage_probe,
-    )
-    from workers.loadgen.runner import Level, LoadPlan
+    from workers.loadgen.prompts import CalibratedCounter, EndpointTokenizer, usage_probe
+    from workers.loadgen.setup import load_setup
 
     if spec.scenario is None or spec.load is None:
         raise ValueError("a load job needs a scenario and load levels")
-    scenario, load_spec, endpoint = spec.scenario, spec.load, spec.endpoint
+    scenario, endpoint = spec.scenario, spec.endpoint
     cfg = EndpointConfig(
         base_url=endpoint.url,
         model=endpoint.served_model,
@@ -407,28 +393,8 @@ def measure_load(
     )
     progress.text = "calibrating prompts"
     counter = EndpointTokenizer.probe(cfg) or CalibratedCounter(usage_probe(cfg))
-    workload, overhead = scenario_workload(
-        cfg,
-        counter,
-        input_tokens=scenario.input_tokens,
-        output_tokens=scenario.output_tokens,
-        prefix_hit_rate=scenario.prefix_cache_hit_rate,
-        length_spread=scenario.length_spread,
-        seed=load_spec.seed,
-    )
-    if load_spec.rates:
-        levels = [Level(rate=rate) for rate in load_spec.rates]
-    else:
-        levels = [Level(concurrency=c) for c in load_spec.concurrency]
-    plan = LoadPlan(
-        levels=levels,
-        requests=load_spec.requests,
-        duration_s=load_spec.duration_s,
-        warmup=load_spec.warmup,
-        slo=scenario.slo,
-        seed=load_spec.seed,
-    )
-    setup = load.LoadSetup(cfg, workload, plan, counter, overhead, load_spec.seed)
+    # The CLI's own builder (workers/loadgen/setup.py): a job asks for what the CLI can.
+    setup = load_setup(cfg, counter, scenario, spec.load)
     if spec.members > 1:
         return _measure_member(spec, setup, scenario, progress, cancel)
 

@@ -112,6 +112,7 @@ def _limit(pairs: list[tuple[str, str, str]], now: float | None, what: str = "wr
             for done in counted:
                 _uncount(done)
             raise RateLimited(scope, retry_after, what)
+        assert hit is not None  # _hit counts whatever it does not refuse
         counted.append(hit)
 
 
@@ -181,6 +182,6 @@ class WriteThrottle(BaseThrottle):
             else:
                 anonymous_write_limit(request)
         except RateLimited as exc:
-            request.rate_limited = exc  # type: ignore[attr-defined]
+            request.rate_limited = exc
             return False
         return True

@@ -49,6 +49,17 @@ def require_role(org: Organization | None, user: Any, needed: str) -> Membership
     return membership
 
 
+def org_with_role(request: HttpRequest, needed: str) -> Organization | None:
+    """The signed-in person's current organization where they hold at least `needed`; None
+    otherwise (a page then refuses, naming what it needs)."""
+    org = current_org(request)
+    try:
+        require_role(org, request.user, needed)
+    except PermissionDenied:
+        return None
+    return org
+
+
 def orgs_of(user: Any) -> QuerySet[Organization]:
     if user is None or not user.is_authenticated:
         return Organization.objects.none()

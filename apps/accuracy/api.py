@@ -63,6 +63,7 @@ def compare(
     if view.error:
         return Status(422, error_body("b", view.error))
     c = view.comparison
+    assert c is not None  # a view without an error has its comparison
     return {
         "n": c.n,
         "both": c.both,

@@ -48,14 +48,15 @@ def accuracy_compare(request: HttpRequest) -> HttpResponse:
         else None
         for key in ("a", "b")
     }
-    refusal = query.refusal() or (None if found["a"] and found["b"] else PICK_TWO)
-    if refusal:
+    baseline, candidate = found["a"], found["b"]
+    refusal = query.refusal() or (None if baseline and candidate else PICK_TWO)
+    if refusal or baseline is None or candidate is None:
         return render(request, "accuracy/compare.html", {"error": refusal}, status=400)
     aa_results = [selectors.accuracy_result_get(result_id=i, org=org) for i in asked["aa"]]
     aa = tuple(aa_results) if len(aa_results) == 2 and all(aa_results) else None
     margin = asked["margin"]
     view = selectors.paired_comparison(
-        baseline=found["a"], candidate=found["b"], margin_points=margin, aa=aa
+        baseline=baseline, candidate=candidate, margin_points=margin, aa=aa
     )
     context = {"view": view, "margin": margin, "query": request.GET.urlencode()}
     return render(request, "accuracy/compare.html", context)

@@ -24,7 +24,9 @@ from apps.api_errors import (
     errors_json_schema,
 )
 from apps.catalog.api import router as catalog_router
+from apps.claims.api import router as claims_router
 from apps.costs.api import router as costs_router
+from apps.costs.api.accelerators import router as accelerators_router
 from apps.costs.api.answer import router as answer_router
 from apps.errors import FieldRefused
 from apps.imports.api import router as imports_router
@@ -196,6 +198,8 @@ api.add_router("/costs", costs_router)
 api.add_router("/compare", answer_router)
 api.add_router("/accuracy", accuracy_router)
 api.add_router("/", catalog_router)
+api.add_router("/", accelerators_router)
+api.add_router("/", claims_router)
 api.add_router("/", jobs_router)
 
 

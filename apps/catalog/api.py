@@ -1,5 +1,5 @@
-"""/api/v1/accelerators and /scenarios: accelerators with the price tiers a caller may see, and
-scenarios (listed and created)."""
+"""/api/v1/scenarios: scenarios, listed and created. (/api/v1/accelerators, with their prices,
+is the price book's: apps/costs/api/accelerators.py.)"""
 
 from typing import Any
 
@@ -12,24 +12,6 @@ from apps.catalog.services import scenario_get_or_create
 from workers.result_facts import Scenario as ScenarioIn
 
 router = Router(tags=["catalog"])
-
-
-class TierPriceOut(Schema):
-    tier: str
-    usd_per_gpu_hour: float
-    private: bool
-    source: str
-
-
-class AcceleratorOut(Schema):
-    sku: str
-    vendor: str
-    pool: str
-    hbm_gb: float | None
-    board_power_w: float | None
-    all_in_kw: float | None
-    source: str
-    prices: list[TierPriceOut]
 
 
 class ScenarioOut(Schema):
@@ -51,32 +33,6 @@ class ScenarioOut(Schema):
         description="bounds beyond the legacy slo_* fields (metric, percentile, limit, unit)"
     )
     slo_min_success_rate: float
-
-
-@router.get("/accelerators", response=list[AcceleratorOut], summary="Accelerators and prices")
-def list_accelerators(request: HttpRequest):
-    """Each accelerator with its reference price tiers (and the caller's own price book)."""
-    return [
-        {
-            "sku": a.sku,
-            "vendor": a.vendor,
-            "pool": a.pool,
-            "hbm_gb": a.hbm_gb,
-            "board_power_w": a.board_power_w,
-            "all_in_kw": a.all_in_kw,
-            "source": a.source,
-            "prices": [
-                {
-                    "tier": p.tier,
-                    "usd_per_gpu_hour": p.usd_per_gpu_hour,
-                    "private": p.org_id is not None,
-                    "source": p.source,
-                }
-                for p in a.prices.all()
-            ],
-        }
-        for a in selectors.accelerator_list(org=optional_org(request))
-    ]
 
 
 @router.get("/scenarios", response=list[ScenarioOut], summary="Scenarios and presets")

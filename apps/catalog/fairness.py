@@ -127,7 +127,7 @@ def accuracy_delta(
     )
 
 
-def deployment_facts(deployment: Deployment) -> dict[str, str]:
+def deployment_facts(deployment: Deployment) -> dict[str, Any]:
     quant = deployment.quant_weights
     if deployment.quant_activations or deployment.quant_kv_cache:
         quant += (

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.utils.text import slugify
 
-from apps.catalog.models import Accelerator, Deployment, Engine, Model, PriceTier, Scenario
+from apps.catalog.models import Accelerator, Deployment, Engine, Model, Scenario
 from apps.catalog.presets import PRESETS, preset_row, shape_key, shape_of
 from workers import result_facts
 from workers import results as doc
@@ -191,26 +191,20 @@ def scenario_create(
 
 
 def reference_accelerators_load(*, data: dict[str, Any]) -> int:
-    """Upsert accelerators and their reference price tiers; returns how many accelerators."""
+    """Upsert the reference accelerators; returns how many. Their prices and all-in power are
+    not stored: they are dated price sets shipped in one file and read where they are used
+    (apps/costs/reference.py), so no stored copy can fall behind a newer set."""
     sources = data.get("sources", {})
     board_power = data.get("board_power_w", {})
     for entry in data["accelerators"]:
         source = sources.get(entry.get("source", ""), entry.get("source", ""))
-        accelerator, _ = Accelerator.objects.update_or_create(
+        Accelerator.objects.update_or_create(
             sku=entry["sku"],
             defaults={
                 "vendor": entry.get("vendor", ""),
-                "all_in_kw": entry.get("all_in_kw"),
                 "board_power_w": board_power.get(entry["sku"]),
                 "source": source,
                 "note": entry.get("note", ""),
             },
         )
-        for tier, price in entry.get("usd_per_gpu_hr", {}).items():
-            PriceTier.objects.update_or_create(
-                accelerator=accelerator,
-                tier=tier,
-                org=None,
-                defaults={"usd_per_gpu_hour": price, "source": source},
-            )
     return len(data["accelerators"])

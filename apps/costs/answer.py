@@ -53,10 +53,19 @@ DIFFERING_FACTS = (
 STATED_LATENCY = figures.figure(figures.ANSWER_LATENCY)
 
 
+def _slot(figure: figures.Figure) -> tuple[str, str]:
+    if figure.slot is None:
+        raise ValueError(f"{figure.key} has no (distribution, percentile) slot")
+    return figure.slot
+
+
+STATED_SLOT = _slot(STATED_LATENCY)
+
+
 def shorthand_ceiling(ceiling_s: float | str) -> dict[str, float | str]:
     """The answer's bounds for the shorthand ceiling (`STATED_LATENCY.ceiling_param`): a TTFT
     ceiling in seconds at the stated latency's percentile."""
-    return {"ttft_s_max": ceiling_s, "ttft_percentile": STATED_LATENCY.slot[1]}
+    return {"ttft_s_max": ceiling_s, "ttft_percentile": STATED_SLOT[1]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +107,7 @@ class Measured:
     @property
     def latency_s(self) -> float | None:
         """The latency an answer states beside the point's throughput (STATED_LATENCY), s."""
-        distribution, percentile = STATED_LATENCY.slot
+        distribution, percentile = STATED_SLOT
         return self.metrics.get(f"{distribution}_s.{percentile}")
 
     @property
@@ -353,16 +362,16 @@ def answer(
         best_side(matching, sku, slo, interpolate=interpolate, max_gap=max_gap, side_of=side_of)
         for sku in (a, b)
     )
-    both = side_a.tok_s_per_gpu and side_b.tok_s_per_gpu
-    usd = side_a.usd_per_mtok and side_b.usd_per_mtok
+    tok_a, tok_b = side_a.tok_s_per_gpu, side_b.tok_s_per_gpu
+    usd_a, usd_b = side_a.usd_per_mtok, side_b.usd_per_mtok
     return Answer(
         a=side_a,
         b=side_b,
         slo=slo,
         facts=facts,
         differs=differences(side_a.point, side_b.point),
-        tok_ratio=side_a.tok_s_per_gpu / side_b.tok_s_per_gpu if both else None,
-        usd_ratio=side_a.usd_per_mtok / side_b.usd_per_mtok if usd else None,
+        tok_ratio=tok_a / tok_b if tok_a and tok_b else None,
+        usd_ratio=usd_a / usd_b if usd_a and usd_b else None,
         uncertainty=SINGLE,
         rule=rule_text(slo, interpolate=interpolate, max_gap=max_gap),
     )

@@ -26,12 +26,15 @@ from apps.costs.answer import (
     with_interval,
 )
 from apps.costs.formulas import CostInputError, TokenKind, priced_throughput, throughputs
+from apps.costs.odds import Odds, answer_odds, answer_prices
+from apps.costs.reference import PriceSet, price_set
 from apps.costs.selectors import point_metrics, price_book
 from apps.costs.slo import Slo
 from apps.runs.models import Run
 from apps.runs.selectors import runs_visible
 from apps.runs.significance import point_samples
 from workers.figures import PointView
+from workers.significance import Sample
 
 # The board's default price tier (apps/leaderboard/board_runs.Board.tier).
 DEFAULT_TIER = "owning_hyperscaler"
@@ -61,13 +64,14 @@ def answer_scenario(*, slug: str, org: Organization | None) -> Scenario | None:
 
 
 def gpu_hour_prices(
-    *, org: Organization | None, tier: str, own: Mapping[str, float]
+    *, org: Organization | None, tier: str, own: Mapping[str, float], prices_as_of: str = ""
 ) -> dict[str, float]:
-    """SKU (upper case) -> $/GPU-hr: the reference tier (or the organization's own tier),
-    with the visitor's own prices on top, as every money page prices."""
+    """SKU (upper case) -> $/GPU-hr: the reference tier of the set in force on `prices_as_of`
+    (or the organization's own tier), with the visitor's own prices on top, as every money
+    page prices."""
     found = {
         sku.upper(): book.usd_per_gpu_hour[tier]
-        for sku, book in price_book(org=org).items()
+        for sku, book in price_book(org=org, prices_as_of=prices_as_of).items()
         if tier in book.usd_per_gpu_hour
     }
     return found | {sku.upper(): price for sku, price in own.items()}
@@ -169,6 +173,10 @@ class Asked:
     # /compare/'s question: side A and B are these two deployments, not accelerators
     # (`a` and `b` are then "#<id>").
     deployments: tuple[int, int] | None = None
+    # The reference price set by date or name (apps/costs/reference.py); "": the newest.
+    prices_as_of: str = ""
+    # A user's $/GPU-hr range for side A and B (apps/costs/odds.py draws the odds over it).
+    price_ranges: tuple[tuple[float, float] | None, tuple[float, float] | None] = (None, None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +188,9 @@ class Asking:
     answer: Answer
     swing: Swing
     points: int
+    # P(A is cheaper than B) beside the $/Mtok ratio (apps/costs/odds.py), and the set priced.
+    odds: Odds | None = None
+    price_set: PriceSet | None = None
 
 
 def ask(
@@ -199,8 +210,11 @@ def ask(
     # Unless asked, no success rate is required: imported and published rows do not report
     # one, and the answer must judge them on their latencies (the SLO states it).
     rate = asked.min_success_rate if asked.min_success_rate is not None else 0.0
+    # The asked bounds are a dict of Slo.of's keywords; mypy cannot match each value's type.
     slo = Slo.of(**asked.bounds, min_success_rate=rate)  # type: ignore[arg-type]
-    prices = gpu_hour_prices(org=org, tier=asked.tier, own=asked.own_prices)
+    prices = gpu_hour_prices(
+        org=org, tier=asked.tier, own=asked.own_prices, prices_as_of=asked.prices_as_of
+    )
     points = measured_points(
         org=org,
         model=asked.model,
@@ -222,15 +236,31 @@ def ask(
         side_of=side_of,
     )
     level_runs = [p.point_id for side in (result.a, result.b) for p in side.level_runs]
-    result = with_interval(
-        result,
-        point_samples(point_ids=level_runs),
-        basis=asked.basis.value,
-        metrics=metrics,
-    )
+    samples = point_samples(point_ids=level_runs)
+    result = with_interval(result, samples, basis=asked.basis.value, metrics=metrics)
     swung = (
         swing(points, a=asked.a, b=asked.b, facts=asked.facts, slo=slo, side_of=side_of)
         if with_swing
         else Swing((), "")
     )
-    return Asking(asked, scenario, result, swung, len(points))
+    return Asking(
+        asked,
+        scenario,
+        result,
+        swung,
+        len(points),
+        odds=_odds(asked, result, samples),
+        price_set=price_set(asked.prices_as_of),
+    )
+
+
+def _odds(asked: Asked, result: Answer, samples: Mapping[int, Sample]) -> Odds | None:
+    """The odds beside the answer's cost ratio (apps/costs/odds.py), kept apart from the rule."""
+    prices = answer_prices(
+        result,
+        tier=asked.tier,
+        own=asked.own_prices,
+        ranges=asked.price_ranges,
+        prices_as_of=asked.prices_as_of,
+    )
+    return answer_odds(result, samples, prices, basis=asked.basis.value)

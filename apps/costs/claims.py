@@ -106,7 +106,9 @@ def cost_ratio(
     return finite_result("throughput_ratio", (price_a / price_b) / ratio)
 
 
-def _holds(value: float, claimed: float, comparison: Comparison) -> bool:
+def holds(value: float, claimed: float, comparison: Comparison) -> bool:
+    """Whether a figure makes a claim: below, at most, or about (within ABOUT_TOLERANCE) it.
+    The one verdict the checker, the ledger (apps/claims) and the story give."""
     if comparison is Comparison.BELOW:
         return value < claimed
     if comparison is Comparison.AT_MOST:
@@ -135,11 +137,11 @@ def check_claim(claim: Claim, assumptions: Iterable[Assumption] = ()) -> ClaimCh
             )
         except CostInputError as error:
             raise CostInputError(f"assumptions[{index}].{error.field}", error.message) from None
-        verdicts.append(Verdict(assumption, ratio, _holds(ratio, claimed, comparison)))
+        verdicts.append(Verdict(assumption, ratio, holds(ratio, claimed, comparison)))
     return ClaimCheck(
         claim=claim,
         cost_ratio=computed,
-        holds=_holds(computed, claimed, comparison),
+        holds=holds(computed, claimed, comparison),
         # cost = price_ratio / throughput_ratio, solved for each at cost == claimed.
         throughput_ratio_needed=finite_result("claimed_cost_ratio", price_ratio / claimed),
         usd_per_gpu_hour_a_needed=finite_result(

@@ -65,6 +65,7 @@ CAPEX_FIELDS = (
 # Each query field's visible label, so a message names what the reader sees on the form.
 FIELD_LABELS = {
     "tier": "Tier",
+    "prices_as_of": "Prices as of",
     "tier_a": "A: Tier",
     "tier_b": "B: Tier",
     "ttft_s_max": "TTFT ≤ (s)",
@@ -363,16 +364,21 @@ class ProcurementQuery(CostForm):
         )
 
 
+# The claim checker's blank form. Its page opens on a claim of the ledger instead (its figures,
+# sides, basis tier, date and workload: apps/claims/checker.py), so no claim's numbers are here.
 CLAIM_DEFAULTS: dict[str, str] = {
-    "throughput_ratio": "0.8",
-    "claimed_cost_ratio": "0.5",
+    "claim": "",
+    "throughput_ratio": "",
+    "claimed_cost_ratio": "",
     "comparison": Comparison.BELOW.value,
-    "accelerator_a": "MI355X",
+    "accelerator_a": "",
     "tier_a": Tier.OWNING_HYPERSCALER.value,
     "price_a": "",
-    "accelerator_b": "B200",
+    "accelerator_b": "",
     "tier_b": Tier.OWNING_HYPERSCALER.value,
     "price_b": "",
+    # The reference prices, by date or set name (apps/costs/reference.py); blank: the newest.
+    "prices_as_of": "",
     "ttft_s_max": "",
     # The stored runs the claim is tried against: the one answer's question (its default
     # floor too, shown in the field so that clearing it asks for none).
@@ -496,6 +502,7 @@ class ClaimQuery(CostForm):
                 facts=facts,
                 bounds=bounds,
                 basis=data["token_kind"],
+                prices_as_of=values["prices_as_of"],
             )
             for facts in ([asked, wider] if wider != asked else [asked])
         ]

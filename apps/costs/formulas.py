@@ -129,10 +129,6 @@ class Throughput:
     output_tok_per_s: float
     cached_input_share: float = 0.0
 
-    @property
-    def total_tok_per_s(self) -> float:
-        return self.input_tok_per_s + self.output_tok_per_s
-
 
 @dataclass(frozen=True, slots=True)
 class TokenMix:
@@ -215,24 +211,6 @@ def _uncached_input_cost(input_cost: float, cached_cost: float, cached_share: fl
             f"(${input_cost:.4f}/Mtok)",
         )
     return remainder / (1.0 - share)
-
-
-def tok_s_of_basis(
-    basis: TokenKind,
-    *,
-    input_tok_s: float | None,
-    output_tok_s: float | None,
-    total_tok_s: float | None,
-) -> float | None:
-    """The throughput that a $/Mtok of `basis` divides by (total = input + output)."""
-    both = input_tok_s is not None and output_tok_s is not None
-    if basis is TokenKind.TOTAL and total_tok_s is None and both:
-        return input_tok_s + output_tok_s  # type: ignore[operator]
-    return {
-        TokenKind.INPUT: input_tok_s,
-        TokenKind.OUTPUT: output_tok_s,
-        TokenKind.TOTAL: total_tok_s,
-    }[basis]
 
 
 def unstated_readings(

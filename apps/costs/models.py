@@ -27,7 +27,7 @@ class OrgNamed(models.Model):
         ordering = ["org", "name"]
 
     def __str__(self) -> str:
-        return f"{self.org.slug}: {self.name}"  # type: ignore[attr-defined]
+        return f"{self.org.slug}: {self.name}"
 
 
 class PriceProfile(OrgNamed):

@@ -7,7 +7,9 @@ asks here, so a price profile changes them all alike. Own prices come from, in o
 2. `price_<SKU>=<$/GPU-hr>` in the URL, which anyone may give (an anonymous visitor's
    profile, and what a permalink carries so it reproduces the page without an account).
 
-Accelerators without an own price keep the chosen reference tier's price.
+Accelerators without an own price keep the chosen reference tier's price. Which reference
+prices: the dated set a page is asked for (`prices_as_of=<date or set name>`, read here by
+`asked_price_set`), the newest by default (apps/costs/reference.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from django.http import HttpRequest
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import current_org
+from apps.costs.formulas import CostInputError
+from apps.costs.reference import PRICES_AS_OF, PriceSet, price_set
 
 PRICE_PREFIX = "price_"
 
@@ -46,6 +50,26 @@ class PriceSheet:
 
     def pairs(self) -> tuple[tuple[str, float], ...]:
         return tuple(sorted(self.own.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class AskedPriceSet:
+    """A page's `prices_as_of`: what to price with (the value, or "" for the newest), the set
+    that prices, and why a value was not used ("" when it was)."""
+
+    value: str
+    price_set: PriceSet
+    problem: str = ""
+
+
+def asked_price_set(query: Mapping[str, str]) -> AskedPriceSet:
+    """The reference price set a page's query asks for; one it cannot use is said and the
+    newest set prices the page instead (the API refuses it: 422 naming prices_as_of)."""
+    value = (query.get(PRICES_AS_OF) or "").strip()
+    try:
+        return AskedPriceSet(value, price_set(value))
+    except CostInputError as exc:
+        return AskedPriceSet("", price_set(), f"{exc.message}; priced with the newest set")
 
 
 def url_prices(query: Mapping[str, str]) -> dict[str, float]:
@@ -100,8 +124,14 @@ def profile_sell_prices(org: Organization | None) -> dict[str, float | None]:
 
 def price_sheet(request: HttpRequest) -> PriceSheet:
     """This visitor's own prices: their organization's profile, then the URL's on top."""
-    name, own = profile_prices(current_org(request))
-    linked = url_prices(request.GET)
+    return org_price_sheet(current_org(request), request.GET)
+
+
+def org_price_sheet(org: Organization | None, query: Mapping[str, str]) -> PriceSheet:
+    """An organization's profile prices with a query's `price_<SKU>` on top (price_sheet's,
+    for a caller known by its token: the MCP server, apps/agents)."""
+    name, own = profile_prices(org)
+    linked = url_prices(query)
     return PriceSheet(own={**own, **linked}, profile=name, from_url=frozenset(linked))
 
 

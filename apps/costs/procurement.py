@@ -80,10 +80,10 @@ def curve_readings(
     token kind; None when it did, or when the scenario's shape is unknown. `tput` is the lower
     reading, the one a curve's points carry (selectors.deployment_curves): the higher is the
     same figure read the other way, a fixed ratio of it for one shape and basis."""
-    shape = (curve.input_tokens, curve.output_tokens)
-    if curve.token_kind != "unlabelled" or tput is None or basis is None or not all(shape):
+    n_in, n_out = curve.input_tokens, curve.output_tokens
+    if curve.token_kind != "unlabelled" or tput is None or basis is None or not n_in or not n_out:
         return None
-    low, high = sorted(unstated_readings(1.0, basis, input_tokens=shape[0], output_tokens=shape[1]))
+    low, high = sorted(unstated_readings(1.0, basis, input_tokens=n_in, output_tokens=n_out))
     return tput, tput * high / low
 
 
@@ -324,6 +324,8 @@ def _priced_row(
         token_basis=inputs.token_kind,
         miss=miss,
         relaxed_plan=relaxed_plan,
+        # Two dicts of named figures unpacked into the row's fields: mypy cannot match a
+        # dict's values to each keyword's own type.
         **_served_costs(plan, inputs.workload),  # type: ignore[arg-type]
         **_revenue(plan, inputs),  # type: ignore[arg-type]
     )

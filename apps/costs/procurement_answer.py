@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlencode
 
 from django.urls import reverse
@@ -61,6 +62,7 @@ def question(
         "tier": values.get("tier", ""),
         "swing": "false",
         **({"precision": values["precision"]} if values.get("precision") else {}),
+        **({"prices_as_of": values["prices_as_of"]} if values.get("prices_as_of") else {}),
         **{name: values[name] for name in SLO_FIELDS if values.get(name)},
     }
     pct = (values.get("min_success_pct") or "").strip()
@@ -81,7 +83,8 @@ def cheaper_at_slo(
     params = question(values, inputs, rows)
     if params is None:
         return None
-    asked = AnswerQuery(**{k: v for k, v in params.items() if not k.startswith(PRICE_PREFIX)})
+    fields: dict[str, Any] = {k: v for k, v in params.items() if not k.startswith(PRICE_PREFIX)}
+    asked = AnswerQuery(**fields)
     try:
         asking = ask(asked.asked(url_prices(params)), org=org, with_swing=False)
     except CostInputError:

@@ -49,7 +49,7 @@ EXPORT_COLUMNS = (
 
 def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[str, object]]:
     """One flat record per row, for CSV and JSON export."""
-    records = []
+    records: list[dict[str, object]] = []
     for rank, row in enumerate(rows, start=1):
         plan = row.plan
         notes = [row.problem] if row.problem else []

@@ -23,6 +23,8 @@ from apps.costs.slo import Slo
 
 DEFAULTS: dict[str, str] = {
     "tier": Tier.OWNING_HYPERSCALER.value,
+    # The reference price set, by date or name (apps/costs/reference.py); blank: the newest.
+    "prices_as_of": "",
     "token_kind": TokenKind.OUTPUT.value,
     "ttft_s_max": "",
     "ttft_percentile": "p99",
@@ -82,6 +84,7 @@ PRICE_PREFIX = "price_"
 CAPEX_PRICE_SOURCE = "your capex + opex"
 TEXT_FIELDS = {
     "tier",
+    "prices_as_of",
     "token_kind",
     "ttft_percentile",
     "capex_accelerator",

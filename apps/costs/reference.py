@@ -1,47 +1,156 @@
-"""Reference price tiers: visible to everyone, used when a user gives no price of their own.
+"""Reference prices: named, dated price sets, and the book they make on a date.
 
-Source: SemiAnalysisAI/InferenceX-app packages/app/src/lib/constants.ts GPU_SPECS (commit
-77ca49a, 2026-04-03); $/GPU-hr from the SemiAnalysis AI Cloud TCO model, power in kW per
-GPU all-in (facility share, not chip TDP). B300 and GB300 prices are marked temporary at
-the source (1.2x B200 / GB200).
+Every reference $/GPU-hr and every all-in kW per GPU belongs to one set in ONE file,
+`reference_prices/price_sets.json`, each with its source (repository, path, commit, date;
+`reference_prices/SOURCES.md` says how each was read). A set states what its source published
+on its date, and may state only some of it (a power correction, one re-priced tier): on a
+date, each tier's price of each accelerator comes from the newest set in force that states
+it, and so does its power. The newest set is the default everywhere; a page or the API asked
+`prices_as_of=<date>` or `=<set name>` prices with the set in force then.
+
+`apps/costs/selectors.price_book` is the one reader pages and the API call: these sets, then
+any reference row an operator stored, then an organization's own tiers.
 """
 
 from __future__ import annotations
 
-from apps.costs.formulas import AcceleratorPrices, Tier
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from functools import cache
+from pathlib import Path
+
+from apps.costs.formulas import AcceleratorPrices, CostInputError
 from apps.frame import TIER_LABELS as TIER_LABELS  # the one spelling of a tier, site-wide
 
-REFERENCE_SOURCE = "inferencex-gpu-specs"
+PRICE_SETS_FILE = Path(__file__).parent / "reference_prices" / "price_sets.json"
 REFERENCE_PRICE_SOURCE = "reference tier"
-REFERENCE_CITATION = (
-    "inferencex-gpu-specs: SemiAnalysisAI/InferenceX-app GPU_SPECS (commit 77ca49a, "
-    "2026-04-03), $/GPU-hr from the SemiAnalysis AI Cloud TCO model"
-)
+# The query parameter every money page and the API read a price set from.
+PRICES_AS_OF = "prices_as_of"
 
-_ROWS: tuple[tuple[str, float, float, float, float], ...] = (
-    # sku, all-in kW, owning hyperscaler, owning neocloud, 3-year rental ($/GPU-hr)
-    ("H100", 1.73, 1.30, 1.69, 1.30),
-    ("H200", 1.73, 1.41, 1.74, 1.60),
-    ("B200", 2.17, 1.95, 2.34, 2.90),
-    ("B300", 2.17, 2.34, 2.808, 3.48),
-    ("GB200", 2.10, 2.21, 2.75, 3.30),
-    ("GB300", 2.10, 2.652, 3.30, 3.96),
-    ("MI300X", 1.79, 1.12, 1.40, 1.55),
-    ("MI325X", 2.18, 1.28, 1.59, 1.80),
-    ("MI355X", 2.65, 1.48, 1.90, 2.10),
-)
 
-REFERENCE_PRICES: dict[str, AcceleratorPrices] = {
-    sku: AcceleratorPrices(
-        sku=sku,
-        usd_per_gpu_hour={
-            Tier.OWNING_HYPERSCALER.value: hyperscaler,
-            Tier.OWNING_NEOCLOUD.value: neocloud,
-            Tier.RENTAL_3YR.value: rental,
-        },
-        all_in_kw=kw,
-        sources={tier.value: REFERENCE_PRICE_SOURCE for tier in Tier},
-        citations={tier.value: REFERENCE_CITATION for tier in Tier},
-    )
-    for sku, kw, hyperscaler, neocloud, rental in _ROWS
-}
+@dataclass(frozen=True, slots=True)
+class PriceSet:
+    """One dated set of reference prices and power, as its source published them."""
+
+    name: str
+    title: str
+    in_force_from: date
+    source: str  # "repo path @commit (date)", or the pull request where no commit was read
+    usd_per_gpu_hour: Mapping[str, Mapping[str, float]]  # tier -> SKU -> $/GPU-hr
+    all_in_kw: Mapping[str, float]  # SKU -> kW
+    notes: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """'semianalysis-2026-07 (SemiAnalysis ... July 2026 ..., in force from 2026-07-31)'."""
+        return f"{self.name} ({self.title}, in force from {self.in_force_from.isoformat()})"
+
+    @property
+    def citation(self) -> str:
+        return f"{self.name}: {self.title}; {self.source}"
+
+
+def _source_line(source: Mapping[str, object]) -> str:
+    where = f"{source['repo']} {source['path']}"
+    if source.get("commit"):
+        where += f" @{str(source['commit'])[:7]}"
+    if source.get("pull_request"):
+        where += f" (pull request #{source['pull_request']})"
+    return f"{where}, {source['committed']}"
+
+
+def read_price_sets(path: Path = PRICE_SETS_FILE) -> tuple[PriceSet, ...]:
+    """The sets in a price-set file, oldest first."""
+    data = json.loads(path.read_text())
+    sets = [
+        PriceSet(
+            name=entry["name"],
+            title=entry["title"],
+            in_force_from=date.fromisoformat(entry["in_force_from"]),
+            source=_source_line(entry["source"]),
+            usd_per_gpu_hour={
+                tier: {sku.upper(): float(price) for sku, price in prices.items()}
+                for tier, prices in entry["usd_per_gpu_hour"].items()
+            },
+            all_in_kw={sku.upper(): float(kw) for sku, kw in entry["all_in_kw"].items()},
+            notes=tuple(entry.get("notes", ())),
+        )
+        for entry in data["sets"]
+    ]
+    return tuple(sorted(sets, key=lambda s: s.in_force_from))
+
+
+@cache
+def price_sets() -> tuple[PriceSet, ...]:
+    """The shipped sets, oldest first (read once per process)."""
+    return read_price_sets()
+
+
+def price_set(choice: str | date | None = None, sets: Sequence[PriceSet] | None = None) -> PriceSet:
+    """The set named `choice`, or the one in force on the date `choice` (YYYY-MM-DD); the
+    newest when `choice` is empty. Anything else is a CostInputError naming prices_as_of."""
+    known = tuple(sets) if sets is not None else price_sets()
+    if not choice:
+        return known[-1]
+    if isinstance(choice, str):
+        text = choice.strip()
+        named = next((s for s in known if s.name == text), None)
+        if named is not None:
+            return named
+        try:
+            choice = date.fromisoformat(text)
+        except ValueError:
+            names = ", ".join(s.name for s in known)
+            raise CostInputError(
+                PRICES_AS_OF, f"{text[:40]!r} is neither a date (YYYY-MM-DD) nor a set ({names})"
+            ) from None
+    in_force = [s for s in known if s.in_force_from <= choice]
+    if not in_force:
+        raise CostInputError(
+            PRICES_AS_OF,
+            f"no price set was in force on {choice.isoformat()} "
+            f"(the first, {known[0].name}, from {known[0].in_force_from.isoformat()})",
+        )
+    return in_force[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceBook:
+    """The reference prices in force under `price_set`: by SKU, each tier's price and the
+    power citing the set that stated it (an older one where the chosen set is silent)."""
+
+    price_set: PriceSet
+    prices: dict[str, AcceleratorPrices] = field(default_factory=dict)
+
+
+def reference_book(
+    choice: str | date | None = None, sets: Sequence[PriceSet] | None = None
+) -> ReferenceBook:
+    """The reference book in force for `choice` (see `price_set`)."""
+    known = tuple(sets) if sets is not None else price_sets()
+    chosen = price_set(choice, known)
+    # Newest first among the sets in force then: the first that states a value gives it.
+    in_force = [s for s in reversed(known) if s.in_force_from <= chosen.in_force_from]
+    usd: dict[str, dict[str, float]] = {}
+    citations: dict[str, dict[str, str]] = {}
+    kw: dict[str, float] = {}
+    for each in in_force:
+        for tier, by_sku in each.usd_per_gpu_hour.items():
+            for sku, price in by_sku.items():
+                if tier not in usd.setdefault(sku, {}):
+                    usd[sku][tier] = price
+                    citations.setdefault(sku, {})[tier] = each.citation
+        for sku, figure in each.all_in_kw.items():
+            kw.setdefault(sku, figure)
+    prices = {
+        sku: AcceleratorPrices(
+            sku=sku,
+            usd_per_gpu_hour=usd.get(sku, {}),
+            all_in_kw=kw.get(sku),
+            sources={tier: REFERENCE_PRICE_SOURCE for tier in usd.get(sku, {})},
+            citations=citations.get(sku, {}),
+        )
+        for sku in sorted(set(usd) | set(kw))
+    }
+    return ReferenceBook(chosen, prices)

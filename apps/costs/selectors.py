@@ -6,13 +6,15 @@ dataclass for the pure functions in formulas / slo / capacity / claims.
 
 from __future__ import annotations
 
+from datetime import date
+
 from django.db.models import Exists, OuterRef, Q
 
 from apps.accounts.models import Organization
 from apps.catalog.models import PriceTier
 from apps.costs.formulas import AcceleratorPrices, TokenKind, throughputs
 from apps.costs.procurement import DeploymentCurve
-from apps.costs.reference import REFERENCE_PRICE_SOURCE, REFERENCE_PRICES
+from apps.costs.reference import REFERENCE_PRICE_SOURCE, PriceSet, reference_book
 from apps.costs.slo import SloPoint
 from apps.runs.models import Point, Run
 from apps.runs.selectors import runs_visible
@@ -24,8 +26,22 @@ from workers.figures import PointView
 ORG_PRICE_SOURCE = "your organization's price book"
 
 
-def price_book(*, org: Organization | None = None) -> dict[str, AcceleratorPrices]:
-    """Reference tiers (shipped, then as stored) with the caller's own prices on top."""
+class PriceBook(dict[str, AcceleratorPrices]):
+    """A price book by SKU, with the reference set that priced it (`price_set`)."""
+
+    def __init__(self, entries: dict[str, AcceleratorPrices], price_set: PriceSet) -> None:
+        super().__init__(entries)
+        self.price_set = price_set
+
+
+def price_book(
+    *, org: Organization | None = None, prices_as_of: str | date | None = None
+) -> PriceBook:
+    """The one price book every page and the API price with: the reference set in force on
+    `prices_as_of` (a date or a set's name; the newest when empty; see apps/costs/reference.py),
+    then any reference row an operator stored on this site, then the caller's organization's
+    own tiers on top. A `prices_as_of` that names no set is a CostInputError."""
+    shipped = reference_book(prices_as_of)
     books = {
         sku: AcceleratorPrices(
             sku=book.sku,
@@ -34,7 +50,7 @@ def price_book(*, org: Organization | None = None) -> dict[str, AcceleratorPrice
             sources=dict(book.sources),
             citations=dict(book.citations),
         )
-        for sku, book in REFERENCE_PRICES.items()
+        for sku, book in shipped.prices.items()
     }
     visible = Q(org__isnull=True) | (Q(org=org) if org is not None else Q(pk__in=[]))
     # Reference rows first, so an organization's own price of the same tier wins.
@@ -51,7 +67,7 @@ def price_book(*, org: Organization | None = None) -> dict[str, AcceleratorPrice
         private = row.org_id is not None
         book.sources[row.tier] = ORG_PRICE_SOURCE if private else REFERENCE_PRICE_SOURCE
         book.citations[row.tier] = row.source
-    return books
+    return PriceBook(books, shipped.price_set)
 
 
 def point_metrics(point: Point) -> dict[str, float]:
@@ -129,8 +145,8 @@ def deployment_curves(
         gpus = max(deployment.gpus, 1)
         points = []
         unlabelled = False
-        scenario = run.scenario
-        shape = scenario_shape(scenario)
+        run_scenario = run.scenario
+        shape = scenario_shape(run_scenario)
         for point in run.points.all():
             # The one validity rule: a client-bound point, or one whose prompts missed their
             # length, never prices. Success is judged by the asked SLO's own floor.
@@ -161,10 +177,10 @@ def deployment_curves(
                 engine=f"{deployment.engine} {deployment.engine_version}".strip(),
                 quantization=deployment.quant_weights,
                 parallelism=deployment.parallelism_label,
-                scenario=scenario.name if scenario else "",
+                scenario=run_scenario.name if run_scenario else "",
                 input_tokens=shape[0],
                 output_tokens=shape[1],
-                cache_hit_rate=scenario.prefix_cache_hit_rate if scenario else None,
+                cache_hit_rate=run_scenario.prefix_cache_hit_rate if run_scenario else None,
                 provenance=run.provenance,
                 token_kind="unlabelled" if unlabelled else kind.value,
                 points=points,

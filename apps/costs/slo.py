@@ -217,7 +217,9 @@ def pareto_front(points: Sequence[SloPoint], slo: Slo) -> list[SloPoint]:
     front = [
         point
         for index, point in enumerate(points)
-        if not any(_dominates(other, point, slo) for other in points[:index] + points[index + 1 :])
+        if not any(
+            _dominates(other, point, slo) for other in [*points[:index], *points[index + 1 :]]
+        )
     ]
     unique: dict[tuple[float, ...], SloPoint] = {}
     for point in front:  # identical points: keep the first
@@ -441,9 +443,9 @@ def explain_miss(points: Sequence[SloPoint], slo: Slo) -> SloMiss:
         success = point.success_rate
         missed = success is not None and success_needed and success < slo.min_success_rate
         return (
-            worst + (slo.min_success_rate - success if missed else 0.0),
+            worst + (slo.min_success_rate - success if missed and success is not None else 0.0),
             -point.tok_per_s_per_gpu,
-        )  # type: ignore[operator]
+        )
 
     nearest = min(candidates, key=shortfall)
     failing = []

@@ -31,7 +31,7 @@ from apps.costs.forms import (
 from apps.costs.formulas import CostInputError, Tier, TokenKind
 from apps.costs.models import PriceProfile, SavedPage
 from apps.costs.post_forms import ActiveProfileForm, ProfileForm, SavedPageForm
-from apps.costs.prices import LINK_ONLY, with_profile_prices
+from apps.costs.prices import LINK_ONLY, asked_price_set, with_profile_prices
 from apps.costs.procurement import Row, cost_of_latency, procurement_rows
 from apps.costs.procurement_answer import cheaper_at_slo
 from apps.costs.procurement_export import EXPORT_COLUMNS, export_records
@@ -54,7 +54,7 @@ from apps.costs.procurement_table import (
     table_page,
 )
 from apps.costs.projected import projected_plan
-from apps.costs.reference import TIER_LABELS
+from apps.costs.reference import PRICES_AS_OF, TIER_LABELS
 from apps.csv_safe import safe_rows
 from apps.htmx import page_or_partial, wants_partial
 from apps.projections import selectors as projection_selectors
@@ -99,7 +99,8 @@ def _calculate(
         # No model asked (not even "all", model=): the one with the most priceable runs, not
         # a mix of every model's newest runs, which no one compares.
         profiled = replace(profiled, params={**profiled.params, "model": default_model(org=org)})
-    book = selectors.price_book(org=org)
+    asked = asked_price_set(profiled.params)
+    book = selectors.price_book(org=org, prices_as_of=asked.value)
     query = ProcurementQuery(profiled.params, book, profile=profiled, shapes=_scenario_shapes(org))
     inputs = query.inputs()
     if inputs is None:
@@ -114,9 +115,12 @@ def _calculate(
 
 
 def _unknown_tier(query: ProcurementQuery) -> list[FieldError]:
-    """A tier no public price has: a notice on the page, an error in a download."""
-    message = unknown_tier(query.data["tier"], selectors.price_book(org=None))
-    return [FieldError("tier", message)] if message else []
+    """A tier no public price has, or a price set none is: a notice on the page, an error
+    in a download."""
+    asked = asked_price_set(query.data)
+    found = [FieldError(PRICES_AS_OF, asked.problem)] if asked.problem else []
+    message = unknown_tier(query.data["tier"], selectors.price_book(prices_as_of=asked.value))
+    return found + ([FieldError("tier", message)] if message else [])
 
 
 def _kept(name: str, value: str) -> bool:
@@ -157,6 +161,7 @@ def procurement(request: HttpRequest) -> HttpResponse:
     context = {
         "values": values,
         "inputs": inputs,
+        "price_set": asked_price_set(values).price_set,
         "errors": errors,
         "error_fields": {error.field for error in errors},
         "field_labels": {error.field: field_label(error.field) for error in errors},
@@ -170,7 +175,7 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "best_rows": [row for row in rows if row.best_for_accelerator],
         "query": _query(values),
         "permalink_query": _permalink_query(values),
-        "profile_name": query.profile.profile,
+        "profile_name": query.profile.profile if query.profile else None,
         "org": org,
         "profiles": list(PriceProfile.objects.filter(org=org)) if org else [],
         "saved_pages": list(SavedPage.objects.filter(org=org)) if org else [],
@@ -221,10 +226,14 @@ def _add_projected(
         return
     workload = inputs.workload
     projection = projection_selectors.projection_for_shape(
+        model=inputs.model or None,
         input_tokens=workload.input_tokens,
         output_tokens=workload.output_tokens,
         cache_hit_rate=workload.cache_hit_rate,
     )
+    if isinstance(projection, projection_selectors.NoProjection):
+        context["no_projection"] = projection.reason
+        return
     context["projection"] = projection
     if projection is not None:
         book = selectors.price_book(org=viewer_org(request))

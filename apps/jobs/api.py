@@ -105,6 +105,22 @@ class RunRequest(Input):
         description=f"load jobs: workers of the pool sharing the job "
         f"(at most {settings.JOB_MAX_MEMBERS})",
     )
+    # What the CLI's load flags ask for (workers/loadgen/load_spec.py); bounds are checked
+    # with the other options (specs.job_options_check), naming the option.
+    arrival: Literal["poisson", "gamma"] | None = Field(
+        None, description="open loop: the arrival process"
+    )
+    burstiness: float | None = Field(None, description="gamma shape: 1 is Poisson, <1 burstier")
+    max_concurrency: int | None = Field(None, description="open loop: cap on requests in flight")
+    prefix_groups: int | None = Field(None, description="distinct shared prefixes")
+    early_stop: bool | None = Field(None, description="stop at the first saturated level")
+    processes: int | None = Field(None, description="client processes sharing each level")
+    client_cpu_limit: float | None = Field(
+        None, description="a level is client-bound past this share of a core"
+    )
+    client_lag_limit_ms: float | None = Field(
+        None, description="a level is client-bound when the event loop runs this late (p99)"
+    )
 
 
 class JobOut(Schema):
@@ -148,6 +164,8 @@ class JobOut(Schema):
 class EventIn(Input):
     model_config = STRICT_BODY
 
+    # The protocol's event names (workers/submit.py EVENTS) as a Literal made at run time,
+    # so the API's schema lists them; mypy reads a Literal of written values only.
     event: Literal[EVENTS]  # type: ignore[valid-type]
     attempt: Whole = Field(ge=1)
     worker: str = Field(min_length=1, max_length=300)

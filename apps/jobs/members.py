@@ -58,8 +58,8 @@ def member_event(
     if event == "heartbeat":
         if job.status != Job.Status.RUNNING or not mine:
             return EventAnswer(job.status, cancel=True, detail=f"job is {job.status}")
-        part.heartbeat_at = now  # type: ignore[union-attr]
-        part.save(update_fields=["heartbeat_at"])  # type: ignore[union-attr]
+        part.heartbeat_at = now
+        part.save(update_fields=["heartbeat_at"])
         job.heartbeat_at = now
         job.progress = f"member {member}: {message}"[:500]
         job.save(update_fields=["heartbeat_at", "progress"])

@@ -104,6 +104,8 @@ def deployment_from_facts(*, model: dict[str, Any], deployment: dict[str, Any]) 
         result_facts.ModelInfo.model_validate(model),
         result_facts.Deployment.model_validate(deployment),
     )
+    # _Facts has the two parts of a document deployment_upsert reads (duck-typed), not a
+    # whole ResultDocument.
     return deployment_upsert(document=facts)  # type: ignore[arg-type]
 
 
@@ -181,11 +183,6 @@ def endpoint_register(
         )
         audit_record(org=org, actor=actor, action="endpoint.created", target=endpoint.name)
     return endpoint
-
-
-def endpoint_set_key(*, endpoint: Endpoint, api_key: str) -> None:
-    endpoint.api_key_encrypted = encrypt(api_key)
-    endpoint.save(update_fields=["api_key_encrypted"])
 
 
 # Pools and jobs ---------------------------------------------------------------------------

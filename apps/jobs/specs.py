@@ -13,7 +13,8 @@ from apps.catalog.presets import shape_of
 from apps.errors import FieldRefused
 from apps.jobs.crypto import decrypt, job_binding_secret
 from apps.jobs.models import Job
-from workers.tasks import JobSpec, LoadSpec
+from workers.loadgen.load_spec import LoadSpec
+from workers.tasks import JobSpec
 
 
 class JobError(FieldRefused):
@@ -42,6 +43,7 @@ def job_options_check(kind: str, options: dict[str, Any]) -> None:
         raise JobError("options", "an object of job options")
     levels, top = settings.JOB_MAX_LEVELS, settings.JOB_MAX_CONCURRENCY
     known = {"concurrency", "rates", "requests", "duration_s", "warmup", "seed", "limit", "members"}
+    known |= set(LOAD_SETUP_OPTIONS)
     for name in options:
         if name not in known:
             raise JobError(name, f"unknown option (known: {', '.join(sorted(known))})")
@@ -80,6 +82,62 @@ def job_options_check(kind: str, options: dict[str, Any]) -> None:
         _number(duration) and 0 < duration <= settings.JOB_MAX_DURATION_S
     ):
         raise JobError("duration_s", f"seconds above 0, at most {settings.JOB_MAX_DURATION_S}")
+    _load_setup_options_check(kind, options)
+
+
+# What the CLI's load flags ask of a run beyond its levels (workers/loadgen/load_spec.py):
+# a job asks for them by the same names, and a worker builds the run from them as the CLI
+# does (workers/loadgen/setup.py).
+LOAD_SETUP_OPTIONS = (
+    "arrival",
+    "burstiness",
+    "max_concurrency",
+    "prefix_groups",
+    "early_stop",
+    "processes",
+    "client_cpu_limit",
+    "client_lag_limit_ms",
+)
+
+
+def _load_setup_options_check(kind: str, options: dict[str, Any]) -> None:
+    asked = [name for name in LOAD_SETUP_OPTIONS if options.get(name) is not None]
+    if kind == Job.Kind.ACCURACY and asked:
+        raise JobError(asked[0], "a load option; an accuracy job does not take it")
+    arrival = options.get("arrival")
+    if arrival is not None and arrival not in ("poisson", "gamma"):
+        raise JobError("arrival", "poisson or gamma")
+    early_stop = options.get("early_stop")
+    if early_stop is not None and not isinstance(early_stop, bool):
+        raise JobError("early_stop", "true or false")
+    for name, low, high in (
+        ("max_concurrency", 1, settings.JOB_MAX_CONCURRENCY),
+        ("prefix_groups", 1, settings.JOB_MAX_PREFIX_GROUPS),
+        ("processes", 1, settings.JOB_MAX_PROCESSES),
+    ):
+        value = options.get(name)
+        if value is not None and not (_whole(value) and low <= value <= high):
+            raise JobError(name, f"an integer from {low} to {high}")
+    value = options.get("burstiness")
+    if value is not None and not (_number(value) and 0 < value <= _MAX_BURSTINESS):
+        raise JobError("burstiness", f"a number above 0, at most {_MAX_BURSTINESS:g}")
+    for name, high in (
+        ("client_cpu_limit", _MAX_CLIENT_CPU),
+        ("client_lag_limit_ms", _MAX_CLIENT_LAG_MS),
+    ):
+        value = options.get(name)
+        if value is not None and not (_number(value) and 0 <= value <= high):
+            raise JobError(name, f"a number from 0 to {high:g}")
+    if (options.get("processes") or 1) > 1 and (options.get("members") or 1) > 1:
+        # A member runs its share in one process (workers/loadgen/members.py).
+        raise JobError("processes", "a job on several workers runs one client process on each")
+
+
+# Sanity bounds for numbers that cost a worker nothing to honour: a gamma shape (1 is
+# Poisson), the share of a core and the event-loop lag past which a level is client-bound.
+_MAX_BURSTINESS = 100.0
+_MAX_CLIENT_CPU = 64.0
+_MAX_CLIENT_LAG_MS = 60_000.0
 
 
 def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
@@ -107,8 +165,10 @@ def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
     if members > 1 and requests is None:
         # Members split a plan's requests; a duration has nothing to split.
         raise JobError("members", "several workers need a request count, not a duration")
-    if members > 1 and requests < members:
+    if members > 1 and requests is not None and requests < members:
         raise JobError("members", f"at most one member per request ({requests})")
+    if (options.get("processes") or 1) > 1 and requests is None:
+        raise JobError("processes", "several client processes need a request count, not a duration")
     load = {
         "concurrency": concurrency,
         "rates": rates or None,
@@ -116,12 +176,15 @@ def _load_spec(scenario: Scenario, options: dict[str, Any]) -> dict[str, Any]:
         "duration_s": duration,
         "warmup": options.get("warmup", scenario.warmup_requests),
         "seed": options.get("seed", 0),
+        **{name: options[name] for name in LOAD_SETUP_OPTIONS if options.get(name) is not None},
     }
     try:
-        return LoadSpec.model_validate(load).model_dump(mode="json")
+        # Unset options stay out of the message, so a worker older than them still reads
+        # every job that does not ask for them.
+        return LoadSpec.model_validate(load).model_dump(mode="json", exclude_unset=True)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
-        raise JobError(str(first["loc"][0]), first["msg"]) from None
+        raise JobError(str(first["loc"][0]) if first["loc"] else "options", first["msg"]) from None
 
 
 def _scenario_doc(scenario: Scenario, load: dict[str, Any]) -> dict[str, Any]:
@@ -148,8 +211,8 @@ def _scenario_doc(scenario: Scenario, load: dict[str, Any]) -> dict[str, Any]:
 
 
 def heartbeat_interval_s() -> float:
-    configured = getattr(settings, "JOB_HEARTBEAT_INTERVAL_S", None)
-    return float(configured or max(1.0, settings.JOB_HEARTBEAT_TIMEOUT_S / 4))
+    configured: float = settings.JOB_HEARTBEAT_INTERVAL_S
+    return configured or max(1.0, settings.JOB_HEARTBEAT_TIMEOUT_S / 4)
 
 
 # Version 2: the endpoint's key is not in the message. A worker gets it in the server's

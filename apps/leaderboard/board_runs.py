@@ -28,6 +28,8 @@ class Board:
     model: str | None = None
     scenario: str | None = None
     tier: str = "owning_hyperscaler"
+    # The reference price set by name or date (apps/costs/reference.py); empty: the newest.
+    prices_as_of: str = ""
     accelerator: str | None = None
     quantization: str | None = None
     include_simulated: bool = False

@@ -55,7 +55,7 @@ def _accelerator_series(groups: dict[str, list[dict[str, Any]]], series: str) ->
     """Series name -> the accelerator whose colour it wears: each series of one accelerator,
     when the series split by accelerator (accelerator, accelerator × precision) or no two
     series share one. Else none: the series keep colours of their own names."""
-    one = {}
+    one: dict[str, Any] = {}
     for name, points in groups.items():
         found = {p.get("accelerator") for p in points}
         if len(found) != 1 or None in found:

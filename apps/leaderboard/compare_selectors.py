@@ -99,6 +99,7 @@ def compare_answers(
     own_prices: dict[str, float],
     org: Organization | None,
     metrics: tuple[str, ...] = (),
+    prices_as_of: str = "",
 ) -> list[Asking]:
     """Each later column against the first, as the one answer gives it (apps/costs/answer.py):
     side A the column's deployment, side B the first's, so each ratio reads "this column
@@ -117,6 +118,7 @@ def compare_answers(
                 tier=tier,
                 own_prices=own_prices,
                 deployments=(other, first),
+                prices_as_of=prices_as_of,
             ),
             org=org,
             with_swing=False,

@@ -58,7 +58,7 @@ def like_for_like_pairs(
                 "serving" not in differs,
                 "engine" not in differs,
                 -len(differs),
-                min(a.tput_per_gpu, b.tput_per_gpu),
+                min(a.tput_per_gpu or 0.0, b.tput_per_gpu or 0.0),
             )
             held = best.get(a.quantization)
             if held is None or score > held[0]:

@@ -16,6 +16,8 @@ from django.db.models import QuerySet
 from django.http import QueryDict
 
 from apps.costs.answer import STATED_LATENCY
+from apps.costs.formulas import CostInputError
+from apps.costs.reference import price_set
 from apps.frame import label
 from apps.leaderboard import charts, selectors
 from apps.leaderboard.views.common import BASES
@@ -40,6 +42,7 @@ FIELD_LABELS = {
     "serving": "Serving",
     "since": "Runs from",
     "until": "Runs until",
+    "prices_as_of": "Prices as of",
 }
 FACETS = ("accelerator", "engine", "quantization", "serving")
 # The board's opt-in switches: any other value (or none) is off.
@@ -150,6 +153,21 @@ class Day(QueryField, IsoDateField):
     default_error_messages = {"invalid": "“%(value)s” is not a date like 2026-11-30; ignored."}
 
 
+class PriceSetChoice(QueryField):
+    """A reference price set by name, or the date whose set priced it (apps/costs/reference.py);
+    a bad one is named with the sets, and the newest set prices the page."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(default="", **kwargs)
+
+    def validate(self, value: Any) -> None:
+        if value:
+            try:
+                price_set(value)
+            except CostInputError as exc:
+                raise ValidationError(f"{exc.message}; priced with the newest set.") from None
+
+
 class ScenarioSlug(QueryField):
     """A scenario slug among those with runs the viewer may see."""
 
@@ -163,7 +181,11 @@ class ScenarioSlug(QueryField):
 
     def validate(self, value: Any) -> None:
         # A NUL byte is no slug, and PostgreSQL refuses it in a query: unknown, not asked.
-        if value and ("\x00" in value or not self.scenarios.filter(slug=value).exists()):
+        if value and (
+            "\x00" in value
+            or self.scenarios is None
+            or not self.scenarios.filter(slug=value).exists()
+        ):
             raise ValidationError(
                 self.error_messages["unknown"], code="unknown", params={"value": value}
             )
@@ -243,6 +265,7 @@ class BoardQuery(DefaultedQuery):
     # The order of the fields is the order the page lists their problems in.
     model = OneOf()
     tier = OneOf(default=DEFAULTS.tier)
+    prices_as_of = PriceSetChoice()
     sort = OneOf(selectors.SORTS, default=DEFAULTS.sort)
     rule = OneOf(selectors.RUN_RULES, default=DEFAULTS.rule)
     basis = OneOf(BASES, default=DEFAULTS.basis)
@@ -285,6 +308,7 @@ class CompareQuery(DefaultedQuery):
     d = forms.Field(required=False, widget=forms.MultipleHiddenInput)
     scenario = QueryField()
     tier = OneOf(default=DEFAULTS.tier)
+    prices_as_of = PriceSetChoice(label=FIELD_LABELS["prices_as_of"])
     basis = OneOf(BASES, default=DEFAULTS.basis)
     # The SLO the answer compares at (apps/costs/answer.py): the floor here, the shorthand
     # latency ceiling added after the class; missing: the scenario's bounds and, where they

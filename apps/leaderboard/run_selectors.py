@@ -97,7 +97,12 @@ def runs_speculation(*, run_ids: list[int]) -> dict[int, dict[str, Any]]:
 
 
 def run_leaderboard_point(
-    *, run: Run, tier: str, basis: str, own: tuple[tuple[str, float], ...] = ()
+    *,
+    run: Run,
+    tier: str,
+    basis: str,
+    own: tuple[tuple[str, float], ...] = (),
+    prices_as_of: str = "",
 ) -> dict[str, Any] | None:
     """The run's leaderboard point, its verdict by the one SLO rule, and its tok/s and $/Mtok
     under a basis and tier: the same figures the leaderboard and /compare/ show."""
@@ -110,7 +115,7 @@ def run_leaderboard_point(
         run.document,
     )[0]
     gpus = run.deployment.gpus
-    price = reference_prices(tier, own).get(run.deployment.accelerator_id)
+    price = reference_prices(tier, own, prices_as_of).get(run.deployment.accelerator_id)
     priced = priced_throughput(
         TokenKind(basis),
         gpus=gpus,

@@ -18,10 +18,11 @@ from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
-from apps.catalog.models import Model, PriceTier, Scenario, short_flag
+from apps.catalog.models import Accelerator, Model, Scenario, short_flag
 from apps.catalog.selectors import scenario_list
 from apps.costs.formulas import TokenKind, priced_throughput, throughputs
 from apps.costs.prices import prices_by_accelerator_id
+from apps.costs.selectors import price_book
 from apps.leaderboard import board_runs
 from apps.leaderboard.board_runs import Board
 from apps.runs.models import MEASURED_AT, Point, Run
@@ -181,8 +182,10 @@ def scenarios_with_runs(*, org: Organization | None = None) -> QuerySet[Scenario
     return Scenario.objects.filter(pk__in=ids)
 
 
-def price_tiers() -> list[str]:
-    return sorted(set(PriceTier.objects.filter(org__isnull=True).values_list("tier", flat=True)))
+def price_tiers(prices_as_of: str = "") -> list[str]:
+    """The reference tiers the price book in force prices (apps.costs.selectors.price_book)."""
+    book = price_book(prices_as_of=prices_as_of)
+    return sorted({tier for entry in book.values() for tier in entry.usd_per_gpu_hour})
 
 
 def _slo_text(scenario: Scenario | None) -> str:
@@ -215,23 +218,35 @@ def _accuracy_by_deployment(
     return latest
 
 
-def reference_prices(tier: str, own: tuple[tuple[str, float], ...] = ()) -> dict[int, float]:
-    """accelerator id -> $/GPU-hr for a reference tier, with the visitor's own prices
-    (apps.costs.prices.price_sheet: their organization's profile, the URL's) on top."""
-    prices = PriceTier.objects.filter(org__isnull=True, tier=tier)
-    found = dict(prices.values_list("accelerator_id", "usd_per_gpu_hour"))
+def reference_prices(
+    tier: str, own: tuple[tuple[str, float], ...] = (), prices_as_of: str = ""
+) -> dict[int, float]:
+    """accelerator id -> $/GPU-hr at a reference tier of the one price book
+    (apps.costs.selectors.price_book, the set in force on `prices_as_of`), with the visitor's
+    own prices (apps.costs.prices.price_sheet: their organization's profile, the URL's) on top."""
+    book = price_book(prices_as_of=prices_as_of)
+    by_sku = {
+        sku.upper(): entry.usd_per_gpu_hour[tier]
+        for sku, entry in book.items()
+        if tier in entry.usd_per_gpu_hour
+    }
+    found = {
+        pk: by_sku[sku.upper()]
+        for pk, sku in Accelerator.objects.values_list("pk", "sku")
+        if sku.upper() in by_sku
+    }
     return found | prices_by_accelerator_id(dict(own))
 
 
-def reference_price_book() -> dict[str, dict[str, float]]:
-    """SKU -> tier -> $/GPU-hr, reference tiers only."""
-    book: dict[str, dict[str, float]] = {}
-    rows = PriceTier.objects.filter(org__isnull=True).values_list(
-        "accelerator__sku", "tier", "usd_per_gpu_hour"
-    )
-    for sku, tier, price in rows:
-        book.setdefault(sku, {})[tier] = price
-    return book
+def reference_price_book(prices_as_of: str = "") -> dict[str, dict[str, float]]:
+    """SKU -> tier -> $/GPU-hr, reference tiers only, from the one price book."""
+    book = price_book(prices_as_of=prices_as_of)
+    return {sku: dict(entry.usd_per_gpu_hour) for sku, entry in book.items()}
+
+
+def _both(low: float | None, high: float | None) -> tuple[float, float] | None:
+    """Both readings of a figure of unstated kind, or None when either is missing."""
+    return None if low is None or high is None else (low, high)
 
 
 def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardPage:
@@ -241,7 +256,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
     runs = board_runs.runs_for(board, org)
     best, unchecked = _checked(board_runs.row_runs(runs, board, scenario), board)
-    prices = reference_prices(board.tier, board.own_prices)
+    prices = reference_prices(board.tier, board.own_prices, board.prices_as_of)
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b in best], org)
     rows = []
     for b in best:
@@ -272,10 +287,8 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
                 usd_per_mtok=priced.usd_per_mtok,
                 accuracy=accuracy.get(b["deployment_id"]),
                 basis=board.basis,
-                tput_range=(priced.tok_low, priced.tok_high) if not priced.stated else None,
-                usd_range=(priced.usd_low, priced.usd_high)
-                if not priced.stated and priced.usd_low is not None
-                else None,
+                tput_range=None if priced.stated else _both(priced.tok_low, priced.tok_high),
+                usd_range=None if priced.stated else _both(priced.usd_low, priced.usd_high),
             )
         )
     value, descending = SORTS.get(board.sort, SORTS["throughput"])
@@ -301,7 +314,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         unchecked_hidden=unchecked,
         run_ids=[r.run_id for r in rows],
         ranked=rows,
-        tiers=price_tiers(),
+        tiers=price_tiers(board.prices_as_of),
     )
 
 
@@ -311,14 +324,16 @@ def chart_points(*, run_ids: list[int], board: Board) -> list[dict[str, Any]]:
     unstated kind at its lower reading and labelled so. It takes the whole board, not its
     parts, so no chart can be priced apart from the rows beside it (the unofficial overlay
     once was, at the tier's prices alone)."""
-    prices = reference_prices(board.tier, board.own_prices)
+    prices = reference_prices(board.tier, board.own_prices, board.prices_as_of)
+    power = {
+        sku.upper(): e.all_in_kw for sku, e in price_book(prices_as_of=board.prices_as_of).items()
+    }
     basis = board.basis
     rows = Point.objects.filter(run_id__in=run_ids).values(
         "run_id",
         "run__deployment_id",
         "run__deployment__accelerator__sku",
         "run__deployment__accelerator_id",
-        "run__deployment__accelerator__all_in_kw",
         "run__deployment__quant_weights",
         "run__deployment__engine__name",
         "run__deployment__parallelism_label",
@@ -345,7 +360,7 @@ def chart_points(*, run_ids: list[int], board: Board) -> list[dict[str, Any]]:
             input_tokens=row["run__scenario__input_tokens"],
             output_tokens=row["run__scenario__output_tokens"],
         )
-        tput, kw = priced.tok_per_s_per_gpu, row["accelerator__all_in_kw"]
+        tput, kw = priced.tok_per_s_per_gpu, power.get(row["accelerator__sku"].upper())
         sku, quant = row["accelerator__sku"], row["quant_weights"]
         level = f" c={row['concurrency']}" if row["concurrency"] else ""
         unstated = "" if priced.stated else " (kind unstated: lower reading)"

@@ -1,8 +1,10 @@
-"""The GLM 5.2 story from the published figures: pure arithmetic on the reference data."""
+"""The GLM 5.2 story from the published figures: arithmetic on the reference data, and the
+seed's claim as the claims ledger checks it (apps/claims: its verdict under each tier)."""
 
+from collections.abc import Sequence
 from typing import Any
 
-from apps.costs.claims import cost_ratio
+from apps.claims.verdicts import PricedVerdict
 from apps.costs.formulas import TokenKind, deployment_usd_per_mtok, unstated_readings
 
 TIMELINE = [
@@ -10,34 +12,36 @@ TIMELINE = [
     ("wafer-glm52-mi355x-tp4dp2", "TP4×DP2"),
     ("wafer-glm52-mi355x-tp4dp2-fp4kernel", "TP4×DP2 + hand-picked FP4 MoE kernel"),
 ]
-PUBLISHED_THROUGHPUT_RATIO = 0.80  # "about 80% of B200's performance"
-CLAIMED_COST_RATIO = 0.5  # "under half the cost"
 
 
 def glm_story(
-    *, figures: dict[str, dict[str, Any]], prices: dict[str, dict[str, float]]
+    *,
+    figures: dict[str, dict[str, Any]],
+    verdicts: Sequence[PricedVerdict],
+    throughput_ratio: float,
+    claimed_cost_ratio: float,
 ) -> dict[str, Any]:
+    """The story's figures; `verdicts` are the ledger's for the seed's claim ("about 80% of
+    B200's throughput at under half the cost"), one per reference tier, never the story's own."""
     values = [figures[key]["node_throughput_tok_s"] for key, _ in TIMELINE]
     steps = [
         {"label": label, "tok_s": value, "gain": (value / values[i - 1] - 1) if i else None}
         for i, ((_, label), value) in enumerate(zip(TIMELINE, values, strict=True))
     ]
     final = figures[TIMELINE[-1][0]]
-    tiers = []
-    for tier in sorted(prices.get("MI355X", {})):
-        mi, b = prices["MI355X"][tier], prices.get("B200", {}).get(tier)
-        if b is None:
-            continue
-        ratio = cost_ratio(PUBLISHED_THROUGHPUT_RATIO, mi, b)
+    tiers: list[dict[str, Any]] = []
+    for verdict in verdicts:
+        mi = verdict.usd_a
         tiers.append(
             {
-                "tier": tier,
-                "mi355x": mi,
-                "b200": b,
-                "cost_ratio": ratio,
-                "holds": ratio < CLAIMED_COST_RATIO,
+                "tier": verdict.tier,
+                "price_set": verdict.price_set,
+                "mi355x": verdict.usd_a,
+                "b200": verdict.usd_b,
+                "cost_ratio": verdict.cost_ratio,
+                "holds": verdict.holds,
                 # the throughput ratio at which "under half" would hold at these prices
-                "throughput_ratio_needed": (mi / b) / CLAIMED_COST_RATIO,
+                "throughput_ratio_needed": (verdict.usd_a / verdict.usd_b) / claimed_cost_ratio,
                 "mtok": deployment_usd_per_mtok(mi, final["gpus"], final["node_throughput_tok_s"]),
                 # The 2,626 tok/s does not say which tokens it counts: $/Mtok of output
                 # tokens under both readings (as output; as total of a 20k/1k request).
@@ -66,8 +70,8 @@ def glm_story(
         "cost_ratio_low": min(ratios) if ratios else None,
         "cost_ratio_high": max(ratios) if ratios else None,
         "claim_holds_anywhere": any(t["holds"] for t in tiers),
-        "throughput_ratio": PUBLISHED_THROUGHPUT_RATIO,
-        "claimed_cost_ratio": CLAIMED_COST_RATIO,
+        "throughput_ratio": throughput_ratio,
+        "claimed_cost_ratio": claimed_cost_ratio,
         "semianalysis": semi,
         "semianalysis_ratio": semi["MI355X"] / semi["B200"] if semi else None,
         "accuracy": accuracy,

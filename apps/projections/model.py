@@ -1,4 +1,4 @@
-"""Projections for hardware nobody here measured: a roofline with calibrated efficiency.
+"""Projections for hardware nobody here measured: the roofline's terms from datasheets.
 
 Pure functions, no I/O (the reference data is read by apps/projections/reference.py).
 
@@ -6,30 +6,32 @@ Per decode step on one GPU of an instance of G GPUs serving B concurrent sequenc
 
 - memory time  = (weight bytes read + KV-cache bytes read) / HBM bandwidth
 - compute time = (2 x active parameters x B + attention FLOPs) / (G x dense FLOP/s)
-- comm time    = tensor-parallel all-reduce bytes / interconnect bandwidth
+- comm time    = tensor-parallel all-reduce and expert-parallel all-to-all bytes over the
+  interconnect bandwidth, and the collectives' count (each has a latency no datasheet gives)
 - prefill interference = the prefills of the B sequences spread over their output tokens
 
-TPOT = a.mem + b.compute + c.comm + d.prefill + e (a step's fixed overhead), and
-TTFT = f.prefill + g.(B x prefill) (waiting for the others' prefills) + h. The coefficients
-are the inverse efficiencies of one engine on one accelerator family, fitted by
-non-negative least squares on measured or imported points (never set by hand); throughput
-per GPU follows from the closed loop: B x (ISL + OSL) / (TTFT + OSL x TPOT) / G, scaled by a
-fitted factor that absorbs the spread of the benchmark's request lengths.
+How these seconds become a TPOT, a TTFT and a throughput (efficiencies fitted on measured
+accelerators, and what the fit misses carried from runs like the one asked) is
+apps/projections/pointmodels.py's; throughput per GPU follows from the closed loop:
+B x (ISL + OSL) / (TTFT + OSL x TPOT) / G.
 """
 
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 # Headroom the engines keep out of HBM (activations, graphs, fragmentation): the KV cache
 # gets the rest. sglang's default mem_fraction_static is in this range.
 HBM_USABLE_FRACTION = 0.88
-MIN_POINTS_PER_FIT = 8
-# The fixed per-step cost enters the fit in milliseconds so its column is of the same
-# order as the others (the least squares is then well conditioned).
+# A concurrency, or an array of them: every term below is numpy-vectorised over the batch.
+Batch = float | np.ndarray
+
+# The fixed per-step cost enters the fit in milliseconds, and a collective's latency in
+# tens of microseconds, so their columns are of the same order as the others (the least
+# squares is then well conditioned).
 STEP_OVERHEAD_UNIT_S = 1e-3
+COLLECTIVE_LATENCY_UNIT_S = 1e-5
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,11 @@ class Architecture:
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
     sparse_attention_top_k: int | None = None
+    dense_layers: int = 0  # leading layers with a dense MLP instead of experts (MoE only)
+
+    @property
+    def moe_layers(self) -> int:
+        return self.layers - self.dense_layers if self.is_moe else 0
 
     @property
     def is_moe(self) -> bool:
@@ -108,17 +115,19 @@ class Precision:
     def named(cls, name: str) -> "Precision":
         """InferenceX's labels: fp4 = 4-bit blocks with an 8-bit scale per 32 (MXFP4) and a
         BF16 KV cache; fp8 = FP8 weights and activations, BF16 KV cache."""
-        table = {
-            "fp4": cls(compute="fp4", weight_bits=4.25),
-            "mxfp4": cls(compute="fp4", weight_bits=4.25),
-            "nvfp4": cls(compute="fp4", weight_bits=4.5),
-            "fp8": cls(compute="fp8", weight_bits=8),
-            "bf16": cls(compute="bf16", weight_bits=16),
-        }
         try:
-            return table[name.lower()]
+            return PRECISIONS[name.lower()]
         except KeyError:
-            raise ValueError(f"unknown precision {name!r}: one of {sorted(table)}") from None
+            raise ValueError(f"unknown precision {name!r}: one of {sorted(PRECISIONS)}") from None
+
+
+PRECISIONS = {
+    "fp4": Precision(compute="fp4", weight_bits=4.25),
+    "mxfp4": Precision(compute="fp4", weight_bits=4.25),
+    "nvfp4": Precision(compute="fp4", weight_bits=4.5),
+    "fp8": Precision(compute="fp8", weight_bits=8),
+    "bf16": Precision(compute="bf16", weight_bits=16),
+}
 
 
 @dataclass(frozen=True)
@@ -126,6 +135,7 @@ class Layout:
     gpus: int  # GPUs of one serving instance (tensor/expert parallel group)
     tp: int
     dp_attention: bool = False
+    ep: int = 1  # expert parallelism: experts spread over ep GPUs, tokens sent to them
 
 
 @dataclass(frozen=True)
@@ -142,16 +152,16 @@ class Shape:
 # --- roofline terms (each hand-checkable; tests/apps/projections/test_model.py) ---
 
 
-def experts_touched_fraction(arch: Architecture, batch: float) -> float:
+def experts_touched_fraction(arch: Architecture, batch: Batch) -> Batch:
     """Share of routed experts a step reads when `batch` tokens each pick k of E at random."""
     if not arch.is_moe:
         return 1.0
-    return 1 - (1 - arch.active_experts / arch.experts) ** max(batch, 1)
+    return 1 - (1 - arch.active_experts / arch.experts) ** np.maximum(batch, 1)
 
 
 def weight_bytes_per_gpu(
-    arch: Architecture, precision: Precision, layout: Layout, batch: float
-) -> float:
+    arch: Architecture, precision: Precision, layout: Layout, batch: Batch
+) -> Batch:
     """Weight bytes one GPU reads in one decode step."""
     shared_split = 1 if layout.dp_attention else layout.tp
     shared = arch.always_read_params / shared_split
@@ -179,12 +189,12 @@ def kv_split(arch: Architecture, layout: Layout) -> int:
 
 
 def kv_bytes_per_gpu(
-    arch: Architecture, precision: Precision, layout: Layout, batch: float, context: float
-) -> float:
+    arch: Architecture, precision: Precision, layout: Layout, batch: Batch, context: float
+) -> Batch:
     return batch * kv_bytes_per_sequence(arch, precision, context) / kv_split(arch, layout)
 
 
-def decode_flops_per_gpu(arch: Architecture, layout: Layout, batch: float, context: float) -> float:
+def decode_flops_per_gpu(arch: Architecture, layout: Layout, batch: Batch, context: float) -> Batch:
     attended = min(context, arch.sparse_attention_top_k or context)
     matmul = 2 * arch.params_active_b * 1e9 * batch
     attention = 2 * arch.layers * arch.attention_heads * arch.attention_dims_per_head * attended
@@ -202,12 +212,41 @@ def prefill_flops_per_gpu(arch: Architecture, layout: Layout, shape: Shape) -> f
     return (matmul + attention * new) / layout.gpus
 
 
-def allreduce_bytes_per_gpu(arch: Architecture, layout: Layout, batch: float) -> float:
+def allreduce_bytes_per_gpu(arch: Architecture, layout: Layout, batch: Batch) -> Batch:
     """Ring all-reduce traffic of two BF16 activations per layer (attention and MLP)."""
     if layout.gpus <= 1:
         return 0.0
     ring = 2 * (layout.gpus - 1) / layout.gpus
     return 2 * arch.layers * batch * arch.hidden_size * 2 * ring
+
+
+def collectives_per_step(arch: Architecture, layout: Layout) -> tuple[int, int]:
+    """(all-reduces, all-to-alls) one decode step waits on: tensor parallelism all-reduces
+    after attention (unless attention is data-parallel) and after each MLP; with expert
+    parallelism a MoE layer instead sends its tokens to their experts and back (two
+    all-to-alls). Each costs a latency however small the batch."""
+    if layout.gpus <= 1:
+        return 0, 0
+    attention = 0 if layout.dp_attention else arch.layers
+    expert_parallel = layout.ep > 1 and arch.is_moe
+    mlp = arch.layers - (arch.moe_layers if expert_parallel else 0)
+    return attention + mlp, (2 * arch.moe_layers if expert_parallel else 0)
+
+
+def collective_bytes_per_gpu(arch: Architecture, layout: Layout, batch: Batch) -> Batch:
+    """Interconnect bytes one GPU moves in a decode step: ring all-reduces of the BF16
+    activations (2 (G-1)/G of them each), and with expert parallelism each of its B/G
+    tokens sent to its k experts in FP8 and returned in BF16 (3 bytes a value), the share
+    (G-1)/G that leaves the GPU."""
+    if layout.gpus <= 1:
+        return 0.0
+    allreduces, alltoalls = collectives_per_step(arch, layout)
+    ring = 2 * (layout.gpus - 1) / layout.gpus
+    reduce = allreduces * batch * arch.hidden_size * 2 * ring
+    leaving = (layout.gpus - 1) / layout.gpus
+    tokens = batch / layout.gpus
+    dispatch = alltoalls / 2 * tokens * arch.active_experts * arch.hidden_size * 3 * leaving
+    return reduce + dispatch
 
 
 def max_concurrency(
@@ -219,53 +258,13 @@ def max_concurrency(
     per_sequence = kv_bytes_per_sequence(
         arch, precision, shape.input_tokens + shape.output_tokens, stored=True
     ) / kv_split(arch, layout)
-    return max(free / per_sequence, 0.0)
+    return max(float(free / per_sequence), 0.0)
 
 
 @dataclass(frozen=True)
-class Terms:
-    """The roofline's seconds for one decode step and one prefill, before efficiency."""
-
-    memory_s: float
-    compute_s: float
-    comm_s: float
-    prefill_s: float
-
-    def decode_features(self, batch: float, shape: Shape) -> list[float]:
-        interference = batch * self.prefill_s / max(shape.output_tokens, 1)
-        return [self.memory_s, self.compute_s, self.comm_s, interference, STEP_OVERHEAD_UNIT_S]
-
-    def prefill_features(self, batch: float) -> list[float]:
-        return [self.prefill_s, batch * self.prefill_s, STEP_OVERHEAD_UNIT_S]
-
-
-def roofline_terms(
-    arch: Architecture,
-    accel: Accelerator,
-    precision: Precision,
-    layout: Layout,
-    shape: Shape,
-    batch: float,
-) -> Terms:
-    context = shape.mean_context
-    read = weight_bytes_per_gpu(arch, precision, layout, batch) + kv_bytes_per_gpu(
-        arch, precision, layout, batch, context
-    )
-    flops = accel.dense_flops(precision.compute)
-    return Terms(
-        memory_s=read / (accel.hbm_tb_s * 1e12),
-        compute_s=decode_flops_per_gpu(arch, layout, batch, context) / flops,
-        comm_s=allreduce_bytes_per_gpu(arch, layout, batch) / (accel.interconnect_gb_s * 1e9),
-        prefill_s=prefill_flops_per_gpu(arch, layout, shape) / flops,
-    )
-
-
-# --- calibration ---
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One measured load level, as the calibration and the validation read it."""
+class Setup:
+    """What a projection is of: a model served by an engine, in a precision and layout, on
+    an accelerator, for a workload's shape."""
 
     arch: Architecture
     accel: Accelerator
@@ -273,218 +272,64 @@ class Observation:
     precision_name: str
     layout: Layout
     shape: Shape
-    concurrency: float
-    tpot_s: float
-    ttft_s: float
-    interactivity: float  # tok/s/user, median
-    tput_per_gpu: float  # total (input + output) tok/s per GPU
-    # TTFT includes waiting for a slot (more clients than the server runs at once): the
-    # point's TTFT and throughput factor stay out of the fit, its TPOT is used
-    ttft_queued: bool = False
 
     @property
     def precision(self) -> Precision:
         return Precision.named(self.precision_name)
 
-    def terms(self) -> Terms:
-        return roofline_terms(
-            self.arch, self.accel, self.precision, self.layout, self.shape, self.concurrency
-        )
+    @property
+    def key(self) -> tuple:
+        """Hashable (an accelerator's FLOP/s table is a dict)."""
+        names = (self.arch.name, self.accel.sku, self.engine, self.precision_name)
+        return (*names, self.layout, self.shape)
+
+    def max_concurrency(self) -> float:
+        return max_concurrency(self.arch, self.accel, self.precision, self.layout, self.shape)
 
 
 @dataclass(frozen=True)
-class Efficiency:
-    """Inverse efficiencies fitted for one engine on one accelerator family."""
+class Observation:
+    """One measured load level, as the calibration and the validation read it."""
 
-    key: tuple[str, str]
-    decode: tuple[float, ...]
-    prefill: tuple[float, ...]
-    throughput_factor: float
-    points: int
-    fallback: bool = False  # fitted on a wider group than the one asked for
+    setup: Setup
+    concurrency: float  # sequences the server ran at once
+    tpot_s: float
+    ttft_s: float
+    interactivity: float  # tok/s/user, median
+    tput_per_gpu: float  # total (input + output) tok/s per GPU of the deployment
+    date: str = ""  # when it was run (ISO): the engine's version then
+    # TTFT includes waiting for a slot (more clients than the server runs at once): the
+    # point's TTFT and throughput factor stay out of the fit, its TPOT is used
+    ttft_queued: bool = False
 
+    @property
+    def arch(self) -> Architecture:
+        return self.setup.arch
 
-def nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Least squares with every coefficient >= 0 (an efficiency cannot be negative).
+    @property
+    def accel(self) -> Accelerator:
+        return self.setup.accel
 
-    Written here rather than adding scipy for one call: the active-set loop of Lawson and
-    Hanson, small enough for five columns."""
-    active = list(range(a.shape[1]))
-    x = np.zeros(a.shape[1])
-    while active:
-        sol, *_ = np.linalg.lstsq(a[:, active], b, rcond=None)
-        if (sol >= 0).all():
-            x[:] = 0
-            x[active] = sol
-            return x
-        active.pop(int(np.argmin(sol)))
-    return x
+    @property
+    def engine(self) -> str:
+        return self.setup.engine
 
+    @property
+    def precision_name(self) -> str:
+        return self.setup.precision_name
 
-def fit_efficiency(observations: Sequence[Observation], key: tuple[str, str]) -> Efficiency:
-    """Relative-error least squares: each row is divided by its measured value."""
-    if not observations:
-        raise ValueError(f"no observations to calibrate {key}")
-    dec_rows, dec_y, pre_rows, pre_y, ratios = [], [], [], [], []
-    # all queued (no group the fallback picks is): use them all rather than fit nothing
-    skip_queued = not all(o.ttft_queued for o in observations)
-    for obs in observations:
-        terms = obs.terms()
-        dec_rows.append(np.array(terms.decode_features(obs.concurrency, obs.shape)) / obs.tpot_s)
-        dec_y.append(1.0)
-        if obs.ttft_queued and skip_queued:
-            continue
-        pre_rows.append(np.array(terms.prefill_features(obs.concurrency)) / obs.ttft_s)
-        pre_y.append(1.0)
-        ideal = closed_loop_tput(obs.concurrency, obs.shape, obs.layout, obs.ttft_s, obs.tpot_s)
-        ratios.append(math.log(obs.tput_per_gpu / ideal))
-    decode = nnls(np.array(dec_rows), np.array(dec_y))
-    prefill = nnls(np.array(pre_rows), np.array(pre_y))
-    return Efficiency(
-        key=key,
-        decode=tuple(float(v) for v in decode),
-        prefill=tuple(float(v) for v in prefill),
-        throughput_factor=math.exp(float(np.mean(ratios))),
-        points=len(observations),
-    )
+    @property
+    def layout(self) -> Layout:
+        return self.setup.layout
 
-
-# The fallback orders compared (bench/projection_choices.py scores each by nested
-# leave-one-accelerator-out: chosen on the calibration accelerators only). A group's
-# second element matches an accelerator's family or its vendor.
-FALLBACK_ORDERS = {
-    "family-first": lambda e, a: [(e, a.family), ("*", a.family), (e, "*"), ("*", "*")],
-    "engine-first": lambda e, a: [(e, a.family), (e, "*"), ("*", a.family), ("*", "*")],
-    "vendor-first": lambda e, a: [
-        (e, a.family), (e, a.vendor), ("*", a.family), ("*", a.vendor), (e, "*"), ("*", "*")
-    ],
-    "family-then-vendor": lambda e, a: [
-        (e, a.family), ("*", a.family), (e, a.vendor), ("*", a.vendor), (e, "*"), ("*", "*")
-    ],
-}  # fmt: skip
-DEFAULT_FALLBACK_ORDER = "family-first"
-
-
-def fallback_keys(
-    engine: str, accel: Accelerator, order: str = DEFAULT_FALLBACK_ORDER
-) -> list[tuple[str, str]]:
-    """Where a projection borrows its efficiency, narrowest first: by default the
-    accelerator family before the engine (a sibling chip run by another engine predicts
-    better than the same engine on another family, and far better than the same vendor's
-    previous generation). This order was first chosen on the validation itself; nested
-    leave-one-accelerator-out (bench/projection_choices.py) picks it again in five of the
-    six outer folds from the calibration accelerators alone."""
-    return FALLBACK_ORDERS[order](engine, accel)
-
-
-def calibrate(
-    observations: Iterable[Observation],
-    *,
-    engine: str,
-    accel: Accelerator,
-    order: str = DEFAULT_FALLBACK_ORDER,
-) -> Efficiency:
-    """The efficiency for `engine` on `accel`'s family from the narrowest group of
-    observations with enough points (fallback_keys)."""
-    pool = list(observations)
-    for i, key in enumerate(fallback_keys(engine, accel, order)):
-        chosen = [
-            o
-            for o in pool
-            if key[0] in ("*", o.engine) and key[1] in ("*", o.accel.family, o.accel.vendor)
-        ]
-        if len(chosen) >= MIN_POINTS_PER_FIT:
-            eff = fit_efficiency(chosen, key)
-            return Efficiency(**{**eff.__dict__, "fallback": i > 0})
-    raise ValueError(f"fewer than {MIN_POINTS_PER_FIT} observations to calibrate {engine}")
-
-
-# --- projection ---
+    @property
+    def shape(self) -> Shape:
+        return self.setup.shape
 
 
 def closed_loop_tput(
-    concurrency: float, shape: Shape, layout: Layout, ttft_s: float, tpot_s: float
-) -> float:
+    concurrency: Batch, shape: Shape, layout: Layout, ttft_s: Batch, tpot_s: Batch
+) -> Batch:
     """Total tok/s per GPU of `concurrency` sequences that each prefill, then decode."""
     e2el = ttft_s + shape.output_tokens * tpot_s
     return concurrency * (shape.input_tokens + shape.output_tokens) / e2el / layout.gpus
-
-
-@dataclass(frozen=True)
-class ProjectedPoint:
-    concurrency: float
-    tpot_s: float
-    ttft_s: float
-    interactivity: float
-    tput_per_gpu: float  # total
-    output_tput_per_gpu: float
-    within_capacity: bool
-
-
-@dataclass(frozen=True)
-class Setup:
-    """What a projection is of: a model, in a precision and layout, on an accelerator."""
-
-    arch: Architecture
-    accel: Accelerator
-    precision: Precision
-    layout: Layout
-    shape: Shape
-    efficiency: Efficiency
-    # measured / modelled TPOT of the same model on a measured accelerator (1 = none)
-    anchor: float = 1.0
-    notes: list[str] = field(default_factory=list)
-
-
-def project(setup: Setup, concurrency: float) -> ProjectedPoint:
-    terms = roofline_terms(
-        setup.arch, setup.accel, setup.precision, setup.layout, setup.shape, concurrency
-    )
-    eff = setup.efficiency
-    tpot = setup.anchor * float(np.dot(eff.decode, terms.decode_features(concurrency, setup.shape)))
-    ttft = float(np.dot(eff.prefill, terms.prefill_features(concurrency)))
-    tput = eff.throughput_factor * closed_loop_tput(
-        concurrency, setup.shape, setup.layout, ttft, tpot
-    )
-    shape = setup.shape
-    return ProjectedPoint(
-        concurrency=concurrency,
-        tpot_s=tpot,
-        ttft_s=ttft,
-        interactivity=1 / tpot,
-        tput_per_gpu=tput,
-        output_tput_per_gpu=tput * shape.output_tokens / (shape.input_tokens + shape.output_tokens),
-        within_capacity=concurrency
-        <= max_concurrency(setup.arch, setup.accel, setup.precision, setup.layout, shape),
-    )
-
-
-MIN_CONCURRENCY = 1.0
-MAX_CONCURRENCY = 16384.0
-
-
-def at_interactivity(setup: Setup, interactivity: float) -> ProjectedPoint | None:
-    """The projected point at a given tok/s/user (interactivity falls as concurrency
-    grows); None when the projection never reaches it (faster than one stream)."""
-    low, high = math.log(MIN_CONCURRENCY), math.log(MAX_CONCURRENCY)
-    if project(setup, MIN_CONCURRENCY).interactivity < interactivity:
-        return None
-    if project(setup, MAX_CONCURRENCY).interactivity > interactivity:
-        return project(setup, MAX_CONCURRENCY)
-    for _ in range(60):  # bisection on log concurrency: the curve is monotone
-        mid = (low + high) / 2
-        if project(setup, math.exp(mid)).interactivity > interactivity:
-            low = mid
-        else:
-            high = mid
-    return project(setup, math.exp((low + high) / 2))
-
-
-def curve(setup: Setup, concurrencies: Sequence[float]) -> list[ProjectedPoint]:
-    return [project(setup, c) for c in concurrencies]
-
-
-def anchor_factor(measured_tpot_s: float, modelled: ProjectedPoint) -> float:
-    """How far the model is off for this model on a measured accelerator, carried over to
-    the one projected (the engine and model quirks the DeepSeek-R1 calibration lacks)."""
-    return measured_tpot_s / modelled.tpot_s

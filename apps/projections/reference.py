@@ -4,7 +4,6 @@ The only module of apps/projections that reads files; everything else is pure.
 """
 
 import dataclasses
-import hashlib
 import json
 from functools import cache
 from pathlib import Path
@@ -16,7 +15,6 @@ from apps.projections.model import Accelerator, Architecture, Observation
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 CALIBRATION_FILE = REFERENCE_DIR / "calibration.json"
-_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load(name: str) -> dict[str, Any]:
@@ -109,6 +107,14 @@ def glm52_cookbook() -> dict[str, Any]:
     return json.loads(GLM52_COOKBOOK_FILE.read_text())
 
 
+@cache
+def calibration_set() -> tuple[tuple[Observation, ...], dict[str, dict[str, int]]]:
+    """calibration_observations, read once per process (pages fit the shipped point model
+    on it)."""
+    found, skipped = calibration_observations()
+    return tuple(found), skipped
+
+
 def calibration_observations() -> tuple[list[Observation], dict[str, dict[str, int]]]:
     """What the shipped calibration is computed from: every shipped model and configuration
     the model describes (InferenceX's DeepSeek-R1, latest and history; sglang cookbook's
@@ -127,29 +133,6 @@ def calibration_observations() -> tuple[list[Observation], dict[str, dict[str, i
 def data_through() -> str:
     """The newest run date in the InferenceX data the calibration reads."""
     return max(r["date"] for r in [*inferencex_rows(), *inferencex_history_rows()])
-
-
-def calibration_inputs() -> list[Path]:
-    """Every file the calibration's bands depend on: the shipped data, and the modules
-    that turn it into bands. A change to any of them makes the shipped file stale."""
-    here = Path(__file__).parent
-    data = [
-        INFERENCEX_DIR / "benchmarks.json",
-        INFERENCEX_DIR / "benchmarks-history.json",
-        GLM52_COOKBOOK_FILE,
-        REFERENCE_DIR / "models.json",
-        REFERENCE_DIR / "accelerators.json",
-    ]
-    code = ["model.py", "validation.py", "nested.py", "conformal.py", "calibration.py"]
-    return data + [here / name for name in [*code, "reference.py"]]
-
-
-def fingerprints() -> dict[str, str]:
-    """SHA-256 of each calibration input, by its path in the repository."""
-    return {
-        str(path.resolve().relative_to(_ROOT)): hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in calibration_inputs()
-    }
 
 
 @cache

@@ -1,10 +1,11 @@
-"""Reads for projections: calibrations on the shipped data, and the projected curves pages show.
+"""Reads for projections: the shipped point model and bands, and the projected curves pages
+show.
 
 Projections are computed when read, never stored as runs: a projection is not a
 measurement, and there is nothing to rank or claim-check. Everything a page gets carries
 provenance "projected" and the 80% band of the shipped calibration (calibration.py): the
-band its nested leave-one-accelerator-out made for that accelerator, for points where the
-projection extrapolates when it does.
+point model the nested evaluation chose on every accelerator, fitted on the shipped data,
+with the band made for its stratum (seen or extrapolated), its held-out coverage and width.
 """
 
 import math
@@ -17,53 +18,41 @@ import numpy as np
 from apps.charts import chart_figure, scatter
 from apps.projections import calibration, conformal, reference, validation
 from apps.projections.model import (
+    Architecture,
     Layout,
     Observation,
-    Precision,
     Setup,
     Shape,
-    anchor_factor,
-    calibrate,
-    curve,
-    max_concurrency,
-    project,
+    closed_loop_tput,
 )
+from apps.projections.pointmodels import Fitted
 
 PROVENANCE = "projected"
 
 
 @cache
-def inferencex_observations() -> tuple[Observation, ...]:
-    found, _ = validation.observations_from_inferencex(
-        reference.inferencex_rows(),
-        architectures=reference.architectures(),
-        accelerators=reference.accelerators(),
-    )
-    return tuple(found)
-
-
-@cache
 def shipped_calibration() -> calibration.Calibration:
-    """The bands pages draw, read from the shipped artifact (bench/projection_error.py
-    --write computes it; computing it at page time would take minutes)."""
+    """The model choice and bands pages draw, read from the shipped artifact
+    (bench/projection_error.py --write computes it; at page time it would take minutes)."""
     return calibration.Calibration(reference.calibration_data())
 
 
 @dataclass(frozen=True)
 class Validation:
     """How wrong the projection has been, as the pages state it: the held-out figures of
-    the whole shipped data (overall), and the band for one projected accelerator."""
+    the whole shipped data, and for the projection's stratum the share of held-out points
+    inside their band and the band drawn, with its width."""
 
     points: int
     median_ape: float  # %, throughput at matched interactivity, all held-out points
     median_ape_at_concurrency: float  # %, throughput at matched concurrency
-    covered: float  # share of held-out points inside their band, matched interactivity
-    covered_at_concurrency: float
     coverage: float  # what the band promises (0.8)
-    sku: str
-    stratum: str  # "extrapolated": no run of this model and precision on sku's family
+    stratum: str  # "extrapolated": no run of this model, precision and engine on the family
+    covered: float  # held-out points of this stratum inside their band, matched interactivity
+    covered_at_concurrency: float
     band_along_curve: conformal.Band  # matched interactivity: both axes at once
     band_at_concurrency: conformal.Band  # matched concurrency: throughput
+    picked: str  # the point model
     data_through: str
 
     @property
@@ -72,98 +61,123 @@ class Validation:
         return self.band_at_concurrency.low, self.band_at_concurrency.high
 
 
-def held_out_validation(sku: str, *, stratum: str) -> Validation:
-    """The shipped calibration's figures, and its band for projecting `sku` in `stratum`."""
+def held_out_validation(stratum: str) -> Validation:
+    """The shipped calibration's figures, and its band for a projection in `stratum`."""
     shipped = shipped_calibration()
     overall = shipped.overall()
-    along = shipped.band(sku, stratum=stratum, matching="interactivity")
-    at_concurrency = shipped.band(sku, stratum=stratum, matching="concurrency")
-    if along is None or at_concurrency is None:
-        raise LookupError(f"the shipped calibration has no band for {sku}")
+    held = shipped.stratum(stratum)
     return Validation(
         points=overall.points,
         median_ape=overall.median_ape["interactivity"] or 0.0,
         median_ape_at_concurrency=overall.median_ape["concurrency"] or 0.0,
-        covered=overall.in_band["interactivity"] or 0.0,
-        covered_at_concurrency=overall.in_band["concurrency"] or 0.0,
         coverage=shipped.coverage,
-        sku=sku,
         stratum=stratum,
-        band_along_curve=along,
-        band_at_concurrency=at_concurrency,
+        covered=held.in_band["interactivity"] or 0.0,
+        covered_at_concurrency=held.in_band["concurrency"] or 0.0,
+        band_along_curve=shipped.band(stratum=stratum, matching="interactivity"),
+        band_at_concurrency=shipped.band(stratum=stratum, matching="concurrency"),
+        picked=shipped.picked.label,
         data_through=shipped.data["data_through"],
     )
 
 
-# GLM 5.2 as published on MI355X (apps/catalog/reference/published.json): sglang, MXFP4,
-# TP4 x DP2 on 8 GPUs, 20k in / 1k out / 60% prefix cache, 213 tok/s single stream.
-GLM_ENGINE = "sglang"
-GLM_PRECISION = "fp4"
-GLM_LAYOUT = Layout(gpus=4, tp=4)
-GLM_REPLICAS = 2
-GLM_CONCURRENCIES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128]
+@dataclass(frozen=True)
+class NoProjection:
+    """Why a page has no projection to show."""
+
+    reason: str
 
 
-def glm_b200_projection(*, single_stream_tok_s: float, shape: Shape) -> dict[str, Any]:
-    """GLM 5.2 on 8xB200 projected from the measured MI355X single stream and the B200
-    datasheet: the model's TPOT on MI355X is scaled to the measured one (the anchor), and
-    the same factor is carried to B200, whose efficiency comes from InferenceX's B200-family
-    sglang runs."""
-    arch = reference.architectures()["glm 5.2"]
+NO_MODEL = "no model asked (a projection is of one model)"
+NO_ARCHITECTURE = "no architecture for this model"
+NO_PUBLISHED_RUN = "no published single-stream run of this model on MI355X in this shape"
+
+# The published run a projection starts from (GLM 5.2 on MI355X, apps/catalog/reference/
+# published.json): sglang, MXFP4, TP4 x DP2 on 8 GPUs, 213 tok/s single stream on the seed's
+# 20k in / 1k out / 60% prefix cache. The projected accelerator runs the same layout.
+PUBLISHED_ACCELERATOR = "MI355X"
+PROJECTED_ACCELERATOR = "B200"
+ENGINE = "sglang"
+PRECISION = "fp4"
+LAYOUT = Layout(gpus=4, tp=4)
+REPLICAS = 2
+CONCURRENCIES = [1, 2, 4, 8, 16, 24, 32, 48, 64, 96, 128]
+
+
+def projection_date(observations: tuple[Observation, ...]) -> str:
+    """The projection is of the engines as they run now: the newest run's date."""
+    return max(o.date for o in observations if o.date)
+
+
+@cache
+def fitted_point_model() -> tuple[Fitted, str]:
+    """The shipped point model fitted on the shipped data (once per process), and the date
+    its projections are of."""
+    observations, _ = reference.calibration_set()
+    return shipped_calibration().picked.fit(observations), projection_date(observations)
+
+
+def b200_projection(
+    *, arch: Architecture, single_stream_tok_s: float, shape: Shape
+) -> dict[str, Any]:
+    """`arch` on 8xB200 projected by the shipped point model, in the published MI355X
+    run's layout, scaled by how far the model is off that run's measured single stream
+    (the anchor, on time per token: what the calibration does not know about this model
+    and its engine settings, speculative decoding included), carried to B200."""
     accels = reference.accelerators()
-    observations = inferencex_observations()
-    precision = Precision.named(GLM_PRECISION)
-    setups = {}
-    for sku in ("MI355X", "B200"):
-        accel = accels[sku]
-        setups[sku] = Setup(
-            arch=arch,
-            accel=accel,
-            precision=precision,
-            layout=GLM_LAYOUT,
-            shape=shape,
-            efficiency=calibrate(observations, engine=GLM_ENGINE, accel=accel),
-        )
-    anchor = anchor_factor(1 / single_stream_tok_s, project(setups["MI355X"], 1))
-    # GLM 5.2 in this precision on B200's family is in none of the calibration's runs
-    # (today): the band for extrapolations, which is never narrower.
-    kind = validation.stratum(arch.name, GLM_PRECISION, accels["B200"].family, observations)
-    checked = held_out_validation("B200", stratum=kind)
+    fitted, today = fitted_point_model()
+    setups = {
+        sku: Setup(arch, accels[sku], ENGINE, PRECISION, LAYOUT, shape)
+        for sku in (PUBLISHED_ACCELERATOR, PROJECTED_ACCELERATOR)
+    }
+    single = fitted.curve(setups[PUBLISHED_ACCELERATOR], today, np.array([1.0]))
+    anchor = (1 / single_stream_tok_s) / float(single.tpot_s[0])
+    observations, _ = reference.calibration_set()
+    kind = validation.stratum(setups[PROJECTED_ACCELERATOR], observations)
+    checked = held_out_validation(kind)
     low, high = checked.band
+    output_share = shape.output_tokens / (shape.input_tokens + shape.output_tokens)
     series = {}
     for sku, setup in setups.items():
-        anchored = Setup(**{**setup.__dict__, "anchor": anchor})
-        limit = max_concurrency(arch, setup.accel, precision, GLM_LAYOUT, shape)
-        points = [p for p in curve(anchored, GLM_CONCURRENCIES) if p.within_capacity]
+        limit = setup.max_concurrency()
+        drawn = fitted.curve(setup, today, np.array([c for c in CONCURRENCIES if c <= limit]))
+        factor = fitted.efficiency(setup).throughput_factor
+        tpots = drawn.tpot_s * anchor
+        loop = closed_loop_tput(drawn.concurrency, shape, LAYOUT, drawn.ttft_s, tpots)
+        tputs = factor * np.asarray(loop)
+        points = list(zip(drawn.concurrency, tpots, drawn.ttft_s, tputs, strict=True))
         # (node concurrency, busy replicas, point): one stream keeps one replica busy and
         # the other idle, as the published single stream did; from two up, both serve.
         levels = [(1, 1, points[0])] if points else []
-        levels += [(p.concurrency * GLM_REPLICAS, GLM_REPLICAS, p) for p in points]
+        levels += [(p[0] * REPLICAS, REPLICAS, p) for p in points]
+        efficiency = fitted.efficiency(setup)
         series[sku] = {
             "sku": sku,
-            "efficiency_key": " on ".join(setup.efficiency.key),
-            "efficiency_points": setup.efficiency.points,
+            "efficiency_key": " on ".join(efficiency.key),
+            "efficiency_points": efficiency.points,
             "max_concurrency": limit,
             "points": [
                 {
-                    "concurrency": node,
-                    "interactivity": p.interactivity,
-                    "output_tput_per_gpu": p.output_tput_per_gpu * busy / GLM_REPLICAS,
-                    "tput_per_gpu": p.tput_per_gpu * busy / GLM_REPLICAS,
-                    "low": p.output_tput_per_gpu * busy / GLM_REPLICAS * low,
-                    "high": p.output_tput_per_gpu * busy / GLM_REPLICAS * high,
-                    "ttft_s": p.ttft_s,
+                    "concurrency": float(node),
+                    "interactivity": float(1 / tpot),
+                    "output_tput_per_gpu": float(tput * output_share * busy / REPLICAS),
+                    "tput_per_gpu": float(tput * busy / REPLICAS),
+                    "low": float(tput * output_share * busy / REPLICAS * low),
+                    "high": float(tput * output_share * busy / REPLICAS * high),
+                    "ttft_s": float(ttft),
                 }
-                for node, busy, p in levels
+                for node, busy, (_, tpot, ttft, tput) in levels
             ],
         }
     return {
         "provenance": PROVENANCE,
+        "model": arch.name,
         "anchor": anchor,
         "series": series,
         "band": checked.band,
         "validation": checked,
-        "gpus": GLM_LAYOUT.gpus * GLM_REPLICAS,
+        "gpus": LAYOUT.gpus * REPLICAS,
+        "date": today,
     }
 
 
@@ -208,7 +222,8 @@ def band_label(checked: Validation) -> str:
     kind = ", extrapolated" if checked.stratum == "extrapolated" else ""
     return (
         f"B200 projected: {checked.coverage:.0%} band, from held-out errors "
-        f"(matched interactivity{kind})"
+        f"(matched interactivity{kind}; held out, {checked.covered:.0%} inside; "
+        f"×{checked.band_along_curve.width:.2f} wide)"
     )
 
 
@@ -222,7 +237,7 @@ def projected_traces(projection: dict[str, Any], *, basis: str = "output") -> li
     curve = {
         "type": "scatter",
         "mode": "lines+markers",
-        "name": "8×B200 sglang FP4 — projected",
+        "name": f"8×B200 {ENGINE} {PRECISION.upper()} — projected",
         "x": x,
         "y": y,
         "line": {"dash": "dash", "color": "#D55E00"},
@@ -251,6 +266,8 @@ def projected_traces(projection: dict[str, Any], *, basis: str = "output") -> li
                 "matching": "interactivity",
                 "q": checked.band_along_curve.q,
                 "coverage": checked.coverage,
+                "covered": checked.covered,
+                "width": checked.band_along_curve.width,
             },
         },
         curve,
@@ -258,12 +275,12 @@ def projected_traces(projection: dict[str, Any], *, basis: str = "output") -> li
 
 
 def projection_figure(projection: dict[str, Any], *, measured: list[dict[str, float]]) -> dict:
-    """B200 dashed with its band, MI355X's anchored model dotted, the published point."""
+    """B200 dashed with its band, MI355X's model dotted, the published point."""
     mi = projection["series"]["MI355X"]["points"]
     traces = projected_traces(projection)
     traces.append(
         scatter(
-            "8×MI355X — model fitted to the published point",
+            "8×MI355X — model calibrated with the published point",
             mi,
             "interactivity",
             "output_tput_per_gpu",
@@ -284,7 +301,7 @@ def projection_figure(projection: dict[str, Any], *, measured: list[dict[str, fl
     )
     return chart_figure(
         traces,
-        title="GLM 5.2, 20k/1k/60%: B200 projected (dashed, with its band)",
+        title=f"{projection['model']}: B200 projected (dashed, with its band)",
         x_title="interactivity (tok/s/user)",
         y_title="output tok/s per GPU",
     )
@@ -311,11 +328,12 @@ def published_check(projection: dict[str, Any], published: dict[str, Any]) -> di
     }
 
 
-def glm_story_context(
+def story_context(
     final: dict[str, Any], published_b200: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The story page's projection section, from the last published MI355X configuration,
-    checked against B200's published figure on the same workload where one is shipped."""
+    """The story page's projection section, from a published MI355X configuration (its
+    model's architecture must be shipped), checked against B200's published figure on the
+    same workload where one is shipped."""
     scenario = final["scenario"]
     shape = Shape(
         input_tokens=scenario["input_tokens"],
@@ -323,7 +341,8 @@ def glm_story_context(
         prefix_cache_hit_rate=scenario.get("prefix_cache_hit_rate") or 0.0,
     )
     single = float(final["single_stream_tok_s"])
-    projection = glm_b200_projection(single_stream_tok_s=single, shape=shape)
+    arch = reference.architectures()[str(final["model"]).lower()]
+    projection = b200_projection(arch=arch, single_stream_tok_s=single, shape=shape)
     measured = [{"interactivity": single, "output_tput_per_gpu": single / final["gpus"]}]
     projection["figure"] = projection_figure(projection, measured=measured)
     projection["b200_points"] = projection["series"]["B200"]["points"]
@@ -336,19 +355,26 @@ def glm_story_context(
 
 def projection_for_shape(
     *,
+    model: str | None,
     input_tokens: float | None,
     output_tokens: float | None,
     cache_hit_rate: float | None,
-    model: str | None = None,
-) -> dict[str, Any] | None:
-    """The projection, if any, for a workload's shape (and model): one needs the model's
-    architecture in the reference data and a published single-stream figure of it on MI355X
-    in the same shape (today: GLM 5.2 at 20k/1k/60%); input_tokens None: any shape."""
+) -> dict[str, Any] | NoProjection:
+    """The projection of `model` for a workload's shape, or why there is none: it needs the
+    model's architecture in the reference data (never another model's in its place) and a
+    published single-stream run of that model on MI355X in the same shape (today: GLM 5.2
+    at 20k/1k/60%); input_tokens None: any shape."""
     from apps.catalog.models import PublishedFigure
 
+    if not model:
+        return NoProjection(NO_MODEL)
+    architectures = reference.architectures()
+    arch = architectures.get(model.lower())
+    if arch is None:
+        return NoProjection(NO_ARCHITECTURE)
     wanted = (input_tokens, output_tokens, cache_hit_rate or 0)
-    figures = PublishedFigure.objects.filter(payload__accelerator="MI355X").order_by("key")
-    for figure in figures:
+    figures = PublishedFigure.objects.filter(payload__accelerator=PUBLISHED_ACCELERATOR)
+    for figure in figures.order_by("key"):
         payload = figure.payload
         published = payload.get("scenario") or {}
         shape = (
@@ -356,23 +382,20 @@ def projection_for_shape(
             published.get("output_tokens"),
             published.get("prefix_cache_hit_rate") or 0,
         )
-        name = payload.get("model") or ""
-        if model is not None and name != model:
-            continue
-        known = name.lower() in reference.architectures()
+        same_model = architectures.get(str(payload.get("model") or "").lower()) == arch
         any_shape = input_tokens is None
-        if (any_shape or shape == wanted) and known and payload.get("single_stream_tok_s"):
-            return glm_story_context(payload)
-    return None
+        if same_model and (any_shape or shape == wanted) and payload.get("single_stream_tok_s"):
+            return story_context(payload)
+    return NoProjection(NO_PUBLISHED_RUN)
 
 
-def board_projection(*, model: str | None, scenario: Any) -> dict[str, Any] | None:
-    """What the board can add, opt-in, for its model and scenario (None: nothing)."""
-    if not model or scenario is None:
-        return None
+def board_projection(*, model: str | None, scenario: Any) -> dict[str, Any] | NoProjection:
+    """What the board can add, opt-in, for its model and scenario."""
+    if scenario is None:
+        return NoProjection(NO_PUBLISHED_RUN)
     return projection_for_shape(
+        model=model,
         input_tokens=scenario.input_tokens,
         output_tokens=scenario.output_tokens,
         cache_hit_rate=scenario.prefix_cache_hit_rate or 0,
-        model=model,
     )

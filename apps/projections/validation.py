@@ -1,35 +1,30 @@
-"""Leave-one-accelerator-out validation of the projection model, and the error band.
+"""Leave-one-accelerator-out validation of a point model on the shipped data.
 
-Pure: InferenceX rows and sglang cookbook cells in, error rows out. For each accelerator:
-calibrate on every other accelerator's points, project the held-out one's configurations
-from its specifications alone, and compare with its measurements at matched interactivity
-(tok/s/user) and, separately, at the measured concurrency. The nested evaluation and the
-conformal bands built from these held-out errors are in apps/projections/nested.py.
+Pure: InferenceX rows and sglang cookbook cells in, held-out points out. For each
+accelerator: fit a candidate point model (apps/projections/pointmodels.py) on every other
+accelerator's points, project the held-out one's configurations from its specifications
+alone, and compare with its measurements at matched interactivity (tok/s/user) and,
+separately, at the measured concurrency. The nested evaluation and the conformal bands
+built from these held-out errors are in apps/projections/nested.py.
 """
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from apps.projections.model import (
-    DEFAULT_FALLBACK_ORDER,
     Accelerator,
     Architecture,
-    Efficiency,
     Layout,
     Observation,
-    Precision,
     Setup,
     Shape,
-    at_interactivity,
-    calibrate,
-    project,
 )
-
-Fit = Callable[..., Efficiency]
+from apps.projections.pointmodels import GRID, Candidate, Curve, Fitted
 
 
 def observations_from_inferencex(
@@ -63,27 +58,34 @@ def observations_from_inferencex(
             skip("missing metrics")
             continue
         tp = int(row["decode_tp"])
+        layout = Layout(
+            gpus=tp,
+            tp=tp,
+            dp_attention=bool(row["decode_dp_attention"]),
+            ep=int(row.get("decode_ep") or 1),
+        )
+        shape = Shape(input_tokens=int(row["isl"]), output_tokens=int(row["osl"]))
         kept.append(
             Observation(
-                arch=arch,
-                accel=accel,
-                engine=row["framework"],
-                precision_name=row["precision"],
-                layout=Layout(gpus=tp, tp=tp, dp_attention=bool(row["decode_dp_attention"])),
-                shape=Shape(input_tokens=int(row["isl"]), output_tokens=int(row["osl"])),
+                setup=Setup(arch, accel, row["framework"], row["precision"], layout, shape),
                 concurrency=float(row["conc"]),
                 tpot_s=float(metrics["median_tpot"]),
                 ttft_s=float(metrics["median_ttft"]),
                 interactivity=float(metrics["median_intvty"]),
+                # single-instance rows: every GPU serves both phases, so InferenceX's
+                # per-GPU total is per deployed GPU (disaggregated rows are left out above)
                 tput_per_gpu=float(metrics["tput_per_gpu"]),
+                date=str(row.get("date") or ""),
             )
         )
     return kept, skipped
 
 
 def _row_key(row: dict[str, Any]) -> tuple:
-    names = ("hardware", "framework", "model", "precision", "spec_method", "disagg")
-    names += ("decode_tp", "decode_ep", "decode_dp_attention", "isl", "osl", "conc", "date")
+    names = (
+        *("hardware", "framework", "model", "precision", "spec_method", "disagg"),
+        *("decode_tp", "decode_ep", "decode_dp_attention", "isl", "osl", "conc", "date"),
+    )
     return tuple(row.get(n) for n in names)
 
 
@@ -107,6 +109,9 @@ def observations_from_cookbook(
     so its TTFT is queueing (kept out of the TTFT fit) and its batch is the limit."""
     kept: list[Observation] = []
     skipped: dict[str, int] = {}
+    # the cells were published with the cookbook's commit; its date stands for the engine's
+    found = re.search(r"\d{4}-\d{2}-\d{2}", data["source"]["citation"])
+    published = found.group(0) if found else ""
     arch = architectures.get(str(data["model"]).lower())
     scenario = data["scenario"]
     shape = Shape(input_tokens=scenario["input_tokens"], output_tokens=scenario["output_tokens"])
@@ -123,28 +128,32 @@ def observations_from_cookbook(
         par = config["parallelism"]
         gpus = int(config["gpus"])
         limit = math.inf
+        expert_parallel = int(par.get("ep") or 1)
         for flag in config.get("engine_flags", []):
             if flag.startswith("--max-running-requests"):
                 limit = float(flag.split()[-1])
+            if flag.startswith("--moe-a2a-backend"):  # sglang: experts spread over the TP group
+                expert_parallel = int(par["tp"])
         for p in points:
             running = min(float(p["max_concurrency"]), limit)
             tpot = p["tpot_ms_p50"] / 1000
+            layout = Layout(
+                gpus=gpus,
+                tp=int(par["tp"]),
+                dp_attention=bool(par.get("dp_attention")),
+                ep=expert_parallel,
+            )
+            precision = config["quantization"].lower()
             kept.append(
                 Observation(
-                    arch=arch,
-                    accel=accel,
-                    engine=data["engine"],
-                    precision_name=config["quantization"].lower(),
-                    layout=Layout(
-                        gpus=gpus, tp=int(par["tp"]), dp_attention=bool(par.get("dp_attention"))
-                    ),
-                    shape=shape,
+                    setup=Setup(arch, accel, data["engine"], precision, layout, shape),
                     concurrency=running,
                     tpot_s=tpot,
                     ttft_s=p["ttft_ms_p50"] / 1000,
                     interactivity=1 / tpot,
                     tput_per_gpu=float(p["tokens_per_sec_per_gpu"]),
                     ttft_queued=running < p["max_concurrency"],
+                    date=published,
                 )
             )
     return kept, skipped
@@ -152,25 +161,28 @@ def observations_from_cookbook(
 
 @dataclass(frozen=True)
 class HeldOutPoint:
+    """One measured point of an accelerator left out of the calibration, beside its
+    projection from the others."""
+
     sku: str
     engine: str
     precision: str
     scenario: str
     concurrency: float
     interactivity: float
-    measured: float
-    projected: float | None  # None: the projection never reaches this interactivity
-    fallback: bool
-    # at the measured concurrency instead: how much of the error is the matching's
-    projected_at_concurrency: float | None = None
-    model: str = ""
-    # the held-out point's distance to the projected curve in log space, the larger of the
-    # two axes' (interactivity, throughput) log ratios at the curve's nearest point: how far
+    measured: float  # total tok/s per GPU
+    projected: float | None  # at the same interactivity; None: the curve never reaches it
+    projected_at_concurrency: float | None  # at the measured concurrency
+    model: str
+    # the point's distance to the projected curve in log space, the larger of the two
+    # axes' (interactivity, throughput) log ratios at the curve's nearest point: how far
     # the curve must be widened, along both axes, to hold the point (reached or not)
-    curve_distance: float = math.inf
+    curve_distance: float
     # "seen": the model in this precision was measured on another accelerator of the same
-    # family in the calibration; "extrapolated": it was not (the band is widened there)
-    stratum: str = "seen"
+    # family in the calibration; "extrapolated": it was not (the band is wider there)
+    stratum: str
+    vendor: str = ""
+    fallback: bool = False  # the efficiencies came from a wider group than engine x family
 
     @property
     def ratio_at_concurrency(self) -> float | None:
@@ -195,88 +207,80 @@ def scenario_label(shape: Shape) -> str:
     return f"{shape.input_tokens // 1024}k/{shape.output_tokens // 1024}k"
 
 
-def model_anchor(
-    train: Sequence[Observation], model: str, *, order: str, fit: Fit = calibrate
-) -> float:
-    """Geometric mean of measured / modelled TPOT of `model` on the calibration's
-    accelerators (1 when it has none there): what the calibration, mostly other models,
-    does not know about this one. The story's GLM 5.2 anchor is the same idea."""
-    logs, fits = [], {}
-    for obs in train:
-        if obs.arch.name != model:
-            continue
-        key = (obs.engine, obs.accel.sku)
-        if key not in fits:
-            fits[key] = fit(train, engine=obs.engine, accel=obs.accel, order=order)
-        setup = Setup(obs.arch, obs.accel, obs.precision, obs.layout, obs.shape, fits[key])
-        logs.append(math.log(obs.tpot_s / project(setup, obs.concurrency).tpot_s))
-    return math.exp(sum(logs) / len(logs)) if logs else 1.0
-
-
-# the projected curve sampled at these concurrencies (about 4% apart) for curve_distance
-CURVE_CONCURRENCIES = np.geomspace(1, 16384, 240)
-
-
-def log_curve(setup: Setup) -> np.ndarray:
-    """(ln interactivity, ln throughput per GPU) along the projected curve."""
-    points = [project(setup, float(c)) for c in CURVE_CONCURRENCIES]
-    return np.log([[p.interactivity, p.tput_per_gpu] for p in points])
-
-
-def curve_distance(curve: np.ndarray, interactivity: float, tput: float) -> float:
-    """Smallest, over the curve, of the larger axis' |log ratio| (Chebyshev in log space)."""
-    gaps = np.abs(curve - np.log([interactivity, tput]))
-    return float(gaps.max(axis=1).min())
-
-
 def stratum_of(obs: Observation, train: Sequence[Observation]) -> str:
-    """Whether the projection extrapolates: no calibration point of the same model and
-    precision on the held-out accelerator's family."""
-    return stratum(obs.arch.name, obs.precision_name, obs.accel.family, train)
+    """Whether the projection extrapolates: no calibration point of the same model, in the
+    same precision, served by the same engine, on the projected accelerator's family."""
+    return stratum(obs.setup, train)
 
 
-def stratum(model: str, precision: str, family: str, train: Sequence[Observation]) -> str:
+def stratum(setup: Setup, train: Sequence[Observation]) -> str:
     for o in train:
-        same = o.arch.name == model and o.precision_name == precision
-        if same and o.accel.family == family:
+        same = o.arch.name == setup.arch.name and o.precision_name == setup.precision_name
+        if same and o.engine == setup.engine and o.accel.family == setup.accel.family:
             return "seen"
     return "extrapolated"
 
 
+Fit = Callable[[Candidate, Sequence[Observation]], Fitted]
+
+
+def fit_candidate(candidate: Candidate, train: Sequence[Observation]) -> Fitted:
+    return candidate.fit(train)
+
+
+def project_held_out(
+    fitted: Fitted, held: Sequence[Observation], train: Sequence[Observation]
+) -> list[HeldOutPoint]:
+    """Each held-out point beside the projection of its setup (as run on its date) by a
+    model fitted on `train` only: the curve, and the curve at the point's concurrency."""
+    groups: dict[tuple, list[Observation]] = {}
+    for obs in held:
+        groups.setdefault((obs.setup.key, obs.date), []).append(obs)
+    strata: dict[tuple[str, ...], str] = {}
+    found: dict[int, HeldOutPoint] = {}
+    for runs in groups.values():
+        setup, date = runs[0].setup, runs[0].date
+        levels = np.array([o.concurrency for o in runs])
+        both = fitted.curve(setup, date, np.concatenate([GRID, levels]))
+        n = len(GRID)
+        curve = Curve(both.concurrency[:n], both.tpot_s[:n], both.ttft_s[:n], both.tput_per_gpu[:n])
+        kind = (setup.arch.name, setup.precision_name, setup.engine, setup.accel.family)
+        if kind not in strata:
+            strata[kind] = stratum_of(runs[0], train)
+        fallback = fitted.efficiency(setup).fallback
+        for obs, at_level in zip(runs, both.tput_per_gpu[n:], strict=True):
+            found[id(obs)] = HeldOutPoint(
+                sku=obs.accel.sku,
+                engine=obs.engine,
+                precision=obs.precision_name,
+                scenario=scenario_label(obs.shape),
+                concurrency=obs.concurrency,
+                interactivity=obs.interactivity,
+                measured=obs.tput_per_gpu,
+                projected=curve.tput_at_interactivity(obs.interactivity),
+                projected_at_concurrency=float(at_level),
+                model=obs.arch.name,
+                curve_distance=curve.distance(obs.interactivity, obs.tput_per_gpu),
+                stratum=strata[kind],
+                vendor=obs.accel.vendor,
+                fallback=fallback,
+            )
+    return [found[id(obs)] for obs in held]
+
+
 def leave_one_accelerator_out(
     observations: Sequence[Observation],
+    candidate: Candidate,
     *,
-    order: str = DEFAULT_FALLBACK_ORDER,
-    anchored: bool = False,
     only: Iterable[str] | None = None,
-    fit: Fit = calibrate,
+    fit: Fit = fit_candidate,
     without_family: bool = False,
 ) -> list[HeldOutPoint]:
-    """Each accelerator (or each of `only`) projected from a calibration on all the
-    others: `fit` only ever sees observations of other accelerators. `without_family`:
-    on the other families only, so every point is an extrapolation to a family the
+    """Each accelerator (or each of `only`) projected by `candidate` fitted on all the
+    others: `fit` only ever sees observations of other accelerators. `without_family`: on
+    the other families only, so every point is an extrapolation to a family the
     calibration has never seen (how the extrapolated band is made, nested.py)."""
-    return list(
-        _held_out(
-            observations,
-            order=order,
-            anchored=anchored,
-            only=only,
-            fit=fit,
-            without_family=without_family,
-        )
-    )
-
-
-def _held_out(
-    observations: Sequence[Observation],
-    *,
-    order: str,
-    anchored: bool,
-    only: Iterable[str] | None,
-    fit: Fit,
-    without_family: bool = False,
-) -> Iterator[HeldOutPoint]:
+    points: list[HeldOutPoint] = []
     skus = sorted({o.accel.sku for o in observations})
     for sku in skus if only is None else sorted(only):
         held = [o for o in observations if o.accel.sku == sku]
@@ -286,81 +290,6 @@ def _held_out(
             for o in observations
             if o.accel.sku != sku and not (without_family and o.accel.family == family)
         ]
-        fits: dict[str, Efficiency] = {}
-        anchors: dict[str, float] = {}
-        strata: dict[tuple[str, str], str] = {}
-        curves: dict[tuple, np.ndarray] = {}
-        for obs in held:
-            if obs.engine not in fits:
-                fits[obs.engine] = fit(train, engine=obs.engine, accel=obs.accel, order=order)
-            model = obs.arch.name
-            if model not in anchors:
-                anchors[model] = (
-                    model_anchor(train, model, order=order, fit=fit) if anchored else 1.0
-                )
-            if (model, obs.precision_name) not in strata:
-                strata[(model, obs.precision_name)] = stratum_of(obs, train)
-            eff = fits[obs.engine]
-            setup = Setup(
-                arch=obs.arch,
-                accel=obs.accel,
-                precision=Precision.named(obs.precision_name),
-                layout=obs.layout,
-                shape=obs.shape,
-                efficiency=eff,
-                anchor=anchors[model],
-            )
-            point = at_interactivity(setup, obs.interactivity)
-            key = (obs.engine, model, obs.precision_name, obs.layout, obs.shape)
-            if key not in curves:
-                curves[key] = log_curve(setup)
-            yield HeldOutPoint(
-                sku=sku,
-                engine=obs.engine,
-                precision=obs.precision_name,
-                scenario=scenario_label(obs.shape),
-                concurrency=obs.concurrency,
-                interactivity=obs.interactivity,
-                measured=obs.tput_per_gpu,
-                projected=point.tput_per_gpu if point else None,
-                fallback=eff.fallback,
-                projected_at_concurrency=project(setup, obs.concurrency).tput_per_gpu,
-                model=model,
-                curve_distance=curve_distance(curves[key], obs.interactivity, obs.tput_per_gpu),
-                stratum=strata[(model, obs.precision_name)],
-            )
-
-
-@dataclass(frozen=True)
-class ErrorRow:
-    group: str
-    points: int
-    unreached: int
-    median_ape: float | None
-    p90_ape: float | None
-    median_ape_at_concurrency: float | None
-
-
-def _row(group: str, points: list[HeldOutPoint]) -> ErrorRow:
-    errors = [p.abs_pct_error for p in points if p.abs_pct_error is not None]
-    at_c = [p.abs_pct_error_at_concurrency for p in points]
-    at_c = [e for e in at_c if e is not None]
-    return ErrorRow(
-        group=group,
-        points=len(points),
-        unreached=len(points) - len(errors),
-        median_ape=float(np.median(errors)) if errors else None,
-        p90_ape=float(np.quantile(errors, 0.9)) if errors else None,
-        median_ape_at_concurrency=float(np.median(at_c)) if at_c else None,
-    )
-
-
-def error_table(points: Sequence[HeldOutPoint], *, by: str) -> list[ErrorRow]:
-    """Median and 90th-percentile absolute % error per accelerator (`by="sku"`) or per
-    scenario (`by="scenario"`); last, all. (The bands are nested.py's.)"""
-    rows = [
-        _row(g, [p for p in points if getattr(p, by) == g])
-        for g in sorted({getattr(p, by) for p in points})
-    ]
-    rows.append(_row("all", list(points)))
-    return rows
+        if held and train:
+            points += project_held_out(fit(candidate, train), held, train)
+    return points

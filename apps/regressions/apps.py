@@ -18,9 +18,7 @@ class RegressionsConfig(AppConfig):
 
 
 def _member_leaves(sender, instance, origin=None, **kwargs) -> None:
-    from apps.accounts.models import Organization
-    from apps.regressions.services import subscriptions_forget
+    from apps.regressions.models import Subscription
+    from apps.regressions.services import recipients_forget
 
-    if isinstance(origin, Organization) or getattr(origin, "model", None) is Organization:
-        return  # the organization goes, its subscriptions with it
-    subscriptions_forget(org=instance.org, user=instance.user)
+    recipients_forget(Subscription.objects.all(), membership=instance, origin=origin)

@@ -71,6 +71,27 @@ class RegressionListQuery(QueryForm):
         }
 
 
+def target_refused(channel: str | None, target: str, org: Organization | None) -> str:
+    """Why an alert may not go to `target` on `channel` ("" when it may): a webhook or Slack
+    URL the delivery's own check refuses, or an address that is not a verified one of the
+    organization's members. Every subscription form asks this (regressions, the claims
+    ledger)."""
+    if channel in (Subscription.Channel.WEBHOOK, Subscription.Channel.SLACK):
+        try:
+            webhooks.check(target)
+        except webhooks.TargetRefused as exc:
+            return str(exc)
+    elif channel == Subscription.Channel.EMAIL:
+        for address in Subscription(target=target).addresses or [""]:
+            try:
+                forms.EmailField().clean(address)
+            except forms.ValidationError:
+                return f"“{address}” is not an email address"
+            if org is None or address.lower() not in member_addresses(org):
+                return f"“{address}” is not a verified address of one of your members"
+    return ""
+
+
 class SubscriptionForm(forms.ModelForm):
     """An alert subscription as an admin adds it: a target its channel can deliver to, and a
     persistence rule that can be met."""
@@ -117,24 +138,8 @@ class SubscriptionForm(forms.ModelForm):
         if refused := self.over_budget():
             raise ValidationError(refused)
         channel, target = data.get("channel"), (data.get("target") or "").strip()
-        if channel in (Subscription.Channel.WEBHOOK, Subscription.Channel.SLACK):
-            try:
-                webhooks.check(target)
-            except webhooks.TargetRefused as exc:
-                self.add_error("target", str(exc))
-        elif channel == Subscription.Channel.EMAIL:
-            for address in Subscription(target=target).addresses or [""]:
-                try:
-                    forms.EmailField().clean(address)
-                except forms.ValidationError:
-                    self.add_error("target", f"“{address}” is not an email address")
-                    break
-                if self.org is None or address.lower() not in member_addresses(self.org):
-                    self.add_error(
-                        "target",
-                        f"“{address}” is not a verified address of one of your members",
-                    )
-                    break
+        if refused := target_refused(channel, target, self.org):
+            self.add_error("target", refused)
         needed, window = data.get("persist_needed"), data.get("persist_window")
         if needed is not None and window is not None and not 1 <= needed <= window:
             self.add_error("persist_needed", "must be between 1 and the window's size")

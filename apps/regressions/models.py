@@ -105,19 +105,40 @@ class Acknowledgement(models.Model):
         return f"change point {self.change_point_id} acknowledged by {self.org_id}"
 
 
-class Subscription(models.Model):
+class Recipient(models.Model):
+    """Where an organization's alerts go (a webhook, Slack or email) and whether they do:
+    what every subscription shares, regression alerts' and the claims ledger's
+    (apps/claims), all delivered by services.send."""
+
     class Channel(models.TextChoices):
         WEBHOOK = "webhook"  # JSON, signed with HMAC-SHA256
         SLACK = "slack"  # a Slack-compatible incoming webhook: {"text": ...}
         EMAIL = "email"
 
-    org = models.ForeignKey(
-        "accounts.Organization", on_delete=models.CASCADE, related_name="regression_subscriptions"
-    )
     name = models.CharField(max_length=200, blank=True)
     channel = models.CharField(max_length=10, choices=Channel.choices)
     target = models.CharField(max_length=2000, help_text="URL, or email address(es)")
     secret = models.CharField(max_length=200, blank=True, help_text="webhook signing key")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+        ordering = ["org", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.org} {self.channel} → {self.target}"
+
+    @property
+    def addresses(self) -> list[str]:
+        """An email subscription's addresses, as its target lists them."""
+        return [a.strip() for a in self.target.split(",") if a.strip()]
+
+
+class Subscription(Recipient):
+    org = models.ForeignKey(
+        "accounts.Organization", on_delete=models.CASCADE, related_name="regression_subscriptions"
+    )
     # Empty: any. Matched case-insensitively against the change point's deployment.
     model_name = models.CharField(max_length=200, blank=True)
     accelerator = models.CharField(max_length=50, blank=True)
@@ -132,19 +153,6 @@ class Subscription(models.Model):
     # The persistence rule: at least `persist_needed` of the last `persist_window` points.
     persist_needed = models.PositiveSmallIntegerField(default=2)
     persist_window = models.PositiveSmallIntegerField(default=3)
-    active = models.BooleanField(default=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["org", "id"]
-
-    def __str__(self) -> str:
-        return f"{self.org} {self.channel} → {self.target}"
-
-    @property
-    def addresses(self) -> list[str]:
-        """An email subscription's addresses, as its target lists them."""
-        return [a.strip() for a in self.target.split(",") if a.strip()]
 
 
 class Alert(models.Model):

@@ -12,12 +12,13 @@ import json
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -185,7 +186,7 @@ def run_differences(before: Run, after: Run) -> list[dict[str, Any]]:
     the run's image and the engine flags (which the comparison does not list). A fact one
     run leaves unstated is listed as such: it may or may not have changed."""
     a, b = _run_facts(before), _run_facts(after)
-    found = [
+    found: list[dict[str, Any]] = [
         {"key": d.key, "label": d.label, "before": d.values[0], "after": d.values[1]}
         for d in differences([a, b])
     ]
@@ -348,7 +349,7 @@ def alerts_queue(*, now: datetime | None = None) -> int:
 
 def alert_payload(cp: ChangePoint) -> dict[str, Any]:
     d = cp.deployment
-    site = settings.SITE_URL.rstrip("/") if getattr(settings, "SITE_URL", "") else ""
+    site = settings.SITE_URL.rstrip("/")
     return {
         "type": f"inferboard.{cp.direction}",
         "change_point": cp.pk,
@@ -391,15 +392,17 @@ def signature(secret: str, body: bytes, timestamp: str) -> str:
     return "sha256=" + mac.hexdigest()
 
 
-class NoRecipient(ValueError):
-    """An email alert none of whose addresses is a member's any longer."""
-
-
-def subscriptions_forget(*, org: Organization, user: Any) -> int:
+def recipients_forget(recipients: QuerySet[Any], *, membership: Any, origin: Any = None) -> int:
     """A person leaving an organization takes their addresses out of its email subscriptions
-    (a subscription left with none is switched off), audit-logged; the number changed. Run
-    from Membership's pre_delete (apps.py), whatever ended the membership."""
+    (`recipients`: regressions' Subscription, the claims ledger's ClaimSubscription; one left
+    with none is switched off), audit-logged; the number changed. Run from Membership's
+    pre_delete (each app's apps.py), whatever ended the membership, unless the organization
+    itself is going (`origin`), its subscriptions with it."""
     from allauth.account.models import EmailAddress
+
+    if isinstance(origin, Organization) or getattr(origin, "model", None) is Organization:
+        return 0
+    org, user = membership.org, membership.user
 
     theirs = {
         e.lower() for e in EmailAddress.objects.filter(user=user).values_list("email", flat=True)
@@ -407,71 +410,107 @@ def subscriptions_forget(*, org: Organization, user: Any) -> int:
     if getattr(user, "email", ""):
         theirs.add(user.email.lower())
     changed = 0
-    for subscription in Subscription.objects.filter(org=org, channel=Subscription.Channel.EMAIL):
-        before = subscription.addresses
+    for recipient in recipients.filter(org=org, channel=Subscription.Channel.EMAIL):
+        before = recipient.addresses
         kept = [a for a in before if a.lower() not in theirs]
         if len(kept) == len(before):
             continue
-        subscription.target = ", ".join(kept)
-        subscription.active = subscription.active and bool(kept)
-        subscription.save(update_fields=["target", "active"])
+        recipient.target = ", ".join(kept)
+        recipient.active = recipient.active and bool(kept)
+        recipient.save(update_fields=["target", "active"])
         audit_record(
             org=org,
             actor="inferboard",
             action="subscription.recipient_removed",
-            target=subscription.name or f"subscription {subscription.pk}",
+            target=recipient.name or f"{recipient._meta.verbose_name} {recipient.pk}",
             removed=[a for a in before if a not in kept],
-            active=subscription.active,
+            active=recipient.active,
         )
         changed += 1
     return changed
 
 
 # Attempts and the wait before each retry: 1, 2, 4, 8 ... minutes (REGRESSION_ALERT_* settings).
-def _backoff(attempt: int) -> timedelta:
-    base = getattr(settings, "REGRESSION_ALERT_BACKOFF_S", 60)
+def backoff(attempt: int) -> timedelta:
+    """The wait before retry `attempt` + 1 of any alert (regressions', the claims ledger's)."""
+    base = settings.REGRESSION_ALERT_BACKOFF_S
     return timedelta(seconds=base * 2 ** (attempt - 1))
 
 
-def _send(alert: Alert) -> tuple[bool, int | None, str]:
-    subscription, cp = alert.subscription, alert.change_point
-    if subscription.channel == Subscription.Channel.EMAIL:
+class Recipient(Protocol):
+    """Where an alert goes: a subscription's organization, channel, target (addresses, for
+    email) and signing secret."""
+
+    org: Organization
+    channel: str
+    target: str
+    secret: str
+
+    @property
+    def addresses(self) -> list[str]: ...
+
+
+def send(
+    to: Recipient, *, subject: str, text: str, payload: dict[str, Any], delivery: str
+) -> tuple[bool, int | None, str]:
+    """One attempt to deliver an alert: email, a Slack-compatible {"text"} or a signed JSON
+    webhook (webhooks.post: checked address, one deadline). The one delivery every
+    subscription uses (regressions and the claims ledger); returns (ok, status, error), a
+    failure never raised."""
+    try:
+        return _deliver(to, subject=subject, text=text, payload=payload, delivery=delivery)
+    except webhooks.TargetRefused as exc:
+        return False, None, str(exc)[:1000]
+    except (httpx.HTTPError, OSError) as exc:
+        # The kind of failure only: an exception's text can quote what the receiver sent.
+        return False, None, type(exc).__name__
+
+
+def _deliver(
+    to: Recipient, *, subject: str, text: str, payload: dict[str, Any], delivery: str
+) -> tuple[bool, int | None, str]:
+    if to.channel == Subscription.Channel.EMAIL:
         # Checked again at delivery, as a webhook's address is: only addresses that are
         # still a member's (verified) get mail, so no alert reaches someone removed since.
-        members = member_addresses(subscription.org)
-        recipients = [a for a in subscription.addresses if a.lower() in members]
+        members = member_addresses(to.org)
+        recipients = [a for a in to.addresses if a.lower() in members]
         if not recipients:
-            raise NoRecipient("no address of this subscription is a member's any longer")
-        send_mail(
-            subject=f"[inferboard] {cp.direction}: {cp.metric_label} {cp.relative:+.1%}",
-            message=alert_text(cp),
-            from_email=None,
-            recipient_list=recipients,
-        )
+            return False, None, "no address of this subscription is a member's any longer"
+        send_mail(subject=subject, message=text, from_email=None, recipient_list=recipients)
         return True, None, ""
-    if subscription.channel == Subscription.Channel.SLACK:
-        body = json.dumps({"text": alert_text(cp)}).encode()
+    if to.channel == Subscription.Channel.SLACK:
+        body = json.dumps({"text": text}).encode()
         headers = {"Content-Type": "application/json"}
     else:
-        body = json.dumps(alert_payload(cp), sort_keys=True).encode()
+        body = json.dumps(payload, sort_keys=True).encode()
         timestamp = str(int(timezone.now().timestamp()))
         headers = {
             "Content-Type": "application/json",
             "X-Inferboard-Timestamp": timestamp,
-            "X-Inferboard-Signature": signature(subscription.secret, body, timestamp),
-            "X-Inferboard-Delivery": f"{alert.pk}-{alert.attempts + 1}",
+            "X-Inferboard-Signature": signature(to.secret, body, timestamp),
+            "X-Inferboard-Delivery": delivery,
         }
     # The answer's body is never kept: a receiver inside a network could echo its secrets.
-    status = webhooks.post(subscription.target, body, headers)
-    ok = 200 <= status < 300
-    return ok, status, ""
+    status = webhooks.post(to.target, body, headers)
+    return 200 <= status < 300, status, ""
+
+
+def _send(alert: Alert) -> tuple[bool, int | None, str]:
+    cp = alert.change_point
+    return send(
+        alert.subscription,
+        subject=f"[inferboard] {cp.direction}: {cp.metric_label} {cp.relative:+.1%}",
+        text=alert_text(cp),
+        payload=alert_payload(cp),
+        delivery=f"{alert.pk}-{alert.attempts + 1}",
+    )
 
 
 def alerts_deliver(*, now: datetime | None = None) -> int:
     """Try every pending alert that is due; each try is logged, a failure is retried after
     a doubling wait until REGRESSION_ALERT_ATTEMPTS tries. Returns the alerts sent."""
     now = now or timezone.now()
-    most = getattr(settings, "REGRESSION_ALERT_ATTEMPTS", 6)
+    most = settings.REGRESSION_ALERT_ATTEMPTS
     sent = 0
     due = Alert.objects.filter(status=Alert.Status.PENDING, next_attempt_at__lte=now)
     due = due.select_related(
@@ -487,13 +526,7 @@ def alerts_deliver(*, now: datetime | None = None) -> int:
             alert.status = Alert.Status.ACKNOWLEDGED
             alert.save(update_fields=["status"])
             continue
-        try:
-            ok, code, error = _send(alert)
-        except (webhooks.TargetRefused, NoRecipient) as exc:
-            ok, code, error = False, None, str(exc)[:1000]
-        except (httpx.HTTPError, OSError) as exc:
-            # The kind of failure only: an exception's text can quote what the receiver sent.
-            ok, code, error = False, None, type(exc).__name__
+        ok, code, error = _send(alert)
         alert.attempts += 1
         Delivery.objects.create(
             alert=alert, attempt=alert.attempts, ok=ok, status_code=code, error=error
@@ -504,7 +537,7 @@ def alerts_deliver(*, now: datetime | None = None) -> int:
         elif alert.attempts >= most:
             alert.status = Alert.Status.FAILED
         else:
-            alert.next_attempt_at = now + _backoff(alert.attempts)
+            alert.next_attempt_at = now + backoff(alert.attempts)
         alert.save(update_fields=["status", "sent_at", "attempts", "next_attempt_at"])
     return sent
 
@@ -537,7 +570,7 @@ def regressions_tick(*, now: datetime | None = None) -> tuple[DetectOutcome | No
     now = now or timezone.now()
     deliveries_prune(now=now)
     last = Detection.objects.first()
-    every = timedelta(seconds=getattr(settings, "REGRESSION_DETECT_EVERY_S", 3600))
+    every = timedelta(seconds=settings.REGRESSION_DETECT_EVERY_S)
     outcome = None
     if last is None or now - last.at > every or Run.objects.filter(created_at__gt=last.at).exists():
         outcome = regressions_detect(now=now)

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import secrets
 
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from apps.accounts.models import Organization, Role
-from apps.accounts.scoping import current_org, require_role, viewer_org
+from apps.accounts.scoping import org_with_role, viewer_org
 from apps.htmx import page_or_partial, paged
 from apps.regressions import selectors, services
 from apps.regressions.forms import RegressionListQuery, SubscriptionForm
@@ -47,15 +46,6 @@ def regression_list(request: HttpRequest) -> HttpResponse:
     return page_or_partial(request, "regressions/list.html", "results", context)
 
 
-def _member_org(request: HttpRequest, role: str):
-    org = current_org(request)
-    try:
-        require_role(org, request.user, role)
-    except PermissionDenied:
-        return None
-    return org
-
-
 def regression_detail(request: HttpRequest, change_point_id: int) -> HttpResponse:
     org = viewer_org(request)
     cp = selectors.change_point_get(change_point_id=change_point_id, org=org)
@@ -65,14 +55,14 @@ def regression_detail(request: HttpRequest, change_point_id: int) -> HttpRespons
     context = {
         "cp": cp,
         "acknowledged": acknowledged,
-        "may_acknowledge": _member_org(request, Role.MEMBER) is not None,
+        "may_acknowledge": org_with_role(request, Role.MEMBER) is not None,
     }
     return render(request, "regressions/detail.html", context)
 
 
 @require_POST
 def regression_acknowledge(request: HttpRequest, change_point_id: int) -> HttpResponse:
-    org = _member_org(request, Role.MEMBER)
+    org = org_with_role(request, Role.MEMBER)
     if org is None:
         return HttpResponse("Sign in as a member of an organization to acknowledge.", status=403)
     cp = selectors.change_point_get(change_point_id=change_point_id, org=org)
@@ -86,10 +76,10 @@ def regression_acknowledge(request: HttpRequest, change_point_id: int) -> HttpRe
 def subscription_list(request: HttpRequest) -> HttpResponse:
     """An organization's subscriptions (admins add and remove them), and each one's alerts
     with every delivery attempt."""
-    org = _member_org(request, Role.VIEWER)
+    org = org_with_role(request, Role.VIEWER)
     if org is None:
         return HttpResponse("Sign in to see your organization's alerts.", status=403)
-    may_edit = _member_org(request, Role.ADMIN) is not None
+    may_edit = org_with_role(request, Role.ADMIN) is not None
     form = SubscriptionForm(org=org)
     status = 200
     created_secret = ""

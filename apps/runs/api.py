@@ -15,7 +15,7 @@ from ninja import Field, Query, Router, Schema, Status
 from ninja.renderers import JSONRenderer
 
 from apps.accounts.auth import BearerToken, optional_org
-from apps.accounts.models import Organization
+from apps.accounts.models import ApiToken, Organization
 from apps.accounts.scoping import DEFAULT_VISIBILITY
 from apps.accounts.services import audit_record
 from apps.api_errors import UPLOAD_ERRORS, Errors
@@ -165,6 +165,15 @@ class RunQuery(Input):
     limit: int = Field(50, ge=-INT64_MAX, le=INT64_MAX, description="1 to 200 (clamped)")
     offset: int = Field(0, ge=0, le=INT32_MAX)
 
+    @property
+    def page_size(self) -> int:
+        return min(max(self.limit, 1), 200)
+
+    def filters(self) -> selectors.RunFilters:
+        return selectors.RunFilters(
+            **self.model_dump(exclude={"limit", "offset"}, exclude_none=True)
+        )
+
 
 def _summary(run: Run) -> dict[str, Any]:
     return selectors.run_summary(run=run)
@@ -205,17 +214,36 @@ def submit_run(
     Invalid documents store nothing; each error names its JSON path.
 
     A run submitted here is **public** unless `visibility=private` is given."""
-    token = request.auth
+    status, body = run_submit(
+        token=request.auth,
+        document=request.body,
+        visibility=visibility,
+        private=private,
+        # A scheduled job's worker sends the secret its task carried (workers/submit.py).
+        job_secret=request.headers.get(JOB_SECRET_HEADER),
+    )
+    return Status(status, body)
+
+
+def run_submit(
+    *,
+    token: ApiToken,
+    document: bytes,
+    visibility: Visibility | None = None,
+    private: bool = False,
+    job_secret: str | None = None,
+) -> tuple[int, dict[str, Any]]:
+    """POST /api/v1/runs past its token and limits: (201 or 200, the body). Raises what the
+    API maps to its errors (apps.api.api); the MCP server's submit_run calls this too."""
     if visibility is not None and private and visibility != "private":
         raise FieldRefused("visibility", VISIBILITY_CONFLICT)
     private = private or visibility == "private"
     outcome = run_ingest(
-        document=request.body,
+        document=document,
         org=token.org,
         is_public=not private,
         submitted_by=token,
-        # A scheduled job's worker sends the secret its task carried (workers/submit.py).
-        job_secret=request.headers.get(JOB_SECRET_HEADER),
+        job_secret=job_secret,
     )
     if outcome.created:
         audit_record(
@@ -232,7 +260,7 @@ def submit_run(
         "page": reverse("run-detail", args=[outcome.run.pk]),
         "visibility": "public" if outcome.run.is_public else "private",
     }
-    return Status(201 if outcome.created else 200, body)
+    return (201 if outcome.created else 200), body
 
 
 # The list's JSON is cached until the next run lands or changes (the runs version is in the
@@ -262,12 +290,10 @@ def _list_cache_key(
 @router.get("", response={200: RunPage, 401: Errors, 422: Errors}, summary="List runs")
 def list_runs(request: HttpRequest, query: Query[RunQuery]):
     """Public runs, plus the caller's organization's private runs when a token is given."""
-    limit = min(max(query.limit, 1), 200)
+    limit = query.page_size
     offset = query.offset
     org = optional_org(request)
-    filters = selectors.RunFilters(
-        **query.model_dump(exclude={"limit", "offset"}, exclude_none=True)
-    )
+    filters = query.filters()
     key = _list_cache_key(org, filters, limit, offset)
     body = cache.get(key) if key else None
     if body is None:
@@ -284,7 +310,11 @@ def list_runs(request: HttpRequest, query: Query[RunQuery]):
 @router.get("/{run_id}", response={200: RunDetail, 401: Errors, 404: Errors}, summary="One run")
 def get_run(request: HttpRequest, run_id: int):
     """404 for runs that do not exist and for private runs of other organizations alike."""
-    run = _visible_run(request, run_id)
+    return run_detail(_visible_run(request, run_id))
+
+
+def run_detail(run: Run) -> dict[str, Any]:
+    """One visible run as RunDetail: the API's and the MCP server's `run` (apps/agents)."""
     d = run.deployment
     return {
         **_summary(run),
@@ -306,10 +336,14 @@ def get_run(request: HttpRequest, run_id: int):
 
 
 def _visible_run(request: HttpRequest, run_id: int) -> Run:
-    run = selectors.run_get(org=optional_org(request), run_id=run_id)
-    if run is None:
-        get_object_or_404(Run.objects.none())
-    return run
+    return visible_run(org=optional_org(request), run_id=run_id)
+
+
+def visible_run(*, org: Organization | None, run_id: int) -> Run:
+    """The run, or the API's 404 alike for a run that does not exist and for another
+    organization's private run (the MCP server's `run` reads through this too)."""
+    run = selectors.run_get(org=org, run_id=run_id)
+    return run if run is not None else get_object_or_404(Run.objects.none())
 
 
 @router.get(

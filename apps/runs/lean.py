@@ -39,8 +39,11 @@ RecordRow = _record_row()
 
 
 class LeanPoint(doc.Point):
-    records: list[RecordRow] | None = None  # type: ignore[valid-type, assignment]
+    # RecordRow is a class made at import (_record_row), which mypy cannot read as a type.
+    records: list[RecordRow] | None = None  # type: ignore[valid-type]
 
 
 class LeanDocument(doc.ResultDocument):
+    # A narrower field than the base's (its points hold slotted record rows): pydantic reads
+    # it so; mypy calls narrowing a mutable field's type unsafe.
     points: list[LeanPoint] = Field(default_factory=list)  # type: ignore[assignment]

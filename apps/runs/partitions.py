@@ -74,21 +74,6 @@ def partitions_create(
         )
 
 
-def records_partitions(*, parent: str | None = None) -> list[tuple[str, str]]:
-    """(partition name, bound expression) of the record table, in order; [] when the table is
-    not partitioned (SQLite, or before the migration)."""
-    if connection.vendor != "postgresql":
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i"
-            " JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass(%s)"
-            " ORDER BY c.relname",
-            [parent or RequestRecord._meta.db_table],
-        )
-        return sorted(cursor.fetchall(), key=lambda row: int(row[0].rsplit("_p", 1)[1]))
-
-
 def _partitioned(cursor: CursorWrapper, table: str) -> bool:
     cursor.execute("SELECT 1 FROM pg_partitioned_table WHERE partrelid = to_regclass(%s)", [table])
     return cursor.fetchone() is not None

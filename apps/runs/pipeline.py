@@ -377,10 +377,12 @@ def _column_getter(records: list[dict[str, Any]]) -> Callable[[str], Sequence[An
     return by_key
 
 
-INT_FIELDS = (("i", 0, INT32_MAX), ("session", 0, INT32_MAX), ("turn", 0, INT32_MAX))
+INT_FIELDS: tuple[tuple[str, int, int], ...] = (("i", 0, INT32_MAX), ("session", 0, INT32_MAX))
+INT_FIELDS += (("turn", 0, INT32_MAX),)
 INT_FIELDS += tuple((name, 0, INT32_MAX) for name in ("n_in", "n_out", "cached", "chunks"))
 INT_FIELDS += (("http_status", 100, 599),)
-FLOAT_FIELDS = (("t_sched_ms", False), ("t_send_ms", False), ("ttft_ms", True))
+FLOAT_FIELDS: tuple[tuple[str, bool], ...] = (("t_sched_ms", False), ("t_send_ms", False))
+FLOAT_FIELDS += (("ttft_ms", True),)
 FLOAT_FIELDS += (("ttfo_ms", True), ("e2el_ms", True), ("tpot_ms", True))
 REQUIRED = frozenset({"i", "t_send_ms"})
 
@@ -519,7 +521,7 @@ def encode(layout: Layout, point_id: int, columns: Columns) -> bytes:
         mask = columns.nulls.get(name)
         if mask is True:
             shape |= 1 << bit
-        elif mask is not None:
+        elif isinstance(mask, np.ndarray):
             shape |= mask.astype(np.int64) << bit
     shape |= columns.status << len(nullable)
     if any(columns.errors):
@@ -540,7 +542,7 @@ def encode(layout: Layout, point_id: int, columns: Columns) -> bytes:
         rows = np.empty(stop - start, dtype=dtype)
         rows["count"] = field_count
         for name, sql in zip(layout.names, layout.types, strict=True):
-            if f"val_{name}" not in dtype.names:
+            if f"val_{name}" not in (dtype.names or ()):
                 rows[f"len_{name}"] = -1 if name != "error" else 0
                 continue
             if name == "point":
@@ -580,7 +582,8 @@ def copy_records(
 
 
 # The columns check_records makes and encode writes (the table's, apps/runs/models.py).
-COLUMNS = ("point", "i", "t_sched_ms", "t_send_ms", "ttft_ms", "ttfo_ms", "e2el_ms", "tpot_ms")
+COLUMNS: tuple[str, ...] = ("point", "i", "t_sched_ms", "t_send_ms", "ttft_ms", "ttfo_ms")
+COLUMNS += ("e2el_ms", "tpot_ms")
 COLUMNS += ("n_in", "n_out", "cached", "chunks", "status", "http_status", "error")
 
 

@@ -124,6 +124,8 @@ def run_ingest(
             # Rolled back, nothing stored: a record the fast path cannot vouch for. The general
             # path names the document's errors (DocumentError), or stores it if it is valid.
             prepared = None
+            # Only the fast path rejects, and it reads the document as sent, never a parsed one.
+            assert not isinstance(document, doc.ResultDocument)
             with _gc_paused():
                 parsed = doc.parse_document(document, LeanDocument)
             continue

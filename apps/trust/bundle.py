@@ -249,8 +249,3 @@ def bundle_chunks(*, run: Run) -> Iterator[bytes]:
         )
         archive.writestr(f"run-{run.pk}/README.txt", readme.encode())
     yield sink.take()
-
-
-def run_bundle(*, run: Run) -> bytes:
-    """The whole bundle at once (tests and scripts); pages stream bundle_chunks instead."""
-    return b"".join(bundle_chunks(run=run))

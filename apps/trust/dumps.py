@@ -27,7 +27,7 @@ KINDS = {"runs.jsonl": "documents", "points.csv": "points", "points.parquet": "p
 
 
 def dump_dir() -> Path:
-    return Path(getattr(settings, "INFERBOARD_DUMP_DIR", settings.BASE_DIR / "var" / "dumps"))
+    return Path(settings.INFERBOARD_DUMP_DIR)
 
 
 def _write_documents(out: IO[bytes]) -> None:

@@ -21,6 +21,8 @@ ACCURACY_MARGIN = 0.01
 REFERENCE_PRECISIONS = frozenset({"BF16", "FP16", "FP32"})
 
 RULES: dict[str, str] = {
+    "run_complete": "the run ran to its planned end (one cancelled or stopped early is kept "
+    "with what it measured, marked partial, and not ranked)",
     "facts_complete": "deployment facts complete: engine and version, image digest, "
     "parallelism, quantization of weights / activations / KV cache, speculative method and "
     "draft tokens",
@@ -82,6 +84,8 @@ class RuleInput:
     origin: str = ""  # Run.Origin's value; picks WAIVED_WHEN_NOT_REPORTED's entry
     # The image the run states beside its deployment (an imported run's tag), if any.
     image: str | None = None
+    # Why the run ended before its plan, in its source's words (the document's stopped_early).
+    stopped_early: str | None = None
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,8 @@ def _imported_states(fact: str, image: str | None) -> bool:
 def check(data: RuleInput) -> list[Failure]:
     """Every rule the run fails, in RULES order; empty when it may rank."""
     failures: list[Failure] = []
+    if data.stopped_early:
+        failures.append(Failure("run_complete", f"stopped early: {data.stopped_early}"))
     missing = _missing_facts(data.deployment)
     if data.origin == "imported":
         missing = [m for m in missing if not _imported_states(m, data.image)]

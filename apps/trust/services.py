@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -139,7 +141,7 @@ def rule_input(
     scope = _scope(run)
     accuracy = reference = None
     if quantized:
-        key = ("accuracy", run.deployment_id, scope)
+        key: tuple[Any, ...] = ("accuracy", run.deployment_id, scope)
         accuracy = memo[key] if key in memo else memo.setdefault(key, _accuracy_facts(run))
         key = ("reference", run.deployment.model_id, run.deployment_id, scope)
         reference = memo[key] if key in memo else memo.setdefault(key, _reference(run))
@@ -152,6 +154,7 @@ def rule_input(
         reference=reference or {},
         origin=run.origin,
         image=stated_image(run.document),
+        stopped_early=(run.document or {}).get("stopped_early"),
     )
 
 
@@ -184,7 +187,8 @@ def runs_rules_refresh(*, runs) -> int:
     changed. A deployment's runs are all checked again whenever one of them brings an
     accuracy result, so two queries a run made every ingestion grow with the deployment's
     history (bench/api_load.py's POSTs waited seconds for a pooled connection)."""
-    count, memo = 0, {}
+    count = 0
+    memo: dict[tuple[Any, ...], Any] = {}
     batch: list[Run] = []
     for run in runs.select_related("deployment", "scenario").iterator(chunk_size=REFRESH_BATCH):
         batch.append(run)

@@ -42,5 +42,6 @@ def test_the_board_draws_the_projection_only_when_asked(live_server, page):
     assert any("projected" in t for t in _legend(page, "#chart-interactivity"))
     assert page.locator("#chart-interactivity .scatterlayer .js-line").evaluate_all(DASHED) >= 1
     assert page.locator("#chart-interactivity .scatterlayer .js-fill").count() >= 1
-    assert "never ranked" in page.locator("#projected-note").inner_text()
+    note = page.locator("#projected-note").inner_text()
+    assert "never ranked" in note and "fell inside their band" in note
     assert "B200" not in page.locator("#board table").first.inner_text()

@@ -100,3 +100,16 @@ def test_it_reads_nothing_from_an_unstated_throughput_without_a_shape():
 )
 def test_it_derives_a_runs_status_from_its_request_counts(counts, stated, status):
     assert run_status(counts, stated) == status
+
+
+@pytest.mark.parametrize(
+    ("counts", "status"),
+    [
+        ([{"succeeded": 25, "failed": 16}], "partial"),
+        ([{"succeeded": 25, "failed": 0}], "partial"),  # nothing failed, but not all ran
+        ([{"succeeded": 25, "failed": None}], "partial"),  # successes only
+        ([{"succeeded": 0, "failed": 32}], "failed"),
+    ],
+)
+def test_a_run_that_stopped_early_is_partial_whatever_its_counts(counts, status):
+    assert run_status(counts, stopped_early=True) == status

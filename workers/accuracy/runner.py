@@ -27,8 +27,6 @@ from workers.accuracy.protocols import (
     EvalItem,
     PreparedEval,
     Protocol,
-    get_protocol,
-    prepare,
     score,
 )
 from workers.accuracy.stats import clustered_score
@@ -278,7 +276,8 @@ def accuracy_results(prepared: PreparedEval, records: list[ItemRecord]) -> list[
     results = []
     for metric in protocol.metrics:
         primary = metric == protocol.primary_metric
-        items, failures = [], Counter()
+        items: list[AccuracyItem] = []
+        failures: Counter[str] = Counter()
         clusters: dict[str, list[int]] = {}  # question -> [correct, scored]
         for record in records:
             failure = record.failure(metric, primary)
@@ -424,42 +423,4 @@ async def evaluate(
         concurrency=concurrency,
         started_at=started,
         finished_at=datetime.now(UTC),
-    )
-
-
-def run_protocol(
-    protocol_name: str,
-    *,
-    endpoint: str,
-    served_model: str,
-    model: ModelInfo,
-    deployment: Deployment,
-    limit: int | None = None,
-    concurrency: int = 8,
-    data_path: str | None = None,
-    data_sha256: str | None = None,
-    api_key: str | None = None,
-    timeout_s: float = 600.0,
-    retries: int = 3,
-    progress: Progress | None = None,
-) -> ResultDocument:
-    """Synchronous entry point (a Celery task or a script): prepare, verify data, evaluate.
-
-    Raises DataError for data that does not match the protocol and ValueError for an unknown
-    protocol, before any request is sent.
-    """
-    prepared = prepare(get_protocol(protocol_name), data_path, data_sha256, limit)
-    return asyncio.run(
-        evaluate(
-            prepared,
-            endpoint=endpoint,
-            model=model,
-            served_model=served_model,
-            deployment=deployment,
-            concurrency=concurrency,
-            api_key=api_key,
-            timeout_s=timeout_s,
-            retries=retries,
-            progress=progress,
-        )
     )

@@ -79,13 +79,6 @@ def clustered_score(clusters: list[tuple[int, int]], z: float = Z95) -> Clustere
     )
 
 
-def binomial_stderr(correct: int, n: int) -> float:
-    if n <= 0:
-        return 0.0
-    p = correct / n
-    return math.sqrt(p * (1 - p) / n)
-
-
 def mcnemar_exact_p(only_baseline: int, only_candidate: int) -> float:
     """Two-sided exact (conditional) McNemar p: binomial test of the discordant pairs at 1/2."""
     if only_baseline < 0 or only_candidate < 0:
@@ -186,33 +179,6 @@ class PairedComparison:
     @property
     def discordant(self) -> int:
         return self.only_baseline + self.only_candidate
-
-    def as_dict(self) -> dict[str, object]:
-        """JSON-ready, in points where a difference is meant."""
-        floor = self.noise_floor
-        return {
-            "n": self.n,
-            "both_correct": self.both,
-            "only_baseline_correct": self.only_baseline,
-            "only_candidate_correct": self.only_candidate,
-            "neither_correct": self.neither,
-            "unpaired": self.unpaired,
-            "baseline_accuracy": self.baseline_accuracy,
-            "candidate_accuracy": self.candidate_accuracy,
-            "difference_points": 100 * self.difference,
-            "ci_low_points": 100 * self.interval.low,
-            "ci_high_points": 100 * self.interval.high,
-            "mcnemar_p": self.mcnemar_p,
-            "detectable_points": 100 * self.detectable,
-            "design_effect": self.design_effect,
-            "lost_ids": self.lost_ids,
-            "gained_ids": self.gained_ids,
-            "verdict": self.verdict,
-            "verdict_text": self.verdict_text,
-            "noise_floor": None
-            if floor is None
-            else {"n": floor.n, "discordant": floor.discordant, "flipped_ids": floor.flipped_ids},
-        }
 
 
 def pair_outcomes(

@@ -28,6 +28,7 @@ FORMAT_MODULES = (
     "inferencex",
     "inferencex_agg",
     "inferencex_api",
+    "inferencex_runner",
     "llmperf",
     "lm_eval",
     "mlperf",
@@ -35,6 +36,7 @@ FORMAT_MODULES = (
     "trtllm_bench",
     "trtllm_bench_log",
     "vllm",
+    "vllm_latency",
 )
 for _module in FORMAT_MODULES:
     importlib.import_module(f"workers.importers.{_module}")

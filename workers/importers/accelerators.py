@@ -15,6 +15,9 @@ differ. Board variants that change the part (PCIe, NVL) are kept after the SKU (
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+
+from workers.importers.errors import ImportFailure
 
 # The catalog's SKUs first, then others that published files name. Longest match wins, so
 # 'GB200' is never read as 'B200'.
@@ -81,3 +84,23 @@ def runner_sku(hw: str) -> str:
     TensorRT-LLM. No SKU has a hyphen, so the pool's first word is its SKU, known here or not."""
     first = hw.strip().removeprefix(RUNNER_PREFIX).split("-", 1)[0]
     return accelerator_sku(first.upper())
+
+
+def one_accelerator(pools: Mapping[str, str], where: str) -> str:
+    """The one SKU every pool of a deployment names (prefill and decode, say).
+
+    A deployment here has one accelerator: its per-GPU figures divide by all its GPUs and
+    its price is one accelerator's price per GPU-hour. Pools on different accelerators (a
+    GH200 prefill pool feeding an A100 decode pool; InferenceX's heterogeneous
+    `prefill_hw`/`decode_hw`) would be priced at one of them and compared as if they were
+    the other, so such a run is refused by name rather than stored under either.
+    """
+    skus = {role: runner_sku(str(name)) for role, name in pools.items()}
+    if len(set(skus.values())) > 1:
+        named = ", ".join(f"{role} on {sku}" for role, sku in skus.items())
+        raise ImportFailure(
+            f"{where}: this is a mixed-accelerator deployment ({named}); a deployment here "
+            "has one accelerator, whose price and GPU count every per-GPU figure uses, so a "
+            "run whose pools sit on different accelerators cannot be stored"
+        )
+    return next(iter(skus.values()))

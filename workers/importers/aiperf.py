@@ -28,6 +28,12 @@ environment.extra; when the token counts come from usage but aiperf's input/outp
 throughput was counted with the tokenizer (totals differ), that throughput is kept aside
 rather than mixed with the usage counts.
 
+Request counts: `request_count` is aiperf's successful requests, `error_request_count` the
+failed ones, and `completed_request_count` (where written) their sum, checked, never read as
+successes. A run aiperf says was cancelled (`was_cancelled: true`) or incomplete
+(`is_complete: false`) imports what it measured, with the reason in `stopped_early` and status
+partial; one cancelled before any request succeeded holds no measurement and is refused.
+
 Per-request records (nanosecond `request_start_ns` in `metadata`, metrics each with a unit)
 become the point's records; records whose `metadata.benchmark_phase` is "warmup" are left
 out, as aiperf itself leaves them out of its statistics.
@@ -189,8 +195,6 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
     if not_metrics:
         raise ImportFailure(f"{where}: unknown field(s) {', '.join(not_metrics)}")
     not_read = {k: {"avg": doc[k].get("avg"), "unit": doc[k]["unit"]} for k in sorted(unknown)}
-    if doc.get("was_cancelled") or doc.get("is_complete") is False:
-        raise ImportFailure(f"{where}: the aiperf run was cancelled or is incomplete")
 
     def avg(name: str, unit: str) -> float | None:
         metric = _metric(doc, name, where)
@@ -221,17 +225,15 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
             raise ImportFailure(f"{where}: benchmark_duration has unit {unit!r}")
         window_s = duration["avg"] * TIME_TO_MS[unit] / 1000.0
 
-    completed = avg("completed_request_count", "requests")
-    errored = avg("error_request_count", "requests") or 0.0
-    if completed is None:
-        completed = avg("request_count", "requests")
-    if completed is None:
-        raise ImportFailure(f"{where}: no completed_request_count or request_count")
-    requests = {
-        "total": int(completed + errored),
-        "succeeded": int(completed),
-        "failed": int(errored),
-    }
+    requests = _request_counts(doc, where)
+    completed = requests["succeeded"]
+    stopped = _stopped_early(doc)
+    if stopped and not completed:
+        # Cancelled before a request succeeded: there is nothing measured to keep.
+        raise ImportFailure(
+            f"{where}: this aiperf run was cancelled ({stopped}) before any request "
+            f"succeeded ({requests['failed']} failed): it holds no measurement to import"
+        )
     usage_in = avg("total_usage_prompt_tokens", "tokens")
     usage_out = avg("total_usage_completion_tokens", "tokens")
     mixed: dict[str, Any] = {}
@@ -331,6 +333,8 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
             "cli_command": shape.cli_command(doc),
             "metrics_without_slot": aside,
             "metrics_not_read": not_read or None,
+            # What the run's harness said of it (InferenceX: submission_valid and why not).
+            "metadata": doc.get("metadata"),
             **environment_extra,
         },
     }
@@ -343,8 +347,49 @@ def _parse(job: ImportInput, doc: dict[str, Any], shape: Shape, where: str) -> l
             scenario_stated=scenario,
             points=[drop_none(point)],
             environment=drop_none(environment),
+            stopped_early=stopped,
         )
     ]
+
+
+def _request_counts(doc: dict[str, Any], where: str) -> dict[str, int]:
+    """Succeeded, failed and total requests of the profiling phase.
+
+    aiperf's `request_count` counts valid (successful) requests only and
+    `error_request_count` the failed ones; `completed_request_count`, where written, is their
+    sum ("Completed Requests (Success + Error)", aiperf's CompletedRequestCountMetric), so it
+    checks the two and is never read as successes.
+    """
+    names = ("request_count", "error_request_count", "completed_request_count")
+    counts: list[int | None] = []
+    for name in names:
+        metric = _metric(doc, name, where)
+        count = None if metric is None else _expect_unit(metric, name, "requests", where)
+        counts.append(None if count is None else int(count))
+    ok, errors, completed = counts
+    if ok is None and completed is None and errors is None:
+        raise ImportFailure(f"{where}: no {', '.join(names)}")
+    errors = errors or 0
+    if ok is None:
+        # No valid request was counted: a run whose every request failed writes no
+        # request_count (aiperf counts only what it measured).
+        ok = (completed - errors) if completed is not None else 0
+    if completed is not None and completed != ok + errors:
+        raise ImportFailure(
+            f"{where}: completed_request_count is {completed}, but request_count {ok} + "
+            f"error_request_count {errors} is {ok + errors}"
+        )
+    return {"total": ok + errors, "succeeded": ok, "failed": errors}
+
+
+def _stopped_early(doc: dict[str, Any]) -> str | None:
+    """Why the run ended before its plan, in aiperf's words, or None when it ran to its end."""
+    said = [
+        f"{name}: {str(doc[name]).lower()}"
+        for name, stopped in (("was_cancelled", True), ("is_complete", False))
+        if doc.get(name) is stopped
+    ]
+    return f"aiperf reports {' and '.join(said)}" if said else None
 
 
 def _aware(stamp: Any) -> str | None:

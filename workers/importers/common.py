@@ -8,12 +8,13 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any, NoReturn, overload
 
 import yaml
 
 from workers.figures import RunStatus, run_status
 from workers.importers.accelerators import accelerator_sku
+from workers.importers.engines import engine_as_written, engine_name
 from workers.importers.errors import ImportFailure
 from workers.importers.facts import Facts
 from workers.results import (
@@ -116,7 +117,7 @@ def yaml_report(text: str) -> str | None:
         return f"{YAML_PREFIX} (a YAML list of {len(value)} item(s)); give the tool's JSON output"
     if not isinstance(value, dict):
         return None
-    metadata = value.get("metadata") if isinstance(value.get("metadata"), dict) else {}
+    metadata = object_at(value, "metadata")
     benchmarks = value.get("benchmarks") if isinstance(value.get("benchmarks"), list) else []
     first = benchmarks[0] if benchmarks and isinstance(benchmarks[0], dict) else {}
     if benchmarks and (
@@ -177,6 +178,12 @@ def expect_object(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
+def object_at(row: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """The JSON object at `key`, or {} when the file has none there (or something else)."""
+    value = row.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def check_keys(
     row: Mapping[str, Any], known: Iterable[str], where: str, required: Iterable[str] = ()
 ) -> None:
@@ -234,6 +241,10 @@ def stat_fields(row: Mapping[str, Any], pattern: re.Pattern[str]) -> Iterator[tu
             yield key, stat, metric
 
 
+@overload
+def to_ms(value: float, unit: str) -> float: ...
+@overload
+def to_ms(value: None, unit: str) -> None: ...
 def to_ms(value: float | None, unit: str) -> float | None:
     if value is None:
         return None
@@ -362,8 +373,9 @@ def _deployment_and_missing(
     stated: dict[str, Any], facts: Facts
 ) -> tuple[dict[str, Any], list[str]]:
     given = facts.as_tree().get("deployment", {})
-    # One SKU per accelerator, from the file and the facts alike, before they are compared.
-    deployment = merge_facts(_with_sku(stated), _with_sku(given), "deployment")
+    # One SKU per accelerator and one name per engine, from the file and the facts alike,
+    # before they are compared: `trt-llm` given for a file's `trtllm` is the same engine.
+    deployment = merge_facts(_one_name(stated), _one_name(given), "deployment")
     if deployment.get("gpus") == "tp":
         tp = (deployment.get("parallelism") or {}).get("tp")
         if tp is None:
@@ -409,17 +421,30 @@ def _pool_gpus_missing(deployment: dict[str, Any]) -> list[str]:
     return []
 
 
-def _with_sku(tree: dict[str, Any]) -> dict[str, Any]:
-    name = tree.get("accelerator")
-    return {**tree, "accelerator": accelerator_sku(name)} if isinstance(name, str) else tree
+def _one_name(tree: dict[str, Any]) -> dict[str, Any]:
+    """The deployment with its accelerator's SKU and its engine's one name."""
+    named = dict(tree)
+    if isinstance(tree.get("accelerator"), str):
+        named["accelerator"] = accelerator_sku(tree["accelerator"])
+    engine = tree.get("engine")
+    if isinstance(engine, dict) and isinstance(engine.get("name"), str):
+        named["engine"] = {**engine, "name": engine_name(engine["name"])}
+    return named
 
 
-def _accelerator_as_written(stated: dict[str, Any], facts: Facts, sku: Any) -> str | None:
-    """The name the file (else the facts) wrote, when it is not the SKU stored."""
+def _as_written(stated: dict[str, Any], facts: Facts, stored: dict[str, Any]) -> dict[str, str]:
+    """The accelerator and engine names the file (else the facts) wrote, where they are not
+    the names stored: environment.extra's accelerator_as_written / engine_as_written."""
+    written: dict[str, str] = {}
     for name in (stated.get("accelerator"), facts.deployment.accelerator):
-        if isinstance(name, str) and name.strip() != sku:
-            return name
-    return None
+        if isinstance(name, str) and name.strip() != stored["accelerator"]:
+            written["accelerator_as_written"] = name
+            break
+    # The file's spelling when it names the engine, else the facts'.
+    engine = (stated.get("engine") or {}).get("name") or facts.deployment.engine.name
+    if isinstance(engine, str) and engine_as_written(engine):
+        written["engine_as_written"] = engine
+    return written
 
 
 def resolve_scenario(stated: dict[str, Any], facts: Facts) -> dict[str, Any]:
@@ -480,11 +505,14 @@ def build_document(
     accuracy: list[dict[str, Any]] | None = None,
     environment: dict[str, Any] | None = None,
     status: RunStatus | None = None,
+    stopped_early: str | None = None,
     index: int | None = None,
     where: str | None = None,
 ) -> ResultDocument:
     """The imported run's document. Its status, unless given, is what its points' request
-    counts say (workers.figures.run_status, the one rule for every importer)."""
+    counts say (workers.figures.run_status, the one rule for every importer); a file that
+    says its run was cancelled or stopped early gives the reason in its words
+    (`stopped_early`), and the run is partial."""
     where = where or job.main.name
     # Model, deployment and scenario are resolved before any is refused, so one refusal names
     # every missing fact and the user's retry is the last.
@@ -504,14 +532,16 @@ def build_document(
     environment = dict(environment or {})
     if renamed:
         environment.setdefault("extra", {})["model_in_file"] = renamed
-    written = _accelerator_as_written(deployment_stated, job.facts, deployment["accelerator"])
+    written = _as_written(deployment_stated, job.facts, deployment)
     if written:
-        environment.setdefault("extra", {})["accelerator_as_written"] = written
+        environment.setdefault("extra", {}).update(written)
     document: dict[str, Any] = {
         "schema": SCHEMA_ID,
         "idempotency_key": job.idempotency_key(index),
         "provenance": "imported",
-        "status": status or run_status(p.get("requests") for p in points or []),
+        "status": status
+        or run_status((p.get("requests") for p in points or []), stopped_early=bool(stopped_early)),
+        "stopped_early": stopped_early,
         "source": {"tool": tool, "file_sha256": job.main.sha256, "file_name": job.main.name},
         "model": model,
         "deployment": deployment,

@@ -16,6 +16,15 @@ When --data states no fixed lengths (a file of prompts), the scenario's lengths 
 rounded means of the measured prompt and output token counts over every benchmark's
 successful requests, labelled as derived in environment.extra.scenario_lengths.
 
+Also reads report version 2 (guidellm 0.7 and later, checked on reports guidellm 0.8.1
+wrote): the run's arguments move from `args` to `config` (a BenchmarkScenario: `spec` with
+the backend (target, model), profile, constraints and data, and per-benchmark `benchmarks`
+overrides), a `conclusions` list sits beside them, and each benchmark keeps 0.5's
+`config.strategy` and metrics, plus scheduling metrics (dispatch and round-trip delays,
+turns, SLO attainment) and its `warnings`, which are kept as written. A data source of fixed
+synthetic lengths (`{"kind": "synthetic_text", "prompt_tokens": N, "output_tokens": M}` with
+no spread) states the scenario's lengths; any other source leaves them to the measured means.
+
 Not mapped (kept in environment.extra): `inter_token_latency_ms` and
 `time_per_output_token_ms`, because guidellm weights each request's mean by its token
 count (and the latter includes the first token), so their percentiles are not our
@@ -34,6 +43,7 @@ from workers.importers.common import (
     drop_none,
     expect_object,
     load_json,
+    object_at,
 )
 from workers.importers.derived import lengths_from_means
 from workers.importers.errors import ImportFailure
@@ -46,9 +56,27 @@ DERIVED = (
     "(successful requests of every benchmark)"
 )
 
+TOOL_V2 = "guidellm 0.7 and later (benchmarks.json, report version 2)"
 TOP_LEVEL = {"args", "benchmarks", "metadata"}
-# metadata.version of the GenerativeBenchmarksReport layout read here (guidellm 0.5 writes 1).
+TOP_LEVEL_V2 = {"config", "benchmarks", "metadata", "conclusions"}
+# metadata.version of the GenerativeBenchmarksReport layouts read here (guidellm 0.5 writes 1,
+# 0.7 and later 2).
 REPORT_VERSION = 1
+REPORT_VERSIONS = (1, 2)
+# Version 2's scheduling and SLO metrics: what the scheduler did, not a latency of ours.
+V2_ASIDE = {
+    "request_dispatch_delay",
+    "request_scheduled_latency",
+    "turn_predecessor_delay",
+    "turn_scheduling_delay",
+    "root_dispatch_delay",
+    "time_to_last_round_trip_ms",
+    "avg_round_trip_time_ms",
+    "turns",
+    "slo_attainment",
+    "slo_determined_requests",
+    "request_goodput",
+}
 LATENCY = {
     "time_to_first_token_ms": ("ttft", 1.0),
     "time_to_first_output_token_ms": ("ttfo", 1.0),
@@ -87,7 +115,7 @@ def _sniff(seen: Preview) -> bool:
         return False
     # 0.2/0.3 reports hold only `benchmarks`, 0.7 and later move `args` into `config`: they
     # are sniffed too, so that parse names the version it does not read.
-    metadata = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+    metadata = object_at(row, "metadata")
     return (
         "args" in row
         or "guidellm_version" in metadata
@@ -144,15 +172,18 @@ def parse(job: ImportInput) -> list[ResultDocument]:
             f"{where}: this looks like {older}, which we read as of guidellm 0.5 "
             "(benchmarks[].config.strategy); re-export it with guidellm 0.5 or later"
         )
-    metadata = report.get("metadata") if isinstance(report.get("metadata"), dict) else {}
-    if metadata.get("version", REPORT_VERSION) != REPORT_VERSION:
+    metadata = object_at(report, "metadata")
+    version = metadata.get("version", REPORT_VERSION)
+    if version not in REPORT_VERSIONS:
         keys = ", ".join(sorted(report))
         raise ImportFailure(
             f"{where}: this looks like a guidellm {metadata.get('guidellm_version', '')} "
-            f"report of metadata version {metadata['version']!r} (top-level {keys}), which "
-            f"we do not read; we read report version {REPORT_VERSION} (guidellm 0.5: "
-            "args, benchmarks[].config.strategy)"
+            f"report of metadata version {version!r} (top-level {keys}), which we do not "
+            "read; we read report versions 1 (guidellm 0.5: args) and 2 (guidellm 0.7 and "
+            "later: config.spec)"
         )
+    if version == 2:
+        return _parse_v2(job, report, where)
     unknown = sorted(k for k in report if k not in TOP_LEVEL)
     if unknown:
         raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")
@@ -204,9 +235,70 @@ def parse(job: ImportInput) -> list[ResultDocument]:
     ]
 
 
-def _point(bench: dict[str, Any], where: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
+def _parse_v2(job: ImportInput, report: dict[str, Any], where: str) -> list[ResultDocument]:
+    """Report version 2: the run's arguments in `config.spec`, benchmarks as in 0.5."""
+    unknown = sorted(k for k in report if k not in TOP_LEVEL_V2)
+    if unknown:
+        raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")
+    config = expect_object(report.get("config") or {}, f"{where} config")
+    spec = expect_object(config.get("spec") or {}, f"{where} config.spec")
+    backend = expect_object(spec.get("backend") or {}, f"{where} config.spec.backend")
+    benchmarks = report.get("benchmarks") or []
+    if not benchmarks:
+        raise ImportFailure(f"{where}: the report has no benchmarks")
+    points, arrivals, aside = [], set(), []
+    for index, bench in enumerate(benchmarks):
+        at = f"{where} benchmarks[{index}]"
+        point, arrival, extra = _point(expect_object(bench, at), at, V2_ASIDE)
+        if bench.get("warnings"):
+            extra["warnings"] = bench["warnings"]
+        points.append(point)
+        arrivals.add(arrival)
+        aside.append(extra)
+    data = [
+        {k: v for k, v in item.items() if v is not None} if isinstance(item, dict) else item
+        for item in spec.get("data") or []
+    ]
+    fixed = data if all(isinstance(d, dict) and d.get("turns") in (None, 1) for d in data) else []
+    scenario: dict[str, Any] = _scenario_from_data(fixed)
+    derived = None if "input_tokens" in scenario else _measured_lengths(job, benchmarks, where)
+    if derived:
+        scenario.update(derived[0])
+    if len(arrivals) != 1:
+        raise ImportFailure(
+            f"{where}: the sweep mixes closed-loop and open-loop benchmarks; a run has one "
+            "arrival kind, so import a report of one kind"
+        )
+    scenario["arrival"] = arrivals.pop()
+    extra_all: dict[str, Any] = {
+        "target": backend.get("target"),
+        "backend": backend.get("kind"),
+        "data": spec.get("data"),
+        "labels": (config.get("metadata") or {}).get("labels") or None,
+        "conclusions": report.get("conclusions") or None,
+        "guidellm_version": (report.get("metadata") or {}).get("guidellm_version"),
+        "benchmarks": aside,
+    }
+    if derived:
+        extra_all["scenario_lengths"] = derived[1]
+    return [
+        build_document(
+            job,
+            tool=TOOL_V2,
+            model_stated=backend.get("model") or None,
+            deployment_stated={},
+            scenario_stated=scenario,
+            points=points,
+            environment={"extra": drop_none(extra_all)},
+        )
+    ]
+
+
+def _point(
+    bench: dict[str, Any], where: str, aside_metrics: set[str] | frozenset[str] = frozenset()
+) -> tuple[dict[str, Any], str, dict[str, Any]]:
     metrics = expect_object(bench.get("metrics"), f"{where} metrics")
-    known = set(LATENCY) | set(RATES) | WEIGHTED_ASIDE | KNOWN_ASIDE
+    known = set(LATENCY) | set(RATES) | WEIGHTED_ASIDE | KNOWN_ASIDE | set(aside_metrics)
     unknown = sorted(k for k in metrics if k not in known)
     if unknown:
         raise ImportFailure(f"{where}: unknown metric(s) {', '.join(unknown)}")
@@ -327,7 +419,7 @@ def _scenario_from_data(data: Any) -> dict[str, Any]:
 register(
     Format(
         name="guidellm",
-        tool=TOOL,
+        tool=f"{TOOL}; {TOOL_V2}",
         summary="GuideLLM benchmarks.json (one point per benchmark of a sweep)",
         sniff=_sniff,
         parse=parse,

@@ -216,10 +216,10 @@ def _tokens(successes: dict[str, Any], where: str, aside: dict[str, Any]) -> dic
     prompt = successes.get("prompt_tokens") or {}
     output = successes.get("output_tokens") or {}
     tokens: dict[str, Any] = {}
-    if prompt.get("total") is not None:
-        tokens["input"] = int(number(prompt, "total", where))
-    if output.get("total") is not None:
-        tokens["output"] = int(number(output, "total", where))
+    if (stated := number(prompt, "total", where)) is not None:
+        tokens["input"] = int(stated)
+    if (stated := number(output, "total", where)) is not None:
+        tokens["output"] = int(stated)
     if prompt.get("cached") is not None:
         aside["prompt_tokens_cached_or_unreported"] = prompt["cached"]
     fallbacks = successes.get("client_fallback_requests")

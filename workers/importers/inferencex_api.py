@@ -51,6 +51,7 @@ from typing import Any
 
 from workers.importers.accelerators import accelerator_sku
 from workers.importers.common import ImportInput, drop_none, load_json
+from workers.importers.engines import engine_as_written, engine_name
 from workers.importers.errors import ImportFailure
 from workers.importers.inferencex_recipe import recipe_extra, recipe_facts, recipe_of
 from workers.importers.registry import Format, Preview, register
@@ -283,7 +284,9 @@ def deployment_of(row: dict[str, Any]) -> dict[str, Any]:
 
     deployment: dict[str, Any] = {
         "accelerator": accelerator_sku(str(row["hardware"]).upper()),
-        "engine": {"name": str(row["framework"])},
+        # One name per engine (engines.py): InferenceX's `trt` is trtllm, its name kept as
+        # written in environment.extra.engine_as_written (_as_written).
+        "engine": {"name": engine_name(str(row["framework"]))},
         "quantization": {"weights": str(row["precision"]).upper()},
         "multinode": bool(row["is_multinode"]),
         # "none" states that no speculative decoding was used.
@@ -416,7 +419,8 @@ def _run_document(members: list[BenchmarkRow], source: Source) -> ResultDocument
             "workers": [m.row["workers"] for m in members if m.row.get("workers")] or None,
             "recipe": recipe_extra(first),
             "figures_as_written": kept,
-        }
+        },
+        **_as_written(first),
     }
     document = {
         "schema": "inferboard.run/v1",
@@ -430,6 +434,12 @@ def _run_document(members: list[BenchmarkRow], source: Source) -> ResultDocument
         "points": points,
     }
     return _validated(document, where)
+
+
+def _as_written(row: dict[str, Any]) -> dict[str, str]:
+    """The row's framework as InferenceX writes it, where it is not the engine's one name."""
+    written = engine_as_written(str(row["framework"]))
+    return {"engine_as_written": written} if written else {}
 
 
 def _source(source: Source, run_url: str) -> dict[str, Any]:
@@ -491,7 +501,8 @@ def evaluation_documents(
                 "figures_as_written": {
                     k: v for k, v in metrics.items() if k not in ("n_eff", *EVAL_METRICS)
                 },
-            }
+            },
+            **_as_written(row),
         }
         document = {
             "schema": "inferboard.run/v1",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from workers.importers.accelerators import runner_sku
+from workers.importers.accelerators import one_accelerator, runner_sku
 from workers.importers.common import drop_none, integer, number, stat_fields, to_ms
 from workers.importers.errors import ImportFailure
 from workers.slo import STAT_SLOTS
@@ -58,7 +58,16 @@ def split_stats(
     return latency, kept, consumed
 
 
+# InferenceX's heterogeneous disaggregated rows (process_result.py since #2100) name each
+# pool's hardware; a deployment here has one (accelerators.one_accelerator says why).
+POOL_HARDWARE = ("prefill_hw", "decode_hw")
+
+
 def check_known(row: dict[str, Any], known: set[str], consumed: set[str], where: str) -> None:
+    if any(key in row for key in POOL_HARDWARE):
+        # Before the unknown fields: a mixed pool is the reason, not the keys it comes with.
+        pools = {key.removesuffix("_hw"): row.get(key) or "" for key in POOL_HARDWARE}
+        one_accelerator(pools, where)
     unknown = sorted(k for k in row if k not in known and k not in consumed)
     if unknown:
         raise ImportFailure(f"{where}: unknown field(s) {', '.join(unknown)}")

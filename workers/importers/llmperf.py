@@ -22,6 +22,15 @@ Also reads such summaries collected in one JSON object keyed by concurrency ({"1
 points are the concurrencies, each read as a summary is; each key must be its summary's
 num_concurrent_requests.
 
+Also reads the condensed form of those sweeps (llmperf-bench's *_summary.json, main.py's
+`detailed_results`): an object keyed by concurrency whose values keep five figures of each
+summary: `input_token_length` / `output_token_length` (the requested mean_input_tokens /
+mean_output_tokens), `first-time-to-token_mean_in_ms` (results_ttft_s_mean x 1000),
+`throughput_token_per_s` (results_mean_output_throughput_token_per_s: output tokens over the
+run's wall time) and `latency_ms_per_token` (results_inter_token_latency_s_mean x 1000, kept
+as written below). It states no request counts and no model (the file name spells it with
+'/' as '_', which is not read back).
+
 Not mapped, kept in environment.extra: `inter_token_latency_s`, which llmperf computes as
 the sum of every gap including TTFT divided by the streamed chunks (end-to-end time per
 chunk, not our TPOT), and `request_output_throughput_token_per_s` (tokens over end-to-end
@@ -39,6 +48,7 @@ from workers import slo
 from workers.importers.common import (
     ImportInput,
     build_document,
+    check_keys,
     drop_none,
     expect_object,
     integer,
@@ -127,6 +137,23 @@ def _sniff_sweep(seen: Preview) -> bool:
     return "num_concurrent_requests" in first and any(str(k).startswith("results_") for k in first)
 
 
+CONDENSED = {
+    "concurrency",
+    "input_token_length",
+    "output_token_length",
+    "first-time-to-token_mean_in_ms",
+    "throughput_token_per_s",
+    "latency_ms_per_token",
+}
+
+
+def _sniff_condensed(seen: Preview) -> bool:
+    row = seen.value
+    if not (isinstance(row, dict) and row and all(isinstance(v, dict) for v in row.values())):
+        return False
+    return "first-time-to-token_mean_in_ms" in next(iter(row.values()))
+
+
 def _sniff_responses(seen: Preview) -> bool:
     row = seen.first_item
     return isinstance(row, dict) and {"error_code", "ttft_s", "end_to_end_latency_s"} <= set(row)
@@ -203,6 +230,67 @@ def parse_sweep(job: ImportInput) -> list[ResultDocument]:
             )
         )
     return documents
+
+
+def parse_condensed(job: ImportInput) -> list[ResultDocument]:
+    """The condensed sweep: one document whose points are the concurrencies."""
+    where = job.main.name
+    keyed = expect_object(load_json(job.main), where)
+    if not keyed:
+        raise ImportFailure(f"{where}: the object holds no summaries")
+    points, lengths, aside = [], set(), {}
+    for key, value in keyed.items():
+        at = f"{where} [{key!r}]"
+        row = expect_object(value, at)
+        check_keys(row, CONDENSED, at, required=CONDENSED)
+        concurrency = integer(row, "concurrency", at)
+        if str(concurrency) != str(key):
+            raise ImportFailure(f"{at}: concurrency is {concurrency}, not its key")
+        asked = ("input_token_length", "output_token_length")
+        lengths.add(tuple(integer(row, name, at) for name in asked))
+        ttft = number(row, "first-time-to-token_mean_in_ms", at)
+        points.append(
+            drop_none(
+                {
+                    "concurrency": concurrency,
+                    "throughput": drop_none(
+                        {"output_tok_s": number(row, "throughput_token_per_s", at)}
+                    ),
+                    "latency_ms": {} if ttft is None else {"ttft": {"mean": ttft}},
+                }
+            )
+        )
+        aside[key] = {"latency_ms_per_token": number(row, "latency_ms_per_token", at)}
+    if len(lengths) != 1:
+        raise ImportFailure(
+            f"{where}: the summaries ask for different lengths {sorted(lengths)}; a run has one "
+            "scenario, so import one file per length"
+        )
+    [(input_tokens, output_tokens)] = lengths
+    scenario = drop_none(
+        {
+            "arrival": "closed",
+            "dataset": DATASET,
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+        }  # fmt: skip
+    )
+    extra = {
+        # llmperf's inter-token latency (every gap, TTFT included, over the chunks), not TPOT.
+        "inter_token_latency_mean_ms_by_concurrency": aside,
+        "token_source": "llmperf's Llama tokenizer (hf-internal-testing/llama-tokenizer)",
+    }
+    return [
+        build_document(
+            job,
+            tool=f"{TOOL}, condensed summaries keyed by concurrency",
+            model_stated=None,
+            deployment_stated={},
+            scenario_stated=scenario,
+            points=points,
+            environment={"extra": extra},
+        )
+    ]
 
 
 def _summary(
@@ -409,6 +497,15 @@ register(
         summary="llmperf summaries collected in one object keyed by concurrency (one point each)",
         sniff=_sniff_sweep,
         parse=parse_sweep,
+    )
+)
+register(
+    Format(
+        name="llmperf-condensed",
+        tool=f"{TOOL}, condensed summaries keyed by concurrency",
+        summary="llmperf-bench's condensed summaries by concurrency (mean TTFT, output tok/s)",
+        sniff=_sniff_condensed,
+        parse=parse_condensed,
     )
 )
 register(

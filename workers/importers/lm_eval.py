@@ -34,6 +34,7 @@ from workers.importers.common import (
     expect_object,
     load_json,
     load_jsonl,
+    object_at,
 )
 from workers.importers.errors import ImportFailure
 from workers.importers.lm_eval_env import model_args, stated_deployment
@@ -188,7 +189,7 @@ def _sample_counts(
     for task, row in results.items():
         if task in groups:
             continue
-        given = stated.get(task) if isinstance(stated.get(task), dict) else {}
+        given = object_at(stated, task)
         kept = {k: v for k, v in given.items() if k in ("original", "effective")}
         if not kept and isinstance(row, dict) and isinstance(row.get("sample_len"), int):
             kept = {"effective": row["sample_len"]}

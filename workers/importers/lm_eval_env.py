@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from workers.importers.accelerators import accelerator_sku
+from workers.importers.common import object_at
 
 BACKENDS = {"vllm": "vllm", "vllm-vlm": "vllm", "sglang": "sglang", "hf": "hf",
             "hf-auto": "hf", "huggingface": "hf", "hf-multimodal": "hf"}  # fmt: skip
@@ -46,7 +47,7 @@ def model_args(config: dict[str, Any]) -> dict[str, Any]:
 
 def stated_deployment(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
     """The deployment facts the file states, and for each where it was read."""
-    config = doc.get("config") if isinstance(doc.get("config"), dict) else {}
+    config = object_at(doc, "config")
     args = model_args(config)
     stated: dict[str, Any] = {}
     read: dict[str, str] = {}

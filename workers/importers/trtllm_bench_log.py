@@ -159,8 +159,8 @@ def _read(blocks: dict[str, list[str]], where: str) -> dict[str, dict[str, Any]]
                 stat = STATS.get(percentile["stat"].upper())
                 if stat is None:
                     raise ImportFailure(f"{where}: unknown statistic in {line!r}")
-                value = _number(percentile["v"], line, where)
-                found["percentiles"].setdefault(slot, {})[stat] = value
+                figure = _number(percentile["v"], line, where)
+                found["percentiles"].setdefault(slot, {})[stat] = figure
                 continue
             label, _, value = line.partition(":")
             label, value = label.strip(), value.strip()

@@ -13,6 +13,10 @@ and, where the same run wrote a file we do read, which one to import instead.
 - InferenceX runner outputs beside the trace replay's logs: `metrics_server_metrics.csv`
   (server counters over time) and `workload_distribution_summary.txt` (what was sent);
   neither holds the run's results, which its `agg_*.json` does.
+- InferenceX-app's manual sweeps (`packages/db/src/etl/fixtures/tpu-manual-sweep.json`): one
+  object of `benchmarks` (InferenceX aggregate rows) and `evaluations` (gsm8k rows). Its TPU
+  rows' `tp` counts TensorCores, not the chips their per-GPU figures should divide by (the
+  app repairs them by run in `tpu-normalization.ts`), so they are not read as aggregates.
 - vLLM's multi-turn benchmark (benchmarks/multi_turn/benchmark_serving_multi_turn.py): its
   `--stats-json-output` is one row per request (RequestStats: ttft_ms, tpot_ms, latency_ms,
   start_time_ms, token counts, conversation_id, client_id) with no model, no client count and
@@ -85,7 +89,7 @@ def unread_format(text: str) -> Unread | None:
     multi_turn = _multi_turn(normalised)
     if multi_turn:
         return multi_turn
-    return None
+    return _manual_sweep(normalised)
 
 
 def _multi_turn(text: str) -> Unread | None:
@@ -117,3 +121,27 @@ def _multi_turn(text: str) -> Unread | None:
             "--output-file), which hold no measurements"
         )
     return None
+
+
+def _manual_sweep(text: str) -> Unread | None:
+    """InferenceX-app's manual sweep: aggregate and evaluation rows in one object."""
+    head = text[:4096]
+    opens = head.lstrip().startswith("{") and '"benchmarks"' in head
+    if not opens or '"evaluations"' not in text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    rows = value.get("benchmarks") if isinstance(value, dict) else None
+    first = rows[0] if isinstance(rows, list) and rows else None
+    if set(value) != {"benchmarks", "evaluations"} or not isinstance(first, dict):
+        return None
+    if "tput_per_gpu" not in first or "hw" not in first:
+        return None
+    return Unread(
+        "an InferenceX-app manual sweep (its aggregate and evaluation rows in one object)",
+        "its per-GPU figures divide by the row's tp, which for TPU rows counts TensorCores, "
+        "not chips (InferenceX-app repairs them by run), so the rows cannot be read as "
+        "InferenceX aggregates; import the sweep's agg_bmk.json from its runs instead",
+    )

@@ -245,7 +245,7 @@ def _parse_row(
         # The vendored client writes 'request_goodput:' (a stray colon) for request_goodput.
         row = {("request_goodput" if k == "request_goodput:" else k): v for k, v in row.items()}
     times = {k: row.pop(k) for k in CLIENT_TIMES if client and k in row}
-    lengths_only = None
+    lengths_only: dict[str, list[Any]] | None = None
     if client and "input_lens" in row and "ttfts" not in row and "errors" not in row:
         # Some runs keep only the per-request lengths: no timings, so no records.
         lengths_only = {k: row.pop(k) for k in ("input_lens", "output_lens") if k in row}
@@ -356,10 +356,10 @@ def _parse_row(
         extra["records_omitted"] = "the file keeps per-request lengths only, no timings"
         extra["per_request_lengths"] = {k: len(v) for k, v in lengths_only.items()}
 
-    prompts = integer(row, "num_prompts", where)
+    num_prompts = integer(row, "num_prompts", where)
     scenario: dict[str, Any] = {"arrival": "open" if open_loop else "closed"}
-    if prompts:
-        scenario["request_count"] = prompts
+    if num_prompts:
+        scenario["request_count"] = num_prompts
     derived = _derived(job, row, lists, lengths_only, completed, where)
     if derived:
         lengths, extra["scenario_lengths"] = derived

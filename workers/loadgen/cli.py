@@ -14,7 +14,7 @@ from workers.loadgen.cli_args import CliError, add_arguments
 from workers.loadgen.modes import run_mode
 
 
-def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "bench",
         help="measure an OpenAI-compatible endpoint and write a result document",

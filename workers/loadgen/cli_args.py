@@ -18,6 +18,7 @@ from workers import slo as slo_rule
 from workers.loadgen import gate
 from workers.loadgen.client import EndpointConfig
 from workers.loadgen.client_load import ClientLimits
+from workers.loadgen.load_spec import LoadSpec
 from workers.loadgen.prompts import (
     CalibratedCounter,
     EndpointTokenizer,
@@ -25,7 +26,7 @@ from workers.loadgen.prompts import (
     TokenCounter,
     usage_probe,
 )
-from workers.loadgen.runner import Level, LoadPlan, parse_concurrency
+from workers.loadgen.runner import parse_concurrency
 from workers.loadgen.sessions import SESSION_PRESETS
 from workers.result_facts import Deployment, SessionScenario, Slo
 from workers.result_fields import validation_problems
@@ -328,15 +329,17 @@ def scenario_numbers(args: argparse.Namespace) -> tuple[int, int, float, str | N
     return n_in, n_out, hit, concurrency
 
 
-def load_plan(args: argparse.Namespace, concurrency: str | None, slo: Slo | None) -> LoadPlan:
+def load_spec(args: argparse.Namespace, concurrency: str | None) -> LoadSpec:
+    """The load the flags ask for, each refusal naming its flag; `concurrency` is the flag's
+    text or the preset's levels."""
     try:
         if args.rate:
             rates = [float(r) for r in args.rate.split(",") if r.strip()]
             if not rates or any(r <= 0 for r in rates):
                 raise ValueError("rates must be positive")
-            levels = [Level(rate=r) for r in rates]
+            levels: list[int] = []
         else:
-            levels = [Level(concurrency=c) for c in parse_concurrency(concurrency or "1")]
+            rates, levels = [], parse_concurrency(concurrency or "1")
     except ValueError as exc:
         raise CliError(f"load levels: {exc}") from None
     if args.requests is None and args.duration is None:
@@ -349,19 +352,35 @@ def load_plan(args: argparse.Namespace, concurrency: str | None, slo: Slo | None
         raise CliError("--processes must be positive")
     if args.processes > 1 and args.requests is None:
         raise CliError("--processes needs --requests: a duration cannot be split ahead")
-    return LoadPlan(
-        levels=levels,
-        requests=args.requests,
-        duration_s=args.duration,
-        warmup=args.warmup,
-        arrival=args.arrival,
-        burstiness=args.burstiness,
-        max_concurrency=args.max_concurrency,
-        slo=slo,
-        early_stop=not args.no_early_stop,
-        seed=args.seed,
-        client_limits=ClientLimits(cpu=args.client_cpu_limit, loop_lag_ms=args.client_lag_limit_ms),
-        processes=args.processes,
+    try:
+        return LoadSpec(
+            concurrency=levels or [1],
+            rates=rates or None,
+            requests=args.requests,
+            duration_s=args.duration,
+            warmup=args.warmup,
+            seed=args.seed,
+            arrival=args.arrival,
+            burstiness=args.burstiness,
+            max_concurrency=args.max_concurrency,
+            prefix_groups=args.prefix_groups,
+            early_stop=not args.no_early_stop,
+            processes=args.processes,
+            client_cpu_limit=args.client_cpu_limit,
+            client_lag_limit_ms=args.client_lag_limit_ms,
+        )
+    except ValidationError as exc:
+        raise CliError(f"load: {_flag_problems(exc)}") from None
+
+
+def _flag_problems(exc: ValidationError) -> str:
+    """pydantic's errors as the flags that caused them: `--prefix-groups: ...`."""
+    flags = {"duration_s": "duration", "early_stop": "no-early-stop", "rates": "rate"}
+    return "; ".join(
+        f"--{flags.get(str(e['loc'][0]), str(e['loc'][0])).replace('_', '-')}: {e['msg']}"
+        if e["loc"]
+        else e["msg"]
+        for e in exc.errors(include_url=False)
     )
 
 

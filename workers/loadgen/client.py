@@ -18,6 +18,7 @@ import orjson
 
 from workers.loadgen.metrics import RequestTiming, final_status
 from workers.loadgen.transport import ARRIVAL_EXTENSION, AiohttpTransport
+from workers.results import RequestStatus
 
 Api = Literal["completions", "chat"]
 TokenCounter = Callable[[str], int]
@@ -107,7 +108,7 @@ def make_http_client(concurrency: int, transport: str = "aiohttp") -> httpx.Asyn
 
 
 class StreamFailure(Exception):
-    def __init__(self, status: str, message: str) -> None:
+    def __init__(self, status: RequestStatus, message: str) -> None:
         super().__init__(message)
         self.status = status
 
@@ -210,6 +211,8 @@ class SseParser:
         choices = event.get("choices")
         choice = choices[0] if type(choices) is list and len(choices) == 1 else None
         text = choice.get("text") if type(choice) is dict and "delta" not in choice else None
+        # `text` is a str only when `choice` is a dict (the line above); the hot path does not
+        # test it twice, and mypy does not follow the one test through `text`.
         if type(text) is str and not choice.get("logprobs"):  # type: ignore[union-attr]
             # The commonest event, read inline: one completions choice, plain text.
             content, reasoning, logprob_tokens = text, "", None
@@ -391,7 +394,7 @@ async def stream_request(
     return timing
 
 
-def _fail(timing: RequestTiming, status: str, message: str) -> None:
+def _fail(timing: RequestTiming, status: RequestStatus, message: str) -> None:
     timing.t_end_ns = perf_counter_ns()
-    timing.status = status  # type: ignore[assignment]
+    timing.status = status
     timing.error = message[:500]

@@ -37,7 +37,7 @@ from workers.loadgen.runner import (
     run_share_async,
 )
 from workers.loadgen.scrape import server_acceptance
-from workers.results import ClientLoad, ResultDocument
+from workers.results import ClientLoad, Point, ResultDocument
 
 # RequestTiming fields on a clock; the rest are counts, flags and text.
 _CLOCK_FIELDS = ("t_send_ns", "t_sched_ns", "t_out_ns", "t_end_ns")
@@ -183,7 +183,7 @@ def merge_parts(parts: list[MemberPart], *, early_stop: bool = True) -> ResultDo
         raise PartsMismatch("the parts do not share one plan and one start")
     base = parts[0].document.model_copy(deep=True)
     slo = base.scenario.slo if base.scenario is not None else None
-    points = []
+    points: list[Point] = []
     level_skews: list[float] = []
     stop_reason = None
     count = len(parts[0].levels)

@@ -19,7 +19,7 @@ from workers.loadgen.cli_args import (
     CliError,
     deployment_facts,
     endpoint_config,
-    load_plan,
+    load_spec,
     scenario_numbers,
     session_shape,
     slo_limits,
@@ -30,7 +30,6 @@ from workers.loadgen.client_load import ClientLimits
 from workers.loadgen.datasets import DatasetError, DatasetWorkload, dataset_name, read_dataset
 from workers.loadgen.measure import (
     LengthMismatch,
-    LoadSetup,
     ScrapeOptions,
     measure_load,
     open_scraper,
@@ -40,12 +39,11 @@ from workers.loadgen.progress import ProgressBar
 from workers.loadgen.prompts import (
     PromptBuilder,
     WordPool,
-    scenario_workload,
     template_overhead,
     usage_probe,
 )
 from workers.loadgen.report import submit_if_asked, write_document
-from workers.loadgen.runner import Level, LoadPlan, SweepResult, run_sweep
+from workers.loadgen.runner import Level, SweepResult, run_sweep
 from workers.loadgen.scrape import Scraper
 from workers.loadgen.sessions import (
     SESSION_PRESETS,
@@ -54,6 +52,7 @@ from workers.loadgen.sessions import (
     run_session_sweep,
     session_dataset,
 )
+from workers.loadgen.setup import load_plan, load_setup, scenario_load_facts
 from workers.loadgen.traces import TraceError, TracePrompts, read_mooncake, replay, trace_dataset
 from workers.result_facts import Deployment, Scenario, SessionScenario
 from workers.results import ResultDocument
@@ -74,21 +73,7 @@ def run_mode(args: argparse.Namespace) -> int:
         return _run_sessions(args, cfg, deployment, shape)
     n_in, n_out, hit, concurrency = scenario_numbers(args)
     slo = slo_limits(args)
-    plan = load_plan(args, concurrency, slo)
-    try:
-        counter = token_counter(args, cfg)
-        workload, overhead = scenario_workload(
-            cfg,
-            counter,
-            input_tokens=n_in,
-            output_tokens=n_out,
-            prefix_hit_rate=hit,
-            length_spread=args.length_spread,
-            seed=args.seed,
-            groups=args.prefix_groups,
-        )
-    except httpx.HTTPError as exc:
-        raise CliError(f"cannot reach {cfg.url}: {exc}") from None
+    load = load_spec(args, concurrency)
     scenario = Scenario(
         preset=args.scenario,
         input_tokens=n_in,
@@ -96,7 +81,7 @@ def run_mode(args: argparse.Namespace) -> int:
         length_spread=args.length_spread,
         prefix_cache_hit_rate=hit,
         dataset="shared-prefix" if hit > 0 else "random-words",
-        **_load_facts(args, plan),
+        **scenario_load_facts(load, slo),
     )
 
     def report(result: SweepResult, document: ResultDocument) -> None:
@@ -112,16 +97,18 @@ def run_mode(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
 
-    setup = LoadSetup(
-        cfg,
-        workload,
-        plan,
-        counter,
-        overhead,
-        args.seed,
-        allow_length_mismatch=args.allow_length_mismatch,
-        scrape=_scrape_options(args),
-    )
+    scrape = _scrape_options(args)
+    try:
+        setup = load_setup(
+            cfg,
+            token_counter(args, cfg),
+            scenario,
+            load,
+            allow_length_mismatch=args.allow_length_mismatch,
+            scrape=scrape,
+        )
+    except httpx.HTTPError as exc:
+        raise CliError(f"cannot reach {cfg.url}: {exc}") from None
     progress = ProgressBar(enabled=not args.quiet)
     try:
         measured = measure_load(
@@ -168,7 +155,9 @@ def _run_dataset(args: argparse.Namespace, cfg: EndpointConfig, deployment: Depl
         raise CliError("--dataset brings its own prompts: drop --scenario/--input-tokens/--turns")
     if args.output_tokens is not None and args.output_tokens < 1:
         raise CliError("--output-tokens must be positive")
-    plan = load_plan(args, args.concurrency or "1", slo_limits(args))
+    slo = slo_limits(args)
+    load = load_spec(args, args.concurrency or "1")
+    plan = load_plan(load, slo)
     try:
         counter = token_counter(args, cfg)
         dataset = read_dataset(args.dataset, counter, limit=args.requests)
@@ -189,7 +178,7 @@ def _run_dataset(args: argparse.Namespace, cfg: EndpointConfig, deployment: Depl
         length_spread=None,  # the file's own lengths
         prefix_cache_hit_rate=None,
         dataset=dataset_name(dataset.identity),
-        **_load_facts(args, plan),
+        **scenario_load_facts(load, slo),
         trace=dataset.identity,
     )
     workload = DatasetWorkload(dataset, args.output_tokens)
@@ -275,7 +264,9 @@ def _run_sessions(
 ) -> int:
     """Multi-turn sessions: prompts depend on the answers, so there is no verification pass;
     the server's own usage counts every turn's context."""
-    plan = load_plan(args, args.concurrency or "1", slo_limits(args))
+    slo = slo_limits(args)
+    load = load_spec(args, args.concurrency or "1")
+    plan = load_plan(load, slo)
     try:
         counter = token_counter(args, cfg)
         pool = WordPool.for_counter(counter)
@@ -294,7 +285,7 @@ def _run_sessions(
         length_spread=0.0,
         prefix_cache_hit_rate=None,  # what the conversation itself reuses: measured per turn
         dataset=session_dataset(shape),
-        **_load_facts(args, plan),
+        **scenario_load_facts(load, slo),
         sessions=shape,
     )
     return _sweep_and_submit(
@@ -334,17 +325,6 @@ class _Measured:
     started_at: datetime
     result: SweepResult
     interrupted: bool = False
-
-
-def _load_facts(args: argparse.Namespace, plan: LoadPlan) -> dict[str, Any]:
-    """The scenario's facts about the load, as the plan runs it."""
-    return {
-        "arrival": "open" if args.rate else "closed",
-        "warmup_requests": plan.warmup,
-        "duration_s": plan.duration_s,
-        "request_count": plan.requests,
-        "slo": plan.slo,
-    }
 
 
 def _sweep_and_submit(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from time import perf_counter_ns
@@ -348,7 +348,9 @@ class _Runner:
         await self.arrivals(rate, capped(one, self.plan.max_concurrency))
         return timings
 
-    async def arrivals(self, rate: float, one: Callable[[int, int], Awaitable[None]]) -> None:
+    async def arrivals(
+        self, rate: float, one: Callable[[int, int], Coroutine[Any, Any, None]]
+    ) -> None:
         """Open loop: start `one(i, t_sched)` at each planned arrival, never waiting for
         earlier ones (no coordinated omission), until the plan's count or duration is spent;
         then wait for every started one."""

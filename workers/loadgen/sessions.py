@@ -111,10 +111,11 @@ class _SessionRunner:
         self.cfg = cfg
         self.workload = workload
         self.plan = plan
-        # The request runner's arrival clock and progress reporting, shared.
+        # The request runner's arrival clock and progress reporting, shared; it never draws
+        # a prompt from the session workload (not a prompt Workload), so the type differs.
         self.base = _Runner(cfg, workload, plan, progress, None)  # type: ignore[arg-type]
         self.keys = itertools.count()  # unique across levels: no session is ever repeated
-        self.client_load = None
+        self.client_load: ClientLoad | None = None
 
     async def session(
         self,
@@ -213,6 +214,7 @@ def session_stats(
     by_turn: dict[int, list[RequestTiming]] = defaultdict(list)
     by_session: dict[int, list[RequestTiming]] = defaultdict(list)
     for timing in measured:
+        # A session's timings always carry their turn and session (_SessionRunner sets them).
         by_turn[timing.turn].append(timing)  # type: ignore[index]
         by_session[timing.session].append(timing)  # type: ignore[index]
     stats = []
@@ -221,17 +223,15 @@ def session_stats(
         oks = [t for t in group if t.ok]
         contexts = [t.n_in for t in oks if t.n_in is not None]
         reported = [t for t in oks if t.cached is not None and t.n_in]
-        n_in = sum(t.n_in for t in reported)  # type: ignore[misc]
-        hit = min(1.0, sum(t.cached for t in reported) / n_in) if n_in else None  # type: ignore[misc]
+        n_in = sum(t.n_in or 0 for t in reported)  # `reported` holds the stated ones
+        hit = min(1.0, sum(t.cached or 0 for t in reported) / n_in) if n_in else None
         stats.append(
             TurnStats(
                 turn=turn,
                 requests=len(group),
                 succeeded=len(oks),
                 context_tokens_mean=sum(contexts) / len(contexts) if contexts else None,
-                ttft_ms=distribution(
-                    (t.ttft_ns() for t in oks if t.ttft_ns() is not None), 1_000_000
-                ),
+                ttft_ms=distribution((v for t in oks if (v := t.ttft_ns()) is not None), 1_000_000),
                 prefix_cache_hit_rate=hit,
             )
         )
@@ -337,6 +337,8 @@ def run_session_share(share: SessionShare) -> tuple[list[RequestTiming], ClientL
 
 async def _run_session_share(share: SessionShare) -> tuple[list[RequestTiming], ClientLoad, int]:
     plan = LoadPlan(levels=[], requests=len(share.sessions), client_limits=share.limits)
+    # A client process gets the share's messages, which answer what the runner asks of a
+    # SessionWorkload (duck-typed) without its prompt builder.
     runner = _SessionRunner(share.cfg, share.messages, plan, None)  # type: ignore[arg-type]
     turns = share.messages.shape.turns
     state = LevelProgress("", None, None, perf_counter_ns())  # counts only: no progress here

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from time import perf_counter_ns
 from typing import Any, Protocol
@@ -38,7 +38,9 @@ async def drain[T](items: Iterable[T], width: int, each: Callable[[T], Awaitable
     await asyncio.gather(*(worker() for _ in range(width)))
 
 
-def capped[**P, R](call: Callable[P, Awaitable[R]], cap: int | None) -> Callable[P, Awaitable[R]]:
+def capped[**P, R](
+    call: Callable[P, Coroutine[Any, Any, R]], cap: int | None
+) -> Callable[P, Coroutine[Any, Any, R]]:
     """`call`, with at most `cap` calls in flight at once (no cap: `call` as it is)."""
     if not cap:
         return call
@@ -93,7 +95,7 @@ async def drive_share(
 
 
 async def send_share(
-    send: Callable[[int, int | None], Awaitable[None]],
+    send: Callable[[int, int | None], Coroutine[Any, Any, None]],
     count: int,
     *,
     concurrency: int,
@@ -111,7 +113,7 @@ async def send_share(
         await drain(range(count), max(1, concurrency), closed)
         return
     one = capped(send, concurrency)
-    tasks = []
+    tasks: list[asyncio.Task[None]] = []
     for k, offset in enumerate(offsets_ns):
         t_sched = start_ns + offset
         wait = (t_sched - perf_counter_ns()) / NS_PER_S

@@ -73,7 +73,7 @@ def read_mooncake(
         if not isinstance(row, dict):
             raise TraceError(f"line {number}: expected a JSON object")
         timestamp = row.get("timestamp")
-        if type(timestamp) not in (int, float) or timestamp < 0:
+        if not isinstance(timestamp, int | float) or isinstance(timestamp, bool) or timestamp < 0:
             raise TraceError(f"line {number}: timestamp must be a number of ms >= 0")
         hash_ids = row.get("hash_ids", [])
         if not isinstance(hash_ids, list) or any(type(h) is not int for h in hash_ids):

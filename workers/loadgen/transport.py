@@ -115,7 +115,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             # only loses arrival stamps and falls back to the time its coroutine reads.
             if hasattr(connector, "_factory"):
                 loop = asyncio.get_running_loop()
-                connector._factory = functools.partial(_StampingHandler, loop=loop)
+                # A partial making the subclass, where aiohttp's stubs say the base class.
+                connector._factory = functools.partial(_StampingHandler, loop=loop)  # type: ignore[assignment]
             self._session = aiohttp.ClientSession(
                 connector=connector,
                 timeout=aiohttp.ClientTimeout(total=None),

@@ -42,7 +42,6 @@ import json
 import signal
 import socket
 import struct
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -306,7 +305,7 @@ class FaultServer:
                 break
             step = min(k, n_out - sent)
             sent += step
-            extra = {"server_ns": time.monotonic_ns()} if sent == step else {}
+            extra: dict[str, Any] = {"server_ns": time.monotonic_ns()} if sent == step else {}
             send(event(piece * step, sent, **extra))
             if sent == step and self._must_hold(number):
                 await self._hold(writer)
@@ -480,4 +479,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

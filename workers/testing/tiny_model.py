@@ -48,8 +48,8 @@ def foreign_words(count: int = 200, seed: int = 0) -> tuple[str, ...]:
     starts, vowels, others = "qxzjvk", "aeiouy", "bcdfghlmnprstw"
     words: dict[str, None] = {}
     while len(words) < count:
-        word = rng.choice(list(starts)) + "".join(
-            rng.choice(list(vowels if k % 2 == 0 else others))
+        word = str(rng.choice(list(starts))) + "".join(
+            str(rng.choice(list(vowels if k % 2 == 0 else others)))
             for k in range(int(rng.integers(3, 7)))
         )
         words[str(word)] = None
@@ -87,7 +87,7 @@ def write_tokenizer_json(path: Path, tokens: list[str], merges: list[str]) -> Pa
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
 
     vocab = {token: i for i, token in enumerate(tokens) if token != EOS}
-    pairs = [tuple(m.split(" ", 1)) for m in merges]
+    pairs = [(left, right) for left, _, right in (m.partition(" ") for m in merges)]
     tokenizer = Tokenizer(models.BPE(vocab, pairs))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()

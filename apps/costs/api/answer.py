@@ -25,7 +25,9 @@ from apps.costs.answer import (
 from apps.costs.answer_selectors import DEFAULT_TIER, Asked, Asking, ask
 from apps.costs.api.schemas import PERCENTILE, PERCENTILE_FIELDS, stored_percentile
 from apps.costs.formulas import TokenKind
+from apps.costs.odds import Odds, parse_range
 from apps.costs.prices import profile_prices, url_prices
+from apps.costs.reference import PriceSet, price_set
 
 router = Router(tags=["compare"])
 
@@ -55,7 +57,9 @@ class AnswerQuery(Input):
     interactivity_min: SloTokPerS | None = Field(None, description="tok/s/user floor")
     interactivity_percentile: str = Field("p50", json_schema_extra=PERCENTILE)
     # The shorthand ceiling: its query name is the registry's (STATED_LATENCY.ceiling_param).
-    latency_ceiling_s: SloSeconds | None = Field(
+    # The registry names the query parameter (one spelling); pydantic's mypy plugin asks for
+    # a literal alias.
+    latency_ceiling_s: SloSeconds | None = Field(  # type: ignore[literal-required]
         None,
         alias=STATED_LATENCY.ceiling_param,
         description=f"{STATED_LATENCY.label} ceiling, seconds",
@@ -69,6 +73,19 @@ class AnswerQuery(Input):
     min_success_rate: Share | None = Field(None, description="default: none required")
     basis: Literal["output", "input", "total"] = "output"
     tier: str = Field(DEFAULT_TIER, min_length=1, max_length=100)
+    prices_as_of: str = Field(
+        "",
+        max_length=100,
+        description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest",
+    )
+    price_range_a: str = Field(
+        "",
+        max_length=100,
+        description="A's $/GPU-hr range for P(A cheaper), e.g. 1.40-1.60 (default: the sets)",
+    )
+    price_range_b: str = Field(
+        "", max_length=100, description="B's $/GPU-hr range for P(A cheaper)"
+    )
     interpolate: bool = Field(False, description="opt in to a labelled interpolated reading")
     max_gap: Finite = Field(DEFAULT_MAX_GAP, gt=1, le=1e6, description="widest concurrency factor")
     swing: bool = Field(True, description="include the answer against the interactivity floor")
@@ -98,6 +115,11 @@ class AnswerQuery(Input):
             basis=TokenKind(self.basis),
             tier=self.tier,
             own_prices=own_prices,
+            prices_as_of=self.prices_as_of,
+            price_ranges=(
+                parse_range("price_range_a", self.price_range_a) if self.price_range_a else None,
+                parse_range("price_range_b", self.price_range_b) if self.price_range_b else None,
+            ),
             min_success_rate=self.min_success_rate,
             interpolate=self.interpolate,
             max_gap=self.max_gap,
@@ -117,6 +139,16 @@ def compare_answer(request: HttpRequest, query: Query[AnswerQuery]):
     own = profile_prices(org)[1] | url_prices(request.GET)
     asking = ask(query.asked(own), org=org, with_swing=query.swing)
     return asking_out(asking)
+
+
+def price_set_out(chosen: PriceSet) -> dict[str, Any]:
+    """Which dated reference set priced an answer (apps/costs/reference.py)."""
+    return {
+        "name": chosen.name,
+        "title": chosen.title,
+        "in_force_from": chosen.in_force_from.isoformat(),
+        "source": chosen.source,
+    }
 
 
 def point_out(point: Measured | None) -> dict[str, Any] | None:
@@ -199,6 +231,24 @@ def interval_out(interval: RatioInterval | None) -> dict[str, Any] | None:
     }
 
 
+def odds_out(odds: Odds | None) -> dict[str, Any] | None:
+    """P(A is cheaper than B) beside the $/Mtok ratio (apps/costs/odds.py), with its method,
+    the runs behind each side and what it leaves out; None where the answer has no ratio."""
+    if odds is None:
+        return None
+    return {
+        "p_a_cheaper": odds.probability,
+        "monte_carlo_error": odds.standard_error,
+        "draws": odds.draws,
+        "runs": {"a": odds.runs_a, "b": odds.runs_b},
+        "request_records": {"a": odds.requests_a, "b": odds.requests_b},
+        "prices": odds.prices,
+        "method": odds.method,
+        "leaves_out": list(odds.leaves_out),
+        "notes": list(odds.notes),
+    }
+
+
 def swing_out(swung: Swing) -> dict[str, Any]:
     return {
         "crossover": swung.crossover,
@@ -224,8 +274,10 @@ def asking_out(asking: Asking) -> dict[str, Any]:
         "scenario": asking.scenario.slug,
         "basis": asked.basis.value,
         "tier": asked.tier,
+        "price_set": price_set_out(price_set(asked.prices_as_of)),
         "own_prices": dict(asked.own_prices),
         "points_read": asking.points,
         **answer_out(asking.answer),
+        "odds": odds_out(asking.odds),
         "swing": swing_out(asking.swing),
     }

@@ -5,10 +5,8 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Query, Router
 
-from apps.accounts.auth import optional_org
 from apps.api_errors import Errors
-from apps.costs import selectors
-from apps.costs.api.common import price_out, side_prices
+from apps.costs.api.common import price_out, request_book, side_prices
 from apps.costs.api.schemas import ClaimOut, ClaimQuery
 from apps.costs.claims import Claim, Comparison, check_claim, tier_pair_assumptions
 from apps.costs.formulas import require_positive
@@ -35,7 +33,7 @@ def claim(request: HttpRequest, query: Query[ClaimQuery]):
     )
     assumptions = []
     if query.accelerator_a and query.accelerator_b:
-        book = selectors.price_book(org=optional_org(request))
+        book = request_book(request)
         require_positive("throughput_ratio", query.throughput_ratio)
         assumptions = tier_pair_assumptions(
             book, query.accelerator_a, query.accelerator_b, query.throughput_ratio

@@ -9,13 +9,23 @@ from django.http import HttpRequest
 from apps.accounts.auth import optional_org
 from apps.costs import selectors
 from apps.costs.formulas import CostInputError, TierPrice, choose_price, readings_text, usd_per_mtok
+from apps.costs.reference import PRICES_AS_OF, price_sets
 from apps.costs.slo import Slo, SloCost
+
+
+def request_book(request: HttpRequest) -> selectors.PriceBook:
+    """The one price book (apps/costs/selectors.price_book) for an API request: the caller's
+    organization's, over the reference set its `prices_as_of` asks for (a date or a set's
+    name; the newest when none). One that names no set is a 422 naming prices_as_of."""
+    return selectors.price_book(
+        org=optional_org(request), prices_as_of=request.GET.get(PRICES_AS_OF, "")
+    )
 
 
 def request_price(
     request: HttpRequest, usd_per_gpu_hour: float | None, accelerator: str | None, tier: str | None
 ) -> TierPrice:
-    book = selectors.price_book(org=optional_org(request))
+    book = request_book(request)
     return choose_price(book, usd_per_gpu_hour=usd_per_gpu_hour, accelerator=accelerator, tier=tier)
 
 
@@ -40,13 +50,21 @@ def side_prices(
     return prices[0], prices[1]
 
 
+def set_named(citation: str) -> str | None:
+    """The dated reference set a price's citation names (apps/costs/reference.py), if any."""
+    named = citation.partition(":")[0]
+    return named if named in {s.name for s in price_sets()} else None
+
+
 def price_out(price: TierPrice) -> dict:
+    """A price as every answer states it; a reference price names its dated set."""
     return {
         "usd_per_gpu_hour": price.usd_per_gpu_hour,
         "accelerator": price.accelerator,
         "tier": price.tier,
         "source": price.source,
         "citation": price.citation,
+        "price_set": set_named(price.citation),
     }
 
 
@@ -60,11 +78,10 @@ def slo_cost_out(
 ) -> dict:
     """`readings`: both tok/s readings of a figure of unstated kind (tok_s_kind "unstated")."""
     result = cost.result
-    usd = (
-        tuple(sorted(usd_per_mtok(price.usd_per_gpu_hour, r) for r in readings))
-        if readings
-        else None
-    )
+    usd = None
+    if readings:
+        low, high = sorted(usd_per_mtok(price.usd_per_gpu_hour, r) for r in readings)
+        usd = (low, high)
     return {
         "meets": result.meets,
         "tok_per_s_per_gpu": result.tok_per_s_per_gpu,
@@ -89,5 +106,5 @@ def kw_per_gpu(request: HttpRequest, accelerator: str | None, kw: float | None) 
         return kw
     if not accelerator:
         return None
-    book = selectors.price_book(org=optional_org(request)).get(accelerator.strip().upper())
+    book = request_book(request).get(accelerator.strip().upper())
     return book.all_in_kw if book else None

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
 from apps.accounts.auth import optional_org
+from apps.accounts.models import Organization
 from apps.api_errors import Errors, error_body
 from apps.costs import selectors
-from apps.costs.api.common import price_out, request_price, side_prices, slo_cost_out
+from apps.costs.api.common import (
+    price_out,
+    request_price,
+    side_prices,
+    slo_cost_out,
+)
 from apps.costs.api.schemas import CompareOut, CompareQuery, RunSloQuery, SloCostOut
 from apps.costs.claims import compare_runs
 from apps.costs.forms import ProcurementQuery
@@ -16,6 +24,7 @@ from apps.costs.formulas import TokenKind
 from apps.costs.prices import with_profile_prices
 from apps.costs.procurement import curve_readings, procurement_rows
 from apps.costs.procurement_export import export_records
+from apps.costs.reference import PRICES_AS_OF
 from apps.costs.slo import cost_at_slo
 
 router = Router()
@@ -63,21 +72,26 @@ def procurement_table(request: HttpRequest):
     input_tokens_per_day + output_tokens_per_day / peak_requests_per_s, length_mix, and the
     sell_*_usd_per_mtok token prices) and returns its rows, cheapest per month first, each
     with the price it used. The token's organization's active price profile applies."""
-    org = optional_org(request)
-    book = selectors.price_book(org=org)
+    status, body = procurement_answer(request.GET, org=optional_org(request))
+    return Status(status, body)
+
+
+def procurement_answer(params: Mapping[str, str], *, org: Organization | None) -> tuple[int, dict]:
+    """GET /api/v1/costs/procurement's (status, body) for a /costs/-style query: the MCP
+    server's `costs` (apps/agents) asks this too."""
+    book = selectors.price_book(org=org, prices_as_of=params.get(PRICES_AS_OF, ""))
     # The token's organization's active price profile applies, as on every page.
-    profiled = with_profile_prices(request.GET, org)
-    params = profiled.params
-    query = ProcurementQuery(params, book, profile=profiled)
+    profiled = with_profile_prices(params, org)
+    query = ProcurementQuery(profiled.params, book, profile=profiled)
     inputs = query.inputs()
     if inputs is None:
         detail = [{"path": error.field, "message": error.message} for error in query.problems()]
-        return Status(422, {"detail": detail})
+        return 422, {"detail": detail}
     curves = selectors.deployment_curves(
         org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
     )
     rows = procurement_rows(curves, inputs, book)
-    return {
+    return 200, {
         "state": query.data,
         "price_profile": profiled.profile,
         "rows": export_records(rows, inputs),

@@ -46,6 +46,9 @@ class PriceOut(Schema):
     tier: str
     source: str = Field(description="where the price came from")
     citation: str = Field("", description="the reference it cites, if any")
+    price_set: str | None = Field(
+        None, description="the dated reference price set that stated it (a reference price)"
+    )
 
 
 # --- $/Mtok --------------------------------------------------------------------------------
@@ -63,6 +66,9 @@ class PriceQuery(Input):
         min_length=1,
         max_length=100,
         description="owning_hyperscaler, owning_neocloud, rental_3yr or your own tier",
+    )
+    prices_as_of: str = Field(
+        "", description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest"
     )
 
 
@@ -290,6 +296,11 @@ class ClaimQuery(Input):
     accelerator_b: str | None = name_field()
     tier_a: str | None = name_field()
     tier_b: str | None = name_field()
+    prices_as_of: str = Field(
+        "",
+        max_length=100,
+        description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest",
+    )
 
 
 class VerdictOut(Schema):
@@ -328,6 +339,11 @@ class CompareQuery(SloIn):
     tier_a: str | None = Field("owning_hyperscaler", min_length=1, max_length=100)
     usd_per_gpu_hour_b: UsdPerGpuHour | None = None
     tier_b: str | None = Field("owning_hyperscaler", min_length=1, max_length=100)
+    prices_as_of: str = Field(
+        "",
+        max_length=100,
+        description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest",
+    )
 
 
 class SideOut(Schema):

@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from apps.accounts.models import Organization
 from apps.accounts.scoping import current_org, viewer_org
 from apps.costs.prices import price_sheet
+from apps.costs.reference import price_set
 from apps.htmx import page_or_partial, wants_partial
 from apps.leaderboard import charts, evidence_selectors, selectors
 from apps.leaderboard.forms import FACETS, FIELD_LABELS, BoardChoices, BoardQuery
@@ -71,6 +72,7 @@ def board_from_query(query: BoardQuery, org: Organization | None = None) -> sele
         model=model,
         scenario=scenario,
         tier=query.value("tier"),
+        prices_as_of=query.value("prices_as_of"),
         accelerators=query.value("accelerator"),
         engines=query.value("engine"),
         quantizations=query.value("quantization"),
@@ -202,8 +204,11 @@ def _add_projection(
     if not context["show_projected"]:
         return
     projection = projection_selectors.board_projection(model=board.model, scenario=page.scenario)
+    if isinstance(projection, projection_selectors.NoProjection):
+        context["no_projection"] = projection.reason
+        return
     context["projection"] = projection
-    if projection is None or context["y"] != "tput_per_gpu":
+    if context["y"] != "tput_per_gpu":
         return
     figure = context["pareto_interactivity"]
     if figure.pop("empty", None):  # nothing measured to draw: the projection alone, with axes
@@ -235,6 +240,7 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
     context = {
         "board": board,
         "page": page,
+        "price_set": price_set(board.prices_as_of),
         "models": query.choices.models,
         "scenarios": selectors.scenarios_with_runs(org=org),
         "bases": BASES,

@@ -20,6 +20,7 @@ from apps.costs.answer import STATED_LATENCY, Answer, Side
 from apps.costs.answer_selectors import Asking
 from apps.costs.formulas import CostInputError
 from apps.costs.prices import price_sheet
+from apps.costs.reference import price_set
 from apps.leaderboard import (
     charts,
     compare_selectors,
@@ -74,6 +75,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         deployment_ids=[d.pk for d in deployments], org=org
     )
     tier, basis = query.value("tier"), query.value("basis")
+    prices_as_of = query.value("prices_as_of")
     sheet = price_sheet(request)  # the one price reader (apps.costs.prices)
     scenario = scenario_list(org=org).filter(slug=scenario_slug).first()
     bounds = compare_selectors.answer_bounds(
@@ -91,6 +93,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
             own_prices=sheet.own,
             org=org,
             metrics=SIGNIFICANCE_METRICS,
+            prices_as_of=prices_as_of,
         )
     except CostInputError as exc:
         answers, answer_error = [], f"{exc.field}: {exc.message}"
@@ -99,6 +102,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
     board = selectors.Board(
         scenario=scenario_slug,
         tier=tier,
+        prices_as_of=prices_as_of,
         deployments=tuple(d.pk for d in deployments),
         include_simulated=True,
         # A comparison the visitor asked for shows each deployment's run, checked or not
@@ -188,6 +192,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         "scenario": scenario,
         "scenarios": compare_selectors.scenarios_of(deployments=deployments, org=org),
         "tier": tier,
+        "price_set": price_set(prices_as_of),
         "basis": basis,
         "own_prices": sheet.pairs(),
         "price_profile": sheet.profile,
@@ -233,7 +238,7 @@ def _shown(side: Side | None, basis: str) -> dict[str, Any]:
     one of unstated kind)."""
     point = side.point if side else None
     return {
-        "tput_per_gpu": side.tok_s_per_gpu if point else None,
+        "tput_per_gpu": side.tok_s_per_gpu if side and point else None,
         "tput_range": point.tok_s_range if point else None,
         "tput_kind": "unstated" if point and point.tok_s_range else basis,
     }
@@ -351,7 +356,7 @@ def _accuracy_deltas(deployments, org: Organization | None) -> list[fairness.Acc
                     candidate=stored[result["result_id"]],
                     margin_points=accuracy_selectors.DEFAULT_MARGIN_POINTS,
                 )
-                delta = fairness.paired_delta(
+                delta: fairness.AccuracyDelta | None = fairness.paired_delta(
                     view.comparison,
                     view.error,
                     task=result["task"],

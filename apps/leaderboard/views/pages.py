@@ -9,13 +9,16 @@ from django.shortcuts import render
 from apps.accounts.models import Organization
 from apps.accounts.scoping import viewer_org
 from apps.catalog.models import PublishedFigure
+from apps.claims.checker import SEED_CLAIM
+from apps.claims.selectors import ledger_claim, ledger_claim_row
+from apps.claims.verdicts import reckon
 from apps.costs.answer import STATED_LATENCY
 from apps.costs.answer_selectors import DEFAULT_QUESTION, ask
 from apps.costs.api.answer import AnswerQuery
 from apps.costs.formulas import CostInputError
+from apps.costs.reference import price_sets
 from apps.leaderboard import charts, evidence_selectors, selectors, story
 from apps.leaderboard.methodology import methodology_html
-from apps.leaderboard.story import CLAIMED_COST_RATIO, PUBLISHED_THROUGHPUT_RATIO
 from apps.leaderboard.views.answer import answer_query
 from apps.leaderboard.views.board import HEADLINE_SKUS
 from apps.projections import selectors as projection_selectors
@@ -23,13 +26,23 @@ from apps.projections import selectors as projection_selectors
 
 def story_glm(request: HttpRequest) -> HttpResponse:
     figures = {f.key: f for f in PublishedFigure.objects.all()}
+    # The seed's claim as the ledger stores and checks it: one verdict per reference tier of
+    # the set of its date and of the newest, the checker's and the ledger's own (apps/claims).
+    seed = ledger_claim_row(SEED_CLAIM)
     try:
+        if seed is None:
+            raise KeyError(SEED_CLAIM)
+        reckoning = reckon(ledger_claim(seed), price_sets())
         context = story.glm_story(
             figures={k: f.payload for k, f in figures.items()},
-            prices=selectors.reference_price_book(),
+            verdicts=(*reckoning.tiers_then, *reckoning.tiers_now),
+            throughput_ratio=seed.throughput_ratio,
+            claimed_cost_ratio=seed.claimed_ratio,
         )
     except (KeyError, CostInputError) as exc:
         raise Http404(f"reference data incomplete: {exc}") from exc
+    context["claim_slug"] = SEED_CLAIM
+    context["claim_then"] = reckoning.then
     context["citations"] = sorted({f.citation for f in figures.values()})
     org = viewer_org(request)
     # The seed's runs head the page; the cookbook's cells have their own section below.
@@ -48,9 +61,7 @@ def story_glm(request: HttpRequest) -> HttpResponse:
         model="GLM 5.2", sku="B200", org=org
     )
     context["evidence"] = _like_for_like_evidence(org)
-    context["claim_query"] = urlencode(
-        {"throughput_ratio": PUBLISHED_THROUGHPUT_RATIO, "claimed_cost_ratio": CLAIMED_COST_RATIO}
-    )
+    context["claim_query"] = urlencode({"claim": SEED_CLAIM})
     context["calculator_query"] = urlencode(
         {"model": "GLM 5.2", "input_tokens": 20000, "output_tokens": 1000, "cache_hit_rate": 0.6}
     )
@@ -61,7 +72,7 @@ def story_glm(request: HttpRequest) -> HttpResponse:
         y_title="tok/s per node (kind unstated)",
     )
     # B200 projected, never measured: drawn dashed with its held-out error band.
-    context["projection"] = projection_selectors.glm_story_context(
+    context["projection"] = projection_selectors.story_context(
         context["final"], context["b200"]["writeup"]
     )
     return render(request, "leaderboard/story.html", context)
@@ -82,7 +93,7 @@ def _like_for_like_evidence(org: Organization | None) -> list[dict[str, Any]]:
             org=org, model=model, scenario=scenario, skus=HEADLINE_SKUS
         )
         for pair in pairs:
-            question = {
+            question: dict[str, Any] = {
                 **DEFAULT_QUESTION,
                 "model": model,
                 "scenario": scenario,

@@ -8,7 +8,7 @@ from django.shortcuts import render
 from apps.accounts.scoping import may_publish, viewer_org
 from apps.catalog import fairness
 from apps.costs.formulas import TokenKind
-from apps.costs.prices import price_sheet
+from apps.costs.prices import asked_price_set, price_sheet
 from apps.leaderboard import charts, deployment_selectors, run_selectors, selectors
 from apps.leaderboard.views.common import BASES, csv_download
 from apps.runs.models import Run
@@ -30,6 +30,7 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         p.latency = [getattr(p, f.column) for f in map(figures.figure, figures.BOARD_LATENCY)]
     latency = run_selectors.run_latency_series(run=run)
     tier = request.GET.get("tier") or "owning_hyperscaler"
+    asked = asked_price_set(request.GET)
     sheet = price_sheet(request)
     basis = (
         request.GET.get("basis") if request.GET.get("basis") in BASES else TokenKind.OUTPUT.value
@@ -53,9 +54,11 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         "run": run,
         "points": points,
         "leaderboard_point": run_selectors.run_leaderboard_point(
-            run=run, tier=tier, basis=basis, own=sheet.pairs()
+            run=run, tier=tier, basis=basis, own=sheet.pairs(), prices_as_of=asked.value
         ),
         "price_sheet": sheet,
+        "price_set": asked.price_set,
+        "price_problem": asked.problem,
         "tiers": selectors.price_tiers(),
         "tier": tier,
         "basis": basis,

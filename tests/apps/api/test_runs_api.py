@@ -174,9 +174,25 @@ def test_made_up_filters_offsets_and_page_sizes_never_fill_the_list_cache(client
 def test_accelerators_are_listed_with_price_tiers(client):
     call_command("loadreference", no_inferencex=True, verbosity=0)
     accelerators = {a["sku"]: a for a in client.get("/api/v1/accelerators").json()}
-    prices = {p["tier"]: p["usd_per_gpu_hour"] for p in accelerators["B200"]["prices"]}
-    assert prices == {"owning_hyperscaler": 1.95, "owning_neocloud": 2.34, "rental_3yr": 2.90}
+    b200 = accelerators["B200"]
+    prices = {p["tier"]: (p["usd_per_gpu_hour"], p["price_set"]) for p in b200["prices"]}
+    # The newest set; its neocloud tier is the July 2026 set's, the newest that states one.
+    assert prices == {
+        "owning_hyperscaler": (1.73, "semianalysis-2026-07-rental"),
+        "owning_neocloud": (2.0693175588620671, "semianalysis-2026-07"),
+        "rental_3yr": (3.70, "semianalysis-2026-07-rental"),
+    }
+    assert b200["all_in_kw"] == 1.71
     assert accelerators["MI355X"]["pool"] == "pool.mi355x"
+    august = {
+        a["sku"]: a for a in client.get("/api/v1/accelerators?prices_as_of=2025-12-01").json()
+    }
+    assert {p["tier"]: p["usd_per_gpu_hour"] for p in august["B200"]["prices"]} == {
+        "owning_hyperscaler": 1.95,
+        "owning_neocloud": 2.34,
+        "rental_3yr": 2.90,
+    }
+    assert august["B200"]["all_in_kw"] == 2.17
 
 
 def test_scenarios_include_the_presets_and_can_be_created(client, auth):

@@ -2,6 +2,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.catalog.models import Accelerator, PriceTier, PublishedFigure
+from apps.costs.selectors import price_book
 from apps.runs.models import Run
 
 pytestmark = pytest.mark.django_db
@@ -15,16 +16,21 @@ def test_loadreference_loads_accelerators_tiers_and_published_runs_once():
     assert (Accelerator.objects.count(), PriceTier.objects.count(), Run.objects.count()) == first
     # 3 runs of Wafer's MI355X figures and 9 of sglang's cookbook cells (B200 FP8 and NVFP4,
     # MI355X FP8, three strategies each); the write-ups' B200 figure is a figure, not a run.
-    assert first == (9, 27, 12)
+    # No price is stored: reference prices are the dated sets shipped in one file.
+    assert first == (9, 0, 12)
     assert PublishedFigure.objects.count() == 8
 
 
-def test_reference_prices_carry_the_published_figures_and_source():
+def test_reference_prices_come_from_the_dated_sets_not_stored_rows():
     call_command("loadreference", no_inferencex=True, verbosity=0)
-    tier = PriceTier.objects.get(accelerator__sku="MI355X", tier="owning_hyperscaler")
-    assert tier.usd_per_gpu_hour == 1.48
-    assert "InferenceX" in tier.source
-    assert Accelerator.objects.get(sku="MI355X").board_power_w == 1400
+    assert not PriceTier.objects.filter(org__isnull=True).exists()
+    mi355x = Accelerator.objects.get(sku="MI355X")
+    assert mi355x.board_power_w == 1400 and mi355x.all_in_kw is None
+    assert "price_sets.json" in mi355x.source
+    book = price_book()
+    assert book["MI355X"].usd_per_gpu_hour["owning_hyperscaler"] == 1.5
+    assert book["MI355X"].all_in_kw == 2.09
+    assert book.price_set.name == "semianalysis-2026-07-rental"
 
 
 def test_published_runs_keep_their_figures_citation_and_unstated_units():

@@ -29,12 +29,34 @@ def test_a_tier_and_accelerator_stand_in_for_a_price_and_say_so(client):
     )
     assert response.status_code == 200, response.content
     body = response.json()
-    assert round(body["usd_per_mtok"], 4) == 1.2524
+    # The newest set: MI355X $1.50 owning (hyperscaler), all-in 2.09 kW (corrected 2026-07-14).
+    assert round(body["usd_per_mtok"], 4) == round(1.50 * 8 / (2626 * 3600 / 1e6), 4)
     assert body["price"]["tier"] == "owning_hyperscaler"
     assert body["price"]["source"] == "reference tier"
-    assert "inferencex-gpu-specs" in body["price"]["citation"]
-    # All-in 2.65 kW x 8 = 21,200 W over 2,626 tok/s.
-    assert body["joules_per_token"] == pytest.approx(21_200 / 2626)
+    assert body["price"]["price_set"] == "semianalysis-2026-07-rental"
+    assert "gpu-keys.ts" in body["price"]["citation"]
+    assert body["joules_per_token"] == pytest.approx(2.09 * 8 * 1000 / 2626)
+
+
+def test_prices_as_of_a_date_prices_with_the_set_in_force_then(client):
+    url = "/api/v1/costs/mtok?accelerator=MI355X&tier=owning_hyperscaler&gpus=8&tok_per_s=2626"
+    # Between the July 2026 set (2026-07-31) and the rental set (2026-09-08): July's.
+    july = client.get(f"{url}&prices_as_of=2026-08-15").json()
+    assert july["price"]["usd_per_gpu_hour"] == 1.4960710469526235
+    assert july["price"]["price_set"] == "semianalysis-2026-07"
+    # Before the power correction: the August 2025 set's price and all-in 2.65 kW.
+    august = client.get(f"{url}&prices_as_of=2025-09-01").json()
+    assert round(august["usd_per_mtok"], 4) == 1.2524
+    assert august["price"]["price_set"] == "semianalysis-2025-08"
+    assert august["joules_per_token"] == pytest.approx(21_200 / 2626)
+    # A set by name, and a value that is neither: 422 naming the field.
+    named = client.get(f"{url}&prices_as_of=semianalysis-2025-08").json()
+    assert named["price"]["usd_per_gpu_hour"] == 1.48
+    refused = client.get(f"{url}&prices_as_of=last-tuesday")
+    assert refused.status_code == 422
+    assert "prices_as_of" in detail_paths(refused)
+    early = client.get(f"{url}&prices_as_of=2025-01-01")
+    assert early.status_code == 422 and "no price set was in force" in early.content.decode()
 
 
 @pytest.mark.parametrize(
@@ -146,7 +168,8 @@ def test_capacity_ranks_cheapest_first(client):
     # 12 req/s / 0.1 per GPU = 120 GPUs (15 x 8) at $1 for 730 h.
     assert plans[0]["gpus"] == 120
     assert plans[0]["usd_per_month"] == pytest.approx(120 * 730)
-    assert plans[1]["price"]["usd_per_gpu_hour"] == 2.90
+    # The newest set's retail / 3-year rental tier: B200 $3.70.
+    assert plans[1]["price"]["usd_per_gpu_hour"] == 3.70
 
 
 def test_capacity_names_the_candidate_with_a_bad_price(client):
@@ -177,7 +200,7 @@ def test_a_claim_between_accelerators_lists_every_tier_pairing(client):
     response = client.get(
         "/api/v1/costs/claim?throughput_ratio=0.8&claimed_cost_ratio=0.5"
         "&accelerator_a=MI355X&tier_a=owning_hyperscaler"
-        "&accelerator_b=B200&tier_b=owning_hyperscaler"
+        "&accelerator_b=B200&tier_b=owning_hyperscaler&prices_as_of=semianalysis-2025-08"
     )
     assert response.status_code == 200, response.content
     body = response.json()
@@ -245,7 +268,7 @@ def test_a_stored_runs_cost_at_the_seed_slo(client, stored_run):
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["tok_per_s_per_gpu"] == pytest.approx(1400)
-    assert body["usd_per_mtok"] == pytest.approx(1.48 / 5.04)
+    assert body["usd_per_mtok"] == pytest.approx(1.50 / 5.04)  # the newest set: MI355X $1.50
     assert body["provenance"] == "measured"
     assert body["price"]["accelerator"] == "MI355X"
 
@@ -324,13 +347,14 @@ def test_comparing_two_runs_gives_the_ratio_and_what_differs(client, stored_run,
     )
     assert response.status_code == 200, response.content
     body = response.json()
-    # Same throughput (1,400 tok/s/GPU both), so the cost ratio is the price ratio 1.48 / 1.95.
+    # Same throughput (1,400 tok/s/GPU both), so the cost ratio is the price ratio: the
+    # newest set's 1.50 / 1.73.
     assert body["throughput_ratio"] == pytest.approx(1.0)
-    assert body["cost_ratio"] == pytest.approx(1.48 / 1.95)
+    assert body["cost_ratio"] == pytest.approx(1.50 / 1.73)
     fields = {d["field"]: (d["a"], d["b"]) for d in body["differences"]}
     assert fields["accelerator"] == ("MI355X", "B200")
     assert fields["quantization"] == ("MXFP4", "FP8")
-    assert "owning_hyperscaler $1.48" in fields["price"][0]
+    assert "owning_hyperscaler $1.5/GPU-hr" in fields["price"][0]
 
 
 def test_comparing_when_one_side_misses_the_slo_says_which(client, stored_run):

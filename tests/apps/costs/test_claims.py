@@ -15,7 +15,7 @@ from apps.costs.claims import (
     what_differs,
 )
 from apps.costs.formulas import CostInputError
-from apps.costs.reference import REFERENCE_PRICES
+from tests.apps.costs.books import AUGUST_2025
 
 SEED_CLAIM = Claim(
     throughput_ratio=0.80,
@@ -52,7 +52,7 @@ def test_it_says_what_throughput_or_price_would_make_the_claim_true():
 def test_no_reference_tier_pairing_makes_under_half_true_at_80_percent():
     # Best case for A: MI355X owning hyperscaler 1.48 vs B200 rental 2.90:
     # (1.48 / 2.90) / 0.8 = 0.638, still above 0.5.
-    tiers = tier_pair_assumptions(REFERENCE_PRICES, "MI355X", "B200", 0.80)
+    tiers = tier_pair_assumptions(AUGUST_2025, "MI355X", "B200", 0.80)
     check = check_claim(SEED_CLAIM, tiers)
     assert len(check.verdicts) == 9
     assert check.assumptions_that_hold == ()

@@ -6,17 +6,23 @@ from __future__ import annotations
 import pytest
 from django.http import QueryDict
 
+from apps.claims.checker import SEED_CLAIM, fields_of, shipped_claims
 from apps.costs.forms import ClaimQuery, ProcurementQuery
 from apps.costs.formulas import TokenKind
-from apps.costs.reference import REFERENCE_PRICES
+from tests.apps.costs.books import AUGUST_2025
 
 
 def problems(params: dict[str, str], book=None) -> list[tuple[str, str]]:
     return [(p.field, p.message) for p in ProcurementQuery(params, book).problems()]
 
 
+# The checker opens on the seed's claim of the ledger: its fields under the query's.
+SEED = fields_of(shipped_claims()[SEED_CLAIM])
+
+
 def claim(query: str = "", own_prices=None) -> ClaimQuery:
-    return ClaimQuery(QueryDict(query), book=REFERENCE_PRICES, own_prices=own_prices or {})
+    params = {**SEED, **QueryDict(query).dict()}
+    return ClaimQuery(params, book=AUGUST_2025, own_prices=own_prices or {})
 
 
 def claim_problems(query: str, own_prices=None) -> list[tuple[str, str]]:

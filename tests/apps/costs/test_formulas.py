@@ -26,7 +26,7 @@ from apps.costs.formulas import (
     tok_per_s_per_mw,
     usd_per_mtok,
 )
-from apps.costs.reference import REFERENCE_PRICES
+from tests.apps.costs.books import AUGUST_2025
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -120,48 +120,50 @@ def test_a_price_sheet_blend_is_the_weighted_mean():
 
 
 def test_tier_prices_come_from_the_reference_book():
-    assert tier_usd_per_gpu_hour(REFERENCE_PRICES, "MI355X", "owning_hyperscaler") == 1.48
-    assert tier_usd_per_gpu_hour(REFERENCE_PRICES, "b200", "rental_3yr") == 2.90
+    assert tier_usd_per_gpu_hour(AUGUST_2025, "MI355X", "owning_hyperscaler") == 1.48
+    assert tier_usd_per_gpu_hour(AUGUST_2025, "b200", "rental_3yr") == 2.90
 
 
 def test_an_unknown_accelerator_names_the_field():
     with pytest.raises(CostInputError) as caught:
-        tier_usd_per_gpu_hour(REFERENCE_PRICES, "TPU9", "rental_3yr")
+        tier_usd_per_gpu_hour(AUGUST_2025, "TPU9", "rental_3yr")
     assert caught.value.field == "accelerator"
     assert "TPU9" in caught.value.message
 
 
 def test_an_unknown_tier_names_the_field():
     with pytest.raises(CostInputError) as caught:
-        tier_usd_per_gpu_hour(REFERENCE_PRICES, "B200", "spot")
+        tier_usd_per_gpu_hour(AUGUST_2025, "B200", "spot")
     assert caught.value.field == "tier"
     assert "rental_3yr" in caught.value.message
 
 
 def test_a_missing_tier_or_accelerator_is_required():
     with pytest.raises(CostInputError) as caught:
-        tier_usd_per_gpu_hour(REFERENCE_PRICES, "", "rental_3yr")
+        tier_usd_per_gpu_hour(AUGUST_2025, "", "rental_3yr")
     assert (caught.value.field, caught.value.message) == ("accelerator", "is required")
     with pytest.raises(CostInputError) as caught:
-        tier_usd_per_gpu_hour(REFERENCE_PRICES, "B200", "")
+        tier_usd_per_gpu_hour(AUGUST_2025, "B200", "")
     assert (caught.value.field, caught.value.message) == ("tier", "is required")
 
 
 def test_a_tier_price_says_where_it_came_from():
-    price = tier_price(REFERENCE_PRICES, "mi355x", "owning_hyperscaler")
+    price = tier_price(AUGUST_2025, "mi355x", "owning_hyperscaler")
     assert (price.accelerator, price.usd_per_gpu_hour) == ("MI355X", 1.48)
     assert price.source == "reference tier"
-    assert "inferencex-gpu-specs" in price.citation
+    # The dated set that stated it, and where its source is.
+    assert price.citation.startswith("semianalysis-2025-08: SemiAnalysis Market August 2025")
+    assert "constants.ts @77ca49a" in price.citation
 
 
 def test_the_reference_book_matches_the_published_figures():
     published = json.loads((FIXTURES / "published.json").read_text())
     for row in published["accelerators"]:
-        book = REFERENCE_PRICES[row["sku"]]
+        book = AUGUST_2025[row["sku"]]
         assert book.all_in_kw == row["all_in_kw"]
         for tier in Tier:
             assert book.usd_per_gpu_hour[tier.value] == row["usd_per_gpu_hr"][tier.value]
-    assert set(REFERENCE_PRICES) == {row["sku"] for row in published["accelerators"]}
+    assert set(AUGUST_2025) == {row["sku"] for row in published["accelerators"]}
 
 
 def test_capex_and_opex_build_a_gpu_hour_price():
@@ -230,21 +232,21 @@ def test_energy_needs_positive_power():
 
 
 def test_the_users_own_price_wins_over_a_tier():
-    price = choose_price(REFERENCE_PRICES, usd_per_gpu_hour=1.0, accelerator="B200", tier="x")
+    price = choose_price(AUGUST_2025, usd_per_gpu_hour=1.0, accelerator="B200", tier="x")
     assert (price.usd_per_gpu_hour, price.tier, price.source) == (1.0, "own", USER_PRICE_SOURCE)
 
 
 def test_without_a_price_it_takes_the_tier_and_says_so():
-    price = choose_price(REFERENCE_PRICES, accelerator="B200", tier="owning_neocloud")
+    price = choose_price(AUGUST_2025, accelerator="B200", tier="owning_neocloud")
     assert price.usd_per_gpu_hour == 2.34
 
 
 def test_without_any_price_it_asks_for_one():
     with pytest.raises(CostInputError) as caught:
-        choose_price(REFERENCE_PRICES)
+        choose_price(AUGUST_2025)
     assert caught.value.field == "usd_per_gpu_hour"
     with pytest.raises(CostInputError) as caught:
-        choose_price(REFERENCE_PRICES, accelerator="B200")
+        choose_price(AUGUST_2025, accelerator="B200")
     assert caught.value.field == "tier"
 
 

@@ -37,9 +37,26 @@ def test_the_page_renders_the_form_and_a_ranked_table(client, run):
     page = response.content.decode()
     assert 'hx-get="/costs/"' in page and 'hx-push-url="true"' in page
     assert 'name="price_MI355X"' in page
-    # c16 meets the SLO: $1.48 / (1,400 x 0.0036) = $0.2937/Mtok on MI355X's reference tier.
-    assert "$0.2937" in page
+    # c16 meets the SLO: $1.50 / (1,400 x 0.0036) = $0.2976/Mtok on MI355X's reference tier
+    # in the newest set, which the page names.
+    assert "$0.2976" in page
     assert "owning_hyperscaler" in page
+    assert 'class="price-set-name">semianalysis-2026-07-rental<' in page
+
+
+def test_prices_as_of_a_date_between_two_sets_prices_with_the_earlier_and_names_it(client, run):
+    # 2026-08-15 lies between the July 2026 set (2026-07-31) and the rental set (2026-09-08).
+    page = client.get(f"/costs/?{SEED_SLO}&prices_as_of=2026-08-15").content.decode()
+    # July's MI355X $1.4960710... / 5.04 = $0.2968/Mtok, not the newest set's $0.2976.
+    assert "$0.2968" in page and "$0.2976" not in page
+    assert 'class="price-set-name">semianalysis-2026-07<' in page
+    assert "in force from 2026-07-31" in page
+    # The field keeps the date, so the next request (and a permalink) asks the same.
+    assert 'name="prices_as_of" value="2026-08-15"' in page
+    # A value that is no date and no set is said, and the newest set prices the page.
+    bad = client.get(f"/costs/?{SEED_SLO}&prices_as_of=soon").content.decode()
+    assert "Prices as of: &#x27;soon&#x27; is neither a date" in bad
+    assert "$0.2976" in bad
 
 
 def test_an_htmx_request_gets_only_the_results_partial(client, run):
@@ -133,7 +150,7 @@ def test_an_organizations_private_price_does_not_leak_onto_the_public_page(clien
         accelerator=accelerator, tier="owning_hyperscaler", usd_per_gpu_hour=0.01, org=org
     )
     page = client.get(f"/costs/?{SEED_SLO}", HTTP_HX_REQUEST="true").content.decode()
-    assert "$0.2937" in page
+    assert "$0.2976" in page
     assert "0.0000" not in page
 
 
@@ -142,7 +159,7 @@ def test_the_chart_has_one_trace_per_priced_deployment(client, run):
     figure = response.context["chart"]
     assert len(figure["data"]) == 1
     assert figure["data"][0]["x"] == [35.7, 212.8]
-    assert figure["data"][0]["y"][0] == pytest.approx(1.48 / (1400 * 0.0036), abs=1e-6)
+    assert figure["data"][0]["y"][0] == pytest.approx(1.50 / (1400 * 0.0036), abs=1e-6)
 
 
 def test_published_reference_runs_are_priced_and_flagged_as_unlabelled(client, db):
@@ -152,8 +169,8 @@ def test_published_reference_runs_are_priced_and_flagged_as_unlabelled(client, d
     response = client.get("/costs/?token_kind=total", HTTP_HX_REQUEST="true")
     page = response.content.decode()
     assert response.status_code == 200
-    # Wafer's 2,626 tok/s on 8 x MI355X at $1.48: $1.2524/Mtok.
-    assert "$1.2524" in page
+    # Wafer's 2,626 tok/s on 8 x MI355X at the newest set's $1.50: $1.2694/Mtok.
+    assert "$1.2694" in page
     assert "does not say which tokens" in page
 
 
@@ -210,9 +227,10 @@ def test_numbers_at_the_edge_of_float_range_are_explained_not_a_500(client, run,
 def test_a_capex_price_shows_its_breakdown_and_reprices_the_row(client, run):
     query = "capex_accelerator=MI355X&gpu_purchase_usd=30000&server_share_usd=10000&usd_per_kwh=0.1"
     page = client.get(f"/costs/?{SEED_SLO}&{query}", HTTP_HX_REQUEST="true").content.decode()
-    # $1.40655/GPU-hr over 1,400 tok/s/GPU: 1.40655 / 5.04 = $0.2791/Mtok.
-    assert "$1.4066/GPU-hr" in page
-    assert "$0.2791" in page
+    # $40,000 over 4 years = $1.14155/h, plus MI355X's all-in 2.09 kW (the newest set's power)
+    # x $0.10/kWh = $1.35055/GPU-hr; over 1,400 tok/s/GPU: 1.35055 / 5.04 = $0.2680/Mtok.
+    assert "$1.3506/GPU-hr" in page
+    assert "$0.2680" in page
     assert "your capex + opex" in page
 
 

@@ -9,8 +9,8 @@ from apps.costs.forms import ProcurementQuery
 from apps.costs.formulas import TokenKind
 from apps.costs.procurement import DeploymentCurve, procurement_rows
 from apps.costs.procurement_export import export_records
-from apps.costs.reference import REFERENCE_PRICES
 from apps.costs.slo import SloPoint
+from tests.apps.costs.books import AUGUST_2025
 
 
 def parse_inputs(params, book=None, **kwargs):
@@ -92,7 +92,7 @@ def test_rows_rank_cheapest_per_month_first():
     # 100M req/day x 2 / 86,400 x 1.2 = 2,777.8 req/s at 2,000 tokens each:
     # B200 1 req/s/GPU -> 348 x 8 = 2,784 GPUs, $3,963,024/month;
     # MI355X 0.7 req/s/GPU -> 497 x 8 = 3,976 GPUs, $4,295,670/month.
-    rows = procurement_rows([MI355X, B200], inputs(requests_per_day="1e8"), REFERENCE_PRICES)
+    rows = procurement_rows([MI355X, B200], inputs(requests_per_day="1e8"), AUGUST_2025)
     assert [row.curve.accelerator for row in rows] == ["B200", "MI355X"]
     assert rows[0].usd_per_mtok == pytest.approx(1.95 / 7.2)
     assert rows[1].usd_per_mtok == pytest.approx(1.48 / 5.04)
@@ -103,28 +103,28 @@ def test_rows_rank_cheapest_per_month_first():
 def test_whole_replicas_can_make_the_dearer_token_the_cheaper_month():
     # 1M req/day -> 27.78 req/s with headroom. B200 needs 27.8 GPUs -> 4 x 8 = 32 ($45,552);
     # MI355X needs 39.7 -> 5 x 8 = 40 ($43,216): cheaper per month despite dearer tokens.
-    rows = procurement_rows([MI355X, B200], inputs(), REFERENCE_PRICES)
+    rows = procurement_rows([MI355X, B200], inputs(), AUGUST_2025)
     assert [row.curve.accelerator for row in rows] == ["MI355X", "B200"]
     assert rows[0].plan.usd_per_month == pytest.approx(40 * 1.48 * 730)
     assert rows[1].plan.usd_per_month == pytest.approx(32 * 1.95 * 730)
 
 
 def test_an_own_price_can_change_the_ranking():
-    rows = procurement_rows([MI355X, B200], inputs(price_MI355X="1.0"), REFERENCE_PRICES)
+    rows = procurement_rows([MI355X, B200], inputs(price_MI355X="1.0"), AUGUST_2025)
     assert [row.curve.accelerator for row in rows] == ["MI355X", "B200"]
     assert rows[0].price.source == "your own price"
 
 
 def test_a_deployment_without_a_price_ranks_last_with_its_reason():
     unknown = curve(3, "TPU9", [point("c1", 5000, 0.1, 500)])
-    rows = procurement_rows([unknown, MI355X], inputs(), REFERENCE_PRICES)
+    rows = procurement_rows([unknown, MI355X], inputs(), AUGUST_2025)
     assert rows[-1].curve.accelerator == "TPU9"
     assert not rows[-1].ok
     assert rows[-1].problem.startswith("no price: unknown accelerator 'TPU9'")
 
 
 def test_a_deployment_that_misses_the_slo_ranks_last_with_its_reason():
-    rows = procurement_rows([MI355X, B200], inputs(ttft_s_max="0.45"), REFERENCE_PRICES)
+    rows = procurement_rows([MI355X, B200], inputs(ttft_s_max="0.45"), AUGUST_2025)
     assert [row.ok for row in rows] == [True, False]
     assert rows[1].curve.accelerator == "MI355X"
     assert rows[1].usd_per_mtok is None
@@ -141,13 +141,13 @@ def test_a_deployment_that_misses_the_slo_ranks_last_with_its_reason():
 
 def test_unlabelled_throughput_is_flagged():
     published = curve(4, "MI355X", [point("node", 328.25, 2.2, 31)], token_kind="unlabelled")
-    rows = procurement_rows([published], inputs(), REFERENCE_PRICES)
+    rows = procurement_rows([published], inputs(), AUGUST_2025)
     assert any("does not say which tokens" in w for w in rows[0].plan.warnings)
 
 
 def test_exports_are_flat_and_say_which_price_was_used():
     parsed = inputs()
-    records = export_records(procurement_rows([MI355X, B200], parsed, REFERENCE_PRICES), parsed)
+    records = export_records(procurement_rows([MI355X, B200], parsed, AUGUST_2025), parsed)
     assert [r["rank"] for r in records] == [1, 2]
     assert records[0]["price_source"].startswith("owning_hyperscaler: reference")
     assert records[0]["usd_per_mtok"] == pytest.approx(1.48 / 5.04)
@@ -158,7 +158,7 @@ def test_exports_are_flat_and_say_which_price_was_used():
 
 def test_the_chart_prices_every_measured_point_and_marks_the_slo():
     parsed = inputs()
-    rows = procurement_rows([MI355X], parsed, REFERENCE_PRICES)
+    rows = procurement_rows([MI355X], parsed, AUGUST_2025)
     figure = cost_vs_interactivity(rows, parsed.slo)
     (trace,) = figure["data"]
     assert trace["x"] == [35, 200]  # sorted by interactivity
@@ -169,7 +169,7 @@ def test_the_chart_prices_every_measured_point_and_marks_the_slo():
 def test_the_chart_is_empty_without_interactivity():
     parsed = inputs(interactivity_min="")
     bare = curve(5, "B200", [SloPoint("c1", 100, {"ttft_s.p99": 0.2}, 1.0)])
-    figure = cost_vs_interactivity(procurement_rows([bare], parsed, REFERENCE_PRICES), parsed.slo)
+    figure = cost_vs_interactivity(procurement_rows([bare], parsed, AUGUST_2025), parsed.slo)
     assert figure["data"] == []
     assert figure["layout"]["shapes"] == []
     assert "no priced deployment here reports interactivity" in figure["empty"]
@@ -185,23 +185,23 @@ def test_a_capex_and_opex_price_applies_to_its_accelerator():
             "server_share_usd": "10000",
             "usd_per_kwh": "0.10",
         },
-        REFERENCE_PRICES,
+        AUGUST_2025,
     )
     assert errors == []
     assert parsed.capex.usd_per_gpu_hour == pytest.approx(40_000 / 35_040 + 0.265)
-    rows = procurement_rows([MI355X, B200], parsed, REFERENCE_PRICES)
+    rows = procurement_rows([MI355X, B200], parsed, AUGUST_2025)
     by_sku = {row.curve.accelerator: row for row in rows}
     assert by_sku["MI355X"].price.source == "your capex + opex"
     assert by_sku["B200"].price.source == "reference tier"
 
 
 def test_a_capex_price_needs_a_purchase_price_and_a_known_power():
-    _, errors = parse_inputs({"capex_accelerator": "MI355X"}, REFERENCE_PRICES)
+    _, errors = parse_inputs({"capex_accelerator": "MI355X"}, AUGUST_2025)
     assert [e.field for e in errors] == ["gpu_purchase_usd"]
     _, errors = parse_inputs({"capex_accelerator": "TPU9", "gpu_purchase_usd": "1"}, {})
     assert [e.field for e in errors] == ["kw_per_gpu"]
     _, errors = parse_inputs(
         {"capex_accelerator": "B200", "gpu_purchase_usd": "1", "utilization": "0"},
-        REFERENCE_PRICES,
+        AUGUST_2025,
     )
     assert [e.field for e in errors] == ["utilization"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from apps.costs.procurement import cost_of_latency, procurement_rows
-from apps.costs.reference import REFERENCE_PRICES
 from apps.costs.slo import Slo, SloPoint, explain_miss
+from tests.apps.costs.books import AUGUST_2025
 from tests.apps.costs.test_procurement import B200, MI355X, curve, parse_inputs
 
 SHAPE = {"input_tokens": "20000", "output_tokens": "1000", "peak_to_average": "2"}
@@ -84,8 +84,8 @@ def test_a_success_rate_of_zero_prices_points_that_do_not_report_it():
     base = {"ttft_s_max": "2", "input_tokens": "1000", "output_tokens": "1000"}
     strict, _ = parse_inputs(base | {"token_kind": "total"})
     lax, _ = parse_inputs(base | {"token_kind": "total", "min_success_pct": "0"})
-    (missed,) = procurement_rows([unreported], strict, REFERENCE_PRICES)
-    (priced,) = procurement_rows([unreported], lax, REFERENCE_PRICES)
+    (missed,) = procurement_rows([unreported], strict, AUGUST_2025)
+    (priced,) = procurement_rows([unreported], lax, AUGUST_2025)
     assert not missed.ok and "success rate" in missed.problem
     assert missed.relaxed_plan.gpus == priced.plan.gpus  # the nearest SLO it meets, priced
     assert priced.ok
@@ -97,7 +97,7 @@ def test_the_cheapest_row_per_accelerator_is_called_out():
         | {"token_kind": "total", "cache_hit_rate": "0"}
     )
     slower_b200 = curve(5, "B200", [SloPoint("c1", 100, {"ttft_s.p99": 0.3}, 1.0)])
-    rows = procurement_rows([MI355X, B200, slower_b200], inputs, REFERENCE_PRICES)
+    rows = procurement_rows([MI355X, B200, slower_b200], inputs, AUGUST_2025)
     best = {row.curve.run_id for row in rows if row.best_for_accelerator}
     assert best == {MI355X.run_id, B200.run_id}
     cheapest = rows[0]
@@ -111,7 +111,7 @@ def test_the_cost_of_latency_falls_as_the_ttft_bound_loosens_per_accelerator():
         {"ttft_s_max": "2.22", "input_tokens": "1000", "output_tokens": "1000"}
         | {"token_kind": "total", "cache_hit_rate": "0"}
     )
-    rows = procurement_rows([MI355X, B200], inputs, REFERENCE_PRICES)
+    rows = procurement_rows([MI355X, B200], inputs, AUGUST_2025)
     series = cost_of_latency(rows, inputs)
     assert set(series) == {"MI355X", "B200"}
     for points in series.values():
@@ -155,7 +155,7 @@ def test_token_prices_the_buyer_sells_at_give_revenue_and_margin():
         | {"sell_output_usd_per_mtok": "2"}
     )
     assert errors == []
-    (row, _) = procurement_rows([MI355X, B200], inputs, REFERENCE_PRICES)
+    (row, _) = procurement_rows([MI355X, B200], inputs, AUGUST_2025)
     # One request a second on average, 730 h: 2,628,000 requests, each 500 uncached and
     # 500 cached input tokens and 1,000 output tokens.
     per_request = (500 * 0.5 + 500 * 0.1 + 1000 * 2) / 1e6
@@ -176,5 +176,5 @@ def test_a_disaggregated_deployment_counts_both_pools_in_each_replica():
         prefill_gpus=8,
         decode_gpus=24,
     )
-    (row,) = procurement_rows([disaggregated], inputs, REFERENCE_PRICES)
+    (row,) = procurement_rows([disaggregated], inputs, AUGUST_2025)
     assert row.plan.gpus % 32 == 0 and row.plan.gpus == row.plan.replicas * (8 + 24)

@@ -19,6 +19,7 @@ from apps.catalog.reference import INFERENCEX_DIR
 from apps.regressions.models import ChangePoint
 from apps.runs.models import Point, Run
 from workers.importers import inferencex_api
+from workers.importers.engines import engine_name
 
 pytestmark = pytest.mark.django_db
 
@@ -81,7 +82,7 @@ def test_loadreference_stores_every_inferencex_row_with_its_own_figures_once(sna
         gpus = r["num_prefill_gpu"] + r["num_decode_gpu"] if r["disagg"] else r["decode_tp"]
         assert deployment.gpus == gpus, where
         assert deployment.accelerator.sku == r["hardware"].upper(), where
-        assert deployment.engine.name == r["framework"], where
+        assert deployment.engine.name == engine_name(r["framework"]), where  # trt: trtllm
         assert deployment.quant_weights == r["precision"].upper(), where
         assert deployment.disaggregated == r["disagg"], where
         assert deployment.multinode == r["is_multinode"], where

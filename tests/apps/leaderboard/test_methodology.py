@@ -61,6 +61,7 @@ def test_the_openapi_document_describes_slo_bounds_and_percentile_provenance(cli
 def test_the_story_prices_the_unstated_2626_under_both_readings(client):
     call_command("loadreference", no_inferencex=True, verbosity=0)
     html = client.get("/story/glm-5-2/").content.decode()
-    # 8 × $1.48/h at 2,626 tok/s: $1.2524 per Mtok if those are output tokens; if they are
-    # total tokens of 20k-in / 1k-out requests, 1 in 21 is output: $26.30 per output Mtok.
-    assert "$1.2524–$26.3011" in html
+    # 8 × $1.50/h (the newest set's owning hyperscaler tier) at 2,626 tok/s: $1.2694 per Mtok
+    # if those are output tokens; if they are total tokens of 20k-in / 1k-out requests, 1 in
+    # 21 is output: $26.66 per output Mtok.
+    assert "$1.2694–$26.6565" in html

@@ -54,7 +54,25 @@ def test_the_leaderboard_ranks_best_throughput_per_gpu_that_meets_the_slo(client
     ]
     b200 = measured[0]
     assert b200["meets_slo"] == "True"
-    assert float(b200["usd_per_mtok_output"]) == pytest.approx(1.95 / (300 * 3600 / 1e6))
+    # The newest price set prices the board: B200 $1.73 owning (hyperscaler).
+    assert float(b200["usd_per_mtok_output"]) == pytest.approx(1.73 / (300 * 3600 / 1e6))
+
+
+def test_the_board_asked_prices_as_of_a_date_prices_with_the_set_in_force_then(client, board):
+    url = "/?model=GLM 5.2&scenario=seed-20k-1k-60"
+    between = rows_of(client.get(f"{url}&prices_as_of=2026-08-15&format=csv"))
+    b200 = next(r for r in between if r["deployment"].startswith("8×B200 "))
+    # 2026-08-15 lies between the July 2026 set and the rental set: July's $1.7349...
+    assert float(b200["usd_per_mtok_output"]) == pytest.approx(
+        1.7349236084834354 / (300 * 3600 / 1e6)
+    )
+    page = client.get(f"{url}&prices_as_of=2026-08-15").content.decode()
+    assert 'class="price-set-name">semianalysis-2026-07<' in page
+    assert 'class="price-set-name">semianalysis-2026-07-rental<' in client.get(url).content.decode()
+    # A value that names no set: said with its field's label, the newest set prices the board.
+    bad = client.get(f"{url}&prices_as_of=someday").content.decode()
+    assert "Prices as of: " in bad and "is neither a date" in bad
+    assert 'class="price-set-name">semianalysis-2026-07-rental<' in bad
 
 
 def test_simulated_rows_are_hidden_unless_asked_for(client, board):
@@ -211,8 +229,10 @@ def test_the_story_page_shows_the_timeline_and_the_real_cost_ratio(client):
     call_command("loadreference", no_inferencex=True, verbosity=0)
     html = client.get("/story/glm-5-2/").content.decode()
     assert "1461" in html and "1944" in html and "2626" in html
-    assert "0.95" in html  # (1.48 / 1.95) / 0.80 at the owning-hyperscaler tier
-    assert "$1.2524" in html
+    # The ledger's verdict at the claim's own date: (1.48 / 1.95) / 0.80 at the owning
+    # (hyperscaler) tier of the August 2025 set; the table is the newest set's.
+    assert "semianalysis-2025-08, owning (hyperscaler)) 0.95" in html
+    assert "$1.2694" in html  # 8 × $1.50 at 2,626 tok/s
 
 
 def test_a_deployment_that_misses_the_slo_everywhere_ranks_below_those_that_meet_it(

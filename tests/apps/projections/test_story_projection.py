@@ -1,6 +1,7 @@
 """The story page shows GLM 5.2 on B200 as a projection: dashed, banded, labelled."""
 
 import json
+import math
 import re
 
 import pytest
@@ -59,17 +60,24 @@ def test_the_projection_sits_beside_b200s_published_figure_with_its_error(client
     assert f"{said} <strong>{expected}</strong>" in section
 
 
-def test_the_story_draws_the_shipped_80_percent_band_and_names_its_matching(client):
+def test_the_story_draws_the_shipped_80_percent_band_and_says_its_coverage_and_width(client):
     from apps.projections import reference
 
     call_command("loadreference", no_inferencex=True, verbosity=0)
     html = client.get("/story/glm-5-2/").content.decode()
     figure = _figure(html, "fig-projection")
     [band] = [t for t in figure["data"] if t["meta"]["role"] == "band"]
-    shipped = reference.calibration_data()["accelerators"]["B200"]["q"]
-    assert band["meta"]["q"] == pytest.approx(shipped["interactivity"]["extrapolated"])
+    shipped = reference.calibration_data()
+    q = shipped["final"]["q"]["interactivity"]["extrapolated"]
+    assert band["meta"]["q"] == pytest.approx(q)
     assert band["name"].startswith("B200 projected: 80% band, from held-out errors")
     said = html[html.index('id="projection-band"') :]
     assert "<strong>80% band, from held-out errors</strong>, at matched interactivity" in said
     assert "use the 80% band at matched concurrency" in said
+    [row] = [r for r in shipped["held_out"]["stratum"] if r["group"] == "extrapolated"]
+    width = said[said.index('id="projection-band-width"') :]
+    assert width.startswith(f'id="projection-band-width">×{math.exp(2 * q):.2f} from its bottom')
+    coverage = said[said.index('id="projection-band-coverage"') :]
+    share = round(row["in_band"]["interactivity"] * 100)
+    assert coverage.startswith(f'id="projection-band-coverage">Held out, {share}% of such')
     assert "5th–95th" not in html

@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 
 from apps.runs.models import Point, RequestRecord, Run
-from apps.runs.partitions import POINTS_PER_PARTITION, records_partitions
+from apps.runs.partitions import POINTS_PER_PARTITION
 from apps.runs.services import run_ingest
 
 pytestmark = [
@@ -14,6 +14,21 @@ pytestmark = [
         connection.vendor != "postgresql", reason="SQLite keeps a plain table by design"
     ),
 ]
+
+
+def records_partitions(*, parent: str | None = None) -> list[tuple[str, str]]:
+    """(partition name, bound expression) of the record table, in order; [] when the table is
+    not partitioned (SQLite, or before the migration)."""
+    if connection.vendor != "postgresql":
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i"
+            " JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = to_regclass(%s)"
+            " ORDER BY c.relname",
+            [parent or RequestRecord._meta.db_table],
+        )
+        return sorted(cursor.fetchall(), key=lambda row: int(row[0].rsplit("_p", 1)[1]))
 
 
 def _records_document(n: int) -> dict:

@@ -65,7 +65,7 @@ def test_a_run_without_records_still_bundles(document, org):
     for point in document["points"]:
         point.pop("records", None)
     run = run_ingest(document=document, org=org, is_public=True).run
-    files = unzip(bundle.run_bundle(run=run), run)
+    files = unzip(b"".join(bundle.bundle_chunks(run=run)), run)
     assert json.loads(files["result.json"]) == selectors.run_document(run=run)
     assert files["requests.jsonl"] == b""
 

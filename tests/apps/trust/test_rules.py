@@ -301,3 +301,29 @@ def test_checking_a_deployments_runs_again_costs_the_same_queries_for_three_runs
     accuracy_only["points"] = []
     run_ingest(document=accuracy_only, org=org)
     assert Run.objects.filter(rules_passed=True, points__isnull=False).distinct().count() == 9
+
+
+def test_a_run_that_stopped_early_is_kept_partial_named_and_off_the_default_board(client, org):
+    # Every other rule passes: `run_complete` alone keeps it off the board (issue 59).
+    doc = document(accelerator="H200")
+    doc.update(status="partial", stopped_early="aiperf reports was_cancelled: true")
+    partial = run_ingest(document=doc, org=org).run
+    whole = run_ingest(document=document(accelerator="B200"), org=org).run
+    assert partial.status == "partial" and failed(partial) == ["run_complete"]
+    assert partial.rules_failed[0]["reason"] == "stopped early: aiperf reports was_cancelled: true"
+    html = client.get(f"/runs/{partial.pk}/").content.decode()
+    assert "stopped early: aiperf reports was_cancelled: true" in html
+    assert 'data-rule="run_complete"' in html
+    board = rows_of(client.get("/?scenario=seed-20k-1k-60&format=csv"))
+    assert [int(r["run_id"]) for r in board] == [whole.pk]
+    listed = rows_of(client.get("/?scenario=seed-20k-1k-60&unchecked=1&format=csv"))
+    assert {int(r["run_id"]) for r in listed} == {whole.pk, partial.pk}
+
+
+def test_a_document_that_stopped_early_cannot_say_it_succeeded(org):
+    from workers.results import DocumentError, parse_document
+
+    doc = document()
+    doc["stopped_early"] = "cancelled by the user"
+    with pytest.raises(DocumentError, match="stopped early is partial"):
+        parse_document(doc)

@@ -13,7 +13,7 @@ import pytest
 from tests.workers.accuracy.accuracy_support import key_of
 from workers.accuracy.extract import gsm8k_gold
 from workers.accuracy.protocols import PreparedEval, get_protocol, prepare
-from workers.accuracy.runner import RequestFailed, api_base, evaluate, parse_reply, run_protocol
+from workers.accuracy.runner import RequestFailed, api_base, evaluate, parse_reply
 from workers.accuracy.stats import clustered_score, wilson
 from workers.result_facts import Deployment, Engine, ModelInfo, Quantization
 from workers.results import parse_document
@@ -226,18 +226,3 @@ def test_a_chat_reply_keeps_reasoning_apart_from_content() -> None:
         "length",
         9,
     )
-
-
-def test_the_synchronous_entry_point_runs_a_named_protocol(scripted_server) -> None:
-    server = scripted_server({"default": {"text": "#### 18"}})
-    document = run_protocol(
-        "gsm8k",
-        endpoint=server.url,
-        served_model="tiny",
-        model=ModelInfo(name="tiny-test-model"),
-        deployment=DEPLOYMENT,
-        limit=3,
-        concurrency=2,
-    )
-    assert document.accuracy[0].protocol == "gsm8k-5shot-v1"
-    assert document.accuracy[0].n == 3

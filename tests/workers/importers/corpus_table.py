@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from tests.workers.importers.test_wild_corpus import _GIVEN_FOR, FILES, WILD
+from tests.workers.importers.wild_fourth import NOTHING_MEASURED
 from workers.importers import Facts, ImportFailure, facts_from_arguments, import_file
 from workers.importers.common import MissingFacts
 
@@ -39,6 +40,8 @@ SHORT = {"model.name": "model", "deployment.engine.name": "engine",
 
 def _why(message: str) -> str:
     text = message.split(": ", 1)[-1]
+    if NOTHING_MEASURED in text:
+        return text.split(" (")[0].removeprefix("this ") + f", {NOTHING_MEASURED}"
     for marker in ("recognised but not read", "which we do not read", "with --records"):
         if marker in text:
             what = text.split(":")[0].split(" (")[0]

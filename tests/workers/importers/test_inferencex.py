@@ -8,6 +8,7 @@ import pytest
 
 from tests.workers.importers.files import fixture_path, read_json
 from workers.importers import Facts, ImportFailure, import_file, inferencex_rows
+from workers.importers.engines import engine_name
 
 SUMMARIES = [
     "inferencex/glm5_fp8_vllm_tp8_isl1024_osl128_conc4.json",
@@ -134,7 +135,11 @@ def test_it_makes_one_document_per_eval_record():
         assert strict.n == record["n_eff"]
         assert strict.task == record["task"]
         assert doc.model.name == record["model"]
-        assert doc.deployment.engine.name == record["framework"]
+        # One name per engine: InferenceX's `trt` is stored as trtllm, its spelling kept.
+        assert doc.deployment.engine.name == engine_name(record["framework"])
+        assert doc.environment.extra.get("engine_as_written") == (
+            None if record["framework"] == engine_name(record["framework"]) else "trt"
+        )
         assert doc.deployment.parallelism.tp == record["tp"]
         assert doc.deployment.gpus == record["tp"]
         assert doc.deployment.parallelism.ep == record["ep"]

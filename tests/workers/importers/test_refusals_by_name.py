@@ -26,8 +26,9 @@ GUIDELLM_03 = {
         }
     ]
 }
-GUIDELLM_07 = {
-    "metadata": {"version": 2, "guidellm_version": "0.7.3"},
+# A layout after the ones read (version 2 is guidellm 0.7 and later, read since issue 59).
+GUIDELLM_LATER = {
+    "metadata": {"version": 3, "guidellm_version": "0.9.0"},
     "config": {"spec": {"profile": {"kind": "constant"}}},
     "benchmarks": [{"config": {"strategy": {"kind": "constant"}}, "metrics": {}}],
 }
@@ -74,9 +75,9 @@ def test_a_guidellm_0_3_report_is_sniffed_and_refused_naming_its_layout():
 
 
 def test_a_guidellm_report_of_a_later_metadata_version_is_refused_naming_it():
-    message = _refusal(json.dumps(GUIDELLM_07).encode(), "benchmarks.json")
-    assert "guidellm 0.7.3 report of metadata version 2" in message
-    assert "we read report version 1" in message
+    message = _refusal(json.dumps(GUIDELLM_LATER).encode(), "benchmarks.json")
+    assert "guidellm 0.9.0 report of metadata version 3" in message
+    assert "we read report versions 1" in message and "and 2" in message
     assert "unknown field" not in message
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.workers.importers import wild_fourth
 from workers.importers import Facts, ImportFailure, facts_from_arguments, import_file, sniff
 from workers.importers.common import MissingFacts
 from workers.importers.lm_eval import PROPORTIONS
@@ -185,6 +186,7 @@ FACTS_BY_PREFIX: dict[str, Facts] = {
     "lm-eval/nl2foam": _facts("H100", 8, "vllm", "BF16", model="nl2foam_sft_0"),
     "lm-eval/qwen3-8b": _facts("H100", 1, "hf", "BF16"),
 }
+FACTS_BY_PREFIX = {**wild_fourth.FACTS_BY_PREFIX, **FACTS_BY_PREFIX}
 # Facts a file cannot state (only for formats whose files do not name them).
 GIVEN: dict[str, Facts] = {
     "inferencex-benchmark-serving": Facts.model_validate(
@@ -986,7 +988,11 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "llmperf-responses": check_llmperf_responses,
     "llmperf-sweep": check_llmperf_sweep,
     "genai-perf": check_genai_perf,
-    "guidellm": check_guidellm,
+    "guidellm": lambda docs, raw: (
+        wild_fourth.check_guidellm_v2(docs, raw)
+        if raw["metadata"]["version"] == 2
+        else check_guidellm(docs, raw)
+    ),
     "vllm-bench-serve": check_vllm_bench_serve,
     "vllm-benchmark-serving": check_vllm_benchmark_serving,
     "lm-eval": check_lm_eval,
@@ -1001,6 +1007,7 @@ CHECKS: dict[str, Callable[[list[ResultDocument], Any], None]] = {
     "mlperf-loadgen": check_mlperf_loadgen,
     "trtllm-bench": check_trtllm_bench,
     "trtllm-bench-log": check_trtllm_bench_log,
+    **wild_fourth.CHECKS,
 }
 # Files refused on purpose: relative path -> words the message must contain.
 REFUSED: dict[str, tuple[str, ...]] = {
@@ -1047,6 +1054,7 @@ REFUSED: dict[str, tuple[str, ...]] = {
         "deployment.engine.name",
         "deployment.quantization.weights",
     ),
+    **wild_fourth.REFUSED,
 }
 
 
@@ -1120,7 +1128,12 @@ def test_each_file_imports_with_the_facts_of_one_refusal(path: Path):
         message = str(refusal)
         assert any(
             words in message
-            for words in ("which we do not read", "recognised but not read", "with --records")
+            for words in (
+                "which we do not read",
+                "recognised but not read",
+                "with --records",
+                wild_fourth.NOTHING_MEASURED,
+            )
         ), message
         return
     assert missing

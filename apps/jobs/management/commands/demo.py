@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
@@ -44,8 +45,9 @@ from apps.jobs.services import (
 from workers.testing.processes import dies_with_parent, stop
 
 DEMO_POOL = "pool.demo"
+DEMO_BROKER = "filesystem://"
 DEMO_NAME = "Demo: simulated streaming server"
-DEMO_FACTS = {
+DEMO_FACTS: dict[str, Any] = {
     "model": {"name": "demo-model", "family": "simulated"},
     "deployment": {
         "accelerator": "CPU",
@@ -63,6 +65,20 @@ REPO_ROOT = Path(__file__).resolve().parents[4]
 # Children get their own process group, so a terminal's Ctrl-C reaches only the demo, which
 # then stops each child's whole group in order; and they die with the demo if it is killed.
 CHILD: dict = {"start_new_session": True, "preexec_fn": dies_with_parent()}
+
+
+def _demo_environment(folder: Path) -> dict[str, str]:
+    """The environment of the demo and every process it starts: jobs go through a folder
+    broker of its own (never a Redis on the host), and a worker beats every 2 s so the page
+    shows progress while the short demo run measures."""
+    return {
+        **os.environ,
+        "PYTHONPATH": str(REPO_ROOT),
+        "CELERY_BROKER_URL": DEMO_BROKER,
+        "INFERBOARD_BROKER_URL": DEMO_BROKER,
+        "INFERBOARD_BROKER_FOLDER": str(folder),
+        "JOB_HEARTBEAT_INTERVAL_S": "2",
+    }
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:
@@ -99,19 +115,21 @@ class Command(BaseCommand):
         host, _, port = addrport.rpartition(":")
         host = host or "127.0.0.1"
         server_url = f"http://{host}:{port}"
+        folder = Path(settings.VAR_DIR) / "broker" / f"demo-{os.getpid()}"
+        env = _demo_environment(folder)
+        if any(os.environ.get(name) != value for name, value in env.items()):
+            # Settings are read from the environment once, when a process starts, and never
+            # changed after: the demo starts itself again (the same process, so the same
+            # folder) with its own broker and heartbeat in its environment, as its children
+            # get them.
+            sys.stdout.flush()
+            os.execve(sys.executable, [sys.executable, *sys.orig_argv[1:]], env)
         # SIGTERM (from a supervisor) ends like Ctrl-C: SystemExit unwinds to `finally`, which
         # stops the children. Installed before the first child starts, so no signal can come
         # between a child's start and the code that stops it.
         signal.signal(signal.SIGTERM, _exit_on_signal)
         signal.signal(signal.SIGINT, _exit_on_signal)
-        folder = Path(settings.VAR_DIR) / "broker" / f"demo-{os.getpid()}"
-        broker = "filesystem://"
-        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-        os.environ["INFERBOARD_BROKER_FOLDER"] = env["INFERBOARD_BROKER_FOLDER"] = str(folder)
-        settings.CELERY_BROKER_URL = broker
         self.stdout.write(f"The demo queues jobs in its own folder broker {folder}")
-        # Beat every 2 s so the page shows progress while the short demo run measures.
-        settings.JOB_HEARTBEAT_INTERVAL_S = 2
         children: list[subprocess.Popen] = []
         try:
             endpoint_url = self._start_fault_server(children, env)
@@ -124,8 +142,6 @@ class Command(BaseCommand):
             )
             worker_env = {
                 **env,
-                "INFERBOARD_BROKER_URL": broker,
-                "CELERY_BROKER_URL": broker,
                 "INFERBOARD_SERVER_URL": server_url,
                 "INFERBOARD_TOKEN": token,
             }

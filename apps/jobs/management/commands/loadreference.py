@@ -5,6 +5,7 @@ several apps, because the catalog sits below the apps it would call."""
 from django.core.management.base import BaseCommand
 
 from apps.catalog.reference import INFERENCEX_DIR, INFERENCEX_SNAPSHOT, reference_data
+from apps.claims.services import claims_evaluate, claims_load
 from apps.imports.services import inferencex_store
 from apps.imports.sources import read_folder
 from apps.regressions.services import regressions_detect
@@ -13,7 +14,7 @@ from apps.runs.services import reference_load
 
 class Command(BaseCommand):
     help = (
-        "Load the shipped reference data: accelerators, their price tiers, the published "
+        "Load the shipped reference data: accelerators, the published claims ledger, the published "
         "results (provenance 'published', with citations) and InferenceX's published results "
         "(provenance 'imported', apps/catalog/reference/inferencex/SOURCES.md). Safe to run "
         "again: nothing already stored is stored twice."
@@ -32,6 +33,8 @@ class Command(BaseCommand):
             f"Reference data loaded: {counts['accelerators']} accelerators, "
             f"{counts['figures']} published figures, {counts['runs_created']} new published runs."
         )
+        claims = claims_load()
+        self.stdout.write(f"Claims ledger: {claims} published claims.")
         if no_inferencex:
             return
         self.stdout.write("Loading InferenceX's published results (the shipped snapshot)...")
@@ -47,3 +50,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Change points: {found.change_points} in {found.series} series ({found.new} new)."
         )
+        # Each claim's standing on the runs just stored, so the scheduler's next look sees a flip.
+        flips = claims_evaluate()
+        self.stdout.write(f"Claims evaluated: {len(flips)} flipped since the last evaluation.")

@@ -1,5 +1,6 @@
 """The scheduler: queue due scheduled jobs, fail jobs whose heartbeats stopped, sync InferenceX,
-find change points after new runs and send regression alerts (apps.regressions).
+find change points after new runs and send regression alerts (apps.regressions), and re-check
+the claims ledger after a new run or price set and tell its subscribers of a flip (apps.claims).
 
 Run exactly one (compose service `scheduler`, or systemd). Schedules are rows in the database,
 so editing one takes effect at the next tick without a restart.
@@ -9,6 +10,7 @@ import time
 
 from django.core.management.base import BaseCommand
 
+from apps.claims.services import claims_tick
 from apps.imports.services import inferencex_sync_due
 from apps.jobs.schedules import schedules_tick
 from apps.jobs.services import jobs_reap_stale
@@ -19,7 +21,7 @@ class Command(BaseCommand):
     help = (
         "Queue due scheduled jobs, fail jobs without heartbeats, and sync InferenceX when due "
         "(INFERENCEX_API_URL), find change points after new runs and send regression alerts, "
-        "every --every s."
+        "re-check the claims ledger and send its alerts, every --every s."
     )
 
     def add_arguments(self, parser) -> None:
@@ -51,6 +53,9 @@ class Command(BaseCommand):
                     )
                     + f"{sent} alert(s) sent"
                 )
+            flipped, told = claims_tick()
+            if flipped or told:
+                self.stdout.write(f"claims: {flipped} flip(s), {told} alert(s) sent")
             if once:
                 return
             try:

@@ -1,4 +1,5 @@
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -29,7 +30,7 @@ class Command(BaseCommand):
             help="list the runs and record counts that would move; write and delete nothing",
         )
 
-    def handle(self, *args: object, **options: object) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         days = options["older_than_days"] or settings.RECORDS_RETAIN_DAYS
         if not days or days < 1:
             raise CommandError(

@@ -2,11 +2,17 @@
 against stored runs, the latter through the one answer (apps/costs/answer.py) at the claim's
 SLO, so the claim checker, /answer/, /compare/ and the API give one figure for one question.
 
-Parse (ClaimQuery), ask the answer service, render."""
+The checker opens on a claim of the ledger (apps/claims: `?claim=<slug>`, the seed's by
+default; `claim=` blank for none): its figures, sides, basis tier, the prices of its own date
+and its workload fill the form, and the ledger's verdict now stands beside the check, so a
+claim is checked one way on the checker, the ledger and the story.
+
+Parse (the ledger's claim under the query, ClaimQuery), ask the answer service, render."""
 
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -15,13 +21,15 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from apps.accounts.scoping import current_org, viewer_org
+from apps.claims.checker import SEED_CLAIM, claim_fields, ledger_claims
+from apps.claims.selectors import ledger_entry
 from apps.costs import selectors
 from apps.costs.answer import STATED_LATENCY, Answer
 from apps.costs.answer_selectors import ask
 from apps.costs.claims import ClaimPage, Comparison
 from apps.costs.forms import ClaimQuery, field_label
 from apps.costs.formulas import CostInputError, Tier
-from apps.costs.prices import profile_prices
+from apps.costs.prices import asked_price_set, profile_prices
 from apps.costs.reference import TIER_LABELS
 from apps.htmx import page_or_partial
 from apps.projections import selectors as projection_selectors
@@ -119,13 +127,23 @@ def _stored_answers(query: ClaimQuery, org: Any) -> tuple[list[Answer], list[str
     return answers, list(dict.fromkeys(notes)), link
 
 
+def checker_params(query: Mapping[str, str]) -> dict[str, str]:
+    """The checker's query over the ledger claim it names (`claim`; the seed's when absent,
+    none when blank): what the query gives wins, so a typed value or a blank stays."""
+    slug = query.get("claim", SEED_CLAIM)
+    return {**(claim_fields(slug) if slug else {}), **{k: query[k] for k in query}}
+
+
 def _claim_context(request: HttpRequest) -> dict[str, Any]:
     """The claim page's state from its query string: the page and the template's context."""
     org = viewer_org(request)
-    book = selectors.price_book(org=org)
+    params = checker_params(request.GET)
+    asked = asked_price_set(params)
+    params["prices_as_of"] = asked.value
+    book = selectors.price_book(org=org, prices_as_of=asked.value)
     # The organization's active price profile gives each side's own price unless typed.
     profile, own = profile_prices(current_org(request))
-    query = ClaimQuery(request.GET, book=book, own_prices=own)
+    query = ClaimQuery(params, book=book, own_prices=own)
     answers: list[Answer] = []
     notes: list[str] = []
     answer_link = ""
@@ -135,6 +153,7 @@ def _claim_context(request: HttpRequest) -> dict[str, Any]:
     share_url = request.build_absolute_uri(reverse("costs:claim")) + (
         f"?{request.GET.urlencode()}" if request.GET else ""
     )
+    chosen = params.get("claim", "")
     return {
         "page": page,
         "values": page.values,
@@ -146,6 +165,10 @@ def _claim_context(request: HttpRequest) -> dict[str, Any]:
         "profile_name": profile if own else "",
         "share_url": share_url,
         "answer_link": answer_link,
+        "price_set": book.price_set,
+        "price_problem": asked.problem,
+        "ledger_claims": ledger_claims(),
+        "ledger_entry": ledger_entry(chosen, org=org) if chosen else None,
     }
 
 
@@ -157,9 +180,15 @@ def _add_projected_claim(context: dict[str, Any], request: HttpRequest, page: Cl
     if not context["show_projected"] or page.errors or sides != ("MI355X", "B200"):
         return
     projection = projection_selectors.projection_for_shape(
-        input_tokens=None, output_tokens=None, cache_hit_rate=None
+        model=page.values.get("model") or None,
+        input_tokens=None,
+        output_tokens=None,
+        cache_hit_rate=None,
     )
-    ratio = projected_throughput_ratio(projection) if projection else None
+    if isinstance(projection, projection_selectors.NoProjection):
+        context["no_projection"] = projection.reason
+        return
+    ratio = projected_throughput_ratio(projection)
     if ratio is None or page.price_a is None or page.price_b is None:
         return
     context["projected_claim"] = {
@@ -170,4 +199,6 @@ def _add_projected_claim(context: dict[str, Any], request: HttpRequest, page: Cl
             usd_per_gpu_hour_b=page.price_b.usd_per_gpu_hour,
         ),
         "median_ape": projection["validation"].median_ape,
+        "validation": projection["validation"],
+        "model": projection["model"],
     }

@@ -9,7 +9,7 @@ import pytest
 from apps.runs.services import run_ingest
 from tests.apps.costs.test_page import all_succeeded
 
-pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("costs_site")]
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
