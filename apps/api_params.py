@@ -7,10 +7,20 @@ nothing or divides by zero). Booleans are not numbers here, though pydantic's la
 read `false` as 0.
 """
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from ninja import Schema
-from pydantic import AllowInfNan, BeforeValidator, ConfigDict, Field, Strict, field_validator
+from pydantic import (
+    AllowInfNan,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    field_validator,
+    model_validator,
+)
 
 from workers.result_fields import NUL, NotBoolean
 
@@ -34,9 +44,19 @@ JSON_NUMBER = Strict()
 
 
 class Input(Schema):
-    """A request's parameters or body: no text in it holds a NUL character (PostgreSQL
-    stores none), a 422 naming the field, as the OpenAPI document's pattern on every string
-    says (apps/api/api.py). Fields it does not declare are ignored, never refused."""
+    """A request's parameters or body: an object (ninja's Schema would read `true` or `"x"`
+    as an object with every field at its default), and no text in it holds a NUL character
+    (PostgreSQL stores none), a 422 naming the field, as the OpenAPI document's pattern on
+    every string says (apps/api/api.py). Fields it does not declare are ignored, never
+    refused."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _an_object(cls, value: Any) -> Any:
+        given = getattr(value, "_obj", value)  # ninja hands its DjangoGetter over the input
+        if not isinstance(given, Mapping | BaseModel):
+            raise ValueError("must be an object")
+        return value
 
     @field_validator("*", mode="after", check_fields=False)
     @classmethod

@@ -111,10 +111,10 @@ class RunRequest(Input):
         None, description="open loop: the arrival process"
     )
     burstiness: float | None = Field(None, description="gamma shape: 1 is Poisson, <1 burstier")
-    max_concurrency: int | None = Field(None, description="open loop: cap on requests in flight")
-    prefix_groups: int | None = Field(None, description="distinct shared prefixes")
+    max_concurrency: Whole | None = Field(None, description="open loop: cap on requests in flight")
+    prefix_groups: Whole | None = Field(None, description="distinct shared prefixes")
     early_stop: bool | None = Field(None, description="stop at the first saturated level")
-    processes: int | None = Field(None, description="client processes sharing each level")
+    processes: Whole | None = Field(None, description="client processes sharing each level")
     client_cpu_limit: float | None = Field(
         None, description="a level is client-bound past this share of a core"
     )

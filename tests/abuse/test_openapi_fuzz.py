@@ -47,6 +47,9 @@ BEYOND_THE_SCHEMA = [
     ("POST /api/v1/imports", r"file", r".*"),  # the file's content
     # An SLO bound's unit must fit its metric (ms or s for latencies, tok/s/user else).
     ("POST /api/v1/scenarios", r"slo\.bounds\[\d+\]", r"unit: .*"),
+    # A price set named or dated: looked up among the stored sets.
+    (r"GET /api/v1/.*", r"prices_as_of(_[ab])?",
+     r".* is neither a date \(YYYY-MM-DD\) nor a set .*|no price set was in force .*"),
     ("GET /api/v1/costs/(mtok|mtok/kinds|claim)", PRICED_BY, PRICE_CHOICE),
     ("GET /api/v1/costs/mtok/kinds", r"mix", r"input and output weights cannot both be zero"),
     # Cached input priced above what all input tokens cost together.

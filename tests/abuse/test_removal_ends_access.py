@@ -128,3 +128,17 @@ def test_the_removal_service_itself_refuses_an_admin_removing_an_owner(person, a
             membership=Membership.objects.get(org=org, user=owner), actor="admin", by=admin
         )
     assert Membership.objects.filter(org=org, user=owner, role=Role.OWNER).exists()
+
+
+def test_the_claims_ledgers_email_alerts_forget_a_removed_member_too(client, person, acme):
+    from apps.claims.models import ClaimSubscription
+
+    org, owner = acme
+    leaver = person(org, Role.MEMBER, email="leaver@example.com")
+    ledger = ClaimSubscription.objects.create(
+        org=org, channel="email", target="leaver@example.com, owner@example.com"
+    )
+    client.force_login(owner)
+    client.post(f"/org/members/{Membership.objects.get(org=org, user=leaver).pk}/remove/")
+    ledger.refresh_from_db()
+    assert ledger.addresses == ["owner@example.com"] and ledger.active

@@ -25,7 +25,7 @@ from apps.costs.answer import (
 from apps.costs.answer_selectors import DEFAULT_TIER, Asked, Asking, ask
 from apps.costs.api.schemas import PERCENTILE, PERCENTILE_FIELDS, stored_percentile
 from apps.costs.formulas import TokenKind
-from apps.costs.odds import Odds, parse_range
+from apps.costs.odds import PRICE_RANGE_PATTERN, Odds, parse_range
 from apps.costs.prices import profile_prices, url_prices
 from apps.costs.reference import PriceSet, price_set
 
@@ -81,10 +81,14 @@ class AnswerQuery(Input):
     price_range_a: str = Field(
         "",
         max_length=100,
+        json_schema_extra={"pattern": rf"^\s*$|{PRICE_RANGE_PATTERN}"},
         description="A's $/GPU-hr range for P(A cheaper), e.g. 1.40-1.60 (default: the sets)",
     )
     price_range_b: str = Field(
-        "", max_length=100, description="B's $/GPU-hr range for P(A cheaper)"
+        "",
+        max_length=100,
+        json_schema_extra={"pattern": rf"^\s*$|{PRICE_RANGE_PATTERN}"},
+        description="B's $/GPU-hr range for P(A cheaper)",
     )
     interpolate: bool = Field(False, description="opt in to a labelled interpolated reading")
     max_gap: Finite = Field(DEFAULT_MAX_GAP, gt=1, le=1e6, description="widest concurrency factor")
@@ -117,8 +121,12 @@ class AnswerQuery(Input):
             own_prices=own_prices,
             prices_as_of=self.prices_as_of,
             price_ranges=(
-                parse_range("price_range_a", self.price_range_a) if self.price_range_a else None,
-                parse_range("price_range_b", self.price_range_b) if self.price_range_b else None,
+                parse_range("price_range_a", self.price_range_a)
+                if self.price_range_a.strip()
+                else None,
+                parse_range("price_range_b", self.price_range_b)
+                if self.price_range_b.strip()
+                else None,
             ),
             min_success_rate=self.min_success_rate,
             interpolate=self.interpolate,
