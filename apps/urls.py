@@ -105,6 +105,15 @@ accounts_urls = [
     path("invitations/<int:invitation_id>/revoke/", accounts.invite_revoke, name="invite-revoke"),
     path("members/<int:membership_id>/remove/", accounts.member_remove, name="member-remove"),
     path("members/<int:membership_id>/role/", accounts.member_role, name="member-role"),
+    path(
+        "members/<int:membership_id>/offer-ownership/",
+        accounts.ownership_offer,
+        name="ownership-offer",
+    ),
+    path("ownership/<int:transfer_id>/accept/", accounts.ownership_accept, name="ownership-accept"),
+    path(
+        "ownership/<int:transfer_id>/decline/", accounts.ownership_decline, name="ownership-decline"
+    ),
     path("tokens/", accounts.token_create, name="token-create"),
     path("tokens/<int:token_id>/revoke/", accounts.token_revoke, name="token-revoke"),
     # Under /org/ and this namespace since they began here; the views are the runs app's.

@@ -9,6 +9,8 @@ endpoint's pool, so the server never imports the load generator either.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from pathlib import Path
 
 from celery import Celery
@@ -25,10 +27,42 @@ SERVER_QUEUE = "server"
 TIME_LIMIT_S = env_int("INFERBOARD_TASK_TIME_LIMIT_S", 6 * 3600, minimum=1)
 
 
+# What a pool name may hold (the API's schema says the same): ASCII letters, digits, '.', '_'
+# and '-', starting with a letter or digit. Anything else could look like another pool's name.
+POOL_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
+
 def pool_queue(sku_or_pool: str) -> str:
-    """'MI355X' -> 'pool.mi355x'; an existing 'pool.x' name passes through."""
-    name = sku_or_pool.strip().lower()
+    """'MI355X' -> 'pool.mi355x'; an existing 'pool.x' name passes through. One form for
+    storing and comparing: NFKC (a fullwidth 'ｂ' is 'b'), case-folded, without trailing dots
+    (DNS's 'pool.b300.' is 'pool.b300')."""
+    name = unicodedata.normalize("NFKC", sku_or_pool).strip().casefold().rstrip(".")
     return name if name.startswith("pool.") else f"pool.{name}"
+
+
+# Unicode categories a reader does not see: format characters (zero-width space, joiners, the
+# byte-order mark, direction marks), controls, separators, combining marks, unassigned.
+_UNSEEN = {"Cf", "Cc", "Cs", "Co", "Cn", "Zs", "Zl", "Zp", "Mn", "Me"}
+
+
+def pool_name_refusal(name: str) -> str:
+    """Why `name` may not name a pool, or "" when it may: an invisible character, a
+    look-alike of a letter or digit (fullwidth, another script's), or anything outside
+    POOL_NAME_PATTERN, each said with the character's code point and name."""
+    for char in name:
+        label = f"U+{ord(char):04X} {unicodedata.name(char, 'unnamed')}"
+        if char != " " and unicodedata.category(char) in _UNSEEN:
+            return f"holds an invisible character ({label}); type the name again"
+        if not char.isascii():
+            plain = unicodedata.normalize("NFKC", char)
+            like = f" that looks like “{plain}”" if plain.isascii() and plain != char else ""
+            return (
+                f"holds “{char}” ({label}){like}: a pool name is ASCII letters, digits, "
+                "'.', '_' and '-'"
+            )
+    if not re.fullmatch(POOL_NAME_PATTERN, name):
+        return "is ASCII letters, digits, '.', '_' and '-', starting with a letter or digit"
+    return ""
 
 
 def broker_url_from_env() -> str:

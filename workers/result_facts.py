@@ -22,6 +22,9 @@ from workers.result_fields import (
     json_problem,
 )
 
+# The longest level a scenario may ask for: 30 days.
+MAX_DURATION_S = 30 * 24 * 3600
+
 
 class Source(StrictModel):
     """Where a run came from when a worker of ours did not measure it."""
@@ -130,7 +133,10 @@ class Deployment(StrictModel):
 
 class SloBound(StrictModel):
     metric: Literal["ttft", "tpot", "e2el", "interactivity"]
-    percentile: str = Field(description='"p50", "p90", "p95", "p99" or "p99.9"')
+    percentile: str = Field(
+        description='"p50", "p90", "p95", "p99" or "p99.9"',
+        json_schema_extra={"pattern": slo_rule.PERCENTILE_PATTERN},
+    )
     limit: float = Field(gt=0)
     unit: Literal["ms", "s", "tok/s/user"] = Field(
         "ms", description="ms or s for latencies, tok/s/user for interactivity (a floor)"
@@ -153,7 +159,11 @@ class Slo(StrictModel):
 
     ttft_ms: float | None = Field(None, gt=0, description="legacy: TTFT bound at ttft_percentile")
     ttft_percentile: float = Field(
-        99, gt=0, le=100, description="legacy: the percentile of ttft_ms, tpot_ms and e2el_ms"
+        99,
+        gt=0,
+        le=100,
+        description="legacy: the percentile of ttft_ms, tpot_ms and e2el_ms",
+        json_schema_extra={"enum": [50, 90, 95, 99, 99.9]},
     )
     tpot_ms: float | None = Field(None, gt=0, description="legacy: TPOT bound at ttft_percentile")
     e2el_ms: float | None = Field(None, gt=0, description="legacy: E2EL bound at ttft_percentile")
@@ -182,7 +192,7 @@ class Slo(StrictModel):
 
 class Scenario(StrictModel):
     preset: str | None = Field(None, max_length=100, description="name of a server-side preset")
-    name: str | None = Field(None, max_length=200)
+    name: str | None = Field(None, min_length=1, max_length=200)
     input_tokens: Size
     output_tokens: Size
     # None = the source did not state it (an imported file); never read as 0. The load
@@ -196,7 +206,8 @@ class Scenario(StrictModel):
     dataset: str = Field("random", max_length=100)
     arrival: Literal["closed", "open"] = "closed"
     warmup_requests: Count = 0
-    duration_s: float | None = Field(None, gt=0)
+    # A level shorter than a tenth of a second measures nothing (5e-324 was stored once).
+    duration_s: float | None = Field(None, ge=0.1, le=MAX_DURATION_S)
     request_count: Size | None = None
     slo: Slo | None = None
     # Revision 2 (optional, so revision-1 documents still ingest): multi-turn sessions and

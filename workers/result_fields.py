@@ -7,7 +7,14 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 # Limits a document must keep: the server's columns are 32-bit integers (counts, sizes) and
 # 64-bit ones (token totals), and free-form JSON (environment.extra) is bounded so that one
@@ -18,11 +25,22 @@ MAX_JSON_DEPTH = 32
 MAX_EXTRA_BYTES = 1024 * 1024
 
 Provenance = Literal["measured", "imported", "published", "simulated"]
-NonNegative = Annotated[float, Field(ge=0)]
-Rate = Annotated[float, Field(ge=0, le=1)]
-Count = Annotated[int, Field(ge=0, le=INT32_MAX)]
-Size = Annotated[int, Field(ge=1, le=INT32_MAX)]
-TokenTotal = Annotated[int, Field(ge=0, le=INT64_MAX)]
+
+
+def _not_a_boolean(value: Any) -> Any:
+    # JSON's true and false are not numbers, though pydantic's lax mode reads them as 1 and 0.
+    if isinstance(value, bool):
+        raise ValueError("must be a number, not true or false")
+    return value
+
+
+NotBoolean = BeforeValidator(_not_a_boolean)
+# The bounds come before the validator: after one, pydantic leaves them out of the schema.
+NonNegative = Annotated[float, Field(ge=0), NotBoolean]
+Rate = Annotated[float, Field(ge=0, le=1), NotBoolean]
+Count = Annotated[int, Field(ge=0, le=INT32_MAX), NotBoolean]
+Size = Annotated[int, Field(ge=1, le=INT32_MAX), NotBoolean]
+TokenTotal = Annotated[int, Field(ge=0, le=INT64_MAX), NotBoolean]
 ShortText = Annotated[str, Field(min_length=1, max_length=200)]
 # Free labels of a run (branch, commit, pr, "unofficial" ...); the CLI's --label checks these.
 LABEL_KEY_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,49}$"

@@ -21,6 +21,7 @@ is the one mapping between the two.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -74,11 +75,16 @@ class SloError(ValueError):
         super().__init__(f"{field}: {message}")
 
 
+# Every spelling percentile_name takes, as a schema states it (the API's OpenAPI document):
+# p50, 50, 50.0 ... p99.9, 99.9, 99.90, and the stored key p999; 'P' in either case.
+PERCENTILE_PATTERN = r"^(?:[pP]?(?:(?:50|90|95|99)(?:\.0*)?|99\.90*)|[pP]999)$"
+
+
 def percentile_name(value: str | float | int, field: str = "percentile") -> str:
     """The canonical spelling of a percentile: 99, 99.0, "99", "p99" -> "p99";
-    99.9, "p99.9", "p999" (the stored key) -> "p99.9". Anything else is an SloError naming
-    the percentiles that are stored."""
-    if isinstance(value, bool):
+    99.9, "p99.9", "p999" (the stored key) -> "p99.9". Anything else (PERCENTILE_PATTERN
+    says what) is an SloError naming the percentiles that are stored."""
+    if isinstance(value, bool) or not re.fullmatch(PERCENTILE_PATTERN, str(value)):
         raise SloError(field, _unknown(value))
     text = str(value).strip().lower()
     if text in _STORED_TO_CANONICAL:

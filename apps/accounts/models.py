@@ -1,5 +1,7 @@
-"""Organizations, their members and roles, invitations, API tokens (digests only) and the audit
-trail."""
+"""Organizations, their members and roles, invitations, ownership offers, API tokens (digests
+only), the sessions people signed in with, and the audit trail."""
+
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
@@ -129,3 +131,52 @@ class AuditEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor} {self.action} {self.target}"
+
+
+class OwnershipTransfer(models.Model):
+    """An owner's offer of ownership to a member: it takes effect only when that member
+    accepts it (apps.accounts.services.ownership_accept), so no one is made an owner, and no
+    owner steps down, without both people saying so. Open for INVITATION_MAX_AGE_DAYS."""
+
+    class Outcome(models.TextChoices):
+        ACCEPTED = "accepted"
+        DECLINED = "declined"  # by the member it was offered to
+        WITHDRAWN = "withdrawn"  # by the owner who offered it, or because either left
+
+    org = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="ownership_transfers"
+    )
+    offered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    offered_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    # The offering owner becomes an admin when it is accepted (a hand-over), or stays owner.
+    steps_down = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"ownership of {self.org} offered to {self.offered_to}"
+
+    @property
+    def expires_at(self):
+        return self.created_at + timedelta(days=settings.INVITATION_MAX_AGE_DAYS)
+
+
+class SignedInSession(models.Model):
+    """Which session keys a person signed in with (user_logged_in), so the sessions of
+    someone removed from an organization can be ended (services.member_remove): Django's
+    session table cannot be searched by person."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    session_key = models.CharField(max_length=40, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"session of {self.user}"

@@ -1,5 +1,6 @@
 """Writes for accounts: tokens issued, checked and revoked (remembered per process under a shared
-version), organizations, members and roles, invitations, the audit trail."""
+version), organizations and new members, invitations, the audit trail (roles, removal and
+ownership are apps.accounts.members')."""
 
 import hashlib
 import secrets
@@ -14,7 +15,6 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from apps.accounts.models import ApiToken, AuditEvent, Invitation, Membership, Organization, Role
-from apps.accounts.scoping import role_allows
 from apps.cache import shared_cache_up
 
 TOKEN_PREFIX = "ib_"
@@ -162,7 +162,8 @@ def audit_record(
 
 
 class MembershipError(ValueError):
-    """A membership change that would leave the organization without an owner, and so on."""
+    """A membership change that would leave the organization without an owner, and so on
+    (the rules are apps.accounts.members')."""
 
 
 @transaction.atomic
@@ -177,7 +178,7 @@ def organization_create(*, name: str, owner) -> Organization:
         slug = f"{base}-{n}"
     org = Organization.objects.create(slug=slug, name=name.strip())
     Membership.objects.create(org=org, user=owner, role=Role.OWNER)
-    audit_record(org=org, actor=_actor(owner), action="organization.created", target=org.slug)
+    audit_record(org=org, actor=actor_name(owner), action="organization.created", target=org.slug)
     return org
 
 
@@ -188,103 +189,28 @@ def member_add(*, org: Organization, user, role: str = Role.MEMBER, actor: str =
     if created:
         audit_record(
             org=org,
-            actor=actor or _actor(user),
+            actor=actor or actor_name(user),
             action="member.added",
-            target=_actor(user),
+            target=actor_name(user),
             role=role,
         )
     return membership
 
 
-def _owners_left(org: Organization, without: Membership) -> bool:
-    return org.memberships.filter(role=Role.OWNER).exclude(pk=without.pk).exists()
-
-
-class TokensOf:
-    """What becomes of the API tokens a leaving member made."""
-
-    REVOKE = "revoke"
-    REASSIGN = "reassign"
-
-
-@transaction.atomic
-def member_remove(
-    *, membership: Membership, actor: str, tokens: str = TokensOf.REVOKE, reassign_to=None
-) -> None:
-    """Removal or leaving; the last owner cannot go (the organization would be orphaned).
-
-    The tokens the person made stop working with their membership (`tokens="revoke"`), or
-    keep working as `reassign_to`'s (`tokens="reassign"`, the admin's choice): either way no
-    token outlives its maker's access. Each is audit-logged."""
-    if membership.role == Role.OWNER and not _owners_left(membership.org, membership):
-        raise MembershipError("the last owner cannot leave; make someone else owner first")
-    if tokens == TokensOf.REASSIGN and (reassign_to is None or reassign_to == membership.user):
-        raise MembershipError("tokens: reassign them to someone who stays")
-    org, who = membership.org, _actor(membership.user)
-    made = ApiToken.objects.filter(org=org, created_by=membership.user, revoked_at__isnull=True)
-    for token in made:
-        if tokens == TokensOf.REASSIGN:
-            token.created_by = reassign_to
-            token.save(update_fields=["created_by"])
-            audit_record(
-                org=org,
-                actor=actor,
-                action="token.reassigned",
-                target=f"token {token.prefix}",
-                made_by=who,
-                now_of=_actor(reassign_to),
-            )
-        else:
-            token_revoke(token=token, actor=actor, reason=f"{who} left the organization")
-    _invitations_withdraw(membership=membership, actor=actor)
-    membership.delete()
-    audit_record(org=org, actor=actor, action="member.removed", target=who)
-
-
-def _invitations_withdraw(*, membership: Membership, actor: str) -> None:
+def invitations_withdraw(*, org: Organization, user, actor: str) -> None:
     """The open invitations a person made stop with the power that made them: an "anyone
     with the link" invitation must not let a removed or demoted admin back in as admin."""
-    made = _open_invitations().filter(org=membership.org, created_by=membership.user)
-    for invitation in made:
+    for invitation in _open_invitations().filter(org=org, created_by=user):
         invitation_revoke(invitation=invitation, actor=actor)
 
 
 def tokens_of_departed(*, membership: Membership) -> None:
     """A membership deleted another way (its person's account deleted, say): the tokens
-    they made are revoked as member_remove would (pre_delete of Membership, apps.py)."""
-    org, who = membership.org, _actor(membership.user)
+    they made are revoked as members.member_remove would (pre_delete of Membership, apps.py)."""
+    org, who = membership.org, actor_name(membership.user)
     made = ApiToken.objects.filter(org=org, created_by=membership.user, revoked_at__isnull=True)
     for token in made:
         token_revoke(token=token, actor="inferboard", reason=f"{who} is no longer a member")
-
-
-def member_set_role(*, membership: Membership, role: str, actor: str) -> Membership:
-    if (
-        membership.role == Role.OWNER
-        and role != Role.OWNER
-        and not _owners_left(membership.org, membership)
-    ):
-        raise MembershipError("the last owner cannot step down; make someone else owner first")
-    lowered = not role_allows(role, membership.role)
-    membership.role = Role(role)
-    membership.save(update_fields=["role"])
-    if lowered:
-        _invitations_withdraw(membership=membership, actor=actor)
-        if not role_allows(role, Role.MEMBER):
-            # A viewer reads only: the tokens they made are reduced to reads.
-            made = ApiToken.objects.filter(
-                org=membership.org, created_by=membership.user, scope=ApiToken.Scope.WRITE
-            )
-            if made.update(scope=ApiToken.Scope.READ):
-                tokens_version_bump()
-    audit_record(
-        org=membership.org,
-        actor=actor,
-        action="member.role",
-        target=_actor(membership.user),
-        role=role,
-    )
-    return membership
 
 
 @dataclass(frozen=True)
@@ -305,6 +231,10 @@ def invitation_create(
     anyone signed in when `any_address` says so explicitly. Raises MembershipError with
     neither."""
     email = email.strip()
+    if role == Role.OWNER:
+        raise MembershipError(
+            "role: an invitation is for admin, member or viewer (owners are made by transfer)"
+        )
     if not email and not any_address:
         raise MembershipError("email: give the invited address, or allow any address")
     plaintext = secrets.token_urlsafe(24)
@@ -318,7 +248,7 @@ def invitation_create(
     )
     audit_record(
         org=org,
-        actor=_actor(created_by),
+        actor=actor_name(created_by),
         action="invitation.created",
         target=email or f"invitation {invitation.pk} (any address)",
         role=role,
@@ -373,7 +303,7 @@ def invitation_accept(*, invitation: Invitation, user) -> Membership:
     invitation.save(update_fields=["accepted_at", "accepted_by"])
     audit_record(
         org=invitation.org,
-        actor=_actor(user),
+        actor=actor_name(user),
         action="invitation.accepted",
         target=invitation.email or f"invitation {invitation.pk}",
     )
@@ -392,7 +322,8 @@ def invitation_revoke(*, invitation: Invitation, actor: str) -> None:
         )
 
 
-def _actor(user) -> str:
+def actor_name(user) -> str:
+    """How the audit trail names a person: their email, else their user name."""
     return getattr(user, "email", "") or user.get_username()
 
 

@@ -3,13 +3,21 @@ audit trail. Every check goes through apps.accounts.scoping."""
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.db.models import Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from apps.accounts import services
-from apps.accounts.models import ApiToken, Invitation, Membership, Organization, Role
+from apps.accounts import members, services
+from apps.accounts.models import (
+    ApiToken,
+    Invitation,
+    Membership,
+    Organization,
+    OwnershipTransfer,
+    Role,
+)
 from apps.accounts.scoping import (
     DEFAULT_VISIBILITY,
     actor_of,
@@ -35,12 +43,15 @@ def org_home(request: HttpRequest) -> HttpResponse:
         "org": org,
         "membership": membership,
         "is_admin": membership is not None and membership.role in (Role.OWNER, Role.ADMIN),
+        "is_owner": membership is not None and membership.role == Role.OWNER,
         "orgs": orgs_of(request.user),
         "members": org.memberships.select_related("user") if org else [],
         "tokens": org.tokens.select_related("created_by").order_by("-created_at") if org else [],
         "invitations": services.invitations_open(org=org) if org else [],
+        "transfers": members.transfers_open(org=org) if org else [],
         "audit": org.audit_events.all()[:100] if org else [],
-        "roles": Role.choices,
+        # Ownership is offered and accepted (members.ownership_offer), never set as a role.
+        "roles": [(value, label) for value, label in Role.choices if value != Role.OWNER],
         "new_token": request.session.pop("new_token", None),
         "new_invite": request.session.pop("new_invite", None),
         # What a token's submitted runs are unless it asks otherwise (the API's one default).
@@ -135,21 +146,28 @@ def _membership_in_my_orgs(request: HttpRequest, membership_id: int) -> Membersh
     )
 
 
+def _needed_to_change(membership: Membership) -> str:
+    """An admin manages members, viewers and admins; only an owner removes or demotes an
+    owner (members.member_remove checks it again under its lock)."""
+    return Role.OWNER if membership.role == Role.OWNER else Role.ADMIN
+
+
 @login_required
 @require_POST
 def member_remove(request: HttpRequest, membership_id: int) -> HttpResponse:
     membership = _membership_in_my_orgs(request, membership_id)
-    # Anyone may leave; removing someone else needs admin, who chooses what becomes of the
-    # tokens they made: revoked (the default) or reassigned to the admin.
-    tokens = services.TokensOf.REVOKE
+    # Anyone may leave; whoever removes someone else chooses what becomes of the tokens they
+    # made: revoked (the default) or reassigned to the remover.
+    tokens = members.TokensOf.REVOKE
     if membership.user_id != request.user.pk:
-        require_role(membership.org, request.user, Role.ADMIN)
-        if request.POST.get("tokens") == services.TokensOf.REASSIGN:
-            tokens = services.TokensOf.REASSIGN
+        require_role(membership.org, request.user, _needed_to_change(membership))
+        if request.POST.get("tokens") == members.TokensOf.REASSIGN:
+            tokens = members.TokensOf.REASSIGN
     try:
-        services.member_remove(
+        members.member_remove(
             membership=membership,
             actor=actor_of(request),
+            by=request.user,
             tokens=tokens,
             reassign_to=request.user,
         )
@@ -164,15 +182,60 @@ def member_role(request: HttpRequest, membership_id: int) -> HttpResponse:
     membership = _membership_in_my_orgs(request, membership_id)
     role = request.POST.get("role", "")
     if role not in Role.values:
-        messages.error(request, "role: choose owner, admin, member or viewer")
+        messages.error(request, "role: choose admin, member or viewer")
         return redirect("accounts:org-home")
-    # Admins manage members and admins; only an owner makes or unmakes owners.
     needed = Role.OWNER if Role.OWNER in (role, membership.role) else Role.ADMIN
     require_role(membership.org, request.user, needed)
     try:
-        services.member_set_role(membership=membership, role=role, actor=actor_of(request))
+        members.member_set_role(
+            membership=membership, role=role, actor=actor_of(request), by=request.user
+        )
     except services.MembershipError as exc:
         messages.error(request, str(exc))
+    return redirect("accounts:org-home")
+
+
+@login_required
+@require_POST
+def ownership_offer(request: HttpRequest, membership_id: int) -> HttpResponse:
+    membership = _membership_in_my_orgs(request, membership_id)
+    require_role(membership.org, request.user, Role.OWNER)
+    try:
+        members.ownership_offer(
+            membership=membership,
+            by=request.user,
+            actor=actor_of(request),
+            steps_down=request.POST.get("steps_down") == "on",
+        )
+    except services.MembershipError as exc:
+        messages.error(request, str(exc))
+    return redirect("accounts:org-home")
+
+
+def _transfer_of_mine(request: HttpRequest, transfer_id: int) -> OwnershipTransfer:
+    """An open offer made by or to the caller; any other id is a 404."""
+    mine = Q(offered_to=request.user) | Q(offered_by=request.user)
+    return get_object_or_404(
+        members.transfers_open(org=None).filter(mine).select_related("org"), pk=transfer_id
+    )
+
+
+@login_required
+@require_POST
+def ownership_accept(request: HttpRequest, transfer_id: int) -> HttpResponse:
+    transfer = _transfer_of_mine(request, transfer_id)
+    try:
+        members.ownership_accept(transfer=transfer, user=request.user, actor=actor_of(request))
+    except services.MembershipError as exc:
+        messages.error(request, str(exc))
+    return redirect("accounts:org-home")
+
+
+@login_required
+@require_POST
+def ownership_decline(request: HttpRequest, transfer_id: int) -> HttpResponse:
+    transfer = _transfer_of_mine(request, transfer_id)
+    members.ownership_decline(transfer=transfer, by=request.user, actor=actor_of(request))
     return redirect("accounts:org-home")
 
 

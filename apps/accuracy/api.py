@@ -1,14 +1,20 @@
 """/api/v1/accuracy/compare: two accuracy results compared item by item (paired, exact McNemar)."""
 
+from typing import Annotated
+
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
+from pydantic import AllowInfNan, Field
 
 from apps.accounts.auth import optional_org
 from apps.accuracy import selectors
 from apps.api_errors import Errors, error_body
-from apps.api_params import Finite
+from apps.api_params import NotBoolean, RowId
 
 router = Router(tags=["accuracy"])
+
+# Percentage points of accuracy, 0 to 100.
+Points = Annotated[float, Field(ge=0, le=100), NotBoolean, AllowInfNan(False)]
 
 
 class PairedOut(Schema):
@@ -35,12 +41,16 @@ class PairedOut(Schema):
     response={200: PairedOut, 404: Errors, 422: Errors},
     summary="Paired comparison of two accuracy results",
 )
-def compare(request: HttpRequest, a: int, b: int, margin: Finite = 1.5):
+def compare(
+    request: HttpRequest,
+    a: RowId,
+    b: RowId,
+    margin: Points = 1.5,
+):
     """Candidate `b` against baseline `a` on the items both scored: exact McNemar, a paired
-    95% interval of the difference, the flipped items, and a verdict against `margin`."""
+    95% interval of the difference, the flipped items, and a verdict against `margin`
+    (percentage points, 0 to 100)."""
     org = optional_org(request)
-    if margin < 0:
-        return Status(422, error_body("margin", "must be >= 0"))
     found = {
         k: selectors.accuracy_result_get(result_id=v, org=org) for k, v in (("a", a), ("b", b))
     }

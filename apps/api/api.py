@@ -79,7 +79,15 @@ class InferboardApi(NinjaAPI):
                         },
                     )
                 operation["responses"] = responses
+        _storable_inputs(schema)
         return schema
+
+
+# What the database cannot store, stated for every string and integer a request sends
+# (`_storable`): no NUL character in text (the pattern the result document's labels use;
+# apps.api_params.Input refuses one in any text field), no integer past 64 bits.
+NO_NUL = r"^[^\x00]*$"
+INT64 = 2**63 - 1
 
 
 class StrictJsonParser(Parser):
@@ -88,6 +96,85 @@ class StrictJsonParser(Parser):
 
     def parse_body(self, request: HttpRequest):
         return json.loads(request.body, object_pairs_hook=unique_keys)
+
+
+def _storable_inputs(schema: dict) -> None:
+    """`_storable` over what requests send: every operation's parameters and body, and the
+    components they refer to (the answers keep their own schemas)."""
+    components = schema.get("components", {}).get("schemas", {})
+    inputs = [
+        part
+        for operations in schema.get("paths", {}).values()
+        for operation in operations.values()
+        for part in (operation.get("parameters", []), operation.get("requestBody", {}))
+    ]
+    seen: set[str] = set()
+    todo = list(inputs)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref", "")
+            name = ref.rsplit("/", 1)[-1] if ref.startswith("#/components/schemas/") else ""
+            if name and name not in seen and name in components:
+                seen.add(name)
+                todo.append(components[name])
+            todo.extend(node.values())
+        elif isinstance(node, list):
+            todo.extend(node)
+    _storable(inputs)
+    _storable([components[name] for name in seen])
+    components[FREE_JSON] = _free_json()
+
+
+# Free-form JSON (a job's options, a member's part, a document's environment.extra), stated
+# as what the API stores of it: text without NUL at any depth.
+FREE_JSON = "FreeJson"
+
+
+def _free_json() -> dict:
+    value = {"$ref": f"#/components/schemas/{FREE_JSON}"}
+    return {
+        "anyOf": [
+            {"type": "string", "pattern": NO_NUL},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "null"},
+            {"type": "array", "items": value},
+            {
+                "type": "object",
+                "propertyNames": {"pattern": NO_NUL},
+                "additionalProperties": value,
+            },
+        ]
+    }
+
+
+def _storable(node: object) -> None:
+    """Every string and integer schema of the document says what the API refuses:
+    a string a pattern without NUL (where it has no pattern, format or set of values of its
+    own), an object's free keys the same, an integer a 64-bit range (where it states none);
+    and an object whose keys must match a pattern refuses other keys, as pydantic does."""
+    if isinstance(node, list):
+        for item in node:
+            _storable(item)
+        return
+    if not isinstance(node, dict):
+        return
+    kind = node.get("type")
+    if kind == "string" and not {"pattern", "format", "enum", "const"} & node.keys():
+        node["pattern"] = NO_NUL
+    if kind == "integer":
+        node.setdefault("minimum", -INT64)
+        node.setdefault("maximum", INT64)
+    if kind == "object" and "patternProperties" in node:
+        # pydantic's dict with a constrained key: a key matching no pattern is refused.
+        node.setdefault("additionalProperties", False)
+    if kind == "object" and node.get("additionalProperties") in (True, {}):
+        node["additionalProperties"] = {"$ref": f"#/components/schemas/{FREE_JSON}"}
+    if kind == "object" and node.get("additionalProperties") not in (None, False):
+        node.setdefault("propertyNames", {"pattern": NO_NUL})
+    for value in node.values():
+        _storable(value)
 
 
 api = InferboardApi(

@@ -14,7 +14,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Annotated
 
+from pydantic import Field
+
+from apps.api_params import (
+    JSON_NUMBER,
+    NotBoolean,
+    RequestsPerDay,
+    RequestsPerS,
+    Share,
+    Tokens,
+)
 from apps.costs.formulas import (
     HOURS_PER_MONTH,
     SECONDS_PER_HOUR,
@@ -43,13 +54,14 @@ class Workload:
     on top of the peak (0.2 = 20% more than the peak needs).
     """
 
-    input_tokens: float
-    output_tokens: float
-    requests_per_day: float | None = None
-    peak_requests_per_s: float | None = None
-    peak_to_average: float = 1.0
-    cache_hit_rate: float = 0.0
-    headroom: float = 0.2
+    # The ranges are the API's schema (POST /api/v1/costs/capacity takes this dataclass).
+    input_tokens: Annotated[Tokens, JSON_NUMBER]
+    output_tokens: Annotated[Tokens, JSON_NUMBER]
+    requests_per_day: Annotated[RequestsPerDay, JSON_NUMBER] | None = None
+    peak_requests_per_s: Annotated[RequestsPerS, JSON_NUMBER] | None = None
+    peak_to_average: Annotated[float, Field(ge=1, le=1e6), JSON_NUMBER, NotBoolean] = 1.0
+    cache_hit_rate: Annotated[Share, JSON_NUMBER] = 0.0
+    headroom: Annotated[float, Field(ge=0, le=100), JSON_NUMBER, NotBoolean] = 0.2
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ drawing it is what the interval beside the ratio does already.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -112,8 +113,15 @@ class Odds:
         )
 
 
+# A price or a range of two, in decimal notation ('1.50', '1.40-1.60', '1.40–1.60'): what
+# parse_range reads and the API's schema states.
+PRICE_RANGE_PATTERN = r"^\s*\d+(?:\.\d*)?\s*(?:[-–]\s*\d+(?:\.\d*)?\s*)?$"
+
+
 def parse_range(field: str, text: str) -> tuple[float, float]:
     """'1.40-1.60' (or one price) as (low, high) $/GPU-hr; anything else is refused."""
+    if not re.fullmatch(PRICE_RANGE_PATTERN, text):
+        raise CostInputError(field, f"{text[:40]!r} is not a price or a range like 1.40-1.60")
     parts = text.replace("–", "-").split("-")
     try:
         values = [float(part) for part in parts if part.strip()]

@@ -17,17 +17,43 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ninja import Field, Schema
-from pydantic import ConfigDict
+from ninja import Field
+from pydantic import ConfigDict, ValidationInfo, field_validator
+from pydantic.json_schema import JsonDict
 
+from apps.api_params import Input, Share, SloSeconds, SloTokPerS
 from apps.catalog import slo_tiers
 from apps.costs.formulas import CostInputError
 from apps.costs.slo import Metric, Slo
 from workers import figures
 from workers import slo as slo_rule
+from workers.slo import PERCENTILE_PATTERN
 
 NONE = "none"
-Limit = float | Literal["none"] | None
+# A bound in seconds or tok/s/user, or "none" to drop the tier's (bounded as the API's numbers
+# are: apps/api_params.py).
+Seconds = SloSeconds | Literal["none"] | None
+TokPerSUser = SloTokPerS | Literal["none"] | None
+# A percentile as the SLO takes it (workers/slo.py percentile_name says the same).
+PERCENTILE: JsonDict = {"pattern": PERCENTILE_PATTERN}
+PERCENTILE_FIELDS = (
+    "ttft_percentile",
+    "interactivity_percentile",
+    "tpot_percentile",
+    "e2el_percentile",
+)
+
+
+def stored_percentile(value: str, info: ValidationInfo) -> str:
+    """A percentile field checked as the SLO reads it, given a bound or not (an unused one
+    still says what the caller meant)."""
+    try:
+        slo_rule.percentile_name(value, info.field_name or "percentile")
+    except slo_rule.SloError as exc:
+        raise ValueError(exc.message) from None
+    return value
+
+
 # The shorthand ceiling every page shows (workers/figures.py names it: TTFT p99).
 _STATED = figures.figure(figures.ANSWER_LATENCY)
 if _STATED.slot is None:  # a per-request statistic always has one; refuse to start without
@@ -138,32 +164,35 @@ def _changed(tier: Slo, asked: Slo) -> tuple[str, ...]:
     return tuple(changes)
 
 
-class SloQuery(Schema):
+class SloQuery(Input):
     """The SLO's query parameters, the same for the API and the pages (module docstring)."""
 
     model_config = ConfigDict(allow_inf_nan=False, populate_by_name=True)
 
     slo: str | None = Field(
         None,
+        max_length=100,
         description="SLO tier: interactive (the default), standard, or throughput (no latency "
         "bound); the bounds below replace the tier's",
     )
-    interactivity_min: Limit = Field(None, description="tok/s/user floor, or none")
-    interactivity_percentile: str = "p50"
+    interactivity_min: TokPerSUser = Field(None, description="tok/s/user floor, or none")
+    interactivity_percentile: str = Field("p50", json_schema_extra=PERCENTILE)
     # The registry names the query parameter (one spelling); pydantic's mypy plugin asks for
     # a literal alias.
-    latency_ceiling_s: Limit = Field(  # type: ignore[literal-required]
+    latency_ceiling_s: Seconds = Field(  # type: ignore[literal-required]
         None, alias=SHORTHAND, description=f"{_STATED.label} ceiling, seconds, or none"
     )
-    ttft_s_max: Limit = Field(None, description="TTFT ceiling at ttft_percentile, s, or none")
-    ttft_percentile: str = "p99"
-    tpot_s_max: Limit = None
-    tpot_percentile: str = "p50"
-    e2el_s_max: Limit = None
-    e2el_percentile: str = "p99"
-    min_success_rate: float | None = Field(
-        None, ge=0, le=1, description="default: the tier's (0.99); unstated rates take part"
+    ttft_s_max: Seconds = Field(None, description="TTFT ceiling at ttft_percentile, s, or none")
+    ttft_percentile: str = Field("p99", json_schema_extra=PERCENTILE)
+    tpot_s_max: Seconds = None
+    tpot_percentile: str = Field("p50", json_schema_extra=PERCENTILE)
+    e2el_s_max: Seconds = None
+    e2el_percentile: str = Field("p99", json_schema_extra=PERCENTILE)
+    min_success_rate: Share | None = Field(
+        None, description="default: the tier's (0.99); unstated rates take part"
     )
+
+    _percentiles = field_validator(*PERCENTILE_FIELDS)(stored_percentile)
 
     def slo_ask(self) -> SloAsk:
         bounds: dict[str, Any] = {}

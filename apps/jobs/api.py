@@ -17,27 +17,44 @@ from django.db import close_old_connections
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema, Status
+from pydantic import field_validator
 
 from apps.accounts.auth import BearerToken
 from apps.accounts.ratelimit import RateLimited, WriteThrottle
 from apps.accounts.scoping import actor_of
 from apps.accounts.services import audit_record
 from apps.api_errors import Errors, error_body
-from apps.api_params import Finite
+from apps.api_params import (
+    STRICT_BODY,
+    Finite,
+    Input,
+    NonNegativeWhole,
+    PositiveWhole,
+    RowId,
+    Whole,
+)
 from apps.catalog.models import Scenario
 from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.jobs import members, schedules, selectors, services, specs
 from apps.jobs.models import Endpoint, Job, Pool, Schedule
 from workers import result_facts
+from workers.celery import POOL_NAME_PATTERN, pool_name_refusal
 from workers.submit import EVENTS, JOB_SECRET_HEADER
 
 router = Router(tags=["jobs"], auth=BearerToken())
 
 
-class EndpointIn(Schema):
+class EndpointIn(Input):
+    model_config = STRICT_BODY
+
     name: str = Field(min_length=1, max_length=200)
-    url: str = Field(min_length=1, max_length=2000, description="must be inside the allowlist")
-    deployment_id: int | None = Field(None, description="an existing deployment, or:")
+    url: str = Field(
+        min_length=1,
+        max_length=2000,
+        pattern=r"^[Hh][Tt][Tt][Pp][Ss]?://[^\x00]*$",
+        description="http(s), inside the operator's allowlist (ENDPOINT_ALLOWLIST)",
+    )
+    deployment_id: RowId | None = Field(None, description="an existing deployment, or:")
     model: result_facts.ModelInfo | None = Field(None, description="model facts (with deployment)")
     deployment: result_facts.Deployment | None = Field(None, description="deployment facts")
     served_model: str = Field("", max_length=200, description="name sent in requests")
@@ -69,21 +86,22 @@ class EndpointOut(Schema):
         return str(endpoint.deployment)
 
 
-class RunRequest(Schema):
+class RunRequest(Input):
+    model_config = STRICT_BODY
+
     kind: Literal["load", "accuracy"] = "load"
     scenario: str | None = Field(None, description="scenario slug (load jobs)")
     protocol: str = Field("", description="accuracy protocol, e.g. gsm8k-5shot-v1")
-    concurrency: list[int] | None = Field(None, description="closed-loop levels")
+    concurrency: list[Whole] | None = Field(None, description="closed-loop levels")
     rates: list[float] | None = Field(None, description="open-loop levels, requests/s")
-    requests: int | None = Field(None, ge=1, description="measured requests per level")
+    requests: PositiveWhole | None = Field(None, description="measured requests per level")
     duration_s: float | None = Field(None, gt=0)
-    warmup: int | None = Field(None, ge=0)
-    limit: int | None = Field(None, ge=1, description="accuracy items")
+    warmup: NonNegativeWhole | None = Field(None)
+    limit: PositiveWhole | None = Field(None, description="accuracy items")
     # The bound is settings.JOB_MAX_MEMBERS, checked with the other options
     # (specs.job_options_check) so a refusal names the option and the live bound.
-    members: int | None = Field(
+    members: PositiveWhole | None = Field(
         None,
-        ge=1,
         description=f"load jobs: workers of the pool sharing the job "
         f"(at most {settings.JOB_MAX_MEMBERS})",
     )
@@ -93,10 +111,10 @@ class RunRequest(Schema):
         None, description="open loop: the arrival process"
     )
     burstiness: float | None = Field(None, description="gamma shape: 1 is Poisson, <1 burstier")
-    max_concurrency: int | None = Field(None, description="open loop: cap on requests in flight")
-    prefix_groups: int | None = Field(None, description="distinct shared prefixes")
+    max_concurrency: Whole | None = Field(None, description="open loop: cap on requests in flight")
+    prefix_groups: Whole | None = Field(None, description="distinct shared prefixes")
     early_stop: bool | None = Field(None, description="stop at the first saturated level")
-    processes: int | None = Field(None, description="client processes sharing each level")
+    processes: Whole | None = Field(None, description="client processes sharing each level")
     client_cpu_limit: float | None = Field(
         None, description="a level is client-bound past this share of a core"
     )
@@ -143,15 +161,19 @@ class JobOut(Schema):
         return f"/api/v1/runs/{job.run_id}" if job.run_id else None
 
 
-class EventIn(Schema):
+class EventIn(Input):
+    model_config = STRICT_BODY
+
     # The protocol's event names (workers/submit.py EVENTS) as a Literal made at run time,
     # so the API's schema lists them; mypy reads a Literal of written values only.
     event: Literal[EVENTS]  # type: ignore[valid-type]
-    attempt: int = Field(ge=1)
+    attempt: Whole = Field(ge=1)
     worker: str = Field(min_length=1, max_length=300)
     message: str = Field("", max_length=2000)
-    run_id: int | None = Field(None, description="a hint only: the run is found by job key")
-    member: int | None = Field(None, ge=0, description="a fanned-out job: the member reporting")
+    run_id: RowId | None = Field(None, description="a hint only: the run is found by job key")
+    member: NonNegativeWhole | None = Field(
+        None, description="a fanned-out job: the member reporting"
+    )
 
 
 class EventOut(Schema):
@@ -167,22 +189,26 @@ class EventOut(Schema):
     )
 
 
-class ScheduleIn(Schema):
+class ScheduleIn(Input):
+    model_config = STRICT_BODY
+
     kind: Literal["load", "accuracy"] = "load"
     scenario: str | None = None
     protocol: str = ""
     options: dict[str, Any] = Field(default_factory=dict)
     cron: str = Field("", max_length=100, description="five fields, UTC, e.g. '0 2 * * *'")
-    interval_minutes: int | None = Field(None, ge=1)
+    interval_minutes: PositiveWhole | None = Field(None)
     enabled: bool = True
 
 
-class SchedulePatch(Schema):
+class SchedulePatch(Input):
+    model_config = STRICT_BODY
+
     scenario: str | None = None
     protocol: str | None = None
     options: dict[str, Any] | None = None
     cron: str | None = Field(None, max_length=100)
-    interval_minutes: int | None = Field(None, ge=1)
+    interval_minutes: PositiveWhole | None = Field(None)
     enabled: bool | None = None
 
 
@@ -340,9 +366,11 @@ def job_event(request: HttpRequest, job_id: int, body: EventIn):
     return {"job_id": job.pk, **asdict(answer)}
 
 
-class PartIn(Schema):
-    attempt: int = Field(ge=1)
-    member: int = Field(ge=0)
+class PartIn(Input):
+    model_config = STRICT_BODY
+
+    attempt: Whole = Field(ge=1)
+    member: Whole = Field(ge=0)
     worker: str = Field(min_length=1, max_length=300)
     part: dict[str, Any] = Field(description="workers.loadgen.members.MemberPart")
 
@@ -374,8 +402,24 @@ def job_part(request: HttpRequest, job_id: int, body: PartIn):
     return {"job_id": job.pk, "status": job.status, "run_id": job.run_id}
 
 
-class PoolIn(Schema):
-    name: str = Field(min_length=1, max_length=90, description="e.g. acme-h100")
+class PoolIn(Input):
+    model_config = STRICT_BODY
+
+    name: str = Field(
+        min_length=1,
+        max_length=90,
+        pattern=POOL_NAME_PATTERN,
+        description="e.g. acme-h100: ASCII letters, digits, '.', '_' and '-'; compared without "
+        "case or trailing dots",
+    )
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _no_look_alikes(cls, value: Any) -> Any:
+        # Said before the pattern is, so the error names the invisible or look-alike character.
+        if isinstance(value, str) and (refused := pool_name_refusal(value)):
+            raise ValueError(f"the pool name {refused}")
+        return value
 
 
 class PoolOut(Schema):

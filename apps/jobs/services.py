@@ -35,7 +35,7 @@ from apps.jobs.specs import (
 from apps.runs.models import Run
 from workers import result_facts
 from workers import results as doc
-from workers.celery import TASK_ACCURACY, TASK_LOAD, pool_queue
+from workers.celery import TASK_ACCURACY, TASK_LOAD, pool_name_refusal, pool_queue
 from workers.submit import EventAnswer
 
 log = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ def pools_first_party_ensure(names: list[str]) -> list[Pool]:
     its agents take that queue's jobs, and a fleet pool beside it would make an operator, a
     log or a document's label confuse the two (one owner per name, as pool_create keeps it).
     The operator is staff, so the organization is named."""
-    queues = [pool_queue(n) for n in names]
+    queues = [_pool_name(n) for n in names]
     with transaction.atomic():
         held = Pool.objects.filter(name__in=queues, org__isnull=False).select_related("org")
         if (pool := held.order_by("name").first()) is not None:
@@ -237,13 +237,23 @@ def pool_reserved(queue: str) -> bool:
     )
 
 
+def _pool_name(name: str) -> str:
+    """The pool's name in its one form (pool_queue), or JobError naming `name` for one that
+    holds an invisible character or a look-alike (pool_name_refusal): checked before the
+    name is compared with any other, so 'pool.b300' with a zero-width space, in fullwidth
+    letters or with a trailing dot never stands beside 'pool.b300'."""
+    if refused := pool_name_refusal(name.strip()):
+        raise JobError("name", f"the pool name {refused}")
+    return pool_queue(name)
+
+
 def pool_create(*, org: Organization, name: str) -> Pool:
     """Claim a pool name for the organization's own hosts (their agents take its jobs). A name
     has one owner: JobConflict (409, naming `name`) when another organization holds it or it
     is the service's own (pool_reserved), so no two tenants' agents share a name that an
     operator, a log or a later `addpool` could confuse (the unique_org_pool_name constraint
     holds it against races)."""
-    queue = pool_queue(name)
+    queue = _pool_name(name)
     existing = Pool.objects.filter(name=queue, org=org).first()
     if existing is not None:
         return existing

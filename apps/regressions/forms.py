@@ -82,7 +82,7 @@ def target_refused(channel: str | None, target: str, org: Organization | None) -
         except webhooks.TargetRefused as exc:
             return str(exc)
     elif channel == Subscription.Channel.EMAIL:
-        for address in [a.strip() for a in target.split(",") if a.strip()] or [""]:
+        for address in Subscription(target=target).addresses or [""]:
             try:
                 forms.EmailField().clean(address)
             except forms.ValidationError:

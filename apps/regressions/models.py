@@ -129,6 +129,11 @@ class Recipient(models.Model):
     def __str__(self) -> str:
         return f"{self.org} {self.channel} → {self.target}"
 
+    @property
+    def addresses(self) -> list[str]:
+        """An email subscription's addresses, as its target lists them."""
+        return [a.strip() for a in self.target.split(",") if a.strip()]
+
 
 class Subscription(Recipient):
     org = models.ForeignKey(

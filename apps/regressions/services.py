@@ -18,10 +18,13 @@ import httpx
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from apps.accounts.models import Organization
+from apps.accounts.scoping import member_addresses
+from apps.accounts.services import audit_record
 from apps.catalog.fairness import deployment_facts, differences
 from apps.catalog.models import Deployment
 from apps.regressions import detection, webhooks
@@ -389,6 +392,44 @@ def signature(secret: str, body: bytes, timestamp: str) -> str:
     return "sha256=" + mac.hexdigest()
 
 
+def recipients_forget(recipients: QuerySet[Any], *, membership: Any, origin: Any = None) -> int:
+    """A person leaving an organization takes their addresses out of its email subscriptions
+    (`recipients`: regressions' Subscription, the claims ledger's ClaimSubscription; one left
+    with none is switched off), audit-logged; the number changed. Run from Membership's
+    pre_delete (each app's apps.py), whatever ended the membership, unless the organization
+    itself is going (`origin`), its subscriptions with it."""
+    from allauth.account.models import EmailAddress
+
+    if isinstance(origin, Organization) or getattr(origin, "model", None) is Organization:
+        return 0
+    org, user = membership.org, membership.user
+
+    theirs = {
+        e.lower() for e in EmailAddress.objects.filter(user=user).values_list("email", flat=True)
+    }
+    if getattr(user, "email", ""):
+        theirs.add(user.email.lower())
+    changed = 0
+    for recipient in recipients.filter(org=org, channel=Subscription.Channel.EMAIL):
+        before = recipient.addresses
+        kept = [a for a in before if a.lower() not in theirs]
+        if len(kept) == len(before):
+            continue
+        recipient.target = ", ".join(kept)
+        recipient.active = recipient.active and bool(kept)
+        recipient.save(update_fields=["target", "active"])
+        audit_record(
+            org=org,
+            actor="inferboard",
+            action="subscription.recipient_removed",
+            target=recipient.name or f"{recipient._meta.verbose_name} {recipient.pk}",
+            removed=[a for a in before if a not in kept],
+            active=recipient.active,
+        )
+        changed += 1
+    return changed
+
+
 # Attempts and the wait before each retry: 1, 2, 4, 8 ... minutes (REGRESSION_ALERT_* settings).
 def backoff(attempt: int) -> timedelta:
     """The wait before retry `attempt` + 1 of any alert (regressions', the claims ledger's)."""
@@ -397,11 +438,16 @@ def backoff(attempt: int) -> timedelta:
 
 
 class Recipient(Protocol):
-    """Where an alert goes: a subscription's channel, target and signing secret."""
+    """Where an alert goes: a subscription's organization, channel, target (addresses, for
+    email) and signing secret."""
 
+    org: Organization
     channel: str
     target: str
     secret: str
+
+    @property
+    def addresses(self) -> list[str]: ...
 
 
 def send(
@@ -424,7 +470,12 @@ def _deliver(
     to: Recipient, *, subject: str, text: str, payload: dict[str, Any], delivery: str
 ) -> tuple[bool, int | None, str]:
     if to.channel == Subscription.Channel.EMAIL:
-        recipients = [a.strip() for a in to.target.split(",") if a.strip()]
+        # Checked again at delivery, as a webhook's address is: only addresses that are
+        # still a member's (verified) get mail, so no alert reaches someone removed since.
+        members = member_addresses(to.org)
+        recipients = [a for a in to.addresses if a.lower() in members]
+        if not recipients:
+            return False, None, "no address of this subscription is a member's any longer"
         send_mail(subject=subject, message=text, from_email=None, recipient_list=recipients)
         return True, None, ""
     if to.channel == Subscription.Channel.SLACK:

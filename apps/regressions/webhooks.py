@@ -2,11 +2,12 @@
 
 A target is parsed by one strict parser (http/https, a host, no userinfo, no backslashes, no
 whitespace), its host resolved, and every address it resolves to checked: a name whose DNS answer
-is loopback, private, link-local, multicast, reserved or unspecified (an IPv4-mapped IPv6 address
-is judged by the IPv4 address inside) is refused, at save and again at delivery, because a DNS
-answer can change in between. The delivery then connects to the address that was checked (the
-Host header and TLS SNI carry the name), follows no redirect, and ends within one total
-deadline."""
+is loopback, private, link-local, multicast, reserved or unspecified is refused, at save and again
+at delivery, because a DNS answer can change in between. An IPv6 address that carries an IPv4
+one (mapped, compatible, translated, NAT64, 6to4, Teredo, ISATAP) is judged by the IPv4 address
+inside too, and 6to4, Teredo and local-use NAT64 are refused whole (embedded_ipv4, _RELAYED).
+The delivery then connects to the address that was checked (the Host header and TLS SNI carry
+the name), follows no redirect, and ends within one total deadline."""
 
 from __future__ import annotations
 
@@ -67,9 +68,45 @@ def parse(url: str) -> SplitResult:
     return parts
 
 
+# IPv6 ranges whose last 32 bits are an IPv4 address the packet ends up at: IPv4-mapped,
+# IPv4-compatible (RFC 4291), IPv4-translated (RFC 2765) and NAT64's well-known and local-use
+# prefixes (RFC 6052, RFC 8215). 6to4 (RFC 3056), Teredo (RFC 4380) and ISATAP (RFC 5214)
+# carry theirs elsewhere; embedded_ipv4 reads each.
+_LAST_32_BITS = tuple(
+    ipaddress.IPv6Network(n)
+    for n in ("::ffff:0:0/96", "::/96", "::ffff:0:0:0/96", "64:ff9b::/96", "64:ff9b:1::/48")
+)
+# Relayed or translated inside someone's own network whatever IPv4 address they carry: 6to4
+# and Teredo go through relays nobody here chooses (both deprecated), and the local-use NAT64
+# prefix translates inside its operator's network, where its IPv4 address may sit at any of
+# RFC 6052's positions. Refused whole, whichever Python's own list of them is in use.
+_RELAYED = tuple(ipaddress.IPv6Network(n) for n in ("2002::/16", "2001::/32", "64:ff9b:1::/48"))
+_ISATAP_IDS = (0x00005EFE, 0x02005EFE)
+
+
+def embedded_ipv4(address: ipaddress.IPv6Address) -> list[ipaddress.IPv4Address]:
+    """The IPv4 addresses an IPv6 address carries by its family's rule (none for most)."""
+    low32 = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+    found = [low32] if any(address in network for network in _LAST_32_BITS) else []
+    if address.sixtofour is not None:
+        found.append(address.sixtofour)
+    if address.teredo is not None:
+        found.extend(address.teredo)  # the server's and the (de-obfuscated) client's
+    if (int(address) >> 32) & 0xFFFFFFFF in _ISATAP_IDS:
+        found.append(low32)
+    return found
+
+
 def _private(address: Address) -> bool:
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
+    """Loopback, private, link-local, multicast, reserved, unspecified or otherwise not
+    global; an IPv6 address also when the IPv4 address it carries is, or when it is relayed."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if any(_private(inside) for inside in embedded_ipv4(address)):
+            return True
+        if any(address in network for network in _RELAYED):
+            return True
+        if address.ipv4_mapped is not None:
+            return False  # the IPv4 address itself, judged above
     return (
         address.is_loopback
         or address.is_private

@@ -19,11 +19,12 @@ from apps.accounts.models import ApiToken, Organization
 from apps.accounts.scoping import DEFAULT_VISIBILITY
 from apps.accounts.services import audit_record
 from apps.api_errors import UPLOAD_ERRORS, Errors
+from apps.api_params import Input
 from apps.errors import FieldRefused
 from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest, runs_version
-from workers.result_fields import INT32_MAX
+from workers.result_fields import INT32_MAX, INT64_MAX
 from workers.results import ResultDocument
 from workers.submit import JOB_SECRET_HEADER
 
@@ -148,7 +149,7 @@ class RunPage(Schema):
     items: list[RunSummary]
 
 
-class RunQuery(Schema):
+class RunQuery(Input):
     model: str | None = None
     accelerator: str | None = None
     engine: str | None = None
@@ -161,7 +162,7 @@ class RunQuery(Schema):
         description="a deployment's fingerprint (64 hex digits) or ID (CI baselines)",
     )
     origin: Run.Origin | None = None
-    limit: int = Field(50, description="1 to 200 (clamped)")
+    limit: int = Field(50, ge=-INT64_MAX, le=INT64_MAX, description="1 to 200 (clamped)")
     offset: int = Field(0, ge=0, le=INT32_MAX)
 
     @property

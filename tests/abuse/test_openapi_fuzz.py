@@ -4,7 +4,9 @@ get a 5xx or an answer that breaks the documented schema."""
 from __future__ import annotations
 
 import os
+import re
 
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import (
     content_type_conformance,
+    negative_data_rejection,
     not_a_server_error,
     response_schema_conformance,
     status_code_conformance,
@@ -21,8 +24,75 @@ from schemathesis.checks import (
 # up to more than 5,000 generated cases (the test asserts it and the summary prints it).
 EXAMPLES_PER_OPERATION = int(os.environ.get("FUZZ_EXAMPLES", "200"))
 MIN_CASES = 5_000
+# Refusals no schema can state, each a 422 naming its field: (operation, path, message), as
+# regular expressions. A value looked up in what is stored (an accelerator the catalog lacks,
+# a run or scenario the caller cannot see), a choice between fields (this one, or those two),
+# a file's content, the facts or figures of a document that contradict each other. A
+# schema-valid request refused with any other 422 is a place where the OpenAPI document and
+# the API disagree (issue 53).
+# A price is a number, or an accelerator and a tier looked up in the price book.
+PRICED_BY = r"(candidates\[\d+\]\.)?(usd_per_gpu_hour|accelerator|tier)(_[ab])?"
+PRICE_CHOICE = (
+    r"give usd_per_gpu_hour, or an accelerator and a price tier|is required"
+    r"|unknown accelerator.*|no .*tier.*"
+)
+DOCUMENT_RULE = (
+    r"(?!must be [<>]|unknown field$|required$|must not contain a NUL|input should|string should"
+    r"|list should|dictionary should|value should).*"
+)
+BEYOND_THE_SCHEMA = [
+    # The result document's own rules, its validators' (facts and figures that contradict
+    # each other): any refusal but a type, bound or field the schema states.
+    ("POST /api/v1/runs", r".*", DOCUMENT_RULE),
+    ("POST /api/v1/imports", r"file", r".*"),  # the file's content
+    # An SLO bound's unit must fit its metric (ms or s for latencies, tok/s/user else).
+    ("POST /api/v1/scenarios", r"slo\.bounds\[\d+\]", r"unit: .*"),
+    # A price set named or dated: looked up among the stored sets.
+    (r"GET /api/v1/.*", r"prices_as_of(_[ab])?",
+     r".* is neither a date \(YYYY-MM-DD\) nor a set .*|no price set was in force .*"),
+    ("GET /api/v1/costs/(mtok|mtok/kinds|claim)", PRICED_BY, PRICE_CHOICE),
+    ("GET /api/v1/costs/mtok/kinds", r"mix", r"input and output weights cannot both be zero"),
+    # Cached input priced above what all input tokens cost together.
+    ("GET /api/v1/costs/mtok/kinds", r"cached_input_usd_per_mtok", r"cached tokens at .*"),
+    # A load is requests per day or peak requests/s: one of the two, and not so much that
+    # the throughput would need more than a billion GPUs.
+    ("POST /api/v1/costs/capacity", r"requests_per_day|peak_requests_per_s",
+     r"give requests per day or peak requests/s.*|needs more than .*"),
+    ("POST /api/v1/costs/(slo|capacity)", PRICED_BY, PRICE_CHOICE),
+    ("GET /api/v1/compare/answer", r"a|b|model|scenario", r"no visible run.*"),
+    ("POST /api/v1/endpoints", r"deployment", r"give deployment_id, or model and deployment"),
+    # An endpoint's URL against the operator's allowlist, its host, port and credentials.
+    ("POST /api/v1/endpoints", r"url", r"(url|port|host) .*"),
+]  # fmt: skip
+
+
+def schema_valid_requests_are_accepted(ctx, response, case) -> None:
+    """schemathesis's positive_data_acceptance, less BEYOND_THE_SCHEMA's refusals."""
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive or response.status_code != 422:
+        return
+    label = case.operation.label
+    detail = response.json().get("detail")
+    items = detail if isinstance(detail, list) else [{"path": "", "message": str(detail)}]
+    for item in items:
+        if not any(
+            re.fullmatch(operation, label)
+            and re.fullmatch(path, item["path"])
+            and re.fullmatch(message, item["message"], flags=re.S)
+            for operation, path, message in BEYOND_THE_SCHEMA
+        ):
+            raise AssertionError(
+                f"{label}: a request the schema allows was refused: {item['path']}: "
+                f"{item['message']}"
+            )
+
+
 CHECKS = [
     not_a_server_error,
+    # The schema says what the API accepts and the API accepts what it says: a request the
+    # schema allows is not refused with 422, and one it forbids is not stored (issue 53).
+    schema_valid_requests_are_accepted,
+    negative_data_rejection,
     response_schema_conformance,
     status_code_conformance,
     content_type_conformance,
@@ -30,7 +100,24 @@ CHECKS = [
 GENERATED: list[str] = []
 
 
-def test_no_generated_request_gets_a_server_error_or_breaks_the_schema(site):
+# Write limits for this test only, so every example reaches its operation instead of a 429
+# (the limits have tests of their own: tests/faults/test_write_limits.py).
+FUZZ_RATE_LIMIT = "1000000/60"
+
+
+@pytest.fixture
+def limits_out_of_the_way(settings) -> None:
+    for name in (
+        "RATE_LIMIT_TOKEN_WRITES",
+        "RATE_LIMIT_ORG_WRITES",
+        "RATE_LIMIT_TOKEN_REPORTS",
+        "RATE_LIMIT_ORG_REPORTS",
+        "RATE_LIMIT_ANON_WRITES",
+    ):
+        setattr(settings, name, FUZZ_RATE_LIMIT)
+
+
+def test_no_generated_request_gets_a_server_error_or_breaks_the_schema(site, limits_out_of_the_way):
     schema = schemathesis.openapi.from_url(f"{site.url}/api/v1/openapi.json")
     failures: list[str] = []
     for result in schema.get_all_operations():

@@ -9,6 +9,7 @@ from ninja import Field, Query, Router
 
 from apps.accounts.auth import optional_org
 from apps.api_errors import Errors
+from apps.api_params import Finite
 from apps.costs.answer import (
     DEFAULT_MAX_GAP,
     STATED_LATENCY,
@@ -21,7 +22,7 @@ from apps.costs.answer import (
 from apps.costs.answer_selectors import DEFAULT_TIER, Asked, Asking, ask
 from apps.costs.answer_swing import Swing
 from apps.costs.formulas import TokenKind
-from apps.costs.odds import Odds, parse_range
+from apps.costs.odds import PRICE_RANGE_PATTERN, Odds, parse_range
 from apps.costs.prices import price_sheet_of
 from apps.costs.reference import PriceSet, price_set
 from apps.costs.slo_query import SloQuery
@@ -34,26 +35,48 @@ class AnswerQuery(SloQuery):
     """The answer's question: the model, scenario, sides and facts, with the one SLO query
     (apps/costs/slo_query.py: a tier, the default one unless named, and bounds over it)."""
 
-    model: str = Field(description="the model's name, e.g. DeepSeek-R1-0528")
-    scenario: str = Field(description="the scenario's slug, e.g. 8k-1k")
-    a: str = Field(description="side A's accelerator SKU")
-    b: str = Field(description="side B's accelerator SKU")
-    precision: str = Field("any", description="weight precision both sides share, or any")
-    spec: str = Field("any", description="a speculative decoding method, none, or any")
-    engine: str = Field("any", description="an engine name, or any")
+    model: str = Field(
+        min_length=1, max_length=200, description="the model's name, e.g. DeepSeek-R1-0528"
+    )
+    scenario: str = Field(
+        min_length=1, max_length=200, description="the scenario's slug, e.g. 8k-1k"
+    )
+    a: str = Field(min_length=1, max_length=100, description="side A's accelerator SKU")
+    b: str = Field(min_length=1, max_length=100, description="side B's accelerator SKU")
+    precision: str = Field(
+        "any", min_length=1, max_length=100, description="weight precision both sides share, or any"
+    )
+    spec: str = Field(
+        "any",
+        min_length=1,
+        max_length=100,
+        description="a speculative decoding method, none, or any",
+    )
+    engine: str = Field("any", min_length=1, max_length=200, description="an engine name, or any")
     serving: Literal["aggregated", "disaggregated", "any"] = "any"
     basis: Literal["output", "input", "total"] = "output"
-    tier: str = DEFAULT_TIER
+    tier: str = Field(DEFAULT_TIER, min_length=1, max_length=100)
     prices_as_of: str = Field(
-        "", description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest"
+        "",
+        max_length=100,
+        description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest",
     )
     price_range_a: str = Field(
-        "", description="A's $/GPU-hr range for P(A cheaper), e.g. 1.40-1.60 (default: the sets)"
+        "",
+        max_length=100,
+        json_schema_extra={"pattern": rf"^\s*$|{PRICE_RANGE_PATTERN}"},
+        description="A's $/GPU-hr range for P(A cheaper), e.g. 1.40-1.60 (default: the sets)",
     )
-    price_range_b: str = Field("", description="B's $/GPU-hr range for P(A cheaper)")
+    price_range_b: str = Field(
+        "",
+        max_length=100,
+        json_schema_extra={"pattern": rf"^\s*$|{PRICE_RANGE_PATTERN}"},
+        description="B's $/GPU-hr range for P(A cheaper)",
+    )
     interpolate: bool = Field(False, description="opt in to a labelled interpolated reading")
-    max_gap: float = Field(DEFAULT_MAX_GAP, gt=1, description="widest concurrency factor")
+    max_gap: Finite = Field(DEFAULT_MAX_GAP, gt=1, le=1e6, description="widest concurrency factor")
     swing: bool = Field(True, description="include the answer against the interactivity floor")
+
 
     def asked(self, own_prices: dict[str, float]) -> Asked:
         slo = self.slo_ask()
@@ -69,8 +92,12 @@ class AnswerQuery(SloQuery):
             own_prices=own_prices,
             prices_as_of=self.prices_as_of,
             price_ranges=(
-                parse_range("price_range_a", self.price_range_a) if self.price_range_a else None,
-                parse_range("price_range_b", self.price_range_b) if self.price_range_b else None,
+                parse_range("price_range_a", self.price_range_a)
+                if self.price_range_a.strip()
+                else None,
+                parse_range("price_range_b", self.price_range_b)
+                if self.price_range_b.strip()
+                else None,
             ),
             min_success_rate=slo.min_success_rate,
             slo_tier=slo.tier,

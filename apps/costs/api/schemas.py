@@ -2,13 +2,38 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from ninja import Field, Schema
-from pydantic import ConfigDict
+from pydantic import ConfigDict, field_validator
 
+from apps.api_params import (
+    STRICT_BODY,
+    DivisorUsdPerGpuHour,
+    Finite,
+    Gpus,
+    Input,
+    KwPerGpu,
+    NonNegativeMetric,
+    Ratio,
+    RowId,
+    Share,
+    SloSeconds,
+    SloTokPerS,
+    Tokens,
+    TokPerS,
+    UsdPerGpuHour,
+    UsdPerMtok,
+    Weight,
+)
 from apps.costs.capacity import Workload
 from apps.costs.slo import Slo
+from apps.costs.slo_query import PERCENTILE, PERCENTILE_FIELDS, stored_percentile
+
+
+def name_field() -> Any:
+    """An accelerator SKU or a price tier's name, optional: looked up, so never empty."""
+    return Field(None, min_length=1, max_length=100)
 
 
 class PriceOut(Schema):
@@ -25,13 +50,18 @@ class PriceOut(Schema):
 # --- $/Mtok --------------------------------------------------------------------------------
 
 
-class PriceQuery(Schema):
+class PriceQuery(Input):
     model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
 
-    usd_per_gpu_hour: float | None = Field(None, description="your own $/GPU-hr")
-    accelerator: str | None = Field(None, description="SKU, to price from a tier instead")
+    usd_per_gpu_hour: UsdPerGpuHour | None = Field(None, description="your own $/GPU-hr")
+    accelerator: str | None = Field(
+        None, min_length=1, max_length=100, description="SKU, to price from a tier instead"
+    )
     tier: str | None = Field(
-        None, description="owning_hyperscaler, owning_neocloud, rental_3yr or your own tier"
+        None,
+        min_length=1,
+        max_length=100,
+        description="owning_hyperscaler, owning_neocloud, rental_3yr or your own tier",
     )
     prices_as_of: str = Field(
         "", description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest"
@@ -39,12 +69,12 @@ class PriceQuery(Schema):
 
 
 class MtokQuery(PriceQuery):
-    tok_per_s: float = Field(description="throughput of the whole deployment, all its GPUs")
-    gpus: int = Field(1, description="GPUs the throughput was measured on")
+    tok_per_s: TokPerS = Field(description="throughput of the whole deployment, all its GPUs")
+    gpus: Gpus = Field(1, description="GPUs the throughput was measured on")
     token_kind: Literal["input", "output", "total", "unlabelled"] = Field(
         "total", description="which tokens tok_per_s counts (echoed, for the record)"
     )
-    kw_per_gpu: float | None = Field(
+    kw_per_gpu: KwPerGpu | None = Field(
         None, description="all-in kW per GPU for energy figures (default: the accelerator's)"
     )
 
@@ -63,15 +93,17 @@ class MtokOut(Schema):
 
 
 class KindsQuery(PriceQuery):
-    input_tok_per_s: float = Field(description="whole deployment")
-    output_tok_per_s: float = Field(description="whole deployment")
-    gpus: int = 1
-    mix_input: float = Field(3.0, description="input weight of the blend")
-    mix_output: float = Field(1.0, description="output weight of the blend")
-    cached_input_usd_per_mtok: float | None = Field(
+    input_tok_per_s: TokPerS = Field(description="whole deployment")
+    output_tok_per_s: TokPerS = Field(description="whole deployment")
+    gpus: Gpus = 1
+    mix_input: Weight = Field(3.0, description="input weight of the blend")
+    mix_output: Weight = Field(1.0, description="output weight of the blend")
+    cached_input_usd_per_mtok: UsdPerMtok | None = Field(
         None, description="price cached input tokens apart at this $/Mtok"
     )
-    cached_input_share: float = Field(0.0, description="share of input tokens from the cache")
+    cached_input_share: Finite = Field(
+        0.0, ge=0, lt=1, description="share of input tokens from the cache"
+    )
 
 
 class KindsOut(Schema):
@@ -88,17 +120,21 @@ class KindsOut(Schema):
 # --- $/GPU-hr ------------------------------------------------------------------------------
 
 
-class GpuHourQuery(Schema):
+class GpuHourQuery(Input):
     model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
 
-    gpu_purchase_usd: float
-    server_share_usd: float = Field(0.0, description="this GPU's share of the server")
-    depreciation_years: float = 4.0
-    kw_per_gpu: float = Field(description="all-in kW per GPU")
-    usd_per_kwh: float
-    pue: float = Field(1.0, description="1.0 when kw_per_gpu already includes the facility")
-    hosting_usd_per_month: float = 0.0
-    utilization: float = 1.0
+    gpu_purchase_usd: Finite = Field(ge=0, le=1e9)
+    server_share_usd: Finite = Field(
+        0.0, ge=0, le=1e9, description="this GPU's share of the server"
+    )
+    depreciation_years: Finite = Field(4.0, ge=0.1, le=100)
+    kw_per_gpu: Finite = Field(ge=0, le=1000, description="all-in kW per GPU")
+    usd_per_kwh: Finite = Field(ge=0, le=1000)
+    pue: Finite = Field(
+        1.0, ge=1, le=10, description="1.0 when kw_per_gpu already includes the facility"
+    )
+    hosting_usd_per_month: Finite = Field(0.0, ge=0, le=1e9)
+    utilization: Finite = Field(1.0, ge=1e-3, le=1)
 
 
 class GpuHourOut(Schema):
@@ -112,43 +148,55 @@ class GpuHourOut(Schema):
 # --- cost at an SLO ------------------------------------------------------------------------
 
 
-class SloIn(Schema):
+class SloIn(Input):
     """An SLO, in a query string or a body: bounds in s (tok/s/user for interactivity),
     percentiles spelled p50, p90, p95, p99 or p99.9, and a minimum success rate."""
 
     model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
 
-    ttft_s_max: float | None = None
-    ttft_percentile: str = "p99"
-    interactivity_min: float | None = Field(None, description="tok/s/user")
-    interactivity_percentile: str = "p50"
-    tpot_s_max: float | None = None
-    tpot_percentile: str = "p50"
-    e2el_s_max: float | None = None
-    e2el_percentile: str = "p99"
-    min_success_rate: float = Field(0.99, description="a point with fewer successes misses")
+    ttft_s_max: SloSeconds | None = None
+    ttft_percentile: str = Field("p99", json_schema_extra=PERCENTILE)
+    interactivity_min: SloTokPerS | None = Field(None, description="tok/s/user")
+    interactivity_percentile: str = Field("p50", json_schema_extra=PERCENTILE)
+    tpot_s_max: SloSeconds | None = None
+    tpot_percentile: str = Field("p50", json_schema_extra=PERCENTILE)
+    e2el_s_max: SloSeconds | None = None
+    e2el_percentile: str = Field("p99", json_schema_extra=PERCENTILE)
+    min_success_rate: Share = Field(0.99, description="a point with fewer successes misses")
+
+    _percentiles = field_validator(*PERCENTILE_FIELDS)(stored_percentile)
 
     def slo(self) -> Slo:
         return Slo.of(**{name: getattr(self, name) for name in SloIn.model_fields})
 
 
-class PointIn(Schema):
-    label: str = ""
-    tok_per_s_per_gpu: float
-    metrics: dict[str, float] = Field(
+class PointIn(Input):
+    model_config = STRICT_BODY
+
+    label: str = Field("", max_length=200)
+    tok_per_s_per_gpu: TokPerS
+    metrics: dict[str, NonNegativeMetric] = Field(
         description='keys like "ttft_s.p99", "interactivity.p50", "tpot_s.p50", "e2el_s.p999"'
     )
-    success_rate: float | None = Field(
+    success_rate: Share | None = Field(
         None, description="succeeded / total; without it the SLO cannot be checked"
     )
 
 
-class SloCostIn(Schema):
-    points: list[PointIn]
-    slo: SloIn
-    usd_per_gpu_hour: float | None = None
-    accelerator: str | None = None
-    tier: str | None = None
+class SloBodyIn(SloIn):
+    """An SLO in a JSON body: its numbers are JSON numbers."""
+
+    model_config = STRICT_BODY
+
+
+class SloCostIn(Input):
+    model_config = STRICT_BODY
+
+    points: list[PointIn] = Field(max_length=10_000)
+    slo: SloBodyIn
+    usd_per_gpu_hour: UsdPerGpuHour | None = None
+    accelerator: str | None = name_field()
+    tier: str | None = name_field()
 
 
 class SloCostOut(Schema):
@@ -172,24 +220,26 @@ class SloCostOut(Schema):
 # --- capacity ------------------------------------------------------------------------------
 
 
-class CandidateIn(Schema):
-    label: str
-    accelerator: str
-    tok_per_s_per_gpu: float | None = Field(description="at the SLO; null: cannot meet it")
+class CandidateIn(Input):
+    model_config = STRICT_BODY
+
+    label: str = Field(max_length=200)
+    accelerator: str = Field(max_length=100)
+    tok_per_s_per_gpu: TokPerS | None = Field(description="at the SLO; null: cannot meet it")
     token_kind: Literal["input", "output", "total"] = "output"
-    gpus_per_replica: int = 8
-    gpus_per_node: int = 8
-    usd_per_gpu_hour: float | None = None
-    tier: str | None = None
-    throughput_provenance: str = "measured"
-    scenario_input_tokens: float | None = None
-    scenario_output_tokens: float | None = None
-    scenario_cache_hit_rate: float | None = None
+    gpus_per_replica: Gpus = 8
+    gpus_per_node: Gpus = 8
+    usd_per_gpu_hour: UsdPerGpuHour | None = None
+    tier: str | None = name_field()
+    throughput_provenance: str = Field("measured", max_length=100)
+    scenario_input_tokens: Tokens | None = None
+    scenario_output_tokens: Tokens | None = None
+    scenario_cache_hit_rate: Share | None = None
 
 
-class CapacityIn(Schema):
+class CapacityIn(Input):
     workload: Workload  # the dataclass itself: its fields and defaults are the schema
-    candidates: list[CandidateIn]
+    candidates: list[CandidateIn] = Field(max_length=1000)
 
 
 class PlanOut(Schema):
@@ -212,20 +262,22 @@ class PlanOut(Schema):
 # --- claims --------------------------------------------------------------------------------
 
 
-class ClaimQuery(Schema):
+class ClaimQuery(Input):
     model_config = ConfigDict(allow_inf_nan=False)  # nan, inf: a 422 naming the field
 
-    throughput_ratio: float = Field(description="A's throughput / B's, e.g. 0.8")
-    claimed_cost_ratio: float = Field(description="e.g. 0.5 for 'half the cost'")
+    throughput_ratio: Ratio = Field(description="A's throughput / B's, e.g. 0.8")
+    claimed_cost_ratio: Ratio = Field(description="e.g. 0.5 for 'half the cost'")
     comparison: Literal["<", "<=", "~"] = "<"
-    usd_per_gpu_hour_a: float | None = None
-    usd_per_gpu_hour_b: float | None = None
-    accelerator_a: str | None = None
-    accelerator_b: str | None = None
-    tier_a: str | None = None
-    tier_b: str | None = None
+    usd_per_gpu_hour_a: UsdPerGpuHour | None = None
+    usd_per_gpu_hour_b: DivisorUsdPerGpuHour | None = None
+    accelerator_a: str | None = name_field()
+    accelerator_b: str | None = name_field()
+    tier_a: str | None = name_field()
+    tier_b: str | None = name_field()
     prices_as_of: str = Field(
-        "", description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest"
+        "",
+        max_length=100,
+        description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest",
     )
 
 
@@ -258,15 +310,17 @@ class RunSloQuery(PriceQuery, SloIn):
 
 
 class CompareQuery(SloIn):
-    run_a: int
-    run_b: int
+    run_a: RowId
+    run_b: RowId
     token_kind: Literal["input", "output", "total"] = "output"
-    usd_per_gpu_hour_a: float | None = None
-    tier_a: str | None = "owning_hyperscaler"
-    usd_per_gpu_hour_b: float | None = None
-    tier_b: str | None = "owning_hyperscaler"
+    usd_per_gpu_hour_a: UsdPerGpuHour | None = None
+    tier_a: str | None = Field("owning_hyperscaler", min_length=1, max_length=100)
+    usd_per_gpu_hour_b: UsdPerGpuHour | None = None
+    tier_b: str | None = Field("owning_hyperscaler", min_length=1, max_length=100)
     prices_as_of: str = Field(
-        "", description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest"
+        "",
+        max_length=100,
+        description="the reference price set: a date (YYYY-MM-DD) or a set's name; newest",
     )
 
 

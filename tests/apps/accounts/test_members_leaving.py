@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from apps.accounts.members import member_remove, member_set_role
 from apps.accounts.models import ApiToken, Membership, Role
 from apps.accounts.services import (
     invitation_create,
     invitation_get,
-    member_remove,
-    member_set_role,
     organization_create,
     token_authenticate,
     token_create,

@@ -81,9 +81,12 @@ def regression_in_glm_on_mi355x() -> None:
     stored_series([6000] * 3, first_day=6, engine_version="0.5.24")
 
 
-def test_a_subscribed_webhook_gets_a_signed_post_retried_after_a_500_and_email_lands():
+def test_a_subscribed_webhook_gets_a_signed_post_retried_after_a_500_and_email_lands(person):
     acme = organization_get_or_create(slug="acme")
     bystander = organization_get_or_create(slug="bystander")
+    # Mail goes only to members' verified addresses (checked again at delivery).
+    person(acme, email="oncall@acme.example")
+    person(bystander, email="ops@bystander.example")
     with receiving([500]) as ours, receiving() as theirs:
         hook = Subscription.objects.create(
             org=acme, channel="webhook", target=ours.url, secret="s3cret", model_name="glm 5.2"

@@ -202,15 +202,27 @@ def test_arrays_for_every_value_of_a_field_are_the_general_paths_errors(org, pip
 def test_values_the_fast_checks_leave_to_the_model_are_stored_as_the_model_reads_them(
     org, monkeypatch
 ):
-    # Lax values (an integer written 7.0, a number in a string, true for a number) are valid for
-    # the model but not for the fast checks: the pipeline rolls back, the general path stores.
+    # Lax values (an integer written 7.0, a number in a string) are valid for the model but
+    # not for the fast checks: the pipeline rolls back, the general path stores. (true for a
+    # number is not a number, issue 53: both paths refuse it, below.)
     monkeypatch.setattr(pipeline, "CHUNK_BYTES", 2_000)
     data = _document()
-    data["points"][2]["records"][50] |= {"n_in": 7.0, "ttft_ms": "12.5", "tpot_ms": True}
+    data["points"][2]["records"][50] |= {"n_in": 7.0, "ttft_ms": "12.5"}
     run = run_ingest(document=json.dumps(data).encode(), org=org).run
     assert _stored(run) == _expected(data)
     row = RequestRecord.objects.get(point__run=run, point__ordinal=2, i=50)
-    assert (row.n_in, row.ttft_ms, row.tpot_ms) == (7, 12.5, 1.0)
+    assert (row.n_in, row.ttft_ms) == (7, 12.5)
+
+
+def test_true_or_false_for_a_number_is_refused_on_either_path(org, monkeypatch):
+    monkeypatch.setattr(pipeline, "CHUNK_BYTES", 2_000)
+    data = _document()
+    data["points"][2]["records"][50] |= {"tpot_ms": True}
+    with pytest.raises(DocumentError) as failure:
+        run_ingest(document=json.dumps(data).encode(), org=org)
+    assert failure.value.errors == [
+        ("points[2].records[50].tpot_ms", "must be a number, not true or false")
+    ]
 
 
 def test_a_replay_of_a_document_with_a_bad_record_is_still_an_error(org, pipelined):

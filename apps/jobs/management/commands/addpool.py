@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from apps.jobs.services import pools_first_party_ensure
-from apps.jobs.specs import JobConflict
+from apps.jobs.specs import JobError
 
 
 class Command(BaseCommand):
@@ -18,7 +18,7 @@ class Command(BaseCommand):
     def handle(self, *args, names: list[str], **options) -> None:
         try:
             pools = pools_first_party_ensure(names)
-        except JobConflict as exc:
+        except JobError as exc:
             raise CommandError(f"{exc.field}: {exc.message}; no pool was added") from None
         for pool in pools:
             self.stdout.write(f"first-party pool {pool.name}")
