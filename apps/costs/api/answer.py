@@ -77,7 +77,6 @@ class AnswerQuery(SloQuery):
     max_gap: Finite = Field(DEFAULT_MAX_GAP, gt=1, le=1e6, description="widest concurrency factor")
     swing: bool = Field(True, description="include the answer against the interactivity floor")
 
-
     def asked(self, own_prices: dict[str, float]) -> Asked:
         slo = self.slo_ask()
         return Asked(
