@@ -1,6 +1,7 @@
 """The API's one error body (Errors), the 503 for a part that is down, and pydantic's errors as
 field paths."""
 
+import re
 from typing import Any
 
 from django.conf import settings
@@ -76,13 +77,27 @@ _LOCATIONS = {"body", "query", "path", "form", "file", "header", "cookie"}
 
 def error_items(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Ninja/pydantic errors as [{"path": "points[3].latency_ms.ttft.p99", "message": ...}]."""
-    items = []
+    items: list[dict[str, str]] = []
     for error in errors:
         loc = list(error.get("loc", ()))
         if loc and loc[0] in _LOCATIONS:
             loc = loc[1:]
-        # A body parameter's own name ("document", "payload") is not part of the user's JSON.
-        if loc and loc[0] in {"document", "payload"}:
+        # A parameter's own name ("document", "payload", a query schema's "query") is not
+        # part of what the user sent.
+        if len(loc) > 1 and loc[0] in {"document", "payload", "query"}:
             loc = loc[1:]
-        items.append({"path": json_path(tuple(loc)), "message": error_message(error)})
+        # A union's member ("literal['none']", "function-after[...]") is pydantic's name for
+        # one way the value could have been read, not a field: the user named the field.
+        member = [part for part in loc if not _union_member(part)]
+        item = {"path": json_path(tuple(member)), "message": error_message(error)}
+        # Each member of a union refuses the value in turn: the first says it best.
+        if member == loc or all(seen["path"] != item["path"] for seen in items):
+            items.append(item)
     return items
+
+
+_UNION_MEMBER = re.compile(r"^[a-z-]+\[.*\]$|^constrained-[a-z]+$")
+
+
+def _union_member(part: Any) -> bool:
+    return isinstance(part, str) and bool(_UNION_MEMBER.match(part))

@@ -31,6 +31,20 @@ def _setup() -> None:
     django.setup()
 
 
+def _answer_ttft() -> str:
+    """The answer's TTFT key in seconds, as the figure registry spells it."""
+    from workers import figures
+
+    return figures.figure(figures.ANSWER_LATENCY).seconds_name
+
+
+def _ttft_column() -> str:
+    """The board's TTFT p99 column, as the figure registry spells it."""
+    from workers import figures
+
+    return figures.figure(figures.ANSWER_LATENCY).column
+
+
 def _fmt(side: dict | None) -> str:
     """One side as the table shows it: run, level, tok/s/GPU, TTFT p99, $/Mtok."""
     if not side:
@@ -59,7 +73,7 @@ def _api_sides(body: dict) -> tuple[dict, dict, str, float | None]:
                 "run": point.get("run_id"),
                 "level": point.get("level"),
                 "tok": side.get("tok_s_per_gpu"),
-                "ttft": point.get("ttft_p99_s"),
+                "ttft": point.get(_answer_ttft()),
                 "usd": side.get("usd_per_mtok"),
                 "why": "no point meets",
             }
@@ -106,7 +120,7 @@ def board_rows(client, model: str, scenario: str, precision: str) -> dict[str, d
         sku = next((s for s in SKUS if f"×{s} " in label), None)
         if sku is None or f" {precision} " not in f" {label.replace('·', ' ')} ":
             continue
-        ttft = row.get("ttft_p99_ms")
+        ttft = row.get(_ttft_column())
         found.setdefault(
             sku,
             {
@@ -139,7 +153,7 @@ def compare_page(client, scenario: str, board: dict[str, dict]) -> tuple:
                 "run": entry.get("answer_run_id"),
                 "level": entry.get("answer_level"),
                 "tok": entry.get("answer_tok_s_per_gpu"),
-                "ttft": entry.get("answer_ttft_p99_s"),
+                "ttft": entry.get(f"answer_{_answer_ttft()}"),
                 "usd": entry.get("answer_usd_per_mtok"),
                 "why": "no point meets",
             }

@@ -5,8 +5,8 @@ pages' forms validate through, so every surface reads the same names with the sa
 - `slo`: the tier's name (`interactive`, `standard`, `throughput`); blank or missing is the
   default tier, the same everywhere.
 - a bound (`interactivity_min`, `ttft_s_max`, `tpot_s_max`, `e2el_s_max`, each with its
-  percentile; `ttft_p99_s_max`, the shorthand every page shows): a number replaces the tier's
-  bound of that metric, `none` removes it, missing keeps the tier's.
+  percentile; the TTFT p99 ceiling's shorthand every page shows, `Figure.ceiling_param`):
+  a number replaces the tier's bound of that metric, `none` removes it, missing keeps the tier's.
 - `min_success_rate`: missing is the tier's floor (99%). A point that states no success rate
   takes part, marked "success not stated" (workers/slo.py).
 """
@@ -27,6 +27,7 @@ from apps.costs.formulas import CostInputError
 from apps.costs.slo import Metric, Slo
 from workers import figures
 from workers import slo as slo_rule
+from workers.results import error_message
 from workers.slo import PERCENTILE_PATTERN
 
 NONE = "none"
@@ -225,7 +226,16 @@ def slo_ask_of(params: Mapping[str, Any]) -> SloAsk:
     except ValidationError as exc:
         error = exc.errors()[0]
         name = str(error["loc"][0]) if error["loc"] else "slo"
-        raise CostInputError(name, str(error["msg"])) from None
+        raise CostInputError(name, _said(error)) from None
+
+
+def _said(error: Mapping[str, Any]) -> str:
+    """A refused bound in the pages' words: the schema's floor of 1e-6 is how it says a bound
+    must be above zero (a zero bound is met by nothing), so the page says that."""
+    floor = (error.get("ctx") or {}).get("ge")
+    if error["type"] == "greater_than_equal" and floor is not None and 0 < floor <= 1e-6:
+        return f"must be greater than zero (got {error['input']})"
+    return error_message(error)
 
 
 def tier_choices(scenario: object | None = None) -> list[tuple[str, str]]:
