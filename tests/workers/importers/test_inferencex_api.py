@@ -83,6 +83,45 @@ def test_a_disaggregated_row_counts_both_pools_and_keeps_their_layout():
     assert document.deployment.parallelism.tp is None  # stated per pool, not overall
 
 
+def test_a_disaggregated_rows_rates_are_each_multiplied_by_their_own_pool():
+    # InferenceX states output per decode GPU, input per prefill GPU, total per GPU of both.
+    row = next(
+        r
+        for r in rows("benchmarks.json")
+        if r["disagg"] and r["is_multinode"] and r["num_prefill_gpu"] != r["num_decode_gpu"]
+    )
+    [document] = inferencex_api.document_rows(
+        inferencex_api.benchmark_rows([row], "one"), source=SOURCE
+    )
+    m, p, d = row["metrics"], row["num_prefill_gpu"], row["num_decode_gpu"]
+    throughput = document.points[0].throughput
+    assert throughput.output_tok_s == pytest.approx(m["output_tput_per_gpu"] * d, rel=1e-12)
+    assert throughput.input_tok_s == pytest.approx(m["input_tput_per_gpu"] * p, rel=1e-12)
+    assert throughput.total_tok_s == pytest.approx(m["tput_per_gpu"] * (p + d), rel=1e-12)
+    # The source's own identity, so the stored totals add up.
+    assert throughput.total_tok_s == pytest.approx(
+        throughput.output_tok_s + throughput.input_tok_s, rel=1e-6
+    )
+    kept = document.environment.extra["inferencex"]["figures_as_written"][str(row["conc"])]
+    assert kept["per_gpu"]["output_tput_per_gpu"] == m["output_tput_per_gpu"]
+    assert kept["per_gpu_over"] == {
+        "tput_per_gpu": "all GPUs (prefill + decode)",
+        "output_tput_per_gpu": "decode GPUs",
+        "input_tput_per_gpu": "prefill GPUs",
+    }
+
+
+def test_an_aggregated_rows_rates_are_all_over_its_gpus():
+    row = next(r for r in rows("benchmarks.json") if not r["disagg"])
+    [document] = inferencex_api.document_rows(
+        inferencex_api.benchmark_rows([row], "one"), source=SOURCE
+    )
+    gpus, m = document.deployment.gpus, row["metrics"]
+    throughput = document.points[0].throughput
+    assert throughput.output_tok_s == pytest.approx(m["output_tput_per_gpu"] * gpus, rel=1e-12)
+    assert throughput.input_tok_s == pytest.approx(m["input_tput_per_gpu"] * gpus, rel=1e-12)
+
+
 def test_the_file_formats_are_sniffed_and_imported_without_facts():
     data = (SNAPSHOT / "evaluations.json").read_bytes()
     assert sniff(data, "evaluations.json") == "inferencex-api-evaluations"
