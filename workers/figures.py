@@ -268,6 +268,17 @@ class Reading:
     high: float | None = None
 
 
+def per_gpu(tok_s: float | None, gpus: int) -> float | None:
+    """A deployment's tok/s per GPU: over ALL the GPUs it deployed (a disaggregated one's
+    prefill and decode pools both), whatever the basis (output, input, total). The one
+    per-GPU division every page and the answer use (issue 51): a source's per-pool rates
+    (InferenceX's output per decode GPU) are converted to whole-deployment totals when
+    imported and never read as per-GPU figures."""
+    if tok_s is None:
+        return None
+    return tok_s / max(gpus, 1)
+
+
 def throughput(
     kind: Kind,
     *,

@@ -285,11 +285,12 @@ def priced_throughput(
         output_tokens=output_tokens,
     )
     if reading.stated:
-        per_gpu = reading.value / gpus if reading.value is not None else None
-        return PricedThroughput(basis, per_gpu, usd(per_gpu))
-    if reading.low is None or reading.high is None:
+        tok = figures.per_gpu(reading.value, gpus)
+        return PricedThroughput(basis, tok, usd(tok))
+    low, high = figures.per_gpu(reading.low, gpus), figures.per_gpu(reading.high, gpus)
+    if low is None or high is None:
         return PricedThroughput(basis, None, None, stated=False)
-    readings = (reading.low / gpus, reading.high / gpus)
+    readings = (low, high)
     usd_readings = sorted(u for u in (usd(readings[0]), usd(readings[1])) if u is not None)
     return PricedThroughput(
         basis,
