@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 Better = Literal["higher", "lower"]
 Kind = Literal["input", "output", "total"]
@@ -268,6 +268,10 @@ class Reading:
     high: float | None = None
 
 
+@overload
+def per_gpu(tok_s: float, gpus: int) -> float: ...
+@overload
+def per_gpu(tok_s: float | None, gpus: int) -> float | None: ...
 def per_gpu(tok_s: float | None, gpus: int) -> float | None:
     """A deployment's tok/s per GPU: over ALL the GPUs it deployed (a disaggregated one's
     prefill and decode pools both), whatever the basis (output, input, total). The one

@@ -160,7 +160,7 @@ def deployment_curves(
             points.append(
                 SloPoint(
                     label or f"#{point.ordinal}",
-                    figures.per_gpu(tput, gpus) or 0.0,
+                    figures.per_gpu(tput, gpus),
                     point_metrics(point),
                     success_rate=point.success_rate,
                 )
