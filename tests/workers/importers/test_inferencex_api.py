@@ -225,3 +225,35 @@ def test_a_recipe_states_the_kv_cache_and_draft_tokens_its_flags_set():
     recipe = {"flags": ["--speculative-num-draft-tokens=4", "--kv-cache-dtype auto"]}
     facts = inferencex_recipe.recipe_facts(recipe, {**deployment, "speculative": {"method": "mtp"}})
     assert facts == {"speculative": {"method": "mtp", "draft_tokens": 4}}
+
+
+def test_every_disaggregated_row_adds_up_on_its_pools_but_eight_gb200_rows_kept_as_written():
+    # total x (P+D) = output x D + input x P: the source's own identity, so the stored
+    # totals add up (total = output + input) for every disaggregated row but eight. Those
+    # eight (GB200 dynamo, 2025-12, not multinode) state each pool as the whole deployment
+    # (P = D = its TP); their figures add up with P + D = that TP instead. They are stored as
+    # written, not dropped, for the row audit to flag.
+    latest = inferencex_api.benchmark_rows(rows("benchmarks.json"), "latest")
+    history = inferencex_api.benchmark_rows(rows("benchmarks-history.json"), "history")
+    split = [r.row for r in inferencex_api.merged(history, latest) if r.row["disagg"]]
+    contradicted = []
+    for row in split:
+        [document] = inferencex_api.document_rows(
+            inferencex_api.benchmark_rows([row], "one"), source=SOURCE
+        )
+        t = document.points[0].throughput
+        if t.total_tok_s != pytest.approx(t.output_tok_s + t.input_tok_s, rel=1e-6):
+            contradicted.append(row)
+    assert len(split) - len(contradicted) == 537
+    assert len(contradicted) == 8
+    for row in contradicted:
+        assert row["hardware"] == "gb200" and not row["is_multinode"]
+        assert row["num_prefill_gpu"] == row["num_decode_gpu"] == row["prefill_tp"]
+        m, stated = row["metrics"], row["num_prefill_gpu"]
+        # The decode pool the figures imply when both pools together are the stated TP.
+        decode = (
+            stated
+            * (m["input_tput_per_gpu"] - m["tput_per_gpu"])
+            / (m["input_tput_per_gpu"] - m["output_tput_per_gpu"])
+        )
+        assert decode == pytest.approx(round(decode), abs=1e-6) and 0 < round(decode) < stated
