@@ -8,7 +8,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from ninja import Schema
 
-from workers.result_fields import json_path
+from workers.result_fields import error_loc, json_path
 from workers.results import error_message
 
 
@@ -79,7 +79,7 @@ def error_items(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Ninja/pydantic errors as [{"path": "points[3].latency_ms.ttft.p99", "message": ...}]."""
     items: list[dict[str, str]] = []
     for error in errors:
-        loc = list(error.get("loc", ()))
+        loc = list(error_loc(error))
         if loc and loc[0] in _LOCATIONS:
             loc = loc[1:]
         # A parameter's own name ("document", "payload", a query schema's "query") is not

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 Better = Literal["higher", "lower"]
 Kind = Literal["input", "output", "total"]
@@ -266,6 +266,21 @@ class Reading:
     stated: bool = True
     low: float | None = None
     high: float | None = None
+
+
+@overload
+def per_gpu(tok_s: float, gpus: int) -> float: ...
+@overload
+def per_gpu(tok_s: float | None, gpus: int) -> float | None: ...
+def per_gpu(tok_s: float | None, gpus: int) -> float | None:
+    """A deployment's tok/s per GPU: over ALL the GPUs it deployed (a disaggregated one's
+    prefill and decode pools both), whatever the basis (output, input, total). The one
+    per-GPU division every page and the answer use (issue 51): a source's per-pool rates
+    (InferenceX's output per decode GPU) are converted to whole-deployment totals when
+    imported and never read as per-GPU figures."""
+    if tok_s is None:
+        return None
+    return tok_s / max(gpus, 1)
 
 
 def throughput(

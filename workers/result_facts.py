@@ -14,6 +14,7 @@ from workers import slo as slo_rule
 from workers.result_fields import (
     MAX_EXTRA_BYTES,
     Count,
+    FieldProblem,
     NonNegative,
     Rate,
     ShortText,
@@ -129,6 +130,20 @@ class Deployment(StrictModel):
     multinode: bool | None = Field(None, description="served across nodes; None: not stated")
     engine_flags: list[str] = Field(default_factory=list, max_length=500)
     notes: str | None = Field(None, max_length=2000)
+
+    @model_validator(mode="after")
+    def _gpus_are_the_pools(self) -> Deployment:
+        # Every per-GPU figure is over the deployment's GPUs: a disaggregated one's GPUs are
+        # its pools', or each figure of it would read (P+D)/gpus times what was measured.
+        pools = self.disaggregation
+        if pools is not None and self.gpus != pools.prefill_gpus + pools.decode_gpus:
+            raise FieldProblem(
+                "gpus",
+                f"is {self.gpus}, but a disaggregated deployment's GPUs are its pools': "
+                f"prefill_gpus + decode_gpus = {pools.prefill_gpus} + {pools.decode_gpus} = "
+                f"{pools.prefill_gpus + pools.decode_gpus}",
+            )
+        return self
 
 
 class SloBound(StrictModel):

@@ -93,6 +93,24 @@ def json_problem(value: Any, limit: int = MAX_JSON_DEPTH) -> str | None:
     return None
 
 
+class FieldProblem(ValueError):
+    """A model's cross-field check that is about one of its fields: the error's path names
+    that field (`deployment.gpus`), not only the model (`deployment`)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def error_loc(error: Any) -> tuple[int | str, ...]:
+    """A pydantic error's location, down to the field a FieldProblem names."""
+    loc = tuple(error["loc"])
+    problem = (error.get("ctx") or {}).get("error")
+    if isinstance(problem, FieldProblem):
+        return (*loc, problem.field)
+    return loc
+
+
 def json_path(loc: tuple[int | str, ...]) -> str:
     """('points', 3, 'latency_ms', 'ttft', 'p99') -> 'points[3].latency_ms.ttft.p99'."""
     path = ""
@@ -107,5 +125,5 @@ def json_path(loc: tuple[int | str, ...]) -> str:
 def validation_problems(exc: ValidationError) -> str:
     """Every problem pydantic found, one 'path: message' each, joined for one error line."""
     return "; ".join(
-        f"{json_path(tuple(e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
+        f"{json_path(error_loc(e))}: {e['msg']}" for e in exc.errors(include_url=False)
     )

@@ -34,6 +34,7 @@ from workers.result_fields import (
     Size,
     StrictModel,
     TokenTotal,
+    error_loc,
     json_path,
 )
 
@@ -514,7 +515,7 @@ def parse_document[D: ResultDocument](
         raise DocumentError([(exc.key, message)]) from None
     except ValidationError as exc:
         raise DocumentError(
-            [(json_path(tuple(e["loc"])), error_message(e)) for e in exc.errors(include_url=False)]
+            [(json_path(error_loc(e)), error_message(e)) for e in exc.errors(include_url=False)]
         ) from None
 
 

@@ -105,7 +105,7 @@ def deployment_usd_per_mtok(usd_per_gpu_hour: float, gpus: int, tok_per_s: float
     """$/Mtok for a deployment whose `tok_per_s` is the total across its `gpus`."""
     gpu_count = require_gpus(gpus)
     throughput = require_positive("tok_per_s", tok_per_s)
-    return usd_per_mtok(usd_per_gpu_hour, throughput / gpu_count)
+    return usd_per_mtok(usd_per_gpu_hour, figures.per_gpu(throughput, gpu_count))
 
 
 def require_gpus(gpus: int) -> int:
@@ -171,14 +171,14 @@ def mtok_costs(
     if in_weight + out_weight == 0:
         raise CostInputError("mix", "input and output weights cannot both be zero")
 
-    input_cost = usd_per_mtok(price, input_tps / gpus)
+    input_cost = usd_per_mtok(price, figures.per_gpu(input_tps, gpus))
     cached_cost: float | None = None
     uncached_cost: float | None = None
     if cached_input_usd_per_mtok is not None:
         cached_cost = require_non_negative("cached_input_usd_per_mtok", cached_input_usd_per_mtok)
         uncached_cost = _uncached_input_cost(input_cost, cached_cost, throughput.cached_input_share)
-    output_cost = usd_per_mtok(price, output_tps / gpus)
-    total_cost = usd_per_mtok(price, (input_tps + output_tps) / gpus)
+    output_cost = usd_per_mtok(price, figures.per_gpu(output_tps, gpus))
+    total_cost = usd_per_mtok(price, figures.per_gpu(input_tps + output_tps, gpus))
     # Pricing cached tokens apart only moves cost between input tokens: on average an
     # input token still pays `input_cost`, so the blend does not change.
     blended = (in_weight * input_cost + out_weight * output_cost) / (in_weight + out_weight)
@@ -285,11 +285,12 @@ def priced_throughput(
         output_tokens=output_tokens,
     )
     if reading.stated:
-        per_gpu = reading.value / gpus if reading.value is not None else None
-        return PricedThroughput(basis, per_gpu, usd(per_gpu))
-    if reading.low is None or reading.high is None:
+        tok = figures.per_gpu(reading.value, gpus)
+        return PricedThroughput(basis, tok, usd(tok))
+    low, high = figures.per_gpu(reading.low, gpus), figures.per_gpu(reading.high, gpus)
+    if low is None or high is None:
         return PricedThroughput(basis, None, None, stated=False)
-    readings = (reading.low / gpus, reading.high / gpus)
+    readings = (low, high)
     usd_readings = sorted(u for u in (usd(readings[0]), usd(readings[1])) if u is not None)
     return PricedThroughput(
         basis,

@@ -160,7 +160,7 @@ def deployment_curves(
             points.append(
                 SloPoint(
                     label or f"#{point.ordinal}",
-                    tput / gpus,
+                    figures.per_gpu(tput, gpus),
                     point_metrics(point),
                     success_rate=point.success_rate,
                 )

@@ -85,7 +85,12 @@ def pareto_figure(
     y_title = y_title.format(basis=basis)
     names = names or {}
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    # A point the tables refuse (client-bound, prompts off their length: its "invalid"
+    # reason) is never on a front or a series' line: drawn apart, hollow, with its reason.
+    invalid = [p for p in points if p.get("invalid")]
     for point in points:
+        if point.get("invalid"):
+            continue
         key = point.get(series, point.get("group"))
         groups[names.get(key, str(key))].append(point)
     by_accelerator = _accelerator_series(groups, series)
@@ -122,6 +127,11 @@ def pareto_figure(
                 **series_style(group, accelerator=by_accelerator.get(group)),
             }
         )
+    hollow = sorted(
+        (p for p in invalid if p.get(x) is not None and p.get(y) is not None), key=lambda p: p[x]
+    )
+    if traces and hollow:
+        traces.append(_invalid_trace(hollow, x=x, y=y, x_title=x_title, y_title=y_title))
     if not traces:
         measured = [p for p in points if p.get(y) is not None]
         reason = (
@@ -137,6 +147,25 @@ def pareto_figure(
         )
         return empty_figure(title, reason)
     return chart_figure(traces, title=title, x_title=x_title, y_title=y_title)
+
+
+def _invalid_trace(
+    shown: list[dict[str, Any]], *, x: str, y: str, x_title: str, y_title: str
+) -> dict[str, Any]:
+    """The points the tables refuse, hollow, each with its reason: never a front."""
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": "not valid (never ranked)",
+        "x": [p[x] for p in shown],
+        "y": [p[y] for p in shown],
+        "text": [f"{p['config']} · not valid: {p['invalid']}" for p in shown],
+        "customdata": [f"/runs/{p['run_id']}/" for p in shown],
+        "hovertemplate": (
+            f"%{{text}}<br>{x_title}: %{{x:.3g}}<br>{y_title}: %{{y:.4g}}<extra>not valid</extra>"
+        ),
+        "marker": {"symbol": "circle-open", "size": 9, "color": "#6b7280", "line": {"width": 1.5}},
+    }
 
 
 def cdf_figure(series: dict[str, list[float]], *, title: str, x_title: str) -> Figure:

@@ -10,6 +10,7 @@ from apps.catalog.models import Deployment
 from apps.leaderboard.selectors import Board, Row, leaderboard_rows
 from apps.runs.models import Run
 from apps.runs.selectors import runs_visible
+from workers.figures import per_gpu
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def published_cells(*, model: str, source_key: str, org: Organization | None) ->
                 "points": [
                     {
                         "concurrency": p.concurrency,
-                        "total_per_gpu": p.total_tok_s / d.gpus if p.total_tok_s else None,
+                        "total_per_gpu": per_gpu(p.total_tok_s, d.gpus),
                         "ttft_p50_ms": (p.latency_ms.get("ttft") or {}).get("p50"),
                         "tpot_p50_ms": (p.latency_ms.get("tpot") or {}).get("p50"),
                     }

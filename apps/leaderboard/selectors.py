@@ -417,6 +417,10 @@ def chart_points(*, run_ids: list[int], board: Board) -> list[dict[str, Any]]:
         "unlabelled_tok_s",
         "interactivity_p50",
         "e2el_p50_ms",
+        # What the one validity rule reads (workers.figures.PointView), as the tables do.
+        "client_bound",
+        "prompt_length_mismatch_rate",
+        "success_rate",
     )
     out = []
     for r in rows:
@@ -454,6 +458,9 @@ def chart_points(*, run_ids: list[int], board: Board) -> list[dict[str, Any]]:
                 "tok_per_mw": tput / kw * 1000 if tput and kw else None,
                 "interactivity": row["interactivity_p50"],
                 "e2el_s": row["e2el_p50_ms"] / 1000 if row["e2el_p50_ms"] is not None else None,
+                # A point the tables refuse is drawn hollow with this reason, never on a
+                # front (charts.pareto_figure): None when it may stand for its deployment.
+                "invalid": figures.PointView.of(row).invalid_reason(),
             }
         )
     return out

@@ -16,6 +16,7 @@ from typing import Any
 from apps.catalog import slo_tiers
 from workers import slo as slo_rule
 from workers.figures import PointView, throughput
+from workers.figures import per_gpu as per_deployed_gpu
 
 MEETS, MISSES, UNVERIFIED = 1, 0, -1
 STATUS_CODES = {"meets": MEETS, "misses": MISSES, "cannot_check": UNVERIFIED}
@@ -115,7 +116,7 @@ def best_point(
         if tput is None:
             continue
         status = slo_status(point, slo)
-        candidates.append((rank[status], tput / gpus, point.point_id, status))
+        candidates.append((rank[status], per_deployed_gpu(tput, gpus), point.point_id, status))
     if not candidates:
         return None
     _, per_gpu, point_id, status = max(candidates)

@@ -18,9 +18,17 @@ How rows become runs:
 - The run's idempotency key hashes its rows' keys: the same rows are the same run.
 
 Units, as InferenceX's process_result.py writes them: latencies in seconds without a suffix
-(converted to ms), throughputs in tokens per second PER GPU of the deployment (we store totals,
-per-GPU figure x GPUs, and keep the per-GPU figures as written). For a disaggregated row the
-deployment's GPUs are both pools (`num_prefill_gpu + num_decode_gpu`). For an aggregated row
+(converted to ms), throughputs in tokens per second per GPU of a stated pool. We store
+whole-deployment totals (each figure times its own denominator) and keep the per-pool figures
+as written, with the pool each one is over (`figures_as_written[conc].per_gpu` and
+`.per_gpu_over`). For a disaggregated row the deployment's GPUs are both pools
+(`num_prefill_gpu + num_decode_gpu`) and the denominators differ by figure (`POOL_OF`): total
+over both pools, output over the DECODE pool, input over the PREFILL pool (SemiAnalysisAI/
+InferenceX utils/process_result.py, the multinode branch, at 843c6254ff69 2026-08-21:
+`tput_per_gpu = total / (prefill_gpus + decode_gpus)`, `output_tput_per_gpu = output /
+decode_gpus`, `input_tput_per_gpu = (total - output) / prefill_gpus`; so since #177,
+450d834a9 2025-11-05). Multiplying all three by both pools overstated a disaggregated run's
+output by (P+D)/D and its input by (P+D)/P. For an aggregated row
 the two pools are one (InferenceX repeats the same numbers) and its GPUs are its TP: the
 per-GPU figures are per TP GPU, as InferenceX's process_result.py divides them, while
 `num_decode_gpu` is TP x EP (64 for sglang's TP8 EP8, which runs on 8 GPUs). Checked on the
@@ -110,6 +118,18 @@ THROUGHPUTS = {
     "tput_per_gpu": "total_tok_s",
     "output_tput_per_gpu": "output_tok_s",
     "input_tput_per_gpu": "input_tok_s",
+}
+# The pool each per-GPU figure of a disaggregated row is over (process_result.py's multinode
+# branch, cited above): its whole-deployment total is the figure times that pool's GPUs.
+POOL_OF = {
+    "tput_per_gpu": ("prefill_gpus", "decode_gpus"),
+    "output_tput_per_gpu": ("decode_gpus",),
+    "input_tput_per_gpu": ("prefill_gpus",),
+}
+POOL_WORDS = {
+    ("prefill_gpus", "decode_gpus"): "all GPUs (prefill + decode)",
+    ("decode_gpus",): "decode GPUs",
+    ("prefill_gpus",): "prefill GPUs",
 }
 # Figures with no slot in the schema, kept as written per point.
 KEPT_AS_WRITTEN = frozenset(
@@ -343,9 +363,28 @@ def evaluated_configuration(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def _point(row: dict[str, Any], gpus: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def denominators(deployment: dict[str, Any]) -> dict[str, int]:
+    """The GPUs each per-GPU figure of a row is over: one pool's or both pools' for a
+    disaggregated deployment (POOL_OF), the deployment's GPUs for an aggregated one."""
+    pools = deployment.get("disaggregation")
+    if not pools:
+        return dict.fromkeys(THROUGHPUTS, int(deployment["gpus"]))
+    return {theirs: sum(int(pools[p]) for p in POOL_OF[theirs]) for theirs in THROUGHPUTS}
+
+
+def pool_words(deployment: dict[str, Any]) -> dict[str, str]:
+    """What each per-GPU figure is over, in words, kept beside the figures as written."""
+    if not deployment.get("disaggregation"):
+        return dict.fromkeys(THROUGHPUTS, "all GPUs")
+    return {theirs: POOL_WORDS[POOL_OF[theirs]] for theirs in THROUGHPUTS}
+
+
+def _point(
+    row: dict[str, Any], deployment: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the point, the figures kept as written for it)."""
     metrics = row["metrics"]
+    over = denominators(deployment)
     latency: dict[str, dict[str, float]] = {}
     for metric in LATENCY_METRICS:
         for stat in STATISTICS:
@@ -355,7 +394,7 @@ def _point(row: dict[str, Any], gpus: int) -> tuple[dict[str, Any], dict[str, An
     point: dict[str, Any] = {
         "concurrency": row["conc"],
         "throughput": {
-            ours: metrics[theirs] * gpus
+            ours: metrics[theirs] * over[theirs]
             for theirs, ours in THROUGHPUTS.items()
             if theirs in metrics
         },
@@ -364,7 +403,10 @@ def _point(row: dict[str, Any], gpus: int) -> tuple[dict[str, Any], dict[str, An
     if "median_intvty" in metrics:
         point["interactivity_tok_s_user"] = {"p50": metrics["median_intvty"]}
     kept = {k: v for k, v in metrics.items() if k in KEPT_AS_WRITTEN}
+    # The source's per-pool rates as written, and the pool each is over: diagnostics, never
+    # read as per-GPU figures of the deployment (those are derived over all its GPUs).
     kept["per_gpu"] = {k: metrics[k] for k in THROUGHPUTS if k in metrics}
+    kept["per_gpu_over"] = {k: w for k, w in pool_words(deployment).items() if k in metrics}
     return point, kept
 
 
@@ -397,7 +439,7 @@ def _run_document(members: list[BenchmarkRow], source: Source) -> ResultDocument
     name, family = model_of(str(first["model"]))
     points, kept = [], {}
     for member in members:
-        point, figures = _point(member.row, deployment["gpus"])
+        point, figures = _point(member.row, deployment)
         points.append(point)
         kept[str(member.row["conc"])] = figures
     sequence = (int(first["isl"]), int(first["osl"]))

@@ -27,6 +27,7 @@ from apps.costs.formulas import (
     require_positive,
     tok_per_s_per_mw,
 )
+from workers import figures
 
 router = Router()
 
@@ -53,7 +54,7 @@ def mtok(request: HttpRequest, query: Query[MtokQuery]):
         "token_kind": query.token_kind,
         "tok_per_s": tput,
         "gpus": gpus,
-        "tok_per_s_per_gpu": tput / gpus,
+        "tok_per_s_per_gpu": figures.per_gpu(tput, gpus),
         "usd_per_hour": price.usd_per_gpu_hour * gpus,
         "price": price_out(price),
         "kw_per_gpu": kw,

@@ -28,6 +28,8 @@ def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
         p.marks = marks.get(p.ordinal, [])
         # The latency cell, as the board shows it ("TTFT p50 / p99").
         p.latency = [getattr(p, f.column) for f in map(figures.figure, figures.BOARD_LATENCY)]
+        # Over every GPU the deployment deployed (both pools of a disaggregated one).
+        p.output_tok_s_per_gpu = figures.per_gpu(p.output_tok_s, run.deployment.gpus)
     latency = run_selectors.run_latency_series(run=run)
     tier = request.GET.get("tier") or "owning_hyperscaler"
     asked = asked_price_set(request.GET)
@@ -87,7 +89,7 @@ def _points_table(run: Run, points: list) -> list[dict[str, Any]]:
             "concurrency": p.concurrency,
             "request_rate": p.request_rate,
             "output_tok_s": p.output_tok_s,
-            "output_tok_s_per_gpu": p.output_tok_s / gpus if p.output_tok_s else None,
+            "output_tok_s_per_gpu": figures.per_gpu(p.output_tok_s, gpus),
             "total_tok_s": p.total_tok_s,
             "unlabelled_tok_s": p.unlabelled_tok_s,
             **{f.column: getattr(p, f.column) for f in map(figures.figure, figures.RUN_POINTS)},

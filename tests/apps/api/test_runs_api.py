@@ -62,6 +62,20 @@ def test_validation_errors_name_the_field_path_and_store_nothing(client, documen
     assert (Run.objects.count(), Point.objects.count(), RequestRecord.objects.count()) == (0, 0, 0)
 
 
+def test_it_refuses_a_disaggregated_deployment_whose_gpus_are_not_its_pools(client, document, auth):
+    # 8 GPUs stated over pools of 8 + 16: every per-GPU figure would read 3x too good.
+    document["deployment"]["gpus"] = 8
+    document["deployment"]["disaggregation"] = {"prefill_gpus": 8, "decode_gpus": 16}
+    response = post_run(client, document, **auth)
+    assert response.status_code == 422
+    detail = {item["path"]: item["message"] for item in response.json()["detail"]}
+    assert list(detail) == ["deployment.gpus"]
+    assert "8 + 16 = 24" in detail["deployment.gpus"]
+    assert Run.objects.count() == 0
+    document["deployment"]["gpus"] = 24
+    assert post_run(client, document, **auth).status_code == 201
+
+
 def test_a_body_that_is_not_json_is_a_clear_4xx(client, auth):
     response = client.post(
         "/api/v1/runs", data="{not json", content_type="application/json", **auth

@@ -100,11 +100,17 @@ def test_loadreference_stores_every_inferencex_row_with_its_own_figures_once(sna
         assert run.started_at.date().isoformat() == r["date"], where
         assert run.source_url == r["run_url"] and r["run_url"] in run.source_citation
         assert point.concurrency == r["conc"], where
-        # Per-GPU figures as written, from the stored totals.
+        # Per-GPU figures as written, from the stored totals: a disaggregated row's output
+        # is per decode GPU, its input per prefill GPU, its total per GPU of both pools.
+        over = {
+            "tput_per_gpu": gpus,
+            "output_tput_per_gpu": r["num_decode_gpu"] if r["disagg"] else gpus,
+            "input_tput_per_gpu": r["num_prefill_gpu"] if r["disagg"] else gpus,
+        }
         for theirs, ours in inferencex_api.THROUGHPUTS.items():
             value = getattr(point, ours)
             if theirs in metrics:
-                assert value / gpus == pytest.approx(metrics[theirs], rel=1e-12), where
+                assert value / over[theirs] == pytest.approx(metrics[theirs], rel=1e-12), where
             else:
                 assert value is None, where
         # Every latency statistic the row states, in ms; none it does not state.

@@ -215,3 +215,25 @@ def test_a_latest_run_without_a_rankable_point_hides_the_row_instead_of_an_older
     assert rows_of(client.get("/?scenario=seed-20k-1k-60&format=csv")) == []
     best = rows_of(client.get("/?scenario=seed-20k-1k-60&rule=best&format=csv"))
     assert len(best) == 1
+
+
+def test_a_client_bound_point_that_would_lead_the_front_is_drawn_hollow_off_it(client, org):
+    doc = document()
+    # c=64 would beat every other level on both axes, but the load generator was the limit.
+    doc["points"][-1].update(client_bound=True, interactivity_tok_s_user={"p50": 400})
+    doc["points"][-1]["throughput"]["output_tok_s"] = 90_000
+    run = run_ingest(document=doc, org=org).run
+    other = run_ingest(document=document(accelerator="B200", quantization="FP8"), org=org).run
+    compared = f"/compare/?d={run.deployment_id}&d={other.deployment_id}&scenario=seed-20k-1k-60"
+    pages = {
+        "board": client.get("/?scenario=seed-20k-1k-60").context["pareto_interactivity"],
+        "compare": client.get(compared).context["chart"],
+    }
+    for page, figure in pages.items():
+        traces = {t["name"]: t for t in figure["data"]}
+        hollow = traces.pop("not valid (never ranked)")
+        assert hollow["x"] == [400] and hollow["marker"]["symbol"] == "circle-open", page
+        assert hollow["text"][0].endswith("not valid: client-bound"), page
+        drawn = [x for t in traces.values() for x in t["x"]]
+        assert 400 not in drawn and drawn, page  # the front is the valid levels'
+        assert max(y for t in traces.values() for y in t["y"]) == 3000 / 8, page

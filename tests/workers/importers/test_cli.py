@@ -78,3 +78,18 @@ def test_submit_needs_a_token(monkeypatch, capsys):
 def test_the_submit_url_may_be_the_server_or_its_runs_endpoint():
     assert server_base("http://host:8000/") == "http://host:8000"
     assert server_base("http://host:8000/api/v1/runs/") == "http://host:8000"
+
+
+def test_it_refuses_a_document_whose_gpus_are_not_its_pools_and_exits_2(tmp_path, capsys):
+    from tests.conftest import example
+
+    document = example()
+    document["deployment"]["gpus"] = 8
+    document["deployment"]["disaggregation"] = {"prefill_gpus": 8, "decode_gpus": 16}
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(document))
+    # Refused before anything is sent: the server named is never reached.
+    args = ["import", str(path), "--submit", "http://127.0.0.1:9", "--token", "t"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "deployment.gpus: is 8" in err and "8 + 16 = 24" in err

@@ -83,6 +83,45 @@ def test_a_disaggregated_row_counts_both_pools_and_keeps_their_layout():
     assert document.deployment.parallelism.tp is None  # stated per pool, not overall
 
 
+def test_a_disaggregated_rows_rates_are_each_multiplied_by_their_own_pool():
+    # InferenceX states output per decode GPU, input per prefill GPU, total per GPU of both.
+    row = next(
+        r
+        for r in rows("benchmarks.json")
+        if r["disagg"] and r["is_multinode"] and r["num_prefill_gpu"] != r["num_decode_gpu"]
+    )
+    [document] = inferencex_api.document_rows(
+        inferencex_api.benchmark_rows([row], "one"), source=SOURCE
+    )
+    m, p, d = row["metrics"], row["num_prefill_gpu"], row["num_decode_gpu"]
+    throughput = document.points[0].throughput
+    assert throughput.output_tok_s == pytest.approx(m["output_tput_per_gpu"] * d, rel=1e-12)
+    assert throughput.input_tok_s == pytest.approx(m["input_tput_per_gpu"] * p, rel=1e-12)
+    assert throughput.total_tok_s == pytest.approx(m["tput_per_gpu"] * (p + d), rel=1e-12)
+    # The source's own identity, so the stored totals add up.
+    assert throughput.total_tok_s == pytest.approx(
+        throughput.output_tok_s + throughput.input_tok_s, rel=1e-6
+    )
+    kept = document.environment.extra["inferencex"]["figures_as_written"][str(row["conc"])]
+    assert kept["per_gpu"]["output_tput_per_gpu"] == m["output_tput_per_gpu"]
+    assert kept["per_gpu_over"] == {
+        "tput_per_gpu": "all GPUs (prefill + decode)",
+        "output_tput_per_gpu": "decode GPUs",
+        "input_tput_per_gpu": "prefill GPUs",
+    }
+
+
+def test_an_aggregated_rows_rates_are_all_over_its_gpus():
+    row = next(r for r in rows("benchmarks.json") if not r["disagg"])
+    [document] = inferencex_api.document_rows(
+        inferencex_api.benchmark_rows([row], "one"), source=SOURCE
+    )
+    gpus, m = document.deployment.gpus, row["metrics"]
+    throughput = document.points[0].throughput
+    assert throughput.output_tok_s == pytest.approx(m["output_tput_per_gpu"] * gpus, rel=1e-12)
+    assert throughput.input_tok_s == pytest.approx(m["input_tput_per_gpu"] * gpus, rel=1e-12)
+
+
 def test_the_file_formats_are_sniffed_and_imported_without_facts():
     data = (SNAPSHOT / "evaluations.json").read_bytes()
     assert sniff(data, "evaluations.json") == "inferencex-api-evaluations"
@@ -186,3 +225,35 @@ def test_a_recipe_states_the_kv_cache_and_draft_tokens_its_flags_set():
     recipe = {"flags": ["--speculative-num-draft-tokens=4", "--kv-cache-dtype auto"]}
     facts = inferencex_recipe.recipe_facts(recipe, {**deployment, "speculative": {"method": "mtp"}})
     assert facts == {"speculative": {"method": "mtp", "draft_tokens": 4}}
+
+
+def test_every_disaggregated_row_adds_up_on_its_pools_but_eight_gb200_rows_kept_as_written():
+    # total x (P+D) = output x D + input x P: the source's own identity, so the stored
+    # totals add up (total = output + input) for every disaggregated row but eight. Those
+    # eight (GB200 dynamo, 2025-12, not multinode) state each pool as the whole deployment
+    # (P = D = its TP); their figures add up with P + D = that TP instead. They are stored as
+    # written, not dropped, for the row audit to flag.
+    latest = inferencex_api.benchmark_rows(rows("benchmarks.json"), "latest")
+    history = inferencex_api.benchmark_rows(rows("benchmarks-history.json"), "history")
+    split = [r.row for r in inferencex_api.merged(history, latest) if r.row["disagg"]]
+    contradicted = []
+    for row in split:
+        [document] = inferencex_api.document_rows(
+            inferencex_api.benchmark_rows([row], "one"), source=SOURCE
+        )
+        t = document.points[0].throughput
+        if t.total_tok_s != pytest.approx(t.output_tok_s + t.input_tok_s, rel=1e-6):
+            contradicted.append(row)
+    assert len(split) - len(contradicted) == 537
+    assert len(contradicted) == 8
+    for row in contradicted:
+        assert row["hardware"] == "gb200" and not row["is_multinode"]
+        assert row["num_prefill_gpu"] == row["num_decode_gpu"] == row["prefill_tp"]
+        m, stated = row["metrics"], row["num_prefill_gpu"]
+        # The decode pool the figures imply when both pools together are the stated TP.
+        decode = (
+            stated
+            * (m["input_tput_per_gpu"] - m["tput_per_gpu"])
+            / (m["input_tput_per_gpu"] - m["output_tput_per_gpu"])
+        )
+        assert decode == pytest.approx(round(decode), abs=1e-6) and 0 < round(decode) < stated
