@@ -34,10 +34,10 @@ def test_asked_the_claim_page_shows_the_projected_ratio_apart_from_the_verdict(c
 
 
 def test_the_claim_of_a_model_without_a_published_run_gets_no_other_models_projection(client):
-    # the default claim's model is DeepSeek-R1: shipped architecture, no published MI355X
-    # single stream, so no projection (never GLM 5.2's in its place)
+    # DeepSeek-R1: shipped architecture, no published MI355X single stream, so no projection
+    # (never GLM 5.2's, the checker's default claim's model, in its place)
     call_command("loadreference", no_inferencex=True, verbosity=0)
-    asked = client.get(CLAIM + "&projected=1").content.decode()
+    asked = client.get(CLAIM + "&model=DeepSeek-R1-0528&projected=1").content.decode()
     section = asked[asked.index('id="projected-claim"') :]
     assert "projected-cost-ratio" not in section and "GLM 5.2" not in section
     assert "no published single-stream run of this model" in section
