@@ -254,14 +254,14 @@ def _other_bases(points: Sequence[Measured]) -> dict[tuple[int, TokenKind], floa
 def read(asked: EconAsk, *, org: Organization | None) -> Reading:
     """Each accelerator's answer-rule point for the question (output basis, the board's and
     the answer's), priced at the asked tier of the price set in force."""
-    scenario = _scenario(asked.scenario, org)
-    slo = asked.slo.resolve(scenario)
     tokens = token_prices(
         asked.model,
         input_price=asked.input_price,
         cached_input_price=asked.cached_input_price,
         output_price=asked.output_price,
     )
+    scenario = _scenario(asked.scenario, org)
+    slo = asked.slo.resolve(scenario)
     book = price_book(org=org, prices_as_of=asked.prices_as_of)
     prices = gpu_hour_prices(
         org=org, tier=asked.price_tier, own=asked.own_prices, prices_as_of=asked.prices_as_of
