@@ -301,6 +301,12 @@ def feed_csv(rows: list[dict[str, Any]]) -> str:
     "/tco-feed",
     response={200: dict[str, Any], 422: Errors},
     summary="One row per configuration × SLO tier × price tier (JSON, or CSV with format=csv)",
+    # format=csv answers the same rows as a CSV (docs/tco-feed.md): the document says so.
+    openapi_extra={
+        "responses": {
+            200: {"content": {"text/csv": {"schema": {"type": "string"}}}},
+        }
+    },
 )
 def tco_feed(request: HttpRequest, query: Query[FeedQuery]):
     """docs/tco-feed.md describes the columns. Anonymous reads carry an ETag (the site's

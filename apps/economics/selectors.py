@@ -251,6 +251,21 @@ def _other_bases(points: Sequence[Measured]) -> dict[tuple[int, TokenKind], floa
     return found
 
 
+def _gpu_hour_prices(
+    asked: EconAsk, org: Organization | None
+) -> tuple[PriceBook, dict[str, float]]:
+    """The price book in force and each SKU's $/GPU-hr at the asked tier (own prices on top),
+    as every money page prices; a tier no accelerator has is a CostInputError naming it."""
+    book = price_book(org=org, prices_as_of=asked.prices_as_of)
+    if not any(asked.price_tier in b.usd_per_gpu_hour for b in book.values()):
+        known = ", ".join(sorted({t for b in book.values() for t in b.usd_per_gpu_hour}))
+        raise CostInputError("tier", f"unknown price tier {asked.price_tier!r}; one of {known}")
+    prices = gpu_hour_prices(
+        org=org, tier=asked.price_tier, own=asked.own_prices, prices_as_of=asked.prices_as_of
+    )
+    return book, prices
+
+
 def read(asked: EconAsk, *, org: Organization | None) -> Reading:
     """Each accelerator's answer-rule point for the question (output basis, the board's and
     the answer's), priced at the asked tier of the price set in force."""
@@ -260,15 +275,9 @@ def read(asked: EconAsk, *, org: Organization | None) -> Reading:
         cached_input_price=asked.cached_input_price,
         output_price=asked.output_price,
     )
+    book, prices = _gpu_hour_prices(asked, org)
     scenario = _scenario(asked.scenario, org)
     slo = asked.slo.resolve(scenario)
-    book = price_book(org=org, prices_as_of=asked.prices_as_of)
-    prices = gpu_hour_prices(
-        org=org, tier=asked.price_tier, own=asked.own_prices, prices_as_of=asked.prices_as_of
-    )
-    if not any(asked.price_tier in b.usd_per_gpu_hour for b in book.values()):
-        known = sorted({t for b in book.values() for t in b.usd_per_gpu_hour})
-        raise CostInputError("tier", f"unknown price tier {asked.price_tier!r}; one of {known}")
     runs = answer_runs(org=org, model=asked.model, scenario=scenario)
     points = measured_points(runs, scenario=scenario, basis=TokenKind.OUTPUT, prices=prices)
     matching = [p for p in points if matches(p, asked.facts)]
@@ -443,12 +452,9 @@ def first_token(
     """For each TTFT p99 cap, the asked tier with its TTFT bound set to the cap (its
     interactivity floor kept, or the asked one): each accelerator's answer at that SLO (its
     best measured point meeting it, no interpolation), priced; the cheapest per vendor."""
+    book, prices = _gpu_hour_prices(asked, org)
     scenario = _scenario(asked.scenario, org)
     base = asked.slo.resolve(scenario)
-    book = price_book(org=org, prices_as_of=asked.prices_as_of)
-    prices = gpu_hour_prices(
-        org=org, tier=asked.price_tier, own=asked.own_prices, prices_as_of=asked.prices_as_of
-    )
     runs = answer_runs(org=org, model=asked.model, scenario=scenario)
     points = measured_points(runs, scenario=scenario, basis=TokenKind.OUTPUT, prices=prices)
     matching = [p for p in points if matches(p, asked.facts)]

@@ -15,6 +15,7 @@ CASES = [
     ({"gpus_per_node": "0"}, "gpus_per_node"),
     ({"scenario": "no-such-scenario"}, "scenario"),
     ({"serving": "both"}, "serving"),
+    ({"tier": "no-such-tier"}, "tier"),
 ]
 
 
