@@ -122,6 +122,7 @@ INSTALLED_APPS = [
     "apps.claims",
     "apps.trust",
     "apps.agents",
+    "apps.economics",
     # Sign-in: email + password, email verification, password reset (apps.accounts owns it).
     "allauth",
     "allauth.account",

@@ -19,6 +19,7 @@ from apps.api.middleware import as_unavailable, unavailable_response
 from apps.claims import checker_views
 from apps.claims import views as claims
 from apps.costs import views as costs
+from apps.economics import views as economics
 from apps.health import readyz
 from apps.jobs import views as jobs
 from apps.leaderboard.views import answer, board, compare, embed, pages
@@ -79,6 +80,11 @@ claims_urls = [
     path("", claims.ledger, name="ledger"),
     path("subscriptions/", claims.subscriptions, name="subscriptions"),
 ]
+economics_urls = [
+    path("margin/", economics.margin, name="margin"),
+    path("fleet/", economics.fleet, name="fleet"),
+    path("first-token/", economics.first_token, name="first-token"),
+]
 regressions_urls = [
     path("", regressions.regression_list, name="list"),
     path("<int:change_point_id>/", regressions.regression_detail, name="detail"),
@@ -135,6 +141,7 @@ urlpatterns = [
     path("methodology/", pages.methodology, name="methodology"),
     path("story/glm-5-2/", pages.story_glm, name="story-glm"),
     path("costs/", include((costs_urls, "costs"))),
+    path("economics/", include((economics_urls, "economics"))),
     path("regressions/", include((regressions_urls, "regressions"))),
     path("claims/", include((claims_urls, "claims"))),
     path("accuracy/", accuracy.accuracy_index, name="accuracy-index"),

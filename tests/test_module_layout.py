@@ -82,6 +82,8 @@ LAYERS = [
     "costs",
     "regressions",
     "claims",
+    # Margin, fleets and the TCO feed: reads the answer's points and the price book (costs).
+    "economics",
     "leaderboard",
     "jobs",
     "api",

@@ -28,6 +28,7 @@ from apps.claims.api import router as claims_router
 from apps.costs.api import router as costs_router
 from apps.costs.api.accelerators import router as accelerators_router
 from apps.costs.api.answer import router as answer_router
+from apps.economics.api import router as economics_router
 from apps.errors import FieldRefused
 from apps.imports.api import router as imports_router
 from apps.jobs.allowlist import EndpointRefused
@@ -196,6 +197,7 @@ api.add_router("/runs", runs_router)
 api.add_router("/imports", imports_router)
 api.add_router("/costs", costs_router)
 api.add_router("/compare", answer_router)
+api.add_router("/economics", economics_router)
 api.add_router("/accuracy", accuracy_router)
 api.add_router("/", catalog_router)
 api.add_router("/", accelerators_router)

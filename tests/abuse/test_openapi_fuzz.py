@@ -60,6 +60,15 @@ BEYOND_THE_SCHEMA = [
      r"give requests per day or peak requests/s.*|needs more than .*"),
     ("POST /api/v1/costs/(slo|capacity)", PRICED_BY, PRICE_CHOICE),
     ("GET /api/v1/compare/answer", r"a|b|model|scenario", r"no visible run.*"),
+    # Economics: a scenario nobody may see, a model with no shipped token price (then the
+    # three prices are asked), a price tier or SLO tier looked up, a feed's dated price set.
+    ("GET /api/v1/economics/(margin|fleet|first-token)", r"scenario", r"no visible run.*"),
+    ("GET /api/v1/economics/(margin|fleet)", r"(cached_)?(input|output)_price",
+     r"no list price ships for .*"),
+    ("GET /api/v1/economics/(margin|fleet|first-token)", r"tier", r"unknown price tier .*"),
+    ("GET /api/v1/economics/(margin|fleet|first-token)", r"slo", r"unknown SLO tier .*"),
+    ("GET /api/v1/economics/tco-feed", r"date",
+     r".* is neither a date \(YYYY-MM-DD\) nor a set .*|no price set was in force .*"),
     ("POST /api/v1/endpoints", r"deployment", r"give deployment_id, or model and deployment"),
     # An endpoint's URL against the operator's allowlist, its host, port and credentials.
     ("POST /api/v1/endpoints", r"url", r"(url|port|host) .*"),
