@@ -69,6 +69,10 @@ BEYOND_THE_SCHEMA = [
     ("GET /api/v1/economics/(margin|fleet|first-token)", r"slo", r"unknown SLO tier .*"),
     ("GET /api/v1/economics/tco-feed", r"date",
      r".* is neither a date \(YYYY-MM-DD\) nor a set .*|no price set was in force .*"),
+    # Two stored accuracy results compare item by item only when both kept their items and
+    # ran the same protocol and metric: a fact of the stored results, not of the request.
+    ("GET /api/v1/accuracy/compare", r"b",
+     r".*: the result has no per-item records|metrics differ: .*|protocols differ .*"),
     ("POST /api/v1/endpoints", r"deployment", r"give deployment_id, or model and deployment"),
     # An endpoint's URL against the operator's allowlist, its host, port and credentials.
     ("POST /api/v1/endpoints", r"url", r"(url|port|host) .*"),
