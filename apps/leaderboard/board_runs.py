@@ -178,6 +178,7 @@ def row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, An
         runs,
         scenario_id=scenario.pk if scenario is not None else None,
         deployments=_board_deployments(board),
+        believed_only=False,  # the board's rules hide flagged and unreviewed runs, marked
     )
     picked = list(
         Run.objects.filter(pk__in=[s.run_id for s in swept.values()])

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from apps.catalog.models import Deployment
 from apps.runs.models import MEASURED_AT, Run
@@ -50,14 +50,40 @@ class Sweep:
         return f"newer partial run{when} ({self.partial_levels} of {self.levels} levels)"
 
 
+# A self-reported run (posted with a token, not measured by a job of ours) that the public
+# sees waits for a reviewer's approval (apps/trust, the review queue) before a default view
+# ranks or prices it (issue 53). A private one is its organization's own to rank.
+AWAITING_REVIEW = Q(origin=Run.Origin.SUBMITTED, is_public=True) & ~Q(review__status="approved")
+BELIEVED_TEXT = (
+    "runs the row audit flagged, and public self-reported runs no reviewer has approved yet, "
+    "are left out unless asked for"
+)
+
+
+def awaits_review(run: Run, approved: bool) -> bool:
+    """AWAITING_REVIEW for one run in hand, `approved` its review's outcome."""
+    return run.origin == Run.Origin.SUBMITTED and run.is_public and not approved
+
+
+def believed(runs: QuerySet[Run]) -> QuerySet[Run]:
+    """The runs a default view ranks and prices (BELIEVED_TEXT): the one rule, beside the
+    board's rules (apps/trust/rules.py: "audit_passed", "reviewed" read the same facts)."""
+    return runs.filter(audit_flagged=False).exclude(AWAITING_REVIEW)
+
+
 def sweeps(
     runs: QuerySet[Run],
     *,
     scenario_id: int | None,
     deployments: QuerySet[Deployment] | None = None,
+    believed_only: bool = True,
 ) -> dict[int, Sweep]:
     """Deployment id -> its Sweep, among `runs` (already narrowed to what the caller may see
-    and asks for). `deployments` bounds the walk on PostgreSQL (default: those of `runs`)."""
+    and asks for). `deployments` bounds the walk on PostgreSQL (default: those of `runs`).
+    `believed_only`: among believed runs only (believed()); the board passes False and hides
+    the others by its rules, so that it can show them, marked, when a visitor asks."""
+    if believed_only:
+        runs = believed(runs)
     runs = runs.filter(levels__gt=0).annotate(measured_at=MEASURED_AT)
     if connection.vendor == "postgresql" and scenario_id is not None:
         return _by_index(runs, scenario_id, deployments)

@@ -13,6 +13,7 @@ from apps.accuracy.models import AccuracyResult
 from apps.errors import FieldRefused
 from apps.runs import summary
 from apps.runs.models import Point, Run
+from apps.runs.sweeps import awaits_review
 from apps.trust import rules
 from apps.trust.models import Review
 from workers.accuracy.stats import wilson_fraction
@@ -155,7 +156,15 @@ def rule_input(
         origin=run.origin,
         image=stated_image(run.document),
         stopped_early=(run.document or {}).get("stopped_early"),
+        audit_codes=tuple(r.get("code", "") for r in run.audit_reasons or []),
+        awaiting_review=awaits_review(run, _approved(run)),
     )
+
+
+def _approved(run: Run) -> bool:
+    if run.origin != Run.Origin.SUBMITTED or not run.is_public:
+        return False  # awaits_review reads no review for these
+    return Review.objects.filter(run_id=run.pk, status=Review.Status.APPROVED).exists()
 
 
 def stated_image(document: dict | None) -> str | None:
@@ -303,6 +312,10 @@ def review_propose(*, run: Run, actor: str) -> Review:
         review.decided_by = ""
         review.decided_at = None
         review.save()
+        run_rules_refresh(run=run)  # proposed again: an earlier approval no longer stands
+        from apps.runs.services import runs_version_bump
+
+        transaction.on_commit(runs_version_bump)
         audit_record(org=run.org, actor=actor, action="review.proposed", target=f"run {run.pk}")
     return review
 
@@ -316,13 +329,21 @@ def review_decide(*, review: Review, approve: bool, reason: str, actor: str) -> 
         review = Review.objects.select_for_update().select_related("run").get(pk=review.pk)
         if review.status != Review.Status.PROPOSED:
             raise ReviewError("review", f"this review is already {review.status}")
-        if approve and not review.run.rules_passed:
-            raise ReviewError("approve", "the run fails the board's rules: it cannot be approved")
+        failing = {f["rule"] for f in review.run.rules_failed} - rules.PASSED_BY_REVIEW
+        if approve and failing:
+            raise ReviewError(
+                "approve",
+                "the run fails the board's rules: it cannot be approved "
+                f"({', '.join(sorted(failing))})",
+            )
         review.status = Review.Status.APPROVED if approve else Review.Status.REJECTED
         review.reason = reason[:2000]
         review.decided_by = actor[:300]
         review.decided_at = timezone.now()
         review.save()
+        # An approval passes the "reviewed" rule: the run ranks from now on (a rejection
+        # leaves it waiting, off the default views).
+        run_rules_refresh(run=review.run)
         audit_record(
             org=review.run.org,
             actor=actor,
