@@ -31,10 +31,13 @@ THROUGHPUT_IDENTITY_TOLERANCE = 0.02
 # factor this wide leaves room for early stops (shorter outputs) and tokenizer differences.
 TOKEN_RATIO_FACTOR = 1.5
 # E2EL >= TTFT + (N - 1) x TPOT holds per request (TPOT is (E2EL - TTFT) / (N - 1)); over a
-# point's means it holds with N the mean output length. At p50 the sum of medians is not the
-# median of sums, and a source may state shorter outputs than the scenario asks for: allowed
-# this fraction below the sum.
-DECODE_TIME_TOLERANCE = 0.15
+# point's means it holds with N the mean output length, up to how lengths and TPOTs co-vary.
+# Where the document counts its output tokens, N is their mean and the sum may exceed E2EL
+# by this fraction; where N is the scenario's length (a source that counts none), outputs may
+# stop short of it: the shipped InferenceX rows sit down to 0.887 of the sum at the means
+# (their outputs average ~0.9 of the length), so 15% below.
+DECODE_TIME_TOLERANCE = 0.05
+DECODE_TIME_TOLERANCE_STATED_LENGTH = 0.15
 # Interactivity's p50 is 1000 / TPOT's p50 (a decreasing map keeps the median), up to the
 # interpolation between two middle requests: within this factor either way.
 INTERACTIVITY_FACTOR = 1.25
@@ -246,13 +249,15 @@ def _latencies(document: ResultDocument, where: str, point: Point) -> Iterator[R
                     "token cannot come after the last",
                 )
     n = _output_length(document, point)
+    counted = point.tokens is not None and bool(point.tokens.output)
+    slack = DECODE_TIME_TOLERANCE if counted else DECODE_TIME_TOLERANCE_STATED_LENGTH
     if ttft is not None and e2el is not None and tpot is not None and n is not None and n > 1:
         for name in ("mean", "p50"):
             first, last, step = getattr(ttft, name), getattr(e2el, name), getattr(tpot, name)
             if first is None or last is None or step is None:
                 continue
             floor = first + (n - 1) * step
-            if last < floor * (1 - DECODE_TIME_TOLERANCE):
+            if last < floor * (1 - slack):
                 yield Reason(
                     "e2el_below_decode",
                     (
@@ -261,8 +266,7 @@ def _latencies(document: ResultDocument, where: str, point: Point) -> Iterator[R
                         f"{where}.latency_ms.tpot.{name}",
                     ),
                     f"E2EL {name} {_g(last)} ms is below TTFT {_g(first)} + ({_g(n)} - 1) × "
-                    f"TPOT {_g(step)} = {_g(floor)} ms (allowed {DECODE_TIME_TOLERANCE:.0%} "
-                    "below)",
+                    f"TPOT {_g(step)} = {_g(floor)} ms (allowed {slack:.0%} below)",
                 )
                 break
     inter = point.interactivity_tok_s_user

@@ -136,6 +136,9 @@ class BoardPage:
     origin_text: str = ""
     # Deployments left off because their run fails the board's rules (the page says so).
     unchecked_hidden: int = 0
+    # Of the rows in this view, how many show a self-reported run waiting for a reviewer
+    # (the board's rule "reviewed"): off the default board, shown marked when asked for.
+    awaiting_review: int = 0
     tiers: list[str] = field(default_factory=list)
     run_ids: list[int] = field(default_factory=list)  # every row's run, not just this page
     ranked: list[Row] = field(default_factory=list)  # every row, in the board's order
@@ -207,6 +210,10 @@ def price_tiers(prices_as_of: str = "") -> list[str]:
     return sorted({tier for entry in book.values() for tier in entry.usd_per_gpu_hour})
 
 
+def _awaits_review(row: dict[str, Any]) -> bool:
+    return any(f.get("rule") == "reviewed" for f in row["rules_failed"] or [])
+
+
 def _checked(rows: list[dict[str, Any]], board: Board) -> tuple[list[dict[str, Any]], int]:
     """The rows the board ranks, and how many it leaves out for failing the board's rules."""
     if board.include_unchecked:
@@ -271,7 +278,9 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
     asked = SloAsk(board.slo_tier, dict(board.slo_bounds)).resolve(scenario)
     runs = board_runs.runs_for(board, org)
-    candidates, unchecked = _checked(board_runs.row_runs(runs, board, scenario), board)
+    picked = board_runs.row_runs(runs, board, scenario)
+    awaiting = sum(_awaits_review(row) for row in picked)
+    candidates, unchecked = _checked(picked, board)
     prices = gpu_hour_prices(
         org=org, tier=board.tier, own=dict(board.own_prices), prices_as_of=board.prices_as_of
     )
@@ -303,6 +312,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         rule_text=board.rule_text(),
         origin_text=board.origin_text(),
         unchecked_hidden=unchecked,
+        awaiting_review=awaiting,
         run_ids=[r.run_id for r in rows],
         ranked=rows,
         tiers=price_tiers(board.prices_as_of),

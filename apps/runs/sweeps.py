@@ -50,10 +50,14 @@ class Sweep:
         return f"newer partial run{when} ({self.partial_levels} of {self.levels} levels)"
 
 
-# A self-reported run (posted with a token, not measured by a job of ours) that the public
-# sees waits for a reviewer's approval (apps/trust, the review queue) before a default view
-# ranks or prices it (issue 53). A private one is its organization's own to rank.
-AWAITING_REVIEW = Q(origin=Run.Origin.SUBMITTED, is_public=True) & ~Q(review__status="approved")
+# A self-reported run (posted with an organization's token, not measured by a job of ours)
+# that the public sees waits for a reviewer's approval (apps/trust, the review queue) before a
+# default view ranks or prices it (issue 53). A private one is its organization's own to rank;
+# one without an organization was stored by the service itself (a command, the operator), not
+# posted with a token (every token belongs to an organization).
+AWAITING_REVIEW = Q(origin=Run.Origin.SUBMITTED, is_public=True, org__isnull=False) & ~Q(
+    review__status="approved"
+)
 BELIEVED_TEXT = (
     "runs the row audit flagged, and public self-reported runs no reviewer has approved yet, "
     "are left out unless asked for"
@@ -62,7 +66,12 @@ BELIEVED_TEXT = (
 
 def awaits_review(run: Run, approved: bool) -> bool:
     """AWAITING_REVIEW for one run in hand, `approved` its review's outcome."""
-    return run.origin == Run.Origin.SUBMITTED and run.is_public and not approved
+    return (
+        run.origin == Run.Origin.SUBMITTED
+        and run.is_public
+        and run.org_id is not None
+        and not approved
+    )
 
 
 def believed(runs: QuerySet[Run]) -> QuerySet[Run]:

@@ -162,7 +162,7 @@ def rule_input(
 
 
 def _approved(run: Run) -> bool:
-    if run.origin != Run.Origin.SUBMITTED or not run.is_public:
+    if run.origin != Run.Origin.SUBMITTED or not run.is_public or run.org_id is None:
         return False  # awaits_review reads no review for these
     return Review.objects.filter(run_id=run.pk, status=Review.Status.APPROVED).exists()
 
