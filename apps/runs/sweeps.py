@@ -74,10 +74,12 @@ def awaits_review(run: Run, approved: bool) -> bool:
     )
 
 
-def believed(runs: QuerySet[Run]) -> QuerySet[Run]:
+def believed(runs: QuerySet[Run], *, include_unreviewed: bool = False) -> QuerySet[Run]:
     """The runs a default view ranks and prices (BELIEVED_TEXT): the one rule, beside the
-    board's rules (apps/trust/rules.py: "audit_passed", "reviewed" read the same facts)."""
-    return runs.filter(audit_flagged=False).exclude(AWAITING_REVIEW)
+    board's rules (apps/trust/rules.py: "audit_passed", "reviewed" read the same facts).
+    `include_unreviewed`: a visitor asked for the runs waiting for review too (labelled)."""
+    runs = runs.filter(audit_flagged=False)
+    return runs if include_unreviewed else runs.exclude(AWAITING_REVIEW)
 
 
 def sweeps(
@@ -86,13 +88,14 @@ def sweeps(
     scenario_id: int | None,
     deployments: QuerySet[Deployment] | None = None,
     believed_only: bool = True,
+    include_unreviewed: bool = False,
 ) -> dict[int, Sweep]:
     """Deployment id -> its Sweep, among `runs` (already narrowed to what the caller may see
     and asks for). `deployments` bounds the walk on PostgreSQL (default: those of `runs`).
     `believed_only`: among believed runs only (believed()); the board passes False and hides
     the others by its rules, so that it can show them, marked, when a visitor asks."""
     if believed_only:
-        runs = believed(runs)
+        runs = believed(runs, include_unreviewed=include_unreviewed)
     runs = runs.filter(levels__gt=0).annotate(measured_at=MEASURED_AT)
     if connection.vendor == "postgresql" and scenario_id is not None:
         return _by_index(runs, scenario_id, deployments)

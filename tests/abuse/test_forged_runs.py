@@ -163,8 +163,11 @@ def test_a_forged_run_that_passes_the_checks_stays_off_the_default_views_until_a
     client, auth
 ):
     body = base()
-    # Forged, but consistent with itself and under the ceiling: 3x the example's figures.
+    # Forged, but consistent with itself and under the ceiling: three times the example's
+    # requests, tokens and rates at three times its concurrency (the same latencies).
     p = point(body)
+    p["concurrency"] *= 3
+    p["requests"] = {k: v * 3 for k, v in p["requests"].items()}
     p["throughput"] = {k: v * 3 for k, v in p["throughput"].items()}
     p["tokens"] = {k: v * 3 if isinstance(v, int) else v for k, v in p["tokens"].items()}
     response = post(client, body, auth)
@@ -180,6 +183,10 @@ def test_a_forged_run_that_passes_the_checks_stays_off_the_default_views_until_a
         "/", {"model": "GLM 5.2", "scenario": "seed-20k-1k-60", "unchecked": "1"}
     ).content.decode()
     assert f'href="/runs/{run.pk}/"' in shown and "awaiting review" in shown
+    costs = client.get("/costs/", {"model": "GLM 5.2"}).content.decode()
+    assert "1 self-reported run waits for review" in costs
+    included = client.get("/costs/", {"model": "GLM 5.2", "unreviewed": "1"}).content.decode()
+    assert f'href="/runs/{run.pk}/"' in included and "awaiting review" in included
 
     review = review_propose(run=run, actor="owner@example.com")
     review_decide(review=review, approve=True, reason="checked by hand", actor="staff")
