@@ -8,19 +8,19 @@ from __future__ import annotations
 from typing import Any
 
 from apps.runs.models import Run
-from apps.runs.services import IngestResult, run_ingest
-from apps.trust.rules import PASSED_BY_REVIEW
+from apps.runs.services import IngestResult, run_ingest, runs_version_bump
+from apps.runs.sweeps import AWAITING_REVIEW
 from apps.trust.services import review_decide, review_propose
 
 
 def approved(run: Run) -> Run:
     """`run` approved by a reviewer where it waits for one and may be approved."""
     run.refresh_from_db()
-    failing = {f["rule"] for f in run.rules_failed}
-    if "reviewed" not in failing or failing - PASSED_BY_REVIEW:
+    if not run.rules_passed or not Run.objects.filter(AWAITING_REVIEW, pk=run.pk).exists():
         return run
     review = review_propose(run=run, actor="submitter@example.com")
     review_decide(review=review, approve=True, reason="reviewed", actor="reviewer@example.com")
+    runs_version_bump()  # as the decision's commit does (a test's transaction never commits)
     run.refresh_from_db()
     return run
 

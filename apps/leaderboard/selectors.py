@@ -106,6 +106,8 @@ class Row:
 
     origin: str = ""
     rules_failed: list[dict[str, str]] = field(default_factory=list)
+    # A public self-reported run no reviewer approved, shown because the visitor asked.
+    awaiting_review: bool = False
 
     @property
     def label(self) -> str:
@@ -136,8 +138,8 @@ class BoardPage:
     origin_text: str = ""
     # Deployments left off because their run fails the board's rules (the page says so).
     unchecked_hidden: int = 0
-    # Of the rows in this view, how many show a self-reported run waiting for a reviewer
-    # (the board's rule "reviewed"): off the default board, shown marked when asked for.
+    # How many of this view's runs are public self-reported runs waiting for a reviewer
+    # (apps/runs/sweeps.py): off the default board, shown marked when asked for.
     awaiting_review: int = 0
     tiers: list[str] = field(default_factory=list)
     run_ids: list[int] = field(default_factory=list)  # every row's run, not just this page
@@ -210,10 +212,6 @@ def price_tiers(prices_as_of: str = "") -> list[str]:
     return sorted({tier for entry in book.values() for tier in entry.usd_per_gpu_hour})
 
 
-def _awaits_review(row: dict[str, Any]) -> bool:
-    return any(f.get("rule") == "reviewed" for f in row["rules_failed"] or [])
-
-
 def _checked(rows: list[dict[str, Any]], board: Board) -> tuple[list[dict[str, Any]], int]:
     """The rows the board ranks, and how many it leaves out for failing the board's rules."""
     if board.include_unchecked:
@@ -278,9 +276,8 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
     asked = SloAsk(board.slo_tier, dict(board.slo_bounds)).resolve(scenario)
     runs = board_runs.runs_for(board, org)
-    picked = board_runs.row_runs(runs, board, scenario)
-    awaiting = sum(_awaits_review(row) for row in picked)
-    candidates, unchecked = _checked(picked, board)
+    awaiting = board_runs.awaiting_review_count(runs)
+    candidates, unchecked = _checked(board_runs.row_runs(runs, board, scenario), board)
     prices = gpu_hour_prices(
         org=org, tier=board.tier, own=dict(board.own_prices), prices_as_of=board.prices_as_of
     )
@@ -371,6 +368,7 @@ def _row(
         interactivity=point.interactivity_p50,
         success_rate=point.success_rate,
         private=not b["is_public"],
+        awaiting_review=b.get("awaiting_review", False),
         labels=b.get("labels") or {},
         tput_per_gpu=tput,
         tput_kind=board.basis if point.basis_stated else "unstated",

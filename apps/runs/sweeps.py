@@ -64,19 +64,9 @@ BELIEVED_TEXT = (
 )
 
 
-def awaits_review(run: Run, approved: bool) -> bool:
-    """AWAITING_REVIEW for one run in hand, `approved` its review's outcome."""
-    return (
-        run.origin == Run.Origin.SUBMITTED
-        and run.is_public
-        and run.org_id is not None
-        and not approved
-    )
-
-
 def believed(runs: QuerySet[Run], *, include_unreviewed: bool = False) -> QuerySet[Run]:
-    """The runs a default view ranks and prices (BELIEVED_TEXT): the one rule, beside the
-    board's rules (apps/trust/rules.py: "audit_passed", "reviewed" read the same facts).
+    """The runs a default view ranks and prices (BELIEVED_TEXT): the one rule, applied by
+    sweeps() for every default view (the board, /costs/, /compare/, the answer).
     `include_unreviewed`: a visitor asked for the runs waiting for review too (labelled)."""
     runs = runs.filter(audit_flagged=False)
     return runs if include_unreviewed else runs.exclude(AWAITING_REVIEW)
@@ -92,8 +82,9 @@ def sweeps(
 ) -> dict[int, Sweep]:
     """Deployment id -> its Sweep, among `runs` (already narrowed to what the caller may see
     and asks for). `deployments` bounds the walk on PostgreSQL (default: those of `runs`).
-    `believed_only`: among believed runs only (believed()); the board passes False and hides
-    the others by its rules, so that it can show them, marked, when a visitor asks."""
+    `believed_only`: among believed runs only (believed()); the board passes False when a
+    visitor asks for every run (`unchecked=1`), shown marked. `include_unreviewed`: believed
+    runs and those waiting for review (/costs/'s `unreviewed=1`)."""
     if believed_only:
         runs = believed(runs, include_unreviewed=include_unreviewed)
     runs = runs.filter(levels__gt=0).annotate(measured_at=MEASURED_AT)

@@ -36,11 +36,7 @@ RULES: dict[str, str] = {
     "exists (failing when even the upper end of its interval is below)",
     "audit_passed": "the run's figures and facts agree with each other and with the physical "
     "ceiling (the row audit, workers/audit.py; a flagged run is shown with its reasons)",
-    "reviewed": "a public self-reported run (posted with a token, not measured by a job of "
-    "ours) was approved by a reviewer",
 }
-# Rules a reviewer's approval does not need passed: the approval is what passes them.
-PASSED_BY_REVIEW = frozenset({"reviewed"})
 
 # Rules a run of an origin cannot meet by that origin's nature, with why (docs/methodology.md,
 # "Rules per origin"). Such a rule is waived only while the figure it reads is not reported: a
@@ -92,10 +88,8 @@ class RuleInput:
     image: str | None = None
     # Why the run ended before its plan, in its source's words (the document's stopped_early).
     stopped_early: str | None = None
-    # The row audit's reason codes (Run.audit_reasons), and whether the run waits for a
-    # reviewer (apps/runs/sweeps.py, AWAITING_REVIEW).
+    # The row audit's reason codes (Run.audit_reasons).
     audit_codes: tuple[str, ...] = ()
-    awaiting_review: bool = False
 
 
 @dataclass(frozen=True)
@@ -185,8 +179,6 @@ def check(data: RuleInput) -> list[Failure]:
     if data.audit_codes:
         codes = ", ".join(dict.fromkeys(data.audit_codes))
         failures.append(Failure("audit_passed", f"flagged by the row audit: {codes}"))
-    if data.awaiting_review:
-        failures.append(Failure("reviewed", "self-reported: waits for a reviewer's approval"))
     return failures
 
 

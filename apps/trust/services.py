@@ -13,7 +13,6 @@ from apps.accuracy.models import AccuracyResult
 from apps.errors import FieldRefused
 from apps.runs import summary
 from apps.runs.models import Point, Run
-from apps.runs.sweeps import awaits_review
 from apps.trust import rules
 from apps.trust.models import Review
 from workers.accuracy.stats import wilson_fraction
@@ -157,14 +156,7 @@ def rule_input(
         image=stated_image(run.document),
         stopped_early=(run.document or {}).get("stopped_early"),
         audit_codes=tuple(r.get("code", "") for r in run.audit_reasons or []),
-        awaiting_review=awaits_review(run, _approved(run)),
     )
-
-
-def _approved(run: Run) -> bool:
-    if run.origin != Run.Origin.SUBMITTED or not run.is_public or run.org_id is None:
-        return False  # awaits_review reads no review for these
-    return Review.objects.filter(run_id=run.pk, status=Review.Status.APPROVED).exists()
 
 
 def stated_image(document: dict | None) -> str | None:
@@ -312,7 +304,7 @@ def review_propose(*, run: Run, actor: str) -> Review:
         review.decided_by = ""
         review.decided_at = None
         review.save()
-        run_rules_refresh(run=run)  # proposed again: an earlier approval no longer stands
+        # Proposed again: an earlier approval no longer stands (apps/runs/sweeps.py).
         from apps.runs.services import runs_version_bump
 
         transaction.on_commit(runs_version_bump)
@@ -329,21 +321,13 @@ def review_decide(*, review: Review, approve: bool, reason: str, actor: str) -> 
         review = Review.objects.select_for_update().select_related("run").get(pk=review.pk)
         if review.status != Review.Status.PROPOSED:
             raise ReviewError("review", f"this review is already {review.status}")
-        failing = {f["rule"] for f in review.run.rules_failed} - rules.PASSED_BY_REVIEW
-        if approve and failing:
-            raise ReviewError(
-                "approve",
-                "the run fails the board's rules: it cannot be approved "
-                f"({', '.join(sorted(failing))})",
-            )
+        if approve and not review.run.rules_passed:
+            raise ReviewError("approve", "the run fails the board's rules: it cannot be approved")
         review.status = Review.Status.APPROVED if approve else Review.Status.REJECTED
         review.reason = reason[:2000]
         review.decided_by = actor[:300]
         review.decided_at = timezone.now()
         review.save()
-        # An approval passes the "reviewed" rule: the run ranks from now on (a rejection
-        # leaves it waiting, off the default views).
-        run_rules_refresh(run=review.run)
         audit_record(
             org=review.run.org,
             actor=actor,
