@@ -413,6 +413,12 @@ class AuditPagination(LimitOffsetPagination):
     """ninja's limit/offset pages, with the counts of every flagged run the filters keep
     (not only the page's) beside them."""
 
+    class Input(Schema):
+        # Bounded, so the schema says what the database can take (an offset past 64 bits
+        # would reach PostgreSQL as an error, not a page).
+        limit: int = Field(50, ge=1, le=INT32_MAX, description="1 to 200 (clamped)")
+        offset: int = Field(0, ge=0, le=INT32_MAX)
+
     class Output(Schema):
         items: list[Any]
         count: int
