@@ -121,7 +121,11 @@ def measured_points(
     """The points the rule chooses from: each configuration's latest complete sweep among
     `runs` (the board's row, apps/runs/sweeps.py), read once per deployment however many
     runs it has."""
-    current = {s.run_id: s for s in sweeps(runs, scenario_id=scenario.pk).values()}
+    # A comparison or an answer asked of named deployments reads their runs whether or not a
+    # reviewer has approved them (flagged runs never): the wait for review is the default
+    # board's and /costs/' (apps/runs/sweeps.py).
+    swept = sweeps(runs, scenario_id=scenario.pk, include_unreviewed=True)
+    current = {s.run_id: s for s in swept.values()}
     return measured_of(
         Run.objects.filter(pk__in=list(current)), basis=basis, prices=prices, current=current
     )
@@ -372,6 +376,8 @@ def _odds(asked: Asked, result: Answer, samples: Mapping[int, Sample]) -> Odds |
 def awaiting_review_count(*, org: Organization | None, model: str = "") -> int:
     """How many runs /costs/ leaves out, of `model` (blank: all), because they are public
     self-reported runs no reviewer has approved yet (apps/runs/sweeps.py)."""
+    if "\x00" in model:  # no name has a NUL byte, and PostgreSQL refuses one
+        return 0
     runs = runs_visible(org=org).filter(AWAITING_REVIEW, levels__gt=0, audit_flagged=False)
     return (runs.filter(deployment__model__name=model) if model else runs).count()
 

@@ -182,8 +182,9 @@ def row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, An
         runs,
         scenario_id=scenario.pk if scenario is not None else None,
         deployments=_board_deployments(board),
-        # Every run when the visitor asks for those the default leaves out (marked).
-        believed_only=not board.include_unchecked,
+        # Flagged and unreviewed runs hide their row (apps.leaderboard.selectors._checked) as
+        # a run failing the rules does: an older run does not stand in for them.
+        believed_only=False,
     )
     picked = list(
         Run.objects.filter(pk__in=[s.run_id for s in swept.values()])
@@ -202,8 +203,3 @@ def awaiting_review(rows: list[dict[str, Any]]) -> set[int]:
     """Which of the rows' runs wait for a reviewer (apps/runs/sweeps.py AWAITING_REVIEW)."""
     ids = [row["id"] for row in rows]
     return set(Run.objects.filter(pk__in=ids).filter(AWAITING_REVIEW).values_list("pk", flat=True))
-
-
-def awaiting_review_count(runs: QuerySet[Run]) -> int:
-    """How many of the board's runs (runs_for) the default leaves out waiting for review."""
-    return runs.filter(AWAITING_REVIEW, levels__gt=0, audit_flagged=False).count()

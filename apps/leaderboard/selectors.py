@@ -138,7 +138,7 @@ class BoardPage:
     origin_text: str = ""
     # Deployments left off because their run fails the board's rules (the page says so).
     unchecked_hidden: int = 0
-    # How many of this view's runs are public self-reported runs waiting for a reviewer
+    # How many of this view's rows show a public self-reported run waiting for a reviewer
     # (apps/runs/sweeps.py): off the default board, shown marked when asked for.
     awaiting_review: int = 0
     tiers: list[str] = field(default_factory=list)
@@ -216,7 +216,9 @@ def _checked(rows: list[dict[str, Any]], board: Board) -> tuple[list[dict[str, A
     """The rows the board ranks, and how many it leaves out for failing the board's rules."""
     if board.include_unchecked:
         return rows, 0
-    kept = [row for row in rows if row["rules_passed"]]
+    # A public self-reported run waits for a reviewer before it ranks (apps/runs/sweeps.py);
+    # flagged runs fail the rule audit_passed.
+    kept = [row for row in rows if row["rules_passed"] and not row.get("awaiting_review")]
     return kept, len(rows) - len(kept)
 
 
@@ -276,8 +278,9 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
     asked = SloAsk(board.slo_tier, dict(board.slo_bounds)).resolve(scenario)
     runs = board_runs.runs_for(board, org)
-    awaiting = board_runs.awaiting_review_count(runs)
-    candidates, unchecked = _checked(board_runs.row_runs(runs, board, scenario), board)
+    picked = board_runs.row_runs(runs, board, scenario)
+    awaiting = sum(bool(row.get("awaiting_review")) for row in picked)
+    candidates, unchecked = _checked(picked, board)
     prices = gpu_hour_prices(
         org=org, tier=board.tier, own=dict(board.own_prices), prices_as_of=board.prices_as_of
     )
