@@ -58,16 +58,15 @@ class Sweep:
 AWAITING_REVIEW = Q(origin=Run.Origin.SUBMITTED, is_public=True, org__isnull=False) & ~Q(
     review__status="approved"
 )
-BELIEVED_TEXT = (
-    "runs the row audit flagged, and public self-reported runs no reviewer has approved yet, "
-    "are left out unless asked for"
-)
 
 
 def believed(runs: QuerySet[Run], *, include_unreviewed: bool = False) -> QuerySet[Run]:
-    """The runs a default view ranks and prices (BELIEVED_TEXT): the one rule, applied by
-    sweeps() for every default view (the board, /costs/, /compare/, the answer).
-    `include_unreviewed`: a visitor asked for the runs waiting for review too (labelled)."""
+    """The runs a default view ranks and prices: not flagged by the row audit, and not waiting
+    for review (AWAITING_REVIEW). The one rule, applied by sweeps() (/costs/, /compare/, the
+    answer) and by the board (apps.leaderboard: its "best" rows; its "latest" rows hide a
+    deployment whose sweep is not believed). `include_unreviewed`: the runs waiting for
+    review too (/costs/' `unreviewed=1`, labelled; /compare/ and the answer of named
+    deployments)."""
     runs = runs.filter(audit_flagged=False)
     return runs if include_unreviewed else runs.exclude(AWAITING_REVIEW)
 
@@ -82,9 +81,9 @@ def sweeps(
 ) -> dict[int, Sweep]:
     """Deployment id -> its Sweep, among `runs` (already narrowed to what the caller may see
     and asks for). `deployments` bounds the walk on PostgreSQL (default: those of `runs`).
-    `believed_only`: among believed runs only (believed()); the board passes False when a
-    visitor asks for every run (`unchecked=1`), shown marked. `include_unreviewed`: believed
-    runs and those waiting for review (/costs/'s `unreviewed=1`)."""
+    `believed_only`: among believed runs only (believed()); the board passes False and hides
+    the rows whose run is not, as it hides one failing its rules. `include_unreviewed`: see
+    believed()."""
     if believed_only:
         runs = believed(runs, include_unreviewed=include_unreviewed)
     runs = runs.filter(levels__gt=0).annotate(measured_at=MEASURED_AT)
