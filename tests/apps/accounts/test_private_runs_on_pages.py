@@ -2,7 +2,7 @@ import pytest
 
 from apps.accounts.models import Role
 from apps.accounts.services import organization_get_or_create
-from tests.reviews import ingest_reviewed
+from tests.reviews import approved, ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -46,6 +46,8 @@ def test_a_published_run_reaches_anonymous_visitors_and_the_cache_keeps_no_perso
     assert 'id="publish"' in client.get(f"/runs/{private_run.pk}/").content.decode()
     client.post(f"/org/runs/{private_run.pk}/publish/")
     client.logout()
+    # Public now, and self-reported: it ranks once a reviewer approved it (issue 53).
+    approved(private_run)
     html = board(client, private_run)
     assert f"/runs/{private_run.pk}/" in html and "badge-private" not in html
     assert "admin@example.com" not in html
