@@ -38,7 +38,14 @@ def build_document(points: int, records: int, key: str | None = None) -> bytes:
     example["accuracy"] = []
     example["points"] = []
     for level in range(points):
-        point = {**template, "concurrency": 2**level, "records": []}
+        concurrency = 2**level
+        point = {**template, "concurrency": concurrency, "records": []}
+        # Rates and token counts grow with the loop's size, as a real sweep's do: the row
+        # audit refuses a level whose request rate x E2EL is far from its concurrency.
+        point["throughput"] = {k: v * concurrency for k, v in template["throughput"].items()}
+        point["tokens"] = {
+            k: v * concurrency if isinstance(v, int) else v for k, v in template["tokens"].items()
+        }
         point["requests"] = {"total": records, "succeeded": records, "failed": 0}
         for i in range(records):
             point["records"].append(
