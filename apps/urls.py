@@ -132,6 +132,7 @@ urlpatterns = [
     path("readyz", readyz, name="readyz"),
     path("", board.leaderboard, name="home"),
     path("runs/", runs.run_index, name="run-index"),
+    path("audit/", runs.audit_index, name="audit"),
     path("runs/<int:run_id>/", run_pages.run_detail, name="run-detail"),
     path("deployments/<int:deployment_id>/", run_pages.deployment_detail, name="deployment-detail"),
     path("compare/", compare.compare, name="compare"),

@@ -38,8 +38,23 @@ def build_document(points: int, records: int, key: str | None = None) -> bytes:
     example["accuracy"] = []
     example["points"] = []
     for level in range(points):
-        point = {**template, "concurrency": 2**level, "records": []}
+        concurrency = 2**level
+        point = {**template, "concurrency": concurrency, "records": []}
         point["requests"] = {"total": records, "succeeded": records, "failed": 0}
+        if records:
+            # Figures that agree with the records (the row audit refuses a document that
+            # contradicts itself): 20,000 in, 1,000 out each, over the window a closed loop
+            # of this size needs at ~5.1 s a request (Little's law).
+            window = records * 5.15 / concurrency
+            tokens = {"input": 20000 * records, "output": 1000 * records}
+            point["window_s"] = window
+            point["tokens"] = {**template["tokens"], **tokens, "cached": 12000 * records}
+            point["throughput"] = {
+                "requests_per_s": records / window,
+                "input_tok_s": tokens["input"] / window,
+                "output_tok_s": tokens["output"] / window,
+                "total_tok_s": (tokens["input"] + tokens["output"]) / window,
+            }
         for i in range(records):
             point["records"].append(
                 {

@@ -35,6 +35,7 @@ from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.api import router as jobs_router
 from apps.jobs.broker import BrokerUnavailable
 from apps.jobs.crypto import CredentialError
+from apps.runs.api import audit_router
 from apps.runs.api import router as runs_router
 from apps.runs.services import IdempotencyConflict, JobBindingRefused
 from workers.importers import ImportFailure
@@ -194,6 +195,7 @@ api = InferboardApi(
     throttle=[WriteThrottle()],
 )
 api.add_router("/runs", runs_router)
+api.add_router("/audit", audit_router)
 api.add_router("/imports", imports_router)
 api.add_router("/costs", costs_router)
 api.add_router("/compare", answer_router)

@@ -39,7 +39,7 @@ from apps.costs.slo_query import AskedSlo, SloAsk
 from apps.runs.models import MEASURED_AT, Run
 from apps.runs.selectors import runs_visible
 from apps.runs.significance import point_samples
-from apps.runs.sweeps import Sweep, sweeps
+from apps.runs.sweeps import AWAITING_REVIEW, Sweep, sweeps
 from workers.figures import PointView
 from workers.significance import Sample
 
@@ -121,7 +121,11 @@ def measured_points(
     """The points the rule chooses from: each configuration's latest complete sweep among
     `runs` (the board's row, apps/runs/sweeps.py), read once per deployment however many
     runs it has."""
-    current = {s.run_id: s for s in sweeps(runs, scenario_id=scenario.pk).values()}
+    # A comparison or an answer asked of named deployments reads their runs whether or not a
+    # reviewer has approved them (flagged runs never): the wait for review is the default
+    # board's and /costs/' (apps/runs/sweeps.py).
+    swept = sweeps(runs, scenario_id=scenario.pk, include_unreviewed=True)
+    current = {s.run_id: s for s in swept.values()}
     return measured_of(
         Run.objects.filter(pk__in=list(current)), basis=basis, prices=prices, current=current
     )
@@ -369,8 +373,22 @@ def _odds(asked: Asked, result: Answer, samples: Mapping[int, Sample]) -> Odds |
     return answer_odds(result, samples, prices, basis=asked.basis.value)
 
 
+def awaiting_review_count(*, org: Organization | None, model: str = "") -> int:
+    """How many runs /costs/ leaves out, of `model` (blank: all), because they are public
+    self-reported runs no reviewer has approved yet (apps/runs/sweeps.py)."""
+    if "\x00" in model:  # no name has a NUL byte, and PostgreSQL refuses one
+        return 0
+    runs = runs_visible(org=org).filter(AWAITING_REVIEW, levels__gt=0, audit_flagged=False)
+    return (runs.filter(deployment__model__name=model) if model else runs).count()
+
+
 def procurement_curves(
-    *, org: Organization | None, kind: TokenKind, model: str = "", scenario: str = ""
+    *,
+    org: Organization | None,
+    kind: TokenKind,
+    model: str = "",
+    scenario: str = "",
+    include_unreviewed: bool = False,
 ) -> list[DeploymentCurve]:
     """/costs/'s rows: each deployment's latest complete sweep in each scenario (of `model`,
     in `scenario`; blank: all), newest first, at most CURVES_LIMIT, with the answer's points
@@ -390,16 +408,23 @@ def procurement_curves(
         scenarios = scenarios.filter(slug=scenario)
     curves = []
     for found in scenarios:
-        swept = sweeps(base.filter(scenario=found), scenario_id=found.pk)
+        swept = sweeps(
+            base.filter(scenario=found),
+            scenario_id=found.pk,
+            include_unreviewed=include_unreviewed,
+        )
         current = {s.run_id: s for s in swept.values()}
         points: dict[int, list[Measured]] = {}
         runs = Run.objects.filter(pk__in=current)
+        waiting = set(runs.filter(AWAITING_REVIEW).values_list("pk", flat=True))
         for point in measured_of(runs, basis=kind, prices={}, current=current):
             points.setdefault(point.run_id, []).append(point)
         for run in runs.select_related("deployment__model").annotate(measured_at=MEASURED_AT):
             own = points.get(run.pk)
             if own:
-                curves.append((run.measured_at, _curve(run, found, own, current[run.pk], kind)))
+                curve = _curve(run, found, own, current[run.pk], kind)
+                curve = replace(curve, awaiting_review=run.pk in waiting)
+                curves.append((run.measured_at, curve))
     curves.sort(key=lambda pair: (pair[0] is not None, pair[0], pair[1].run_id), reverse=True)
     return [curve for _, curve in curves[:CURVES_LIMIT]]
 

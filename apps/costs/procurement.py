@@ -70,6 +70,9 @@ class DeploymentCurve:
     points: list[SloPoint] = field(default_factory=list)
     # The caller's organization's own run, shown only to its members (badged "private").
     private: bool = False
+    # A public self-reported run no reviewer approved yet, shown because the visitor asked
+    # (?unreviewed=1; apps/runs/sweeps.py): labelled "awaiting review".
+    awaiting_review: bool = False
     model: str = ""
     # A disaggregated deployment's pools (its `gpus` counts both): prefill, decode GPUs.
     prefill_gpus: int | None = None

@@ -21,7 +21,7 @@ from apps.catalog import slo_tiers
 from apps.catalog.models import Model, Scenario
 from apps.catalog.selectors import scenario_list
 from apps.costs import selectors, services
-from apps.costs.answer_selectors import procurement_curves, scenario_rows
+from apps.costs.answer_selectors import awaiting_review_count, procurement_curves, scenario_rows
 from apps.costs.charts import cost_of_latency_figure, cost_vs_interactivity
 from apps.costs.forms import (
     CAPEX_FIELDS,
@@ -115,7 +115,11 @@ def _calculate(
     if inputs is None:
         return query, None, [], {}
     curves = procurement_curves(
-        org=org, kind=inputs.token_kind, model=inputs.model, scenario=inputs.scenario
+        org=org,
+        kind=inputs.token_kind,
+        model=inputs.model,
+        scenario=inputs.scenario,
+        include_unreviewed=request.GET.get("unreviewed") == "1",
     )
     facts = served_facts(curve.run_id for curve in curves)
     filters = Filters(
@@ -193,6 +197,11 @@ def procurement(request: HttpRequest) -> HttpResponse:
         "run_limit": selectors.CURVES_LIMIT,
         "ranks": table.ranks,
         "unstated": sum(row.success_unstated for row in table.rows),
+        # Public self-reported runs no reviewer approved: left out unless asked (labelled).
+        "awaiting_review": awaiting_review_count(
+            org=viewer_org(request), model=inputs.model if inputs else ""
+        ),
+        "include_unreviewed": request.GET.get("unreviewed") == "1",
         "slo_form": _slo_form(query),
         "show_all": SHOW_ALL,
         **choices(facts),

@@ -16,7 +16,7 @@ from apps.catalog.models import Deployment, Scenario
 from apps.costs.formulas import TokenKind
 from apps.runs.models import MEASURED_AT, Run
 from apps.runs.selectors import RunFilters, deployment_lookups, runs_filtered, runs_narrowed
-from apps.runs.sweeps import RULE_TEXT, sweeps
+from apps.runs.sweeps import AWAITING_REVIEW, RULE_TEXT, believed, sweeps
 
 DEFAULT_BEST_DAYS = 30
 
@@ -170,14 +170,21 @@ def row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, An
     runs = runs.annotate(measured_at=MEASURED_AT).filter(levels__gt=0)
     if board.rule == "best":
         if not board.include_unchecked:
-            runs = runs.filter(rules_passed=True)
+            runs = believed(runs.filter(rules_passed=True))
         since = timezone.now() - timedelta(days=max(board.days, 1))
         window = runs.filter(measured_at__gte=since)
-        return list(window.order_by("deployment_id", "-measured_at", "-id").values(*columns))
+        rows = list(window.order_by("deployment_id", "-measured_at", "-id").values(*columns))
+        waiting = awaiting_review(rows)
+        for row in rows:
+            row["awaiting_review"] = row["id"] in waiting
+        return rows
     swept = sweeps(
         runs,
         scenario_id=scenario.pk if scenario is not None else None,
         deployments=_board_deployments(board),
+        # Flagged and unreviewed runs hide their row (apps.leaderboard.selectors._checked) as
+        # a run failing the rules does: an older run does not stand in for them.
+        believed_only=False,
     )
     picked = list(
         Run.objects.filter(pk__in=[s.run_id for s in swept.values()])
@@ -185,6 +192,14 @@ def row_runs(runs, board: Board, scenario: Scenario | None) -> list[dict[str, An
         .order_by("deployment_id")
         .values(*columns)
     )
+    waiting = awaiting_review(picked)
     for row in picked:
         row["sweep"] = swept[row["deployment_id"]]
+        row["awaiting_review"] = row["id"] in waiting
     return picked
+
+
+def awaiting_review(rows: list[dict[str, Any]]) -> set[int]:
+    """Which of the rows' runs wait for a reviewer (apps/runs/sweeps.py AWAITING_REVIEW)."""
+    ids = [row["id"] for row in rows]
+    return set(Run.objects.filter(pk__in=ids).filter(AWAITING_REVIEW).values_list("pk", flat=True))

@@ -106,6 +106,8 @@ class Row:
 
     origin: str = ""
     rules_failed: list[dict[str, str]] = field(default_factory=list)
+    # A public self-reported run no reviewer approved, shown because the visitor asked.
+    awaiting_review: bool = False
 
     @property
     def label(self) -> str:
@@ -136,6 +138,9 @@ class BoardPage:
     origin_text: str = ""
     # Deployments left off because their run fails the board's rules (the page says so).
     unchecked_hidden: int = 0
+    # How many of this view's rows show a public self-reported run waiting for a reviewer
+    # (apps/runs/sweeps.py): off the default board, shown marked when asked for.
+    awaiting_review: int = 0
     tiers: list[str] = field(default_factory=list)
     run_ids: list[int] = field(default_factory=list)  # every row's run, not just this page
     ranked: list[Row] = field(default_factory=list)  # every row, in the board's order
@@ -211,7 +216,9 @@ def _checked(rows: list[dict[str, Any]], board: Board) -> tuple[list[dict[str, A
     """The rows the board ranks, and how many it leaves out for failing the board's rules."""
     if board.include_unchecked:
         return rows, 0
-    kept = [row for row in rows if row["rules_passed"]]
+    # A public self-reported run waits for a reviewer before it ranks (apps/runs/sweeps.py);
+    # flagged runs fail the rule audit_passed.
+    kept = [row for row in rows if row["rules_passed"] and not row.get("awaiting_review")]
     return kept, len(rows) - len(kept)
 
 
@@ -271,7 +278,9 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     scenario = visible.filter(slug=board.scenario).first() if board.scenario else None
     asked = SloAsk(board.slo_tier, dict(board.slo_bounds)).resolve(scenario)
     runs = board_runs.runs_for(board, org)
-    candidates, unchecked = _checked(board_runs.row_runs(runs, board, scenario), board)
+    picked = board_runs.row_runs(runs, board, scenario)
+    awaiting = sum(bool(row.get("awaiting_review")) for row in picked)
+    candidates, unchecked = _checked(picked, board)
     prices = gpu_hour_prices(
         org=org, tier=board.tier, own=dict(board.own_prices), prices_as_of=board.prices_as_of
     )
@@ -303,6 +312,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         rule_text=board.rule_text(),
         origin_text=board.origin_text(),
         unchecked_hidden=unchecked,
+        awaiting_review=awaiting,
         run_ids=[r.run_id for r in rows],
         ranked=rows,
         tiers=price_tiers(board.prices_as_of),
@@ -361,6 +371,7 @@ def _row(
         interactivity=point.interactivity_p50,
         success_rate=point.success_rate,
         private=not b["is_public"],
+        awaiting_review=b.get("awaiting_review", False),
         labels=b.get("labels") or {},
         tput_per_gpu=tput,
         tput_kind=board.basis if point.basis_stated else "unstated",

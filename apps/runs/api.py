@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from ninja import Field, Query, Router, Schema, Status
+from ninja.pagination import LimitOffsetPagination, paginate
 from ninja.renderers import JSONRenderer
 
 from apps.accounts.auth import BearerToken, optional_org
@@ -24,6 +25,7 @@ from apps.errors import FieldRefused
 from apps.runs import selectors
 from apps.runs.models import Point, Run
 from apps.runs.services import run_ingest, runs_version
+from workers.audit import CODES
 from workers.result_fields import INT32_MAX, INT64_MAX
 from workers.results import ResultDocument
 from workers.submit import JOB_SECRET_HEADER
@@ -377,3 +379,83 @@ def get_run_requests(request: HttpRequest, run_id: int):
     response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
     response["Content-Disposition"] = f'attachment; filename="run-{run.pk}-requests.jsonl"'
     return response
+
+
+# /api/v1/audit: the runs the row audit flagged (workers/audit.py) -------------------------
+
+audit_router = Router(tags=["audit"])
+
+
+class AuditReason(Schema):
+    code: str = Field(description="the check's stable code (workers/audit.py CODES)")
+    paths: list[str] = Field(description="the document's figures and facts involved")
+    message: str
+
+
+class FlaggedRun(Schema):
+    run_id: int
+    url: str = Field(description="the run in this API")
+    page: str = Field(description="the run's page")
+    model: str
+    accelerator: str
+    gpus: int
+    origin: str
+    source_tool: str
+    reasons: list[AuditReason]
+
+
+class AuditCounts(Schema):
+    by_reason: dict[str, int] = Field(description="flagged runs per reason code (once a run)")
+    by_accelerator: dict[str, int] = Field(description="flagged runs per accelerator")
+
+
+class AuditPagination(LimitOffsetPagination):
+    """ninja's limit/offset pages, with the counts of every flagged run the filters keep
+    (not only the page's) beside them."""
+
+    class Input(Schema):
+        # Bounded, so the schema says what the database can take (an offset past 64 bits
+        # would reach PostgreSQL as an error, not a page).
+        limit: int = Field(50, ge=1, le=INT32_MAX, description="1 to 200 (clamped)")
+        offset: int = Field(0, ge=0, le=INT32_MAX)
+
+    class Output(Schema):
+        items: list[Any]
+        count: int
+        counts: AuditCounts
+
+    def paginate_queryset(self, queryset, pagination, request, **params):
+        page = super().paginate_queryset(queryset, pagination, request, **params)
+        page["counts"] = selectors.audit_counts(queryset)
+        page["items"] = [_flagged(run) for run in page["items"]]
+        return page
+
+
+def _flagged(run: Run) -> dict[str, Any]:
+    return {
+        **selectors.audit_row(run),
+        "url": f"/api/v1/runs/{run.pk}",
+        "page": reverse("run-detail", args=[run.pk]),
+    }
+
+
+class AuditQuery(Input):
+    source: str | None = Field(
+        None, min_length=1, max_length=100, description="origin (imported, published) or tool"
+    )
+    accelerator: str | None = Field(None, min_length=1, max_length=50, description="SKU")
+    reason: Literal[tuple(CODES)] | None = Field(  # type: ignore[valid-type]
+        None, description="a reason code"
+    )
+
+
+@audit_router.get(
+    "", response={200: list[FlaggedRun], 401: Errors, 422: Errors}, summary="Flagged runs"
+)
+@paginate(AuditPagination, max_limit=200)
+def audit_list(request: HttpRequest, query: Query[AuditQuery]):
+    """Every visible run the row audit flagged (an imported or published row that contradicts
+    itself or a physical bound), with its reasons, and the counts per reason and accelerator
+    of all that the filters keep. Flagged runs are shown, never ranked nor priced by default."""
+    filters = selectors.AuditFilters(**query.model_dump(exclude_none=True))
+    return selectors.flagged_runs(org=optional_org(request), filters=filters)

@@ -68,6 +68,13 @@ class Run(models.Model):
     # reasons of those it fails. Only runs that pass rank on the default board.
     rules_passed = models.BooleanField(default=False, db_index=True)
     rules_failed = models.JSONField(default=list, blank=True)
+    # The row audit's reasons (workers/audit.py): the document contradicts itself or a
+    # physical bound. Only an imported or published run is stored with any (flagged: shown,
+    # never ranked nor priced by default through the board's rule "audit_passed"); a measured
+    # or submitted one that fails is refused. Each: {"code", "paths", "message"}.
+    audit_reasons = models.JSONField(default=list, blank=True)
+    # Whether audit_reasons has any: a column every default view filters on (apps/runs/sweeps.py).
+    audit_flagged = models.BooleanField(default=False, db_index=True)
     source_tool = models.CharField(max_length=100, blank=True)
     source_citation = models.TextField(blank=True)
     source_url = models.CharField(max_length=2000, blank=True)

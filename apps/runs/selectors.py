@@ -362,3 +362,64 @@ def run_sessions_and_server(*, run: Run) -> list[dict]:
             }
         )
     return shown
+
+
+# The row audit's flagged runs (workers/audit.py, apps/runs/services.py) ---------------------
+
+
+@dataclass(frozen=True)
+class AuditFilters:
+    source: str | None = None  # the run's origin (imported, published) or its source tool
+    accelerator: str | None = None  # SKU, case-insensitive
+    reason: str | None = None  # a reason code (workers.audit.CODES)
+
+
+def flagged_runs(*, org: Organization | None, filters: AuditFilters) -> QuerySet[Run]:
+    """The visible runs the row audit flagged, newest first, narrowed by `filters`."""
+    runs = runs_visible(org=org).filter(audit_flagged=True)
+    if filters.source:
+        runs = runs.filter(Q(origin=filters.source.lower()) | Q(source_tool__iexact=filters.source))
+    if filters.accelerator:
+        runs = runs.filter(deployment__accelerator__sku__iexact=filters.accelerator)
+    if filters.reason:
+        if connection.vendor == "postgresql":
+            runs = runs.filter(audit_reasons__contains=[{"code": filters.reason}])
+        else:  # SQLite has no JSON containment: read the reasons (the demo's few runs)
+            ids = [
+                pk
+                for pk, reasons in runs.values_list("pk", "audit_reasons")
+                if any(r.get("code") == filters.reason for r in reasons)
+            ]
+            runs = runs.filter(pk__in=ids)
+    return runs.select_related("deployment__accelerator", "deployment__model").order_by(
+        "-created_at", "-id"
+    )
+
+
+def audit_counts(runs: QuerySet[Run]) -> dict[str, dict[str, int]]:
+    """How many of `runs` each reason code flags (a run counts once per code) and how many
+    each accelerator has, most first."""
+    by_reason: dict[str, int] = {}
+    by_accelerator: dict[str, int] = {}
+    for reasons, sku in runs.values_list("audit_reasons", "deployment__accelerator__sku"):
+        for code in dict.fromkeys(r.get("code", "") for r in reasons):
+            by_reason[code] = by_reason.get(code, 0) + 1
+        by_accelerator[sku] = by_accelerator.get(sku, 0) + 1
+
+    def ranked(counts: dict[str, int]) -> dict[str, int]:
+        return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+
+    return {"by_reason": ranked(by_reason), "by_accelerator": ranked(by_accelerator)}
+
+
+def audit_row(run: Run) -> dict[str, object]:
+    """One flagged run as the audit's list and page show it."""
+    return {
+        "run_id": run.pk,
+        "model": run.deployment.model.name,
+        "accelerator": run.deployment.accelerator.sku,
+        "gpus": run.deployment.gpus,
+        "origin": run.origin,
+        "source_tool": run.source_tool,
+        "reasons": run.audit_reasons,
+    }

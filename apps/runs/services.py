@@ -10,6 +10,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import IntegrityError, connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import ApiToken, Organization
@@ -26,6 +27,7 @@ from apps.runs import batches, partitions, pipeline, summary
 from apps.runs.lean import LeanDocument
 from apps.runs.models import REQUEST_RECORD_FIELDS, Point, RecordArchive, RequestRecord, Run
 from apps.runs.signals import job_claimed, run_stored
+from workers import audit as row_audit
 from workers import figures, result_facts
 from workers import results as doc
 
@@ -99,6 +101,11 @@ def run_ingest(
     except JobBindingRefused:
         _records_checked(document, prepared)
         raise
+    try:
+        audit_reasons = audited(parsed, origin[0])
+    except doc.DocumentError:
+        _records_checked(document, prepared)
+        raise
     attempt = 0
     while True:
         try:
@@ -118,6 +125,7 @@ def run_ingest(
                     submitted_by=submitted_by,
                     origin=origin,
                     prepared=prepared,
+                    audit_reasons=audit_reasons,
                 )
                 transaction.on_commit(runs_version_bump)
         except pipeline.Rejected:
@@ -141,6 +149,73 @@ def run_ingest(
         if batch is not None:
             batch.remember(parsed, org, run)  # its savepoint released
         return IngestResult(run=run, created=True)
+
+
+# Origins whose documents are stored with their audit's reasons (flagged, never ranked by
+# default): a source's published rows are kept as the source states them, contradictions and
+# all, so that nothing it said is silently dropped. Every other origin (a token's POST, the
+# CLI, a scheduled job) measured the run itself, and a document that contradicts itself is
+# refused (422 naming the figures): its measurer can send it again, right.
+FLAGGED_ORIGINS = frozenset({Run.Origin.IMPORTED, Run.Origin.PUBLISHED})
+
+
+def audited(parsed: doc.ResultDocument, origin: str) -> list[dict[str, Any]]:
+    """The row audit's reasons (workers/audit.py) for a document of `origin`, as stored;
+    raises DocumentError naming every reason's figures where the origin is refused."""
+    reasons = row_audit.audit(parsed)
+    if reasons and origin not in FLAGGED_ORIGINS:
+        raise doc.DocumentError(
+            [
+                (reason.paths[0], f"{reason.message} [{reason.code}: {', '.join(reason.paths)}]")
+                for reason in reasons
+            ]
+        )
+    return [reason.as_json() for reason in reasons]
+
+
+AUDIT_BATCH = 500
+
+
+def runs_audit(*, runs: QuerySet[Run] | None = None) -> list[int]:
+    """The row audit again over stored runs (all by default), their documents read back as
+    stored: each run's audit_reasons and audit_flagged made what the audit says now. A stored
+    document that no longer validates (a contract grown stricter since) is flagged with
+    every error it has, under "document_invalid", never dropped. Returns the ids of the runs
+    whose outcome changed (their board rules need checking again: apps/trust)."""
+    changed: list[int] = []
+    batch: list[Run] = []
+    queryset = (runs if runs is not None else Run.objects.all()).only(
+        "id", "document", "origin", "audit_reasons", "audit_flagged"
+    )
+
+    def flush() -> None:
+        Run.objects.bulk_update(batch, ["audit_reasons", "audit_flagged"], batch_size=AUDIT_BATCH)
+        batch.clear()
+
+    for run in queryset.order_by("pk").iterator(chunk_size=AUDIT_BATCH):
+        reasons = stored_audit(run.document)
+        if reasons != run.audit_reasons or bool(reasons) != run.audit_flagged:
+            run.audit_reasons, run.audit_flagged = reasons, bool(reasons)
+            batch.append(run)
+            changed.append(run.pk)
+            if len(batch) == AUDIT_BATCH:
+                flush()
+    flush()
+    if changed:
+        transaction.on_commit(runs_version_bump)
+    return changed
+
+
+def stored_audit(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The audit's reasons for a document as a run stores it (without request records)."""
+    try:
+        parsed: doc.ResultDocument = doc.parse_document(document)
+    except doc.DocumentError as exc:
+        return [
+            {"code": "document_invalid", "paths": [path], "message": message}
+            for path, message in exc.errors
+        ]
+    return [reason.as_json() for reason in row_audit.audit(parsed)]
 
 
 def _prepare(document: dict[str, Any] | str | bytes) -> pipeline.Prepared | None:
@@ -228,6 +303,7 @@ def _store(
     submitted_by: ApiToken | None,
     origin: tuple[str, str] = (Run.Origin.SUBMITTED, ""),
     prepared: pipeline.Prepared | None = None,
+    audit_reasons: list[dict[str, Any]] | None = None,
 ) -> Run:
     source = parsed.source or result_facts.Source()
     doc.percentile_methods_fill(parsed)
@@ -257,6 +333,8 @@ def _store(
         submitted_by=submitted_by,
         document=document_json,
         labels=parsed.labels or {},
+        audit_reasons=audit_reasons or [],
+        audit_flagged=bool(audit_reasons),
     )
     point_ids = []
     for ordinal, point in enumerate(parsed.points):

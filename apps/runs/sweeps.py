@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from apps.catalog.models import Deployment
 from apps.runs.models import MEASURED_AT, Run
@@ -50,14 +50,42 @@ class Sweep:
         return f"newer partial run{when} ({self.partial_levels} of {self.levels} levels)"
 
 
+# A self-reported run (posted with an organization's token, not measured by a job of ours)
+# that the public sees waits for a reviewer's approval (apps/trust, the review queue) before a
+# default view ranks or prices it (issue 53). A private one is its organization's own to rank;
+# one without an organization was stored by the service itself (a command, the operator), not
+# posted with a token (every token belongs to an organization).
+AWAITING_REVIEW = Q(origin=Run.Origin.SUBMITTED, is_public=True, org__isnull=False) & ~Q(
+    review__status="approved"
+)
+
+
+def believed(runs: QuerySet[Run], *, include_unreviewed: bool = False) -> QuerySet[Run]:
+    """The runs a default view ranks and prices: not flagged by the row audit, and not waiting
+    for review (AWAITING_REVIEW). The one rule, applied by sweeps() (/costs/, /compare/, the
+    answer) and by the board (apps.leaderboard: its "best" rows; its "latest" rows hide a
+    deployment whose sweep is not believed). `include_unreviewed`: the runs waiting for
+    review too (/costs/' `unreviewed=1`, labelled; /compare/ and the answer of named
+    deployments)."""
+    runs = runs.filter(audit_flagged=False)
+    return runs if include_unreviewed else runs.exclude(AWAITING_REVIEW)
+
+
 def sweeps(
     runs: QuerySet[Run],
     *,
     scenario_id: int | None,
     deployments: QuerySet[Deployment] | None = None,
+    believed_only: bool = True,
+    include_unreviewed: bool = False,
 ) -> dict[int, Sweep]:
     """Deployment id -> its Sweep, among `runs` (already narrowed to what the caller may see
-    and asks for). `deployments` bounds the walk on PostgreSQL (default: those of `runs`)."""
+    and asks for). `deployments` bounds the walk on PostgreSQL (default: those of `runs`).
+    `believed_only`: among believed runs only (believed()); the board passes False and hides
+    the rows whose run is not, as it hides one failing its rules. `include_unreviewed`: see
+    believed()."""
+    if believed_only:
+        runs = believed(runs, include_unreviewed=include_unreviewed)
     runs = runs.filter(levels__gt=0).annotate(measured_at=MEASURED_AT)
     if connection.vendor == "postgresql" and scenario_id is not None:
         return _by_index(runs, scenario_id, deployments)

@@ -13,6 +13,7 @@ from apps.runs import selectors
 from apps.runs.forms import FACETS, RunListQuery
 from apps.runs.models import Run
 from apps.runs.services import run_set_public, runs_version_bump
+from workers.audit import CODES
 
 PAGE_SIZE = 50
 
@@ -47,6 +48,33 @@ def run_index(request: HttpRequest) -> HttpResponse:
         "problems": query.problems(),
     }
     return page_or_partial(request, "runs/run_index.html", "run-table", context)
+
+
+AUDIT_PAGE_SIZE = 50
+
+
+def audit_index(request: HttpRequest) -> HttpResponse:
+    """The runs the row audit flagged (workers/audit.py), with their reasons and the counts
+    per reason and accelerator: GET /api/v1/audit as a page, the same filters, 50 a page."""
+    org = viewer_org(request)
+    codes = set(CODES)
+    reason = request.GET.get("reason", "").strip()
+    filters = selectors.AuditFilters(
+        source=request.GET.get("source", "").strip()[:100] or None,
+        accelerator=request.GET.get("accelerator", "").strip()[:50] or None,
+        reason=reason if reason in codes else None,
+    )
+    runs = selectors.flagged_runs(org=org, filters=filters)
+    listed = paged(runs, request.GET, AUDIT_PAGE_SIZE)
+    context = {
+        **listed,
+        "rows": [selectors.audit_row(run) for run in listed["items"]],
+        "counts": selectors.audit_counts(runs),
+        "filters": filters,
+        "codes": CODES,
+        "problems": [] if not reason or reason in codes else [f"reason: unknown code {reason!r}"],
+    }
+    return page_or_partial(request, "runs/audit.html", "audit-table", context)
 
 
 # Publishing: an organization's admin makes its run public, or private again.

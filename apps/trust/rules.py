@@ -34,6 +34,8 @@ RULES: dict[str, str] = {
     "accuracy_for_quantization": "a quantized deployment has an accuracy result on the same "
     f"deployment, within {ACCURACY_MARGIN:.0%} of the reference precision's score where one "
     "exists (failing when even the upper end of its interval is below)",
+    "audit_passed": "the run's figures and facts agree with each other and with the physical "
+    "ceiling (the row audit, workers/audit.py; a flagged run is shown with its reasons)",
 }
 
 # Rules a run of an origin cannot meet by that origin's nature, with why (docs/methodology.md,
@@ -86,6 +88,8 @@ class RuleInput:
     image: str | None = None
     # Why the run ended before its plan, in its source's words (the document's stopped_early).
     stopped_early: str | None = None
+    # The row audit's reason codes (Run.audit_reasons).
+    audit_codes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,9 @@ def check(data: RuleInput) -> list[Failure]:
                 )
             )
     failures.extend(_accuracy(data))
+    if data.audit_codes:
+        codes = ", ".join(dict.fromkeys(data.audit_codes))
+        failures.append(Failure("audit_passed", f"flagged by the row audit: {codes}"))
     return failures
 
 

@@ -155,6 +155,7 @@ def rule_input(
         origin=run.origin,
         image=stated_image(run.document),
         stopped_early=(run.document or {}).get("stopped_early"),
+        audit_codes=tuple(r.get("code", "") for r in run.audit_reasons or []),
     )
 
 
@@ -303,6 +304,10 @@ def review_propose(*, run: Run, actor: str) -> Review:
         review.decided_by = ""
         review.decided_at = None
         review.save()
+        # Proposed again: an earlier approval no longer stands (apps/runs/sweeps.py).
+        from apps.runs.services import runs_version_bump
+
+        transaction.on_commit(runs_version_bump)
         audit_record(org=run.org, actor=actor, action="review.proposed", target=f"run {run.pk}")
     return review
 

@@ -7,6 +7,8 @@ import redis
 from django.conf import settings as django_settings
 from django.test import Client
 
+from tests.reviews import ingest_reviewed
+
 pytestmark = pytest.mark.django_db
 
 
@@ -70,10 +72,11 @@ def _page_keys() -> int:
 
 def test_query_values_the_page_does_not_accept_never_fill_the_page_cache():
     from apps.accounts.services import organization_get_or_create
-    from apps.runs.services import run_ingest
     from tests.factories import document
 
-    run_ingest(document=document(model="GLM 5.2"), org=organization_get_or_create(slug="flood"))
+    ingest_reviewed(
+        document=document(model="GLM 5.2"), org=organization_get_or_create(slug="flood")
+    )
     before = _page_keys()
     for n in range(500):
         assert Client().get(f"/?model=flood-{n}").status_code == 200

@@ -5,8 +5,8 @@ contain that string."""
 from typing import Any
 
 from apps.runs.models import Run
-from apps.runs.services import run_ingest
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 SECRET = "zq81hush"
 
@@ -23,7 +23,7 @@ def private_document() -> dict[str, Any]:
 
 
 def private_run(org) -> Run:
-    run = run_ingest(document=private_document(), org=org, is_public=False).run
+    run = ingest_reviewed(document=private_document(), org=org, is_public=False).run
     assert run.scenario.slug == f"scenario-{SECRET}"
     return run
 

@@ -5,8 +5,8 @@ import pytest
 from django.core.management import call_command
 
 from apps.charts import ACCELERATOR_COLOURS, PALETTE, accelerator_colour
-from apps.runs.services import run_ingest
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 VIEW = "model=GLM 5.2&scenario=seed-20k-1k-60&tier=owning_hyperscaler"
@@ -25,8 +25,8 @@ def colours_by_accelerator(figure: dict, skus: tuple[str, ...]) -> dict[str, set
 def test_two_accelerators_differ_and_keep_their_colour_across_pages(client, org):
     call_command("loadreference", no_inferencex=True, verbosity=0)
     # MI355X and B200 hashed to one colour before the map (issue 42).
-    run_ingest(document=document(accelerator="MI355X", gpus=4, tp=4), org=org)
-    run_ingest(document=document(accelerator="B200", quantization="FP8"), org=org)
+    ingest_reviewed(document=document(accelerator="MI355X", gpus=4, tp=4), org=org)
+    ingest_reviewed(document=document(accelerator="B200", quantization="FP8"), org=org)
     skus = ("MI355X", "B200")
     board = client.get(f"/?{VIEW}").context["pareto_interactivity"]
     costs = client.get(f"/costs/?{VIEW}&ttft_s_max=60").context["chart"]

@@ -16,11 +16,11 @@ from apps.costs.services import price_profile_save, saved_page_save
 from apps.jobs.services import endpoint_create, job_enqueue, pools_first_party_ensure
 from apps.regressions.models import ChangePoint, Subscription
 from apps.regressions.services import regressions_detect
-from apps.runs.services import run_ingest
 from apps.trust.services import review_propose
 from tests.apps.regressions.series import stored_series
 from tests.e2e.conftest import screenshot
 from tests.factories import document, point
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -62,11 +62,11 @@ def seeded(org):
         point(16, output_tok_s=1100, ttft_p99_ms=1900, interactivity=70),
     ]
     runs = {
-        "sglang": run_ingest(
+        "sglang": ingest_reviewed(
             document=document(accuracy=[gsm8k([True] * 9 + [False])], points=levels),
             org=org,
         ).run,
-        "vllm": run_ingest(
+        "vllm": ingest_reviewed(
             document=document(
                 engine="vllm",
                 quantization="BF16",
@@ -78,7 +78,7 @@ def seeded(org):
             ),
             org=org,
         ).run,
-        "b200": run_ingest(
+        "b200": ingest_reviewed(
             # Its own item-level result (a quantized run ranks only with one, and the
             # factories' default states no items, so it could not be paired on the page).
             document=document(

@@ -6,9 +6,9 @@ import re
 import pytest
 from django.core.management import call_command
 
-from apps.runs.services import run_ingest
 from tests.e2e.conftest import screenshot
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -22,8 +22,8 @@ def dollars(text: str) -> list[str]:
 
 def test_one_deployment_one_price_on_every_page(live_server, page, org):
     call_command("loadreference", no_inferencex=True, verbosity=0)
-    mi = run_ingest(document=document(accelerator="MI355X", gpus=4, tp=4), org=org).run
-    b200 = run_ingest(document=document(accelerator="B200", quantization="FP8"), org=org).run
+    mi = ingest_reviewed(document=document(accelerator="MI355X", gpus=4, tp=4), org=org).run
+    b200 = ingest_reviewed(document=document(accelerator="B200", quantization="FP8"), org=org).run
     tier = "owning_hyperscaler"
 
     for basis in ("output", "total"):

@@ -1,9 +1,9 @@
 import pytest
 from django.core.management import call_command
 
-from apps.runs.services import run_ingest
 from tests.e2e.conftest import screenshot
 from tests.factories import document, point
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -12,10 +12,10 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def runs(org):
     call_command("loadreference", no_inferencex=True, verbosity=0)
     gsm = {"protocol": "gsm8k-5shot-v1", "task": "gsm8k", "metric": "exact_match_numeric"}
-    mxfp4 = run_ingest(
+    mxfp4 = ingest_reviewed(
         document=document(accuracy=[{**gsm, "n": 1319, "score": 0.955}]), org=org
     ).run
-    bf16 = run_ingest(
+    bf16 = ingest_reviewed(
         document=document(
             quantization="BF16",
             accuracy=[{**gsm, "n": 1319, "score": 0.965}],
@@ -26,7 +26,7 @@ def runs(org):
         ),
         org=org,
     ).run
-    simulated = run_ingest(
+    simulated = ingest_reviewed(
         document=document(accelerator="H200", provenance="simulated"), org=org
     ).run
     return {"mxfp4": mxfp4, "bf16": bf16, "simulated": simulated}

@@ -11,9 +11,9 @@ from django.test import Client
 
 from apps.accounts.services import organization_get_or_create
 from apps.costs.models import PriceProfile
-from apps.runs.services import run_ingest
 from tests.e2e.conftest import screenshot
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 DOLLARS = re.compile(r"\$(\d+\.\d{4})")
@@ -63,8 +63,8 @@ def test_a_profile_reprices_every_page_for_its_organization_only(
     live_server, browser, page, org, person
 ):
     call_command("loadreference", no_inferencex=True, verbosity=0)
-    mi = run_ingest(document=document(accelerator="MI355X", gpus=4, tp=4), org=org).run
-    b200 = run_ingest(document=document(accelerator="B200", quantization="FP8"), org=org).run
+    mi = ingest_reviewed(document=document(accelerator="MI355X", gpus=4, tp=4), org=org).run
+    b200 = ingest_reviewed(document=document(accelerator="B200", quantization="FP8"), org=org).run
     base = live_server.url
     point = mi.best_point
     # By hand: $/GPU-hr ÷ (output tok/s per GPU × 3600 s ÷ 1e6 tokens).

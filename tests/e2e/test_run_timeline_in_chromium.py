@@ -3,9 +3,9 @@ its right-hand (fraction) axis: the vendored partial Plotly bundle must carry it
 
 import pytest
 
-from apps.runs.services import run_ingest
 from tests.apps.leaderboard.test_run_timeline import _timeline_document
 from tests.e2e.conftest import screenshot
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_the_timeline_chart_draws_both_axes_without_a_console_error(
     live_server, page, document, org
 ):
-    run = run_ingest(document=_timeline_document(document), org=org).run
+    run = ingest_reviewed(document=_timeline_document(document), org=org).run
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.goto(f"{live_server.url}/runs/{run.pk}/")

@@ -7,9 +7,9 @@ from django.urls import reverse
 
 from apps.costs.models import SavedPage
 from apps.costs.services import price_profile_save
-from apps.runs.services import run_ingest
 from tests.e2e.test_price_profile_in_chromium import figures, signed_in
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TIER = "owning_hyperscaler"
@@ -19,8 +19,8 @@ def test_a_saved_comparison_shows_an_anonymous_visitor_the_members_figures(
     live_server, browser, page, org, person
 ):
     call_command("loadreference", no_inferencex=True, verbosity=0)
-    run_ingest(document=document(accelerator="MI355X", gpus=4, tp=4), org=org)
-    run_ingest(document=document(accelerator="B200", quantization="FP8"), org=org)
+    ingest_reviewed(document=document(accelerator="MI355X", gpus=4, tp=4), org=org)
+    ingest_reviewed(document=document(accelerator="B200", quantization="FP8"), org=org)
     member_user = person(org)
     # The profile prices both sides unlike any reference tier, as the member's own book does.
     price_profile_save(

@@ -7,13 +7,13 @@ import pytest
 
 from apps.accounts.models import ApiToken, AuditEvent, Membership, Role
 from apps.accounts.services import organization_create
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def org_with_admin_token(client, person, document):
-    from apps.runs.services import run_ingest
 
     owner = person(email="owner@example.com")
     org = organization_create(name="Acme", owner=owner)
@@ -21,7 +21,7 @@ def org_with_admin_token(client, person, document):
     client.force_login(admin)
     client.post("/org/tokens/", {"name": "admins-ci", "scope": "read"})
     token = client.get("/org/").content.decode().split('id="new-token">')[1].split("<")[0]
-    run = run_ingest(document=document, org=org, is_public=False).run
+    run = ingest_reviewed(document=document, org=org, is_public=False).run
     return org, owner, admin, token, run
 
 

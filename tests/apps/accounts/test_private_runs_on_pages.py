@@ -2,14 +2,14 @@ import pytest
 
 from apps.accounts.models import Role
 from apps.accounts.services import organization_get_or_create
-from apps.runs.services import run_ingest
+from tests.reviews import approved, ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def private_run(org, document):
-    return run_ingest(document=document, org=org, is_public=False).run
+    return ingest_reviewed(document=document, org=org, is_public=False).run
 
 
 def board(client, run, extra: str = "") -> str:
@@ -46,6 +46,8 @@ def test_a_published_run_reaches_anonymous_visitors_and_the_cache_keeps_no_perso
     assert 'id="publish"' in client.get(f"/runs/{private_run.pk}/").content.decode()
     client.post(f"/org/runs/{private_run.pk}/publish/")
     client.logout()
+    # Public now, and self-reported: it ranks once a reviewer approved it (issue 53).
+    approved(private_run)
     html = board(client, private_run)
     assert f"/runs/{private_run.pk}/" in html and "badge-private" not in html
     assert "admin@example.com" not in html
@@ -58,9 +60,9 @@ def test_costs_and_accuracy_show_a_members_private_run_badged_and_hide_it_from_o
     from tests.apps.costs.test_page import SEED_SLO, all_succeeded
     from tests.factories import document as make_document
 
-    priced = run_ingest(document=all_succeeded(document), org=org, is_public=False).run
+    priced = ingest_reviewed(document=all_succeeded(document), org=org, is_public=False).run
     gsm = {"protocol": "gsm8k-5shot-v1", "task": "gsm8k", "metric": "exact_match_numeric"}
-    scored = run_ingest(
+    scored = ingest_reviewed(
         document=make_document(accuracy=[{**gsm, "n": 1319, "score": 0.955}]),
         org=org,
         is_public=False,
@@ -82,8 +84,8 @@ def test_a_private_accuracy_score_never_shows_beside_a_deployments_public_row(cl
     gsm = {"protocol": "gsm8k-5shot-v1", "task": "gsm8k", "metric": "exact_match_numeric"}
     # BF16: the public run ranks without an accuracy result (the board's rules ask one only of
     # quantized deployments), so it has none of its own.
-    public = run_ingest(document=make_document(quantization="BF16"), org=org).run
-    run_ingest(
+    public = ingest_reviewed(document=make_document(quantization="BF16"), org=org).run
+    ingest_reviewed(
         document=make_document(quantization="BF16", accuracy=[{**gsm, "n": 1319, "score": 0.4242}]),
         org=org,
         is_public=False,

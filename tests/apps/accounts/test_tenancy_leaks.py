@@ -145,6 +145,7 @@ def test_a_private_scenario_name_stays_off_the_pages_even_for_a_guessed_slug(
     other = copy.deepcopy(document)
     other["idempotency_key"] = "public-other"
     other["deployment"]["gpus"] = 4
+    other["deployment"]["parallelism"]["dp"] = 1  # TP4 on its 4 GPUs (the row audit checks)
     submit(client, same, auth, private=False)
     shown = submit(client, other, auth, private=False)
     slug = private.scenario.slug

@@ -1,8 +1,8 @@
 import pytest
 
 from apps.accuracy.models import AccuracyResult
-from apps.runs.services import run_ingest
 from tests.factories import document, point
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +33,7 @@ def stored(org, quantization: str, accuracy: dict, tput: float = 1600) -> Accura
         accuracy=[accuracy],
         points=[point(16, output_tok_s=tput, ttft_p99_ms=1500, interactivity=100)],
     )
-    return run_ingest(document=doc, org=org).run.accuracy_results.get()
+    return ingest_reviewed(document=doc, org=org).run.accuracy_results.get()
 
 
 @pytest.fixture

@@ -15,10 +15,10 @@ import pytest
 from mcp import Client
 
 from apps.accounts.services import organization_get_or_create, token_create
-from apps.runs.services import run_ingest
 from tests.apps.agents.conftest import tool, with_client
 from tests.apps.tenancy import SECRET, leaks, mcp_questions, private_endpoint, private_run
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -65,7 +65,7 @@ def test_no_tool_shows_another_organizations_private_run_endpoint_or_names(run_c
     owner = organization_get_or_create(slug="hush")
     hidden = private_run(owner)
     private_endpoint(owner, hidden)
-    run_ingest(document=document(), org=None, is_public=True)  # so answers are not all empty
+    ingest_reviewed(document=document(), org=None, is_public=True)  # so answers are not all empty
     other = organization_get_or_create(slug="elsewhere")
 
     _tells_nothing(*_asked(run_command_site, hidden.pk))

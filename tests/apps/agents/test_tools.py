@@ -8,9 +8,9 @@ import pytest
 from apps.accounts.models import ApiToken
 from apps.accounts.services import token_create
 from apps.agents.server import TOOLS
-from apps.runs.services import run_ingest
 from tests.apps.agents.conftest import MCP_HEADERS, call_tool, rpc
 from tests.factories import document as made_document
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -72,7 +72,7 @@ def test_the_answer_refuses_a_scenario_as_the_api_does(client):
 
 
 def test_a_run_you_may_not_see_is_not_found_as_on_the_api(client, org):
-    private = run_ingest(document=made_document(), org=org, is_public=False).run
+    private = ingest_reviewed(document=made_document(), org=org, is_public=False).run
     assert _error(call_tool(client, "run", {"run_id": private.pk})) == _api(
         client.get(f"/api/v1/runs/{private.pk}")
     )
@@ -126,8 +126,8 @@ def test_a_stored_run_is_cited_by_its_page_origin_and_date(client, org):
 
 
 def test_search_runs_is_the_apis_list_and_says_what_its_page_does_not_narrow(client, org):
-    run_ingest(document=made_document(model="GLM 5.2"), org=None, is_public=True)
-    run_ingest(document=made_document(model="Other"), org=None, is_public=True)
+    ingest_reviewed(document=made_document(model="GLM 5.2"), org=None, is_public=True)
+    ingest_reviewed(document=made_document(model="Other"), org=None, is_public=True)
     found = call_tool(client, "search_runs", {"model": "GLM 5.2", "accelerator": "MI355X"})
     result = found["structuredContent"]
     api = client.get("/api/v1/runs", {"model": "GLM 5.2", "accelerator": "MI355X"}).json()
@@ -138,7 +138,7 @@ def test_search_runs_is_the_apis_list_and_says_what_its_page_does_not_narrow(cli
 
 
 def test_the_board_refuses_a_value_it_cannot_use_naming_the_field(client):
-    run_ingest(document=made_document(), org=None, is_public=True)
+    ingest_reviewed(document=made_document(), org=None, is_public=True)
     error = _error(call_tool(client, "board", {"sort": "sideways"}))
     assert error["status"] == 422 and [item["path"] for item in error["detail"]] == ["sort"]
     board = call_tool(client, "board", {"model": "GLM 5.2"})["structuredContent"]
@@ -150,7 +150,7 @@ def test_the_board_refuses_a_value_it_cannot_use_naming_the_field(client):
 
 
 def test_costs_is_the_procurement_table_and_refuses_as_it_does(client):
-    run_ingest(document=made_document(), org=None, is_public=True)
+    ingest_reviewed(document=made_document(), org=None, is_public=True)
     asked = {"model": "GLM 5.2", "requests_per_day": 500000, "min_success_pct": 0}
     costs = call_tool(client, "costs", asked)["structuredContent"]
     api = client.get("/api/v1/costs/procurement", asked).json()

@@ -16,9 +16,9 @@ from apps.claims.models import ClaimAlert, ClaimFlip, ClaimStanding, ClaimSubscr
 from apps.claims.models import PublishedClaim as Claim
 from apps.claims.services import claim_alerts_deliver, claims_evaluate, claims_load, claims_tick
 from apps.costs.reference import price_sets
-from apps.runs.services import run_ingest
 from tests.apps.regressions.test_alerts import receiving, verified
 from tests.factories import document, point
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +129,7 @@ def _run(accelerator: str, output_tok_s: float, org, key: str):
         points=[point(16, output_tok_s=output_tok_s, ttft_p99_ms=1000, interactivity=60)],
     )
     doc["idempotency_key"] = f"claims-ledger-{key}"
-    return run_ingest(document=doc, org=org, is_public=True).run
+    return ingest_reviewed(document=doc, org=org, is_public=True).run
 
 
 def test_a_new_run_that_flips_a_claim_on_the_stored_runs_is_told_once(org):

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from apps.runs.services import run_ingest
 from tests.factories import document, point
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,7 @@ def _runs(org, accelerator: str, figures: list[float]) -> None:
             points=[point(16, output_tok_s=figure, ttft_p99_ms=1000, interactivity=60)],
         )
         doc["idempotency_key"] = f"odds-{accelerator}-{n}-{figure:g}"
-        run_ingest(document=doc, org=org, is_public=True)
+        ingest_reviewed(document=doc, org=org, is_public=True)
 
 
 def test_repeated_runs_give_the_odds_with_their_method_and_what_they_leave_out(client, org):

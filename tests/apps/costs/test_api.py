@@ -6,6 +6,8 @@ import json
 
 import pytest
 
+from tests.reviews import ingest_reviewed
+
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("costs_site")]
 
 
@@ -253,9 +255,8 @@ def test_an_organizations_own_price_book_is_used_for_it_alone(client, org, auth)
 
 @pytest.fixture
 def stored_run(document, org):
-    from apps.runs.services import run_ingest
 
-    return run_ingest(document=document, org=org, is_public=True).run
+    return ingest_reviewed(document=document, org=org, is_public=True).run
 
 
 def test_a_stored_runs_cost_at_the_seed_slo(client, stored_run):
@@ -315,10 +316,9 @@ def test_p99_9_reads_the_stored_p999(client):
 
 
 def test_the_procurement_table_through_the_api(client, document, org):
-    from apps.runs.services import run_ingest
     from tests.apps.costs.test_page import all_succeeded
 
-    run_ingest(document=all_succeeded(document), org=org)
+    ingest_reviewed(document=all_succeeded(document), org=org)
     response = client.get(
         "/api/v1/costs/procurement?ttft_s_max=2.22&price_MI355X=2.80&token_kind=total"
     )
@@ -335,13 +335,12 @@ def test_the_procurement_table_names_a_bad_field(client, db):
 
 
 def test_comparing_two_runs_gives_the_ratio_and_what_differs(client, stored_run, document, org):
-    from apps.runs.services import run_ingest
 
     other = dict(document)
     other["idempotency_key"] = "b200-run"
     other["deployment"] = dict(document["deployment"], accelerator="B200")
     other["deployment"]["quantization"] = {"weights": "FP8"}
-    b200 = run_ingest(document=other, org=org, is_public=True).run
+    b200 = ingest_reviewed(document=other, org=org, is_public=True).run
     response = client.get(
         f"/api/v1/costs/compare?run_a={stored_run.pk}&run_b={b200.pk}&ttft_s_max=2.22"
     )

@@ -8,7 +8,7 @@ import pytest
 from apps.costs.formulas import usd_per_mtok
 from apps.costs.reference import reference_book
 from apps.runs.models import Point
-from apps.runs.services import run_ingest
+from tests.reviews import ingest_reviewed
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("costs_site")]
 
@@ -33,7 +33,7 @@ def test_it_prices_the_cheapest_point_only_when_its_client_was_not_the_limit(
     client, document, org, bound
 ):
     document = _cheapest_client_bound(document, bound=bound)
-    run = run_ingest(document=document, org=org, is_public=True).run
+    run = ingest_reviewed(document=document, org=org, is_public=True).run
     cheapest, other = _per_gpu(document, 1), _per_gpu(document, 0)
     assert cheapest > other
     assert Point.objects.get(run=run, ordinal=1).client_bound is bound
@@ -54,6 +54,6 @@ def test_it_prices_the_cheapest_point_only_when_its_client_was_not_the_limit(
 def test_it_prices_nothing_when_every_point_is_client_bound(client, document, org):
     document = _cheapest_client_bound(document, bound=True)
     document["points"][0]["client_bound"] = True
-    run = run_ingest(document=document, org=org, is_public=True).run
+    run = ingest_reviewed(document=document, org=org, is_public=True).run
     body = client.get(f"/api/v1/costs/runs/{run.pk}/slo?{TTFT_ONLY}").json()
     assert body.get("usd_per_mtok") is None

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from apps.catalog.models import Accelerator, PriceTier
-from apps.runs.services import run_ingest
+from tests.reviews import ingest_reviewed
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("costs_site")]
 
@@ -20,7 +20,7 @@ SEED_SLO = "ttft_s_max=2.22&interactivity_min=30&token_kind=total"
 
 @pytest.fixture
 def run(document, org):
-    return run_ingest(document=all_succeeded(document), org=org, is_public=True).run
+    return ingest_reviewed(document=all_succeeded(document), org=org, is_public=True).run
 
 
 def all_succeeded(document):

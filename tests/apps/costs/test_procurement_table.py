@@ -8,8 +8,8 @@ import re
 import pytest
 
 from apps.costs.procurement_table import PAGE_ROWS
-from apps.runs.services import run_ingest
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 ROW = re.compile(r'<tr class="row-main" data-run="(\d+)"')
@@ -19,7 +19,7 @@ def ingest(org, *, public=True, spec=None, **facts):
     doc = document(**facts)
     if spec:
         doc["deployment"]["speculative"] = {"method": spec, "draft_tokens": 3}
-    return run_ingest(document=doc, org=org, is_public=public).run
+    return ingest_reviewed(document=doc, org=org, is_public=public).run
 
 
 def shown(html: str) -> list[int]:

@@ -14,14 +14,14 @@ from apps.costs.formulas import CostInputError
 from apps.costs.models import PriceProfile, SavedPage
 from apps.costs.procurement_export import EXPORT_COLUMNS
 from apps.costs.services import price_profile_save
-from apps.runs.services import run_ingest
+from tests.reviews import ingest_reviewed
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("costs_site")]
 
 
 @pytest.fixture
 def run(document, org):
-    return run_ingest(document=document, org=org, is_public=True).run
+    return ingest_reviewed(document=document, org=org, is_public=True).run
 
 
 def save(client, **fields):

@@ -7,8 +7,8 @@ import pytest
 
 from apps.costs.formulas import CostInputError
 from apps.costs.slo_query import SloAsk, SloQuery, slo_ask_of
-from apps.runs.services import run_ingest
 from tests.factories import document, point
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +24,7 @@ def runs(org):
             point(16, output_tok_s=2400, ttft_p99_ms=3000, interactivity=40),
             point(64, output_tok_s=4800, ttft_p99_ms=9000, interactivity=15),
         ]
-        run_ingest(document=document(accelerator=sku, preset="8k-1k", points=points), org=org)
+        ingest_reviewed(document=document(accelerator=sku, preset="8k-1k", points=points), org=org)
 
 
 def test_unasked_it_is_the_default_tier_with_its_success_floor():

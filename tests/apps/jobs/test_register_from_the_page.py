@@ -7,7 +7,7 @@ import pytest
 from apps.accounts.models import AuditEvent
 from apps.catalog.models import Deployment
 from apps.jobs.models import Endpoint
-from apps.runs.services import run_ingest
+from tests.reviews import ingest_reviewed
 
 NEW = {
     "name": "mi355x-sglang",
@@ -49,7 +49,7 @@ def test_a_member_registers_an_endpoint_for_a_new_deployment(member, org):
 def test_an_endpoint_for_a_deployment_already_measured_needs_no_facts(
     member, org, document, broker
 ):
-    deployment = run_ingest(document=document, org=org).run.deployment
+    deployment = ingest_reviewed(document=document, org=org).run.deployment
     body = {
         "name": "again",
         "url": "http://127.0.0.1:9/",

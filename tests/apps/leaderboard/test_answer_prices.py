@@ -5,8 +5,8 @@ prices alone, and the page saying which priced it (issue 52)."""
 import pytest
 
 from apps.costs.services import price_profile_save
-from apps.runs.services import run_ingest
 from tests.factories import document, point
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -19,7 +19,7 @@ def runs(org):
     for sku in ("MI355X", "B200"):
         points = [point(16, output_tok_s=2400, ttft_p99_ms=2000, interactivity=40)]  # 300/GPU
         doc = document(accelerator=sku, preset="8k-1k", points=points)
-        made[sku] = run_ingest(document=doc, org=org, is_public=True).run
+        made[sku] = ingest_reviewed(document=doc, org=org, is_public=True).run
     return made
 
 

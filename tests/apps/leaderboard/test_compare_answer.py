@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from apps.runs.services import run_ingest
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -19,12 +19,16 @@ def _pair(document, org):
     document = copy.deepcopy(document)
     document["points"][1]["requests"] = {"total": 33, "succeeded": 33, "failed": 0}
     document["points"][1]["errors"] = {}
-    mi355x = run_ingest(document=copy.deepcopy(document), org=org, is_public=True).run
+    mi355x = ingest_reviewed(document=copy.deepcopy(document), org=org, is_public=True).run
     other = copy.deepcopy(document)
     other["idempotency_key"] = "b200-compare-answer"
     other["deployment"]["accelerator"] = "B200"
-    other["points"][1]["throughput"]["total_tok_s"] = 8000
-    b200 = run_ingest(document=other, org=org, is_public=True).run
+    # Every rate of c16 scaled to a total of 8,000 tok/s (output and input stay its parts).
+    tput = other["points"][1]["throughput"]
+    scale = 8000 / tput["total_tok_s"]
+    for kind in ("input_tok_s", "output_tok_s", "total_tok_s"):
+        tput[kind] *= scale
+    b200 = ingest_reviewed(document=other, org=org, is_public=True).run
     return mi355x, b200
 
 

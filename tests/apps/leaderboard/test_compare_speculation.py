@@ -4,7 +4,7 @@ and each run page says what the speculation accepted."""
 import copy
 import re
 
-from apps.runs.services import run_ingest
+from tests.reviews import ingest_reviewed
 
 
 def test_compare_names_speculation_as_the_only_difference(document, org, client):
@@ -18,8 +18,8 @@ def test_compare_names_speculation_as_the_only_difference(document, org, client)
     off = copy.deepcopy(document)
     off["idempotency_key"] = "speculation-off-0001"
     del off["deployment"]["speculative"]
-    run_on = run_ingest(document=on, org=org).run
-    run_off = run_ingest(document=off, org=org).run
+    run_on = ingest_reviewed(document=on, org=org).run
+    run_off = ingest_reviewed(document=off, org=org).run
     assert run_on.deployment_id != run_off.deployment_id
     page = client.get(f"/compare/?d={run_on.deployment_id}&d={run_off.deployment_id}")
     html = page.content.decode()
@@ -53,8 +53,8 @@ def test_compare_shows_what_each_column_accepted_and_its_tokens_per_chunk(docume
     del off["deployment"]["speculative"]
     for point in off["points"]:
         point["tokens_per_chunk"] = 1.0
-    run_on = run_ingest(document=on, org=org).run
-    run_off = run_ingest(document=off, org=org).run
+    run_on = ingest_reviewed(document=on, org=org).run
+    run_off = ingest_reviewed(document=off, org=org).run
     html = client.get(f"/compare/?d={run_on.deployment_id}&d={run_off.deployment_id}").content
     html = html.decode()
     assert "<th>Speculative decoding</th><td>mtp</td><td>off</td>" in html

@@ -4,8 +4,8 @@ from django.test import override_settings
 
 from apps.charts import series_style
 from apps.leaderboard.charts import SERIES, pareto_figure
-from apps.runs.services import run_ingest
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -14,7 +14,8 @@ pytestmark = pytest.mark.django_db
 def two(org):
     call_command("loadreference", no_inferencex=True, verbosity=0)
     return [
-        run_ingest(document=document(engine=engine), org=org).run for engine in ("sglang", "vllm")
+        ingest_reviewed(document=document(engine=engine), org=org).run
+        for engine in ("sglang", "vllm")
     ]
 
 
@@ -89,7 +90,7 @@ def test_a_missing_page_keeps_the_site_navigation(client):
 
 
 def test_the_board_takes_several_engines_and_a_date_range(client, org, two):
-    run_ingest(document=document(engine="atom", accelerator="B200"), org=org)
+    ingest_reviewed(document=document(engine="atom", accelerator="B200"), org=org)
     both = client.get("/?scenario=seed-20k-1k-60&engine=sglang&engine=vllm").context["page"]
     assert sorted(row.label.split()[1] for row in both.rows if row.provenance == "measured")
     assert {r.run_id for r in both.rows} >= {run.pk for run in two}

@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from apps.accuracy.models import AccuracyResult
-from apps.runs.services import run_ingest
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -32,8 +32,8 @@ def test_every_number_heading_links_to_a_definition_that_exists(client, org):
         "score": 0.5,
         "items": [{"item_id": "1", "correct": True}, {"item_id": "2", "correct": False}],
     }
-    a = run_ingest(document=document(accuracy=[gsm]), org=org).run
-    b = run_ingest(document=document(accelerator="B200", accuracy=[gsm]), org=org).run
+    a = ingest_reviewed(document=document(accuracy=[gsm]), org=org).run
+    b = ingest_reviewed(document=document(accelerator="B200", accuracy=[gsm]), org=org).run
     ra, rb = AccuracyResult.objects.get(run=a), AccuracyResult.objects.get(run=b)
     anchors = set(re.findall(r'id="([^"]+)"', client.get("/methodology/").content.decode()))
     pages = [

@@ -6,8 +6,8 @@ import re
 import pytest
 
 from apps.accuracy.models import AccuracyResult
-from apps.runs.services import run_ingest
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -38,10 +38,10 @@ def interval_of(html: str) -> str:
 
 
 def test_both_pages_print_the_same_clustered_interval(client, org):
-    a = run_ingest(
+    a = ingest_reviewed(
         document=document(quantization="BF16", accuracy=[gpqa([True] * 7 + [False])]), org=org
     ).run
-    b = run_ingest(
+    b = ingest_reviewed(
         document=document(quantization="MXFP4", accuracy=[gpqa([True] * 5 + [False] * 3)]), org=org
     ).run
     ra, rb = AccuracyResult.objects.get(run=a), AccuracyResult.objects.get(run=b)
@@ -57,10 +57,10 @@ def test_both_pages_print_the_same_clustered_interval(client, org):
 
 
 def test_both_pages_refuse_a_pair_whose_protocols_differ(client, org):
-    a = run_ingest(
+    a = ingest_reviewed(
         document=document(quantization="BF16", accuracy=[gpqa([True, False])]), org=org
     ).run
-    b = run_ingest(
+    b = ingest_reviewed(
         document=document(quantization="MXFP4", accuracy=[gpqa([True, False], "h2")]), org=org
     ).run
     ra, rb = AccuracyResult.objects.get(run=a), AccuracyResult.objects.get(run=b)

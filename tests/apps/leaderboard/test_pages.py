@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 import pytest
 from django.core.management import call_command
 
-from apps.runs.services import run_ingest
 from tests.factories import document, point
+from tests.reviews import ingest_reviewed
 from tests.workers.loadgen.test_client_bound import starved_sweep
 from workers.loadgen.client_load import ClientLimits
 from workers.loadgen.output import make_document
@@ -21,8 +21,8 @@ pytestmark = pytest.mark.django_db
 def board(org):
     """MI355X MXFP4 vs B200 FP8 vs a simulated H200 run, in the seed scenario (SLO 2,220 ms)."""
     call_command("loadreference", no_inferencex=True, verbosity=0)
-    mi = run_ingest(document=document(), org=org).run
-    b200 = run_ingest(
+    mi = ingest_reviewed(document=document(), org=org).run
+    b200 = ingest_reviewed(
         document=document(
             accelerator="B200",
             quantization="FP8",
@@ -34,7 +34,7 @@ def board(org):
         ),
         org=org,
     ).run
-    simulated = run_ingest(
+    simulated = ingest_reviewed(
         document=document(accelerator="H200", provenance="simulated"), org=org
     ).run
     return {"mi": mi, "b200": b200, "simulated": simulated}
@@ -116,7 +116,7 @@ def test_a_new_run_shows_up_although_the_page_is_cached(
 ):
     before = rows_of(client.get("/?scenario=seed-20k-1k-60&format=csv"))
     with django_capture_on_commit_callbacks(execute=True):
-        run_ingest(document=document(accelerator="MI300X", quantization="FP8"), org=org)
+        ingest_reviewed(document=document(accelerator="MI300X", quantization="FP8"), org=org)
     after = rows_of(client.get("/?scenario=seed-20k-1k-60&format=csv"))
     assert len(after) == len(before) + 1
 
@@ -136,11 +136,11 @@ def test_the_compare_page_flags_an_mxfp4_vs_fp8_pair_as_not_like_for_like(client
 def test_the_compare_page_gives_an_accuracy_delta_with_an_interval(client, org):
     call_command("loadreference", no_inferencex=True, verbosity=0)
     gsm = {"protocol": "gsm8k-5shot-v1", "task": "gsm8k", "metric": "exact_match_numeric"}
-    bf16 = run_ingest(
+    bf16 = ingest_reviewed(
         document=document(quantization="BF16", accuracy=[{**gsm, "n": 1319, "score": 0.965}]),
         org=org,
     ).run
-    fp4 = run_ingest(
+    fp4 = ingest_reviewed(
         document=document(quantization="MXFP4", accuracy=[{**gsm, "n": 1319, "score": 0.955}]),
         org=org,
     ).run
@@ -164,7 +164,7 @@ def test_the_run_page_shows_points_errors_and_a_latency_cdf(client, org):
                       records=records)]
     )  # fmt: skip
     doc["points"][0]["errors"] = {"timeout": 2}
-    run = run_ingest(document=doc, org=org).run
+    run = ingest_reviewed(document=doc, org=org).run
     html = client.get(f"/runs/{run.pk}/").content.decode()
     assert 'data-figure="fig-cdf"' in html
     assert "timeout</code>: 2" in html
@@ -176,7 +176,7 @@ def test_the_run_page_marks_client_bound_and_length_mismatched_points(client, or
     points[1]["client_bound"] = True
     points[1]["client"] = {"cpu_utilization": 0.97, "loop_lag_p99_ms": 40.0}
     points[2]["prompt_length_mismatch_rate"] = 0.5
-    run = run_ingest(document=document(points=points), org=org).run
+    run = ingest_reviewed(document=document(points=points), org=org).run
     html = client.get(f"/runs/{run.pk}/").content.decode()
     rows = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0].split("<tr>")[1:]
     assert "client-bound" not in rows[0] and "mismatch" not in rows[0]
@@ -196,7 +196,7 @@ def test_a_starved_clients_level_is_marked_client_bound_on_its_run_page(client, 
         result=sweep,
         started_at=datetime.now(UTC),
     )
-    run = run_ingest(document=measured, org=org).run
+    run = ingest_reviewed(document=measured, org=org).run
     html = client.get(f"/runs/{run.pk}/").content.decode()
     assert ">client-bound</span>" in html
 
@@ -239,7 +239,7 @@ def test_a_deployment_that_misses_the_slo_everywhere_ranks_below_those_that_meet
     client, board, org
 ):
     slow_start = [point(64, output_tok_s=9000, ttft_p99_ms=9000, interactivity=20)]
-    run_ingest(document=document(accelerator="MI325X", points=slow_start), org=org)
+    ingest_reviewed(document=document(accelerator="MI325X", points=slow_start), org=org)
     rows = rows_of(client.get("/?scenario=seed-20k-1k-60&format=csv"))
     measured = [r for r in rows if r["provenance"] == "measured"]
     assert measured[-1]["deployment"].startswith("8×MI325X")

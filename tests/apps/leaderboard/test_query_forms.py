@@ -11,8 +11,8 @@ from apps.catalog.models import Scenario
 from apps.leaderboard import forms
 from apps.leaderboard.forms import BoardChoices, BoardQuery, CompareQuery
 from apps.leaderboard.views.board import _cacheable, board_query
-from apps.runs.services import run_ingest
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 CHOICES = BoardChoices(
     models=["GLM 5.2", "Qwen_3"],
@@ -103,7 +103,8 @@ def test_compare_takes_the_first_four_distinct_ids_and_defaults_a_bad_tier():
 def measured(org):
     call_command("loadreference", no_inferencex=True, verbosity=0)
     return [
-        run_ingest(document=document(engine=engine), org=org).run for engine in ("sglang", "vllm")
+        ingest_reviewed(document=document(engine=engine), org=org).run
+        for engine in ("sglang", "vllm")
     ]
 
 

@@ -4,7 +4,7 @@ level's start on x, the client's requests in flight beside the server's running 
 import json
 import re
 
-from apps.runs.services import run_ingest
+from tests.reviews import ingest_reviewed
 
 
 def _figure(html: str, figure_id: str) -> dict:
@@ -52,7 +52,7 @@ def _timeline_document(document: dict) -> dict:
 def test_the_run_page_charts_the_servers_queue_against_the_clients_requests_in_flight(
     document, org, client
 ):
-    run = run_ingest(document=_timeline_document(document), org=org).run
+    run = ingest_reviewed(document=_timeline_document(document), org=org).run
     html = client.get(f"/runs/{run.pk}/").content.decode()
     figure = _figure(html, "fig-server-0")
     traces = {t["name"]: t for t in figure["data"]}
@@ -79,6 +79,6 @@ def test_the_run_page_charts_the_servers_queue_against_the_clients_requests_in_f
 
 def test_a_level_without_scraped_series_draws_no_timeline(document, org, client):
     document["points"][0]["speculative_acceptance"] = {"rate": 0.5, "source": "requests"}
-    run = run_ingest(document=document, org=org).run
+    run = ingest_reviewed(document=document, org=org).run
     html = client.get(f"/runs/{run.pk}/").content.decode()
     assert "fig-server-" not in html

@@ -10,9 +10,9 @@ import pytest
 from django.utils import timezone
 
 from apps.runs.models import Run
-from apps.runs.services import run_ingest
 from apps.runs.summary import STATUS_CODES
 from tests.factories import document, point
+from tests.reviews import ingest_reviewed
 from tests.slo_cases import CASES, Case
 
 pytestmark = pytest.mark.django_db
@@ -25,10 +25,12 @@ def rows_of(response) -> list[dict[str, str]]:
 def case_document(case: Case, index: int) -> dict:
     doc = document(points=[copy.deepcopy(case.point)])
     # A scenario of its own per case (scenarios are shared by shape): its SLO is the case's.
+    # Lengths near the points' 20:1 input:output rates and long enough for their output tok/s
+    # (the row audit refuses a document whose figures its own scenario contradicts).
     doc["scenario"] = {
         "name": f"slo case {index}",
-        "input_tokens": 1000 + index,
-        "output_tokens": 100,
+        "input_tokens": 20_001 + index,
+        "output_tokens": 1000,
         "slo": case.slo,
     }
     return doc
@@ -36,7 +38,7 @@ def case_document(case: Case, index: int) -> dict:
 
 @pytest.mark.parametrize(("index", "case"), list(enumerate(CASES)), ids=[c.name for c in CASES])
 def test_ingestion_and_the_leaderboard_give_the_verdict_of_the_table(client, org, index, case):
-    run = run_ingest(document=case_document(case, index), org=org).run
+    run = ingest_reviewed(document=case_document(case, index), org=org).run
     assert run.best_meets_slo == STATUS_CODES[case.status]
     board = f"/?model=GLM 5.2&scenario={run.scenario.slug}"
     # Every verdict reads the same on the board that lists runs failing the board's rules;
@@ -52,7 +54,7 @@ def test_ingestion_and_the_leaderboard_give_the_verdict_of_the_table(client, org
 
 def test_the_leaderboard_prints_the_percentile_it_checks(client, org):
     case = next(c for c in CASES if c.name == "ttft_p50_is_judged_at_p50")
-    run = run_ingest(document=case_document(case, 0), org=org).run
+    run = ingest_reviewed(document=case_document(case, 0), org=org).run
     html = client.get(f"/?model=GLM 5.2&scenario={run.scenario.slug}").content.decode()
     # Stated in seconds, as every page states the tiers (the scenario asked 15 ms).
     assert "TTFT p50 ≤ 0.015 s, success ≥ 99%" in html
@@ -61,9 +63,9 @@ def test_the_leaderboard_prints_the_percentile_it_checks(client, org):
 def test_a_regressed_latest_run_shows_on_the_board_with_its_date(client, org):
     fast = [point(16, output_tok_s=3296, ttft_p99_ms=1500, interactivity=100)]  # 412/GPU
     slow = [point(16, output_tok_s=2592, ttft_p99_ms=1500, interactivity=100)]  # 324/GPU
-    first = run_ingest(document=document(points=fast), org=org).run
+    first = ingest_reviewed(document=document(points=fast), org=org).run
     Run.objects.filter(pk=first.pk).update(created_at=timezone.now() - timedelta(days=3))
-    latest = run_ingest(document=document(points=slow), org=org).run
+    latest = ingest_reviewed(document=document(points=slow), org=org).run
 
     rows = rows_of(client.get("/?model=GLM 5.2&scenario=seed-20k-1k-60&format=csv"))
     assert [(float(r["tok_s_per_gpu"]), int(r["run_id"])) for r in rows] == [(324.0, latest.pk)]
@@ -89,10 +91,10 @@ def test_a_newer_partial_run_does_not_displace_the_last_complete_sweep_and_is_sh
         point(16, output_tok_s=3296, ttft_p99_ms=1500, interactivity=100),  # 412/GPU
         point(64, output_tok_s=6000, ttft_p99_ms=9000, interactivity=20),  # misses the SLO
     ]
-    full = run_ingest(document=document(points=sweep), org=org).run
+    full = ingest_reviewed(document=document(points=sweep), org=org).run
     Run.objects.filter(pk=full.pk).update(created_at=timezone.now() - timedelta(days=3))
     rerun = [point(4, output_tok_s=432, ttft_p99_ms=500, interactivity=120)]  # 54/GPU
-    partial = run_ingest(document=document(points=rerun), org=org).run
+    partial = ingest_reviewed(document=document(points=rerun), org=org).run
     assert (full.levels, partial.levels) == (3, 1)
 
     rows = rows_of(client.get("/?model=GLM 5.2&scenario=seed-20k-1k-60&format=csv"))
@@ -102,7 +104,7 @@ def test_a_newer_partial_run_does_not_displace_the_last_complete_sweep_and_is_sh
     assert note in html and f'href="/runs/{partial.pk}/"' in html
     # A newer run that measures the whole sweep again does take the row (a regression shows).
     with django_capture_on_commit_callbacks(execute=True):  # the page cache's version moves
-        again = run_ingest(document=document(points=[*sweep[:1], rerun[0], sweep[2]]), org=org)
+        again = ingest_reviewed(document=document(points=[*sweep[:1], rerun[0], sweep[2]]), org=org)
     again = again.run
     rows = rows_of(client.get("/?model=GLM 5.2&scenario=seed-20k-1k-60&format=csv"))
     assert [int(r["run_id"]) for r in rows] == [again.pk]
@@ -111,7 +113,7 @@ def test_a_newer_partial_run_does_not_displace_the_last_complete_sweep_and_is_sh
 def test_a_point_with_30_percent_failures_never_outranks_one_that_meets_the_slo(client, org):
     flaky = point(64, output_tok_s=9000, ttft_p99_ms=1000, interactivity=100, total=100, failed=30)
     steady = point(16, output_tok_s=1600, ttft_p99_ms=1500, interactivity=100, total=100)
-    run = run_ingest(document=document(points=[flaky, steady]), org=org).run
+    run = ingest_reviewed(document=document(points=[flaky, steady]), org=org).run
     assert run.best_point.concurrency == 16
     assert run.best_meets_slo == STATUS_CODES["meets"]
 
@@ -120,7 +122,7 @@ def test_a_client_bound_level_is_never_the_leaderboard_point(org):
     doc = document()
     doc["points"][-1]["latency_ms"]["ttft"] = {"p50": 100, "p99": 200}
     doc["points"][-1]["client_bound"] = True
-    run = run_ingest(document=doc, org=org).run
+    run = ingest_reviewed(document=doc, org=org).run
     assert run.best_point.concurrency == 16
 
 
@@ -139,7 +141,7 @@ def test_the_run_page_draws_one_latency_curve_per_level_and_says_how_percentiles
             point(16, output_tok_s=1600, ttft_p99_ms=3000, interactivity=90, records=records(900)),
         ]
     )
-    run = run_ingest(document=doc, org=org).run
+    run = ingest_reviewed(document=doc, org=org).run
     response = client.get(f"/runs/{run.pk}/")
     figure = response.context["cdf"]
     assert [trace["name"] for trace in figure["data"]] == [
@@ -158,7 +160,7 @@ def test_the_run_page_draws_one_latency_curve_per_level_and_says_how_percentiles
 
 @pytest.mark.parametrize(("index", "case"), list(enumerate(CASES)), ids=[c.name for c in CASES])
 def test_the_runs_api_gives_the_verdict_of_the_table(client, org, index, case):
-    run = run_ingest(document=case_document(case, index), org=org).run
+    run = ingest_reviewed(document=case_document(case, index), org=org).run
     assert client.get(f"/api/v1/runs/{run.pk}").json()["slo_verdict"] == case.status
 
 
@@ -166,7 +168,7 @@ def test_the_runs_api_gives_the_verdict_of_the_table(client, org, index, case):
 def test_the_compare_page_gives_the_verdict_of_the_table(client, org, index, case):
     docs = [case_document(case, index), case_document(case, index)]
     docs[1]["deployment"]["accelerator"] = "B200"
-    runs = [run_ingest(document=d, org=org).run for d in docs]
+    runs = [ingest_reviewed(document=d, org=org).run for d in docs]
     slug = runs[0].scenario.slug
     ids = "&".join(f"d={r.deployment_id}" for r in runs)
     rows = rows_of(client.get(f"/compare/?{ids}&scenario={slug}&format=csv"))
@@ -177,7 +179,7 @@ def test_the_compare_page_gives_the_verdict_of_the_table(client, org, index, cas
 def test_the_cost_api_gives_the_verdict_of_the_table(client, org, index, case):
     from workers.result_facts import Slo
 
-    run = run_ingest(document=case_document(case, index), org=org).run
+    run = ingest_reviewed(document=case_document(case, index), org=org).run
     rule = Slo.model_validate(case.slo).rule()
     query = {"usd_per_gpu_hour": 2, "min_success_rate": rule.min_success_rate}
     for bound in rule.bounds:
@@ -207,11 +209,11 @@ def test_a_submitted_slo_at_an_unstored_percentile_is_a_422_naming_the_stored_on
 
 
 def test_a_latest_run_without_a_rankable_point_hides_the_row_instead_of_an_older_run(client, org):
-    run_ingest(document=document(), org=org)
+    ingest_reviewed(document=document(), org=org)
     bound = document()
     for p in bound["points"]:
         p["client_bound"] = True
-    run_ingest(document=bound, org=org)
+    ingest_reviewed(document=bound, org=org)
     assert rows_of(client.get("/?scenario=seed-20k-1k-60&format=csv")) == []
     best = rows_of(client.get("/?scenario=seed-20k-1k-60&rule=best&format=csv"))
     assert len(best) == 1

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from apps.runs.models import Run
-from apps.runs.services import run_ingest
 from tests.factories import document, point
+from tests.reviews import ingest_reviewed
 
 START = datetime(2026, 3, 1, tzinfo=UTC)
 # Run-to-run wobble of about 0.5%, so the series has noise of its own.
@@ -40,7 +40,7 @@ def stored_run(
         provenance=provenance,
     )
     doc["environment"] = {"started_at": (START + timedelta(days=day)).isoformat()}
-    return run_ingest(document=doc, org=org, is_public=is_public).run
+    return ingest_reviewed(document=doc, org=org, is_public=is_public).run
 
 
 def stored_series(levels: list[float], *, first_day: int = 0, **kwargs: Any) -> list[Run]:

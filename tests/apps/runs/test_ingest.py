@@ -61,8 +61,9 @@ def test_a_malformed_point_in_the_middle_stores_nothing(document, org):
 
 
 def test_a_failure_after_validation_rolls_back_everything(document, org):
-    # A preset that contradicts the document's shape is only detected while storing.
-    document["scenario"]["input_tokens"] = 8192
+    # A preset that contradicts the document's shape is only detected while storing (a
+    # length the row audit cannot tell from the preset's: the same input:output ratio).
+    document["scenario"]["input_tokens"] = 20_001
     before = counts()
     with pytest.raises(DocumentError) as caught:
         run_ingest(document=document, org=org)
@@ -102,12 +103,13 @@ def test_deployments_are_upserted_by_fingerprint(document, org):
 
 
 def test_a_new_shape_creates_a_scenario_and_the_same_shape_reuses_it(document, org):
-    document["scenario"] = {"input_tokens": 512, "output_tokens": 64}
+    # The example's input:output rates are 20:1; the row audit refuses lengths far from it.
+    document["scenario"] = {"input_tokens": 2000, "output_tokens": 100}
     first = run_ingest(document=document, org=org).run
     document["idempotency_key"] = "same-shape-second-run"
     second = run_ingest(document=document, org=org).run
     assert first.scenario_id == second.scenario_id
-    assert Scenario.objects.filter(input_tokens=512, output_tokens=64).count() == 1
+    assert Scenario.objects.filter(input_tokens=2000, output_tokens=100).count() == 1
 
 
 def test_an_unknown_preset_is_named(document, org):

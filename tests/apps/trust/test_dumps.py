@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 import pytest
 from django.core.management import call_command
 
-from apps.runs.services import run_ingest
 from tests.factories import document
+from tests.reviews import ingest_reviewed
 
 pytestmark = pytest.mark.django_db
 
@@ -31,9 +31,11 @@ def test_the_dumps_hold_every_public_run_and_no_private_one(
 ):
     with django_capture_on_commit_callbacks(execute=True):
         public = [
-            run_ingest(document=document(accelerator=s), org=org).run for s in ("B200", "H200")
+            ingest_reviewed(document=document(accelerator=s), org=org).run for s in ("B200", "H200")
         ]
-        private = run_ingest(document=document(accelerator="MI300X"), org=org, is_public=False).run
+        private = ingest_reviewed(
+            document=document(accelerator="MI300X"), org=org, is_public=False
+        ).run
     # A member of the organization sees the private run on pages, never in a dump.
     client.force_login(person(org, "admin"))
     public_ids = sorted(r.pk for r in public)
@@ -58,10 +60,10 @@ def test_a_landing_run_rebuilds_the_dump_and_the_command_builds_them_all(
     client, org, dump_dir, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        first = run_ingest(document=document(), org=org).run
+        first = ingest_reviewed(document=document(), org=org).run
     before = [json.loads(x)["run_id"] for x in body(client.get("/data/runs.jsonl")).splitlines()]
     with django_capture_on_commit_callbacks(execute=True):
-        second = run_ingest(document=document(accelerator="B200"), org=org).run
+        second = ingest_reviewed(document=document(accelerator="B200"), org=org).run
     after = [json.loads(x)["run_id"] for x in body(client.get("/data/runs.jsonl")).splitlines()]
     assert (before, sorted(after)) == ([first.pk], sorted([first.pk, second.pk]))
     assert len(list(dump_dir.glob("*-runs.jsonl"))) == 1  # the old version is gone

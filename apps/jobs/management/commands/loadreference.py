@@ -9,7 +9,9 @@ from apps.claims.services import claims_evaluate, claims_load
 from apps.imports.services import inferencex_store
 from apps.imports.sources import read_folder
 from apps.regressions.services import regressions_detect
-from apps.runs.services import reference_load
+from apps.runs.models import Run
+from apps.runs.services import reference_load, runs_audit
+from apps.trust.services import runs_rules_refresh
 
 
 class Command(BaseCommand):
@@ -33,6 +35,7 @@ class Command(BaseCommand):
             f"Reference data loaded: {counts['accelerators']} accelerators, "
             f"{counts['figures']} published figures, {counts['runs_created']} new published runs."
         )
+        self._audit()
         claims = claims_load()
         self.stdout.write(f"Claims ledger: {claims} published claims.")
         if no_inferencex:
@@ -45,6 +48,7 @@ class Command(BaseCommand):
             f"InferenceX: {outcome.rows_read} benchmark rows, {outcome.rows_new} new in "
             f"{outcome.runs_created} run(s); {outcome.accuracy_runs_created} new accuracy run(s)."
         )
+        self._audit()
         # The history's change points, so the regressions page lists them at once.
         found = regressions_detect()
         self.stdout.write(
@@ -53,3 +57,11 @@ class Command(BaseCommand):
         # Each claim's standing on the runs just stored, so the scheduler's next look sees a flip.
         flips = claims_evaluate()
         self.stdout.write(f"Claims evaluated: {len(flips)} flipped since the last evaluation.")
+
+    def _audit(self) -> None:
+        """The row audit over the stored runs (manage.py audit_runs): new runs were audited
+        as they landed; this catches runs stored before the audit, or before it changed."""
+        changed = runs_audit()
+        runs_rules_refresh(runs=Run.objects.filter(pk__in=changed))
+        flagged = Run.objects.filter(audit_flagged=True).count()
+        self.stdout.write(f"Row audit: {flagged} run(s) flagged ({len(changed)} changed now).")
