@@ -82,9 +82,9 @@ def error_items(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
         loc = list(error_loc(error))
         if loc and loc[0] in _LOCATIONS:
             loc = loc[1:]
-        # A parameter's own name ("document", "payload", a query schema's "query") is not
+        # A parameter's own name ("document", "payload", "body", a query schema's "query") is not
         # part of what the user sent.
-        if len(loc) > 1 and loc[0] in {"document", "payload", "query"}:
+        if len(loc) > 1 and loc[0] in {"document", "payload", "query", "body"}:
             loc = loc[1:]
         # A union's member ("literal['none']", "function-after[...]") is pydantic's name for
         # one way the value could have been read, not a field: the user named the field.

@@ -14,12 +14,12 @@ from workers import slo as slo_rule
 from workers.result_fields import (
     MAX_EXTRA_BYTES,
     Count,
-    FieldProblem,
     NonNegative,
     Rate,
     ShortText,
     Size,
     StrictModel,
+    field_problem,
     json_problem,
 )
 
@@ -137,7 +137,7 @@ class Deployment(StrictModel):
         # its pools', or each figure of it would read (P+D)/gpus times what was measured.
         pools = self.disaggregation
         if pools is not None and self.gpus != pools.prefill_gpus + pools.decode_gpus:
-            raise FieldProblem(
+            raise field_problem(
                 "gpus",
                 f"is {self.gpus}, but a disaggregated deployment's GPUs are its pools': "
                 f"prefill_gpus + decode_gpus = {pools.prefill_gpus} + {pools.decode_gpus} = "

@@ -15,6 +15,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 # Limits a document must keep: the server's columns are 32-bit integers (counts, sizes) and
 # 64-bit ones (token totals), and free-form JSON (environment.extra) is bounded so that one
@@ -93,21 +94,22 @@ def json_problem(value: Any, limit: int = MAX_JSON_DEPTH) -> str | None:
     return None
 
 
-class FieldProblem(ValueError):
+def field_problem(field: str, message: str) -> PydanticCustomError:
     """A model's cross-field check that is about one of its fields: the error's path names
-    that field (`deployment.gpus`), not only the model (`deployment`)."""
+    that field (`deployment.gpus`), not only the model (`deployment`). A custom error, not a
+    ValueError, because its context must survive as plain values: django-ninja turns a
+    ValueError in the context into text before the API's error handler sees it."""
+    return PydanticCustomError(FIELD_PROBLEM, "{message}", {"field": field, "message": message})
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
+
+FIELD_PROBLEM = "field_problem"
 
 
 def error_loc(error: Any) -> tuple[int | str, ...]:
-    """A pydantic error's location, down to the field a FieldProblem names."""
+    """A pydantic error's location, down to the field a field_problem names."""
     loc = tuple(error["loc"])
-    problem = (error.get("ctx") or {}).get("error")
-    if isinstance(problem, FieldProblem):
-        return (*loc, problem.field)
+    if error.get("type") == FIELD_PROBLEM:
+        return (*loc, (error.get("ctx") or {})["field"])
     return loc
 
 

@@ -28,8 +28,11 @@ from apps.csv_safe import safe_cell
 from apps.economics import feed
 from apps.economics import selectors as econ
 from apps.economics.formulas import Fleet, Margin
+from workers import figures
 
 router = Router(tags=["economics"])
+# The answer's latency figure, as the registry names it in seconds and as a ceiling.
+TTFT = figures.figure(figures.ANSWER_LATENCY)
 BASIS = "output tok/s per GPU (input and total beside it), the answer's basis"
 
 
@@ -112,7 +115,7 @@ def point_out(point: Measured | None) -> dict[str, Any] | None:
         "level": point.level,
         "concurrency": point.concurrency,
         "interactivity_p50": point.interactivity_p50,
-        "ttft_p99_s": point.metrics.get("ttft_s.p99"),
+        TTFT.seconds_name: point.metrics.get("ttft_s.p99"),
         "basis_stated": point.basis_stated,
     }
 
@@ -266,7 +269,7 @@ def first_token(request: HttpRequest, query: Query[EconQuery]):
         "denominator": econ.DENOMINATOR,
         "caps": [
             {
-                "ttft_p99_s_max": cap.cap_s,
+                TTFT.ceiling_param: cap.cap_s,
                 "slo": cap.slo.describe(),
                 "met": cap.met,
                 "by_vendor": [

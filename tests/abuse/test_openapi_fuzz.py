@@ -73,6 +73,8 @@ BEYOND_THE_SCHEMA = [
     # ran the same protocol and metric: a fact of the stored results, not of the request.
     ("GET /api/v1/accuracy/compare", r"b",
      r".*: the result has no per-item records|metrics differ: .*|protocols differ .*"),
+    # A disaggregated deployment's GPUs are its pools' (issue 51), wherever one is stated.
+    (r"POST /api/v1/.*", r"deployment\.gpus", r"is \d+, but a disaggregated deployment's .*"),
     ("POST /api/v1/endpoints", r"deployment", r"give deployment_id, or model and deployment"),
     # An endpoint's URL against the operator's allowlist, its host, port and credentials.
     ("POST /api/v1/endpoints", r"url", r"(url|port|host) .*"),

@@ -18,24 +18,8 @@ How rows become runs:
 - The run's idempotency key hashes its rows' keys: the same rows are the same run.
 
 Units, as InferenceX's process_result.py writes them: latencies in seconds without a suffix
-(converted to ms), throughputs in tokens per second per GPU of a stated pool. We store
-whole-deployment totals (each figure times its own denominator) and keep the per-pool figures
-as written, with the pool each one is over (`figures_as_written[conc].per_gpu` and
-`.per_gpu_over`). For a disaggregated row the deployment's GPUs are both pools
-(`num_prefill_gpu + num_decode_gpu`) and the denominators differ by figure (`POOL_OF`): total
-over both pools, output over the DECODE pool, input over the PREFILL pool (SemiAnalysisAI/
-InferenceX utils/process_result.py, the multinode branch, at 843c6254ff69 2026-08-21:
-`tput_per_gpu = total / (prefill_gpus + decode_gpus)`, `output_tput_per_gpu = output /
-decode_gpus`, `input_tput_per_gpu = (total - output) / prefill_gpus`; so since #177,
-450d834a9 2025-11-05). Multiplying all three by both pools overstated a disaggregated run's
-output by (P+D)/D and its input by (P+D)/P. For an aggregated row
-the two pools are one (InferenceX repeats the same numbers) and its GPUs are its TP: the
-per-GPU figures are per TP GPU, as InferenceX's process_result.py divides them, while
-`num_decode_gpu` is TP x EP (64 for sglang's TP8 EP8, which runs on 8 GPUs). Checked on the
-shipped snapshot: concurrency x median interactivity / output tok/s per GPU, the GPUs the
-figures imply, is 1.02-1.11x TP for 90% of the 1,225 aggregated rows, including the 382
-whose `num_decode_gpu` is not their TP (there it is 1/EP of it). `num_decode_gpu` is kept as
-written beside the run.
+(converted to ms), throughputs in tokens per second per GPU of a stated pool: which pool, and
+how they become whole-deployment totals, is `inferencex_pools`.
 
 `*_intvty` are 1/TPOT transforms of the TPOT statistics (their p90 is below their median).
 The median alone is also the median of per-request 1/TPOT (1/x is monotonic, so it keeps the
@@ -61,6 +45,7 @@ from workers.importers.accelerators import accelerator_sku
 from workers.importers.common import ImportInput, drop_none, load_json
 from workers.importers.engines import engine_as_written, engine_name
 from workers.importers.errors import ImportFailure
+from workers.importers.inferencex_pools import THROUGHPUTS, denominators, pool_words
 from workers.importers.inferencex_recipe import recipe_extra, recipe_facts, recipe_of
 from workers.importers.registry import Format, Preview, register
 from workers.results import DocumentError, ResultDocument, parse_document
@@ -114,23 +99,6 @@ CORE_FIGURES = (
 )
 LATENCY_METRICS = ("ttft", "tpot", "itl", "e2el")
 STATISTICS = ("mean", "median", "std", "p90", "p99", "p99.9")
-THROUGHPUTS = {
-    "tput_per_gpu": "total_tok_s",
-    "output_tput_per_gpu": "output_tok_s",
-    "input_tput_per_gpu": "input_tok_s",
-}
-# The pool each per-GPU figure of a disaggregated row is over (process_result.py's multinode
-# branch, cited above): its whole-deployment total is the figure times that pool's GPUs.
-POOL_OF = {
-    "tput_per_gpu": ("prefill_gpus", "decode_gpus"),
-    "output_tput_per_gpu": ("decode_gpus",),
-    "input_tput_per_gpu": ("prefill_gpus",),
-}
-POOL_WORDS = {
-    ("prefill_gpus", "decode_gpus"): "all GPUs (prefill + decode)",
-    ("decode_gpus",): "decode GPUs",
-    ("prefill_gpus",): "prefill GPUs",
-}
 # Figures with no slot in the schema, kept as written per point.
 KEPT_AS_WRITTEN = frozenset(
     {
@@ -361,22 +329,6 @@ def evaluated_configuration(row: dict[str, Any]) -> dict[str, Any]:
     ):
         return {**row, "disagg": False}
     return row
-
-
-def denominators(deployment: dict[str, Any]) -> dict[str, int]:
-    """The GPUs each per-GPU figure of a row is over: one pool's or both pools' for a
-    disaggregated deployment (POOL_OF), the deployment's GPUs for an aggregated one."""
-    pools = deployment.get("disaggregation")
-    if not pools:
-        return dict.fromkeys(THROUGHPUTS, int(deployment["gpus"]))
-    return {theirs: sum(int(pools[p]) for p in POOL_OF[theirs]) for theirs in THROUGHPUTS}
-
-
-def pool_words(deployment: dict[str, Any]) -> dict[str, str]:
-    """What each per-GPU figure is over, in words, kept beside the figures as written."""
-    if not deployment.get("disaggregation"):
-        return dict.fromkeys(THROUGHPUTS, "all GPUs")
-    return {theirs: POOL_WORDS[POOL_OF[theirs]] for theirs in THROUGHPUTS}
 
 
 def _point(

@@ -13,7 +13,7 @@ and runs of any other source, are left as they are. Prints how many runs and poi
 from django.db import migrations
 
 TOOL = "InferenceX API"
-# As the importer reads them (inferencex_api.THROUGHPUTS, POOL_OF); spelt here so the
+# As the importer reads them (inferencex_pools.THROUGHPUTS, POOL_OF); spelt here so the
 # migration keeps meaning what it meant when the importer changes.
 COLUMNS = {
     "tput_per_gpu": "total_tok_s",

@@ -3,7 +3,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     # The lead re-points this dependency at the latest runs migration when merging.
-    dependencies = [("runs", "0016_run_levels")]
+    dependencies = [("runs", "0017_den_pool_denominators")]
 
     operations = [
         migrations.AddField(

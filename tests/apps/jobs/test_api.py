@@ -322,3 +322,17 @@ def test_run_now_refuses_a_scenario_that_does_not_state_its_spread_or_prefix(
     assert response.status_code in (400, 422), response.content
     assert "scenario" in response.content.decode()
     assert not Job.objects.exists()
+
+
+def test_an_endpoint_whose_gpus_are_not_its_pools_is_refused_naming_deployment_gpus(new_endpoint):
+    deployment = {
+        **DEPLOYMENT_FACTS["deployment"],
+        "gpus": 8,
+        "disaggregation": {"prefill_gpus": 8, "decode_gpus": 16},
+    }
+    response = new_endpoint(deployment=deployment)
+    assert response.status_code == 422
+    (problem,) = response.json()["detail"]
+    assert problem["path"] == "deployment.gpus"
+    assert "prefill_gpus + decode_gpus = 8 + 16 = 24" in problem["message"]
+    assert not Endpoint.objects.exists()
