@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-from django.db.models import QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.db.models.fields.json import KT
 
 from apps.accounts.models import Organization
@@ -36,7 +36,7 @@ from apps.costs.procurement import DeploymentCurve
 from apps.costs.reference import PriceSet, price_set
 from apps.costs.selectors import CURVES_LIMIT, point_metrics, price_book
 from apps.costs.slo_query import AskedSlo, SloAsk
-from apps.runs.models import MEASURED_AT, Run
+from apps.runs.models import MEASURED_AT, Point, Run
 from apps.runs.selectors import runs_visible
 from apps.runs.significance import point_samples
 from apps.runs.sweeps import Sweep, sweeps
@@ -143,9 +143,11 @@ def with_repeats(
             .exclude(pk=point.run_id)
             .distinct()
         )
+        # Only that level's points are read: the others of hundreds of repeats are not asked.
+        level = Point.objects.filter(concurrency=point.concurrency)
         repeats = tuple(
             p
-            for p in measured_of(others, basis=basis, prices=prices, current={})
+            for p in measured_of(others, basis=basis, prices=prices, current={}, points=level)
             if (p.concurrency, p.level) == (point.concurrency, point.level) and p.tok_s_per_gpu
         )
         sides.append(replace(side, level_runs=(point, *repeats)))
@@ -166,10 +168,11 @@ def measured_of(
     basis: TokenKind,
     prices: Mapping[str, float],
     current: Mapping[int, Sweep] | None = None,
+    points: QuerySet[Point] | None = None,
 ) -> list[Measured]:
-    """Every valid point of `runs` as the answer reads it. A run in `current` (its
-    configuration's latest complete sweep) is one the rule chooses from; with `current`
-    None every run is (the board reads only its rows' runs)."""
+    """Every valid point of `runs` as the answer reads it (of `points` only, when given). A
+    run in `current` (its configuration's latest complete sweep) is one the rule chooses
+    from; with `current` None every run is (the board reads only its rows' runs)."""
     runs = (
         # The image an InferenceX run states (apps.trust.services.stated_image's path), read
         # in the query: the document itself is deferred, one query a run.
@@ -177,7 +180,7 @@ def measured_of(
         .select_related(
             "deployment__accelerator", "deployment__engine", "deployment__model", "scenario"
         )
-        .prefetch_related("points")
+        .prefetch_related("points" if points is None else Prefetch("points", queryset=points))
         .order_by("id")
     )
     out = []

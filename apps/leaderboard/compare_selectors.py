@@ -13,16 +13,14 @@ from apps.catalog.models import Deployment, Scenario
 from apps.costs.answer import Facts
 from apps.costs.answer_selectors import Asked, Asking, ask
 from apps.costs.formulas import TokenKind
-from apps.runs.selectors import runs_visible
+from apps.runs.selectors import deployments_with_runs, runs_visible
 
 
 def deployment_choices(*, org: Organization | None = None) -> list[tuple[int, str]]:
     """Every deployment with a visible run, labelled for a picker (the id tells apart two
     deployments that differ only in what the label leaves out)."""
-    ids = runs_visible(org=org).order_by().values_list("deployment_id", flat=True).distinct()
-    deployments = Deployment.objects.filter(pk__in=ids).select_related(
-        "model", "accelerator", "engine"
-    )
+    # The run tally on PostgreSQL (apps.runs.selectors.deployments_with_runs), not every run.
+    deployments = deployments_with_runs(org=org).select_related("model", "accelerator", "engine")
     return sorted(
         (
             (
