@@ -10,9 +10,11 @@ failed runs do not: they never stand beside a measurement. Nor do runs labelled 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
+from django.core.cache import cache
 from django.db.models import Prefetch, QuerySet
 from django.db.models.fields.json import KT
 
@@ -38,7 +40,7 @@ from apps.costs.selectors import CURVES_LIMIT, point_metrics, price_book
 from apps.costs.slo_query import AskedSlo, SloAsk
 from apps.runs.models import MEASURED_AT, Point, Run
 from apps.runs.selectors import runs_visible
-from apps.runs.significance import point_samples
+from apps.runs.significance import CACHE_SECONDS, point_samples
 from apps.runs.sweeps import Sweep, sweeps
 from workers.figures import PointView
 from workers.significance import Sample
@@ -337,12 +339,10 @@ def ask(
         side_of=side_of,
     )
     result = replace(result, flips=flips)
-    samples: Mapping[int, Sample] = {}
+    odds: Odds | None = None
     if with_uncertainty:  # the headline names the points only: no interval to read
         result = with_repeats(result, runs, basis=asked.basis, prices=prices)
-        level_runs = [p.point_id for side in (result.a, result.b) for p in side.level_runs]
-        samples = point_samples(point_ids=level_runs)
-        result = with_interval(result, samples, basis=asked.basis.value, metrics=metrics)
+        result, odds = _uncertainty(asked, result, metrics)
     swung = (
         swing(points, a=asked.a, b=asked.b, facts=asked.facts, slo=slo, side_of=side_of)
         if with_swing
@@ -355,13 +355,24 @@ def ask(
         swung,
         len(points),
         slo=asked_slo,
-        odds=_odds(asked, result, samples) if with_uncertainty else None,
+        odds=odds,
         price_set=price_set(asked.prices_as_of),
     )
 
 
-def _odds(asked: Asked, result: Answer, samples: Mapping[int, Sample]) -> Odds | None:
-    """The odds beside the answer's cost ratio (apps/costs/odds.py), kept apart from the rule."""
+# The interval and the odds resample every repeat at each side's level: hundreds of runs in
+# a long history, re-read and re-drawn on every view. Their inputs never change once stored
+# (a point's figures and request records), so they are kept by what they read, as the run
+# page's comparisons are (apps/runs/significance.py): a run landing at either level, another
+# basis, metric or price is another key.
+UNCERTAINTY_CACHE_SECONDS = CACHE_SECONDS
+
+
+def _uncertainty(
+    asked: Asked, result: Answer, metrics: tuple[str, ...]
+) -> tuple[Answer, Odds | None]:
+    """`result` with the ratio's interval (apps/costs/answer.with_interval), and the odds
+    beside its cost ratio (apps/costs/odds.py), kept apart from the rule."""
     prices = answer_prices(
         result,
         tier=asked.tier,
@@ -369,7 +380,34 @@ def _odds(asked: Asked, result: Answer, samples: Mapping[int, Sample]) -> Odds |
         ranges=asked.price_ranges,
         prices_as_of=asked.prices_as_of,
     )
-    return answer_odds(result, samples, prices, basis=asked.basis.value)
+    a, b = result.a, result.b
+    # Everything with_interval and answer_odds read besides the records of the points.
+    read = (
+        asked.basis.value,
+        metrics,
+        repr(prices),
+        result.usd_ratio is None,
+        *(
+            (
+                side.reading,
+                side.point is None,
+                side.point.usd_per_gpu_hour if side.point else None,
+                tuple((p.point_id, p.gpus, p.tok_s_per_gpu) for p in side.level_runs),
+            )
+            for side in (a, b)
+        ),
+    )
+    key = "answer-uncertainty:v1:" + hashlib.sha256(repr(read).encode()).hexdigest()
+    found = cache.get(key)
+    if found is None:
+        level_runs = [p.point_id for side in (a, b) for p in side.level_runs]
+        samples: Mapping[int, Sample] = point_samples(point_ids=level_runs)
+        shown = with_interval(result, samples, basis=asked.basis.value, metrics=metrics)
+        odds = answer_odds(shown, samples, prices, basis=asked.basis.value)
+        found = (shown.interval, shown.uncertainty, odds)
+        cache.set(key, found, UNCERTAINTY_CACHE_SECONDS)
+    interval, uncertainty, odds = found
+    return replace(result, interval=interval, uncertainty=uncertainty), odds
 
 
 def procurement_curves(
