@@ -20,7 +20,7 @@ from django.db.models.fields.json import KT
 
 from apps.accounts.models import Organization
 from apps.catalog import slo_tiers
-from apps.catalog.models import Scenario
+from apps.catalog.models import Deployment, Scenario
 from apps.costs.answer import (
     DEFAULT_MAX_GAP,
     Answer,
@@ -39,7 +39,7 @@ from apps.costs.reference import PriceSet, price_set
 from apps.costs.selectors import CURVES_LIMIT, point_metrics, price_book
 from apps.costs.slo_query import AskedSlo, SloAsk
 from apps.runs.models import MEASURED_AT, Point, Run
-from apps.runs.selectors import runs_visible
+from apps.runs.selectors import runs_visible, scenario_ids_with_runs
 from apps.runs.significance import CACHE_SECONDS, point_samples
 from apps.runs.sweeps import Sweep, sweeps
 from workers.figures import PointView
@@ -68,8 +68,7 @@ def answer_scenario(*, slug: str, org: Organization | None) -> Scenario | None:
     """The scenario by slug, only if the caller may see a run of it."""
     if "\x00" in slug:
         return None
-    ids = runs_visible(org=org).values("scenario_id")
-    return Scenario.objects.filter(slug=slug, pk__in=ids).first()
+    return Scenario.objects.filter(slug=slug, pk__in=scenario_ids_with_runs(org=org)).first()
 
 
 def scenario_rows(*, org: Organization | None, slug: str) -> dict[str, Scenario]:
@@ -90,6 +89,22 @@ def gpu_hour_prices(
         if tier in book.usd_per_gpu_hour
     }
     return found | {sku.upper(): price for sku, price in own.items()}
+
+
+def answer_deployments(
+    *, model: str, skus: tuple[str, ...] = (), deployments: tuple[int, ...] = ()
+) -> QuerySet[Deployment]:
+    """The deployments an answer asks about (answer_runs's, by their own facts): the bound
+    of its walk over runs (apps/runs/sweeps.py), two index probes each, where reading the
+    deployments off the runs would scan every run of the model."""
+    if deployments:
+        return Deployment.objects.filter(pk__in=deployments)
+    found = Deployment.objects.all()
+    if model:
+        found = found.filter(model__name=model)
+    if skus:
+        found = found.filter(accelerator__sku__in=[s.upper() for s in skus])
+    return found
 
 
 def answer_runs(
@@ -118,12 +133,18 @@ def answer_runs(
 
 
 def measured_points(
-    runs: QuerySet[Run], *, scenario: Scenario, basis: TokenKind, prices: Mapping[str, float]
+    runs: QuerySet[Run],
+    *,
+    scenario: Scenario,
+    basis: TokenKind,
+    prices: Mapping[str, float],
+    deployments: QuerySet[Deployment] | None = None,
 ) -> list[Measured]:
     """The points the rule chooses from: each configuration's latest complete sweep among
-    `runs` (the board's row, apps/runs/sweeps.py), read once per deployment however many
-    runs it has."""
-    current = {s.run_id: s for s in sweeps(runs, scenario_id=scenario.pk).values()}
+    `runs` (the board's row, apps/runs/sweeps.py), read once per deployment of
+    `deployments` (default: those of `runs`) however many runs it has."""
+    swept = sweeps(runs, scenario_id=scenario.pk, deployments=deployments)
+    current = {s.run_id: s for s in swept.values()}
     return measured_of(
         Run.objects.filter(pk__in=list(current)), basis=basis, prices=prices, current=current
     )
@@ -316,7 +337,12 @@ def ask(
         skus=(asked.a, asked.b),
         deployments=asked.deployments or (),
     )
-    points = measured_points(runs, scenario=scenario, basis=asked.basis, prices=prices)
+    bound = answer_deployments(
+        model=asked.model, skus=(asked.a, asked.b), deployments=asked.deployments or ()
+    )
+    points = measured_points(
+        runs, scenario=scenario, basis=asked.basis, prices=prices, deployments=bound
+    )
     side_of: Callable[[Measured], str] = by_deployment if asked.deployments else by_accelerator
     result = answer(
         points,

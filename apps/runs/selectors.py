@@ -305,6 +305,28 @@ def deployments_with_runs(*, org: Organization | None) -> QuerySet[Deployment]:
     return Deployment.objects.filter(Exists(visible))
 
 
+def run_spans(
+    *, org: Organization | None, deployment_ids: Collection[int] | None = None
+) -> QuerySet:
+    """Rows with the (deployment, scenario) pairs of the runs the caller may see (of
+    `deployment_ids`, when given; scenario stated). On PostgreSQL the run tally's (a few rows
+    per deployment and scenario, however many runs); elsewhere the runs themselves."""
+    if connection.vendor == "postgresql":
+        rows: QuerySet = tallies_visible(org=org).filter(runs__gt=0)
+    else:
+        rows = runs_visible(org=org)
+    if deployment_ids is not None:
+        rows = rows.filter(deployment_id__in=deployment_ids)
+    return rows.filter(scenario__isnull=False).order_by()
+
+
+def scenario_ids_with_runs(
+    *, org: Organization | None, deployment_ids: Collection[int] | None = None
+) -> QuerySet:
+    """The ids of the scenarios with a run the caller may see (run_spans), as a subquery."""
+    return run_spans(org=org, deployment_ids=deployment_ids).values("scenario_id")
+
+
 def run_facets(*, org: Organization | None) -> dict[str, list[str]]:
     """The values a visible run's deployment takes, per filterable dimension."""
     rows = deployments_with_runs(org=org).values_list(
