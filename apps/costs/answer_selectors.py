@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from django.core.cache import cache
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from django.db.models.fields.json import KT
 
 from apps.accounts.models import Organization
@@ -161,16 +161,17 @@ def with_repeats(
         if point is None or side.reading != "measured" or point.concurrency is None:
             sides.append(side)
             continue
-        others = (
-            runs.filter(deployment_id=point.deployment_id, points__concurrency=point.concurrency)
-            .exclude(pk=point.run_id)
-            .distinct()
-        )
         # Only that level's points are read: the others of hundreds of repeats are not asked.
         level = Point.objects.filter(concurrency=point.concurrency)
+        others = runs.filter(
+            Exists(level.filter(run_id=OuterRef("pk"))), deployment_id=point.deployment_id
+        ).exclude(pk=point.run_id)
+        found = measured_of(
+            others, basis=basis, prices=prices, current={}, points=level, one_deployment=True
+        )
         repeats = tuple(
             p
-            for p in measured_of(others, basis=basis, prices=prices, current={}, points=level)
+            for p in found
             if (p.concurrency, p.level) == (point.concurrency, point.level) and p.tok_s_per_gpu
         )
         sides.append(replace(side, level_runs=(point, *repeats)))
@@ -192,18 +193,23 @@ def measured_of(
     prices: Mapping[str, float],
     current: Mapping[int, Sweep] | None = None,
     points: QuerySet[Point] | None = None,
+    one_deployment: bool = False,
 ) -> list[Measured]:
     """Every valid point of `runs` as the answer reads it (of `points` only, when given). A
     run in `current` (its configuration's latest complete sweep) is one the rule chooses
-    from; with `current` None every run is (the board reads only its rows' runs)."""
+    from; with `current` None every run is (the board reads only its rows' runs).
+    `one_deployment`: the runs share a deployment and scenario (one configuration's repeats,
+    hundreds in a long history), whose facts are then read once, not joined to every run."""
+    facts = ("deployment__accelerator", "deployment__engine", "deployment__model", "scenario")
     runs = (
         # The image an InferenceX run states (apps.trust.services.stated_image's path), read
         # in the query: the document itself is deferred, one query a run.
         runs.annotate(measured_at=MEASURED_AT, run_image=KT(STATED_IMAGE_PATH))
-        .select_related(
-            "deployment__accelerator", "deployment__engine", "deployment__model", "scenario"
+        .select_related(*(() if one_deployment else facts))
+        .prefetch_related(
+            *(facts if one_deployment else ()),
+            "points" if points is None else Prefetch("points", queryset=points),
         )
-        .prefetch_related("points" if points is None else Prefetch("points", queryset=points))
         .order_by("id")
     )
     out = []
@@ -457,7 +463,11 @@ def procurement_curves(
         scenarios = scenarios.filter(slug=scenario)
     curves = []
     for found in scenarios:
-        swept = sweeps(base.filter(scenario=found), scenario_id=found.pk)
+        swept = sweeps(
+            base.filter(scenario=found),
+            scenario_id=found.pk,
+            deployments=answer_deployments(model=model),
+        )
         current = {s.run_id: s for s in swept.values()}
         points: dict[int, list[Measured]] = {}
         runs = Run.objects.filter(pk__in=current)
