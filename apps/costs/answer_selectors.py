@@ -166,9 +166,7 @@ def with_repeats(
         others = runs.filter(
             Exists(level.filter(run_id=OuterRef("pk"))), deployment_id=point.deployment_id
         ).exclude(pk=point.run_id)
-        found = measured_of(
-            others, basis=basis, prices=prices, current={}, points=level, one_deployment=True
-        )
+        found = measured_of(others, basis=basis, prices=prices, current={}, points=level)
         repeats = tuple(
             p
             for p in found
@@ -193,23 +191,18 @@ def measured_of(
     prices: Mapping[str, float],
     current: Mapping[int, Sweep] | None = None,
     points: QuerySet[Point] | None = None,
-    one_deployment: bool = False,
 ) -> list[Measured]:
     """Every valid point of `runs` as the answer reads it (of `points` only, when given). A
     run in `current` (its configuration's latest complete sweep) is one the rule chooses
-    from; with `current` None every run is (the board reads only its rows' runs).
-    `one_deployment`: the runs share a deployment and scenario (one configuration's repeats,
-    hundreds in a long history), whose facts are then read once, not joined to every run."""
-    facts = ("deployment__accelerator", "deployment__engine", "deployment__model", "scenario")
+    from; with `current` None every run is (the board reads only its rows' runs)."""
     runs = (
         # The image an InferenceX run states (apps.trust.services.stated_image's path), read
         # in the query: the document itself is deferred, one query a run.
         runs.annotate(measured_at=MEASURED_AT, run_image=KT(STATED_IMAGE_PATH))
-        .select_related(*(() if one_deployment else facts))
-        .prefetch_related(
-            *(facts if one_deployment else ()),
-            "points" if points is None else Prefetch("points", queryset=points),
+        .select_related(
+            "deployment__accelerator", "deployment__engine", "deployment__model", "scenario"
         )
+        .prefetch_related("points" if points is None else Prefetch("points", queryset=points))
         .order_by("id")
     )
     out = []
