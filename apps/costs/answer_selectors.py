@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from django.core.cache import cache
-from django.db.models import Exists, OuterRef, Prefetch, QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.fields.json import KT
 
 from apps.accounts.models import Organization
@@ -195,18 +195,25 @@ def measured_of(
     """Every valid point of `runs` as the answer reads it (of `points` only, when given). A
     run in `current` (its configuration's latest complete sweep) is one the rule chooses
     from; with `current` None every run is (the board reads only its rows' runs)."""
-    runs = (
+    found = list(
         # The image an InferenceX run states (apps.trust.services.stated_image's path), read
         # in the query: the document itself is deferred, one query a run.
         runs.annotate(measured_at=MEASURED_AT, run_image=KT(STATED_IMAGE_PATH))
         .select_related(
             "deployment__accelerator", "deployment__engine", "deployment__model", "scenario"
         )
-        .prefetch_related("points" if points is None else Prefetch("points", queryset=points))
         .order_by("id")
     )
+    # The points in one query, grouped here: prefetch_related clones its queryset once per
+    # run, which for hundreds of repeats cost more than reading them.
+    of_run: dict[int, list[Point]] = {}
+    chosen_points = (Point.objects.all() if points is None else points).filter(
+        run_id__in=[run.pk for run in found]
+    )
+    for point in chosen_points.order_by("run_id", "ordinal"):
+        of_run.setdefault(point.run_id, []).append(point)
     out = []
-    for run in runs:
+    for run in found:
         d = run.deployment
         scenario = run.scenario
         lengths = f"{scenario.input_tokens}/{scenario.output_tokens}" if scenario else "—"
@@ -214,7 +221,7 @@ def measured_of(
         chosen = current is None or sweep is not None
         sku = d.accelerator.sku
         gpus = max(d.gpus, 1)
-        for point in run.points.all():
+        for point in of_run.get(run.pk, []):
             if PointView.of(point).invalid_reason() is not None:
                 continue  # the one validity rule: never an answer from a point the board refuses
             priced = priced_throughput(
