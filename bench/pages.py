@@ -201,7 +201,11 @@ def main() -> None:
         parser.error(f"--sizes: comma-separated run counts, not {args.sizes!r}")
     if not sizes or sizes[0] < 10:
         parser.error("--sizes: at least one run count of 10 or more")
-    sys.path.insert(0, str(ROOT))
+    # The script's own folder leads sys.path, and bench/mcp.py there would shadow the mcp
+    # package the site imports (apps/agents): the repository root takes its place.
+    sys.path[:] = [str(ROOT)] + [
+        p for p in sys.path[1:] if Path(p or ".").resolve() != ROOT / "bench"
+    ]
     os.environ["DATABASE_URL"] = os.environ.get("DATABASE_URL", DEFAULT_DB)
     # Measure as production runs: DEBUG off (no query log); plain HTTP in-process.
     os.environ.update(DEBUG="0", SECURE_SSL_REDIRECT="0")

@@ -10,15 +10,17 @@ failed runs do not: they never stand beside a measurement. Nor do runs labelled 
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
-from django.db.models import QuerySet
+from django.core.cache import cache
+from django.db.models import Exists, OuterRef, QuerySet
 from django.db.models.fields.json import KT
 
 from apps.accounts.models import Organization
 from apps.catalog import slo_tiers
-from apps.catalog.models import Scenario
+from apps.catalog.models import Deployment, Scenario
 from apps.costs.answer import (
     DEFAULT_MAX_GAP,
     Answer,
@@ -36,9 +38,9 @@ from apps.costs.procurement import DeploymentCurve
 from apps.costs.reference import PriceSet, price_set
 from apps.costs.selectors import CURVES_LIMIT, point_metrics, price_book
 from apps.costs.slo_query import AskedSlo, SloAsk
-from apps.runs.models import MEASURED_AT, Run
-from apps.runs.selectors import runs_visible
-from apps.runs.significance import point_samples
+from apps.runs.models import MEASURED_AT, Point, Run
+from apps.runs.selectors import runs_visible, scenario_ids_with_runs
+from apps.runs.significance import CACHE_SECONDS, point_samples
 from apps.runs.sweeps import AWAITING_REVIEW, Sweep, sweeps
 from workers.figures import PointView
 from workers.significance import Sample
@@ -66,8 +68,7 @@ def answer_scenario(*, slug: str, org: Organization | None) -> Scenario | None:
     """The scenario by slug, only if the caller may see a run of it."""
     if "\x00" in slug:
         return None
-    ids = runs_visible(org=org).values("scenario_id")
-    return Scenario.objects.filter(slug=slug, pk__in=ids).first()
+    return Scenario.objects.filter(slug=slug, pk__in=scenario_ids_with_runs(org=org)).first()
 
 
 def scenario_rows(*, org: Organization | None, slug: str) -> dict[str, Scenario]:
@@ -88,6 +89,22 @@ def gpu_hour_prices(
         if tier in book.usd_per_gpu_hour
     }
     return found | {sku.upper(): price for sku, price in own.items()}
+
+
+def answer_deployments(
+    *, model: str, skus: tuple[str, ...] = (), deployments: tuple[int, ...] = ()
+) -> QuerySet[Deployment]:
+    """The deployments an answer asks about (answer_runs's, by their own facts): the bound
+    of its walk over runs (apps/runs/sweeps.py), two index probes each, where reading the
+    deployments off the runs would scan every run of the model."""
+    if deployments:
+        return Deployment.objects.filter(pk__in=deployments)
+    found = Deployment.objects.all()
+    if model:
+        found = found.filter(model__name=model)
+    if skus:
+        found = found.filter(accelerator__sku__in=[s.upper() for s in skus])
+    return found
 
 
 def answer_runs(
@@ -116,15 +133,22 @@ def answer_runs(
 
 
 def measured_points(
-    runs: QuerySet[Run], *, scenario: Scenario, basis: TokenKind, prices: Mapping[str, float]
+    runs: QuerySet[Run],
+    *,
+    scenario: Scenario,
+    basis: TokenKind,
+    prices: Mapping[str, float],
+    deployments: QuerySet[Deployment] | None = None,
 ) -> list[Measured]:
     """The points the rule chooses from: each configuration's latest complete sweep among
-    `runs` (the board's row, apps/runs/sweeps.py), read once per deployment however many
-    runs it has."""
+    `runs` (the board's row, apps/runs/sweeps.py), read once per deployment of
+    `deployments` (default: those of `runs`) however many runs it has."""
     # A comparison or an answer asked of named deployments reads their runs whether or not a
     # reviewer has approved them (flagged runs never): the wait for review is the default
     # board's and /costs/' (apps/runs/sweeps.py).
-    swept = sweeps(runs, scenario_id=scenario.pk, include_unreviewed=True)
+    swept = sweeps(
+        runs, scenario_id=scenario.pk, deployments=deployments, include_unreviewed=True
+    )
     current = {s.run_id: s for s in swept.values()}
     return measured_of(
         Run.objects.filter(pk__in=list(current)), basis=basis, prices=prices, current=current
@@ -142,14 +166,15 @@ def with_repeats(
         if point is None or side.reading != "measured" or point.concurrency is None:
             sides.append(side)
             continue
-        others = (
-            runs.filter(deployment_id=point.deployment_id, points__concurrency=point.concurrency)
-            .exclude(pk=point.run_id)
-            .distinct()
-        )
+        # Only that level's points are read: the others of hundreds of repeats are not asked.
+        level = Point.objects.filter(concurrency=point.concurrency)
+        others = runs.filter(
+            Exists(level.filter(run_id=OuterRef("pk"))), deployment_id=point.deployment_id
+        ).exclude(pk=point.run_id)
+        found = measured_of(others, basis=basis, prices=prices, current={}, points=level)
         repeats = tuple(
             p
-            for p in measured_of(others, basis=basis, prices=prices, current={})
+            for p in found
             if (p.concurrency, p.level) == (point.concurrency, point.level) and p.tok_s_per_gpu
         )
         sides.append(replace(side, level_runs=(point, *repeats)))
@@ -170,22 +195,30 @@ def measured_of(
     basis: TokenKind,
     prices: Mapping[str, float],
     current: Mapping[int, Sweep] | None = None,
+    points: QuerySet[Point] | None = None,
 ) -> list[Measured]:
-    """Every valid point of `runs` as the answer reads it. A run in `current` (its
-    configuration's latest complete sweep) is one the rule chooses from; with `current`
-    None every run is (the board reads only its rows' runs)."""
-    runs = (
+    """Every valid point of `runs` as the answer reads it (of `points` only, when given). A
+    run in `current` (its configuration's latest complete sweep) is one the rule chooses
+    from; with `current` None every run is (the board reads only its rows' runs)."""
+    found = list(
         # The image an InferenceX run states (apps.trust.services.stated_image's path), read
         # in the query: the document itself is deferred, one query a run.
         runs.annotate(measured_at=MEASURED_AT, run_image=KT(STATED_IMAGE_PATH))
         .select_related(
             "deployment__accelerator", "deployment__engine", "deployment__model", "scenario"
         )
-        .prefetch_related("points")
         .order_by("id")
     )
+    # The points in one query, grouped here: prefetch_related clones its queryset once per
+    # run, which for hundreds of repeats cost more than reading them.
+    of_run: dict[int, list[Point]] = {}
+    chosen_points = (Point.objects.all() if points is None else points).filter(
+        run_id__in=[run.pk for run in found]
+    )
+    for point in chosen_points.order_by("run_id", "ordinal"):
+        of_run.setdefault(point.run_id, []).append(point)
     out = []
-    for run in runs:
+    for run in found:
         d = run.deployment
         scenario = run.scenario
         lengths = f"{scenario.input_tokens}/{scenario.output_tokens}" if scenario else "—"
@@ -193,7 +226,7 @@ def measured_of(
         chosen = current is None or sweep is not None
         sku = d.accelerator.sku
         gpus = max(d.gpus, 1)
-        for point in run.points.all():
+        for point in of_run.get(run.pk, []):
             if PointView.of(point).invalid_reason() is not None:
                 continue  # the one validity rule: never an answer from a point the board refuses
             priced = priced_throughput(
@@ -315,7 +348,12 @@ def ask(
         skus=(asked.a, asked.b),
         deployments=asked.deployments or (),
     )
-    points = measured_points(runs, scenario=scenario, basis=asked.basis, prices=prices)
+    bound = answer_deployments(
+        model=asked.model, skus=(asked.a, asked.b), deployments=asked.deployments or ()
+    )
+    points = measured_points(
+        runs, scenario=scenario, basis=asked.basis, prices=prices, deployments=bound
+    )
     side_of: Callable[[Measured], str] = by_deployment if asked.deployments else by_accelerator
     result = answer(
         points,
@@ -338,12 +376,10 @@ def ask(
         side_of=side_of,
     )
     result = replace(result, flips=flips)
-    samples: Mapping[int, Sample] = {}
+    odds: Odds | None = None
     if with_uncertainty:  # the headline names the points only: no interval to read
         result = with_repeats(result, runs, basis=asked.basis, prices=prices)
-        level_runs = [p.point_id for side in (result.a, result.b) for p in side.level_runs]
-        samples = point_samples(point_ids=level_runs)
-        result = with_interval(result, samples, basis=asked.basis.value, metrics=metrics)
+        result, odds = _uncertainty(asked, result, metrics)
     swung = (
         swing(points, a=asked.a, b=asked.b, facts=asked.facts, slo=slo, side_of=side_of)
         if with_swing
@@ -356,13 +392,24 @@ def ask(
         swung,
         len(points),
         slo=asked_slo,
-        odds=_odds(asked, result, samples) if with_uncertainty else None,
+        odds=odds,
         price_set=price_set(asked.prices_as_of),
     )
 
 
-def _odds(asked: Asked, result: Answer, samples: Mapping[int, Sample]) -> Odds | None:
-    """The odds beside the answer's cost ratio (apps/costs/odds.py), kept apart from the rule."""
+# The interval and the odds resample every repeat at each side's level: hundreds of runs in
+# a long history, re-read and re-drawn on every view. Their inputs never change once stored
+# (a point's figures and request records), so they are kept by what they read, as the run
+# page's comparisons are (apps/runs/significance.py): a run landing at either level, another
+# basis, metric or price is another key.
+UNCERTAINTY_CACHE_SECONDS = CACHE_SECONDS
+
+
+def _uncertainty(
+    asked: Asked, result: Answer, metrics: tuple[str, ...]
+) -> tuple[Answer, Odds | None]:
+    """`result` with the ratio's interval (apps/costs/answer.with_interval), and the odds
+    beside its cost ratio (apps/costs/odds.py), kept apart from the rule."""
     prices = answer_prices(
         result,
         tier=asked.tier,
@@ -370,7 +417,34 @@ def _odds(asked: Asked, result: Answer, samples: Mapping[int, Sample]) -> Odds |
         ranges=asked.price_ranges,
         prices_as_of=asked.prices_as_of,
     )
-    return answer_odds(result, samples, prices, basis=asked.basis.value)
+    a, b = result.a, result.b
+    # Everything with_interval and answer_odds read besides the records of the points.
+    read = (
+        asked.basis.value,
+        metrics,
+        repr(prices),
+        result.usd_ratio is None,
+        *(
+            (
+                side.reading,
+                side.point is None,
+                side.point.usd_per_gpu_hour if side.point else None,
+                tuple((p.point_id, p.gpus, p.tok_s_per_gpu) for p in side.level_runs),
+            )
+            for side in (a, b)
+        ),
+    )
+    key = "answer-uncertainty:v1:" + hashlib.sha256(repr(read).encode()).hexdigest()
+    found = cache.get(key)
+    if found is None:
+        level_runs = [p.point_id for side in (a, b) for p in side.level_runs]
+        samples: Mapping[int, Sample] = point_samples(point_ids=level_runs)
+        shown = with_interval(result, samples, basis=asked.basis.value, metrics=metrics)
+        odds = answer_odds(shown, samples, prices, basis=asked.basis.value)
+        found = (shown.interval, shown.uncertainty, odds)
+        cache.set(key, found, UNCERTAINTY_CACHE_SECONDS)
+    interval, uncertainty, odds = found
+    return replace(result, interval=interval, uncertainty=uncertainty), odds
 
 
 def awaiting_review_count(*, org: Organization | None, model: str = "") -> int:
@@ -412,6 +486,7 @@ def procurement_curves(
             base.filter(scenario=found),
             scenario_id=found.pk,
             include_unreviewed=include_unreviewed,
+            deployments=answer_deployments(model=model),
         )
         current = {s.run_id: s for s in swept.values()}
         points: dict[int, list[Measured]] = {}

@@ -13,16 +13,14 @@ from apps.catalog.models import Deployment, Scenario
 from apps.costs.answer import Facts
 from apps.costs.answer_selectors import Asked, Asking, ask
 from apps.costs.formulas import TokenKind
-from apps.runs.selectors import runs_visible
+from apps.runs.selectors import deployments_with_runs, run_spans, scenario_ids_with_runs
 
 
 def deployment_choices(*, org: Organization | None = None) -> list[tuple[int, str]]:
     """Every deployment with a visible run, labelled for a picker (the id tells apart two
     deployments that differ only in what the label leaves out)."""
-    ids = runs_visible(org=org).order_by().values_list("deployment_id", flat=True).distinct()
-    deployments = Deployment.objects.filter(pk__in=ids).select_related(
-        "model", "accelerator", "engine"
-    )
+    # The run tally on PostgreSQL (apps.runs.selectors.deployments_with_runs), not every run.
+    deployments = deployments_with_runs(org=org).select_related("model", "accelerator", "engine")
     return sorted(
         (
             (
@@ -40,9 +38,7 @@ def deployment_choices(*, org: Organization | None = None) -> list[tuple[int, st
 def common_scenario(*, deployment_ids: list[int], org: Organization | None) -> str | None:
     """The scenario most of the deployments have a visible run in."""
     counts = Counter(
-        runs_visible(org=org)
-        .filter(deployment_id__in=deployment_ids, scenario__isnull=False)
-        .order_by()
+        run_spans(org=org, deployment_ids=deployment_ids)
         .values_list("scenario__slug", "deployment_id")
         .distinct()
     )
@@ -52,9 +48,8 @@ def common_scenario(*, deployment_ids: list[int], org: Organization | None) -> s
 
 def scenarios_of(*, deployments: list[Deployment], org: Organization | None) -> QuerySet[Scenario]:
     """Only scenarios of runs the viewer may see: a private run's scenario name stays private."""
-    return Scenario.objects.filter(
-        runs__in=runs_visible(org=org).filter(deployment__in=deployments)
-    ).distinct()
+    ids = scenario_ids_with_runs(org=org, deployment_ids=[d.pk for d in deployments])
+    return Scenario.objects.filter(pk__in=ids)
 
 
 def accuracy_results(*, result_ids: list[int]) -> dict[int, AccuracyResult]:

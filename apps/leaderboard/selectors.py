@@ -35,6 +35,7 @@ from apps.runs.models import MEASURED_AT, Point, Run
 from apps.runs.selectors import (
     deployments_with_runs,
     runs_visible,
+    scenario_ids_with_runs,
     tallies_visible,
     visible_through,
 )
@@ -202,8 +203,7 @@ def imported_sources(*, run_ids: list[int]) -> list[dict[str, Any]]:
 
 
 def scenarios_with_runs(*, org: Organization | None = None) -> QuerySet[Scenario]:
-    ids = runs_visible(org=org).values("scenario_id")
-    return Scenario.objects.filter(pk__in=ids)
+    return Scenario.objects.filter(pk__in=scenario_ids_with_runs(org=org))
 
 
 def price_tiers(prices_as_of: str = "") -> list[str]:

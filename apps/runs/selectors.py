@@ -209,6 +209,34 @@ def point_record_rows(
     yield from ordered.values_list("point__ordinal", *columns).iterator(chunk_size=5000)
 
 
+def points_record_rows(
+    *, points: Collection[Point], columns: Sequence[str]
+) -> dict[int, list[tuple]]:
+    """Point id -> (*columns) of its request records in request order, for many points at
+    once: point_record_rows's rows, with the table's read in one query rather than one a
+    point (an answer's repeats are hundreds of points). A run that retention archived is
+    read from its file, as point_record_rows reads it."""
+    archived = set(
+        RecordArchive.objects.filter(run_id__in={p.run_id for p in points}).values_list(
+            "run_id", flat=True
+        )
+    )
+    found: dict[int, list[tuple]] = {}
+    for point in points:
+        if point.run_id in archived:
+            found[point.pk] = [
+                row[1:]
+                for row in point_record_rows(
+                    run=point.run, columns=columns, ordinals=[point.ordinal]
+                )
+            ]
+    stored = [p.pk for p in points if p.run_id not in archived]
+    rows = RequestRecord.objects.filter(point_id__in=stored).order_by("point_id", "i", "id")
+    for point_id, *values in rows.values_list("point_id", *columns).iterator(chunk_size=5000):
+        found.setdefault(point_id, []).append(tuple(values))
+    return found
+
+
 def run_records(*, run: Run, point: Point | None = None):
     """Request records as dicts without empty fields, in order."""
     names = ("point__ordinal", *REQUEST_RECORD_FIELDS)
@@ -275,6 +303,28 @@ def deployments_with_runs(*, org: Organization | None) -> QuerySet[Deployment]:
         return Deployment.objects.filter(Exists(counted))
     visible = runs_visible(org=org).filter(deployment_id=OuterRef("pk"))
     return Deployment.objects.filter(Exists(visible))
+
+
+def run_spans(
+    *, org: Organization | None, deployment_ids: Collection[int] | None = None
+) -> QuerySet:
+    """Rows with the (deployment, scenario) pairs of the runs the caller may see (of
+    `deployment_ids`, when given; scenario stated). On PostgreSQL the run tally's (a few rows
+    per deployment and scenario, however many runs); elsewhere the runs themselves."""
+    if connection.vendor == "postgresql":
+        rows: QuerySet = tallies_visible(org=org).filter(runs__gt=0)
+    else:
+        rows = runs_visible(org=org)
+    if deployment_ids is not None:
+        rows = rows.filter(deployment_id__in=deployment_ids)
+    return rows.filter(scenario__isnull=False).order_by()
+
+
+def scenario_ids_with_runs(
+    *, org: Organization | None, deployment_ids: Collection[int] | None = None
+) -> QuerySet:
+    """The ids of the scenarios with a run the caller may see (run_spans), as a subquery."""
+    return run_spans(org=org, deployment_ids=deployment_ids).values("scenario_id")
 
 
 def run_facets(*, org: Organization | None) -> dict[str, list[str]]:

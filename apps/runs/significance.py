@@ -8,12 +8,13 @@ The statistics live in `workers/significance.py` (pure numpy) so that the CLI's 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 from django.core.cache import cache
 
 from apps.accounts.models import Organization
 from apps.runs.models import Point, Run
-from apps.runs.selectors import point_record_rows, runs_visible
+from apps.runs.selectors import point_record_rows, points_record_rows, runs_visible
 from workers import significance
 
 # A leaderboard point's run plus up to this many earlier official runs of the same
@@ -26,13 +27,18 @@ RECORD_COLUMNS = ("t_send_ms", "ttft_ms", "tpot_ms", "e2el_ms", "n_in", "n_out",
 
 
 def _sample(point: Point, run: Run) -> significance.Sample | None:
-    rows = (
-        dict(zip(RECORD_COLUMNS, row[1:], strict=True))
-        for row in point_record_rows(run=run, columns=RECORD_COLUMNS, ordinals=[point.ordinal])
-    )
+    rows = point_record_rows(run=run, columns=RECORD_COLUMNS, ordinals=[point.ordinal])
+    return _sample_of(point, run, (row[1:] for row in rows))
+
+
+def _sample_of(point: Point, run: Run, rows: Iterable[tuple]) -> significance.Sample | None:
+    """The point's records (RECORD_COLUMNS, in request order) as a sample."""
     closed = run.scenario is None or run.scenario.arrival == "closed"
     return significance.sample_from_records(
-        rows, gpus=run.deployment.gpus, closed_loop=closed, window_s=point.window_s
+        (dict(zip(RECORD_COLUMNS, row, strict=True)) for row in rows),
+        gpus=run.deployment.gpus,
+        closed_loop=closed,
+        window_s=point.window_s,
     )
 
 
@@ -116,9 +122,11 @@ def compare_runs(
 
 def point_samples(*, point_ids: list[int]) -> dict[int, significance.Sample]:
     """Point id -> its request records as a sample, for the points that have records (the
-    answer's interval, apps/costs/answer.py). The ids come from a visibility-checked read."""
-    points = Point.objects.filter(pk__in=point_ids).select_related(
-        "run__deployment", "run__scenario"
+    answer's interval, apps/costs/answer.py). The ids come from a visibility-checked read.
+    The records of every point come in one read (apps.runs.selectors.points_record_rows)."""
+    points = list(
+        Point.objects.filter(pk__in=point_ids).select_related("run__deployment", "run__scenario")
     )
-    found = {point.pk: _sample(point, point.run) for point in points}
+    rows = points_record_rows(points=points, columns=RECORD_COLUMNS)
+    found = {point.pk: _sample_of(point, point.run, rows.get(point.pk, [])) for point in points}
     return {pk: sample for pk, sample in found.items() if sample is not None}

@@ -3,10 +3,10 @@ stored point's raw columns, the price-set file, the token-price file), for one a
 one disaggregated deployment of DeepSeek-R1-0528 at 8k/1k; the API and the pages must give
 the same figures.
 
-The disaggregated deployment is checked on figures that do not depend on how its output and
-input throughput are split between pools (cost per GPU-hour, GPUs, nodes, cost per month, the
-pools named, and total tok/s per GPU = InferenceX's own `tput_per_gpu`, which is over all
-GPUs): its stored output and input rates are per pool today (issue 54's note on den's fix)."""
+For the disaggregated deployment the hand computation starts from InferenceX's figures as
+written: output per DECODE GPU and input per PREFILL GPU, so per deployed GPU they are
+output x D / (P + D) and input x P / (P + D) (issue 51); total is InferenceX's own
+`tput_per_gpu`, already over all GPUs."""
 
 import html
 import json
@@ -153,5 +153,28 @@ def test_a_disaggregated_deployment_is_priced_over_all_its_gpus_with_its_pools_n
     written = run.document["environment"]["extra"]["inferencex"]["figures_as_written"]
     source = written[str(point["concurrency"])]["per_gpu"]["tput_per_gpu"]
     assert row["total_tok_s_per_gpu"] == pytest.approx(source)
+    # Output and input per deployed GPU, from the per-pool rates as written.
+    as_written = written[str(point["concurrency"])]["per_gpu"]
+    prefill, decode = deployment.prefill_gpus, deployment.decode_gpus
+    out = as_written["output_tput_per_gpu"] * decode / (prefill + decode)
+    inp = as_written["input_tput_per_gpu"] * prefill / (prefill + decode)
+    assert row["output_tok_s_per_gpu"] == pytest.approx(out)
+    assert row["input_tok_s_per_gpu"] == pytest.approx(inp)
+    tokens = list_price()
+    gross = (
+        0.6
+        * 3600
+        * (inp * (0.75 * tokens["input"] + 0.25 * tokens["cached_input"]) + out * tokens["output"])
+        / 1e6
+    )
+    revenue = gross * (1 - 0.1)
+    assert row["margin"]["revenue_per_gpu_hour"] == pytest.approx(revenue)
+    assert row["margin"]["margin_per_gpu_hour"] == pytest.approx(revenue - price)
+    stored = stored_point(point["run_id"], point["level"])
+    users = gpus * out / stored.interactivity["p50"]
+    assert row["fleet"]["concurrent_users"] == pytest.approx(users)
+    assert row["fleet"]["margin_per_month"] == pytest.approx((revenue - price) * gpus * 730)
     page = html.unescape(client.get("/economics/fleet/", query).content.decode())
     assert f"{deployment.gpus} GPUs: {pools}" in page
+    mine = re.search(r'<tr data-sku="GB200">(.*?)</tr>', page, re.S).group(1)
+    assert re.search(r'data-figure-name="users">([^<]+)<', mine).group(1) == f"{users:.1f}"

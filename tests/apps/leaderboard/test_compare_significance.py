@@ -116,6 +116,19 @@ def test_repeated_runs_of_a_deployment_join_its_side_of_the_interval(org, client
     assert "within noise" in cell
 
 
+def test_a_run_landing_at_the_level_joins_the_interval_on_the_next_view(org, client):
+    """The interval is kept by the runs it resampled (apps/costs/answer_selectors.py): a new
+    repeat is another set of runs, so the next view draws it in, not the kept interval."""
+    base = run_ingest(document=measured("MI355X", e2el_ms=100, seed=41), org=None).run
+    other = run_ingest(document=measured("B200", e2el_ms=100, seed=42), org=None).run
+    _, cell = compare(client, base, other)
+    assert "runs: 1 (first column) vs 1" in cell
+    assert compare(client, base, other)[1] == cell  # the same runs: the same interval
+    run_ingest(document=measured("MI355X", e2el_ms=100, seed=43), org=None)
+    _, cell = compare(client, base, other)
+    assert "runs: 2 (first column) vs 1" in cell
+
+
 def test_a_run_without_request_records_is_taken_at_its_figure_and_said_so(org, client, document):
     """One side with records is enough for an interval (the answer's rule): the other side's
     summary is taken at its figure, and the cell says so."""
