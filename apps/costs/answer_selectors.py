@@ -146,9 +146,7 @@ def measured_points(
     # A comparison or an answer asked of named deployments reads their runs whether or not a
     # reviewer has approved them (flagged runs never): the wait for review is the default
     # board's and /costs/' (apps/runs/sweeps.py).
-    swept = sweeps(
-        runs, scenario_id=scenario.pk, deployments=deployments, include_unreviewed=True
-    )
+    swept = sweeps(runs, scenario_id=scenario.pk, deployments=deployments, include_unreviewed=True)
     current = {s.run_id: s for s in swept.values()}
     return measured_of(
         Run.objects.filter(pk__in=list(current)), basis=basis, prices=prices, current=current
