@@ -110,8 +110,15 @@ def test_an_organization_submits_privately_and_publishes(live_server, browser, m
     page.wait_for_selector("#unpublish")
     assert "published by owner@example.com" in page.content()
     # A new visitor: the server's page cache must not serve the page from before publishing.
+    # A published self-reported run waits for a reviewer before it ranks on the default board
+    # (issue 53): the board says so and shows it on request, marked, never as private.
     newcomer = browser.new_context().new_page()
     newcomer.goto(board_url(base, run))
+    assert newcomer.locator(f"a[href='/runs/{run.pk}/']").count() == 0
+    assert (
+        "1 self-reported run waits for review" in newcomer.locator("#awaiting-review").inner_text()
+    )
+    newcomer.goto(board_url(base, run) + "&unchecked=1")
     assert newcomer.locator(f"a[href='/runs/{run.pk}/']").count() == 1
     assert newcomer.locator("table .badge-private").count() == 0
     assert AuditEvent.objects.filter(action="run.published", actor="owner@example.com").exists()
