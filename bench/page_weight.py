@@ -3,7 +3,8 @@
     python bench/page_weight.py [--root CHECKOUT] [--repeat 3]
 
 Serves CHECKOUT (default: this one; point it at an export of main to measure "before") with
-DEBUG off the way deploy/ does (collectstatic, then the app serves static files), on a
+DEBUG off the way deploy/ does (collectstatic, then the app serves static files), or with
+--as-run-command the way scripts/run does (DEBUG on, static files gzipped as served), on a
 throwaway PostgreSQL database (DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/inferboard_bench_weight; created and dropped by the run)
 seeded with a few runs through tests/factories.py. Each page is loaded in a fresh browser
@@ -17,6 +18,7 @@ context (empty cache) and reports, over everything it loaded:
 
 import argparse
 import os
+import secrets
 import shutil
 import socket
 import statistics
@@ -142,6 +144,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=ROOT, help="checkout to serve")
     parser.add_argument("--repeat", type=int, default=3, help="cold loads per page")
+    parser.add_argument(
+        "--as-run-command",
+        action="store_true",
+        help="serve as scripts/run does (DEBUG on, no collectstatic, STATIC_GZIP=1)",
+    )
     args = parser.parse_args()
     root = args.root.resolve()
     database = os.environ.get("DATABASE_URL", DEFAULT_DB)
@@ -150,12 +157,14 @@ def main() -> None:
         **os.environ,
         "DATABASE_URL": database,
         "DEBUG": "0",
-        "SECRET_KEY": "bench-only",
+        "SECRET_KEY": secrets.token_urlsafe(50),  # DEBUG off refuses a weak key
         "SECURE_SSL_REDIRECT": "0",
         "INFERBOARD_VAR_DIR": str(var),
         "DJANGO_SETTINGS_MODULE": "apps.settings",
         "PYTHONPATH": str(root),
     }
+    if args.as_run_command:
+        env.update({"DEBUG": "1", "STATIC_GZIP": "1"})
     env.pop("REDIS_URL", None)  # a local-memory page cache: every process starts cold
     python = sys.executable
 
@@ -168,7 +177,8 @@ def main() -> None:
     server = None
     try:
         manage("migrate", "-v0")
-        manage("collectstatic", "--noinput", "-v0")
+        if not args.as_run_command:
+            manage("collectstatic", "--noinput", "-v0")
         seeded = subprocess.run(
             [python, "-c", "import django; django.setup()\n" + SEED],
             cwd=root,
@@ -183,6 +193,8 @@ def main() -> None:
         # runserver's static handler (--insecure, as DEBUG is off).
         settings_text = (root / "apps" / "settings.py").read_text()
         static = "--nostatic" if "WhiteNoiseMiddleware" in settings_text else "--insecure"
+        if args.as_run_command:
+            static = "--nostatic" if "STATIC_GZIP" in settings_text else "--insecure"
         server = subprocess.Popen(
             [python, "manage.py", "runserver", static, "--noreload", f"127.0.0.1:{port}"],
             cwd=root,
@@ -222,7 +234,8 @@ def main() -> None:
         shutil.rmtree(var, ignore_errors=True)
 
     base_dcl = results[BASELINE]["dcl_ms"] or 1
-    print(f"checkout: {root}")
+    served = "as scripts/run serves it" if args.as_run_command else "as deploy/ serves it"
+    print(f"checkout: {root} ({served})")
     print(f"{'page':<34}{'bytes':>12}{'transferred':>14}{'DCL ms':>9}{'DCL ratio':>11}")
     for path, r in results.items():
         print(

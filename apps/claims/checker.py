@@ -33,6 +33,7 @@ def _entry(claim: PublishedClaim) -> dict[str, Any]:
         "a": claim.side_a,
         "b": claim.side_b,
         "published_on": claim.published_on.isoformat(),
+        "source": claim.source,
         "workload": claim.workload,
         "basis": claim.basis,
         "throughput_ratio": claim.throughput_ratio,

@@ -79,11 +79,30 @@ def claim_image(request: HttpRequest) -> HttpResponse:
             "held": len(check.assumptions_that_hold),
             "tried": len(check.verdicts),
             "url_lines": card_lines(context["share_url"]),
+            # The card travels without its page: it names what was checked and from where.
+            "subject": _card_subject(page.values),
+            "source": _card_source(request.GET.get("claim", SEED_CLAIM)),
         }
     )
     response = render(request, "costs/claim_card.svg", context, content_type="image/svg+xml")
     response["Content-Disposition"] = 'inline; filename="claim-verdict.svg"'
     return response
+
+
+def _card_subject(values: Mapping[str, str]) -> str:
+    """The claim's model and scenario for the card's heading, cut to fit beside its name."""
+    subject = " · ".join(v for v in (values.get("model"), values.get("scenario")) if v)
+    subject = subject or "no model named"
+    return subject if len(subject) <= 40 else subject[:39] + "…"
+
+
+def _card_source(slug: str) -> str:
+    """The ledger claim's source as one line of the card ("" for a claim typed by hand)."""
+    claim = next((c for c in ledger_claims() if c["slug"] == slug), None) if slug else None
+    if claim is None:
+        return "a claim typed in the checker"
+    title = (claim.get("source") or {}).get("title") or claim["title"]
+    return textwrap.shorten(f"{title}, published {claim['published_on']}", width=86)
 
 
 def card_lines(url: str) -> list[str]:

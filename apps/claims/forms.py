@@ -9,7 +9,7 @@ from django import forms
 
 from apps.accounts.models import Organization
 from apps.claims.models import ClaimSubscription
-from apps.regressions.forms import target_refused
+from apps.regressions.forms import target_help, target_refused
 
 
 class ClaimSubscriptionForm(forms.ModelForm):
@@ -21,6 +21,7 @@ class ClaimSubscriptionForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.org = org
         self.fields["claim"].empty_label = "every claim"
+        self.fields["target"].help_text = target_help(org)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

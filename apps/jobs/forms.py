@@ -27,11 +27,11 @@ class EndpointForm(forms.Form):
         widget=forms.PasswordInput(render_value=False),
         help_text="stored encrypted, never shown again",
     )
-    pool = forms.RegexField(
-        regex=r"^[A-Za-z0-9._-]*$",
-        max_length=95,
+    # Choices: the organization's pools and the service's (set in __init__); blank lets the
+    # service choose one that exists (apps/jobs/services.pool_default).
+    pool = forms.ChoiceField(
         required=False,
-        help_text="default: pool.<accelerator>",
+        help_text="where its jobs queue: blank takes pool.<accelerator>, or the only pool there is",
     )
     private = forms.BooleanField(required=False, help_text="its runs are your organization's")
     deployment = forms.ModelChoiceField(
@@ -66,10 +66,13 @@ class EndpointForm(forms.Form):
         """The fields saying what it serves (the second group)."""
         return [self[name] for name in self.fields if name not in self.ENDPOINT_FIELDS]
 
-    def __init__(self, *args: Any, deployments=None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, deployments=None, pools=(), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if deployments is not None:
             self.fields["deployment"].queryset = deployments
+        self.fields["pool"].choices = [("", "default: the accelerator's, or the only one")] + [
+            (p.name, p.name if p.org_id else f"{p.name} (the service's workers)") for p in pools
+        ]
         skus = Accelerator.objects.order_by("sku").values_list("sku", flat=True)
         self.fields["accelerator"].choices = [("", "—")] + [(s, s) for s in skus]
 

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from apps.accounts.models import Organization
-from apps.jobs.models import Endpoint, Job
+from apps.jobs.models import Endpoint, Job, Pool
 
 
 def endpoints_of(*, org: Organization | None) -> QuerySet[Endpoint]:
@@ -31,3 +31,12 @@ def endpoints_with_latest_job(*, org: Organization | None) -> list[Endpoint]:
     for endpoint in endpoints:
         endpoint.latest_job = jobs.get(endpoint.latest_job_id)
     return endpoints
+
+
+def pools_usable(*, org: Organization | None) -> list[Pool]:
+    """The pools an endpoint of `org` may name: its own, then the service's (first-party)."""
+    mine = Q(org=org) if org is not None else Q(pk__in=[])
+    return sorted(
+        Pool.objects.filter(mine | Q(org__isnull=True)),
+        key=lambda pool: (pool.org_id is None, pool.name),
+    )

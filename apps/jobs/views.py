@@ -70,14 +70,15 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
         return redirect_to_login(request.get_full_path())
     org = current_org(request)
     deployments = deployments_visible(org=org).select_related("model", "accelerator", "engine")
-    form = EndpointForm(deployments=deployments)
+    pools = selectors.pools_usable(org=org)
+    form = EndpointForm(deployments=deployments, pools=pools)
     status = 200
     if request.method == "POST":
         if org is None:
             return _refused(request, "register endpoints")
         if refusal := _acting(request, org, "register endpoints"):
             return refusal
-        form = EndpointForm(request.POST, deployments=deployments)
+        form = EndpointForm(request.POST, deployments=deployments, pools=pools)
         if form.is_valid() and (created := _register(request, org, form)):
             messages.success(request, f"Endpoint “{created.name}” registered: Run now measures it.")
             return redirect("jobs:endpoint-list")

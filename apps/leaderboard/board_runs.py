@@ -101,6 +101,8 @@ ROW_AS_STORED = {
     "parallelism": "deployment__parallelism_label",
     "speculative": "deployment__spec_method",
     "flags": "deployment__engine_flags",
+    "prefill_gpus": "deployment__prefill_gpus",
+    "decode_gpus": "deployment__decode_gpus",
     "provenance": "provenance",
     "origin": "origin",
     "rules_failed": "rules_failed",

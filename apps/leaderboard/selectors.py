@@ -19,6 +19,7 @@ from django.db.models import Count, Max, Q, QuerySet, Sum
 
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
+from apps.catalog.labels import readable_flags, unique_labels
 from apps.catalog.models import Accelerator, Model, Scenario, short_flag
 from apps.catalog.selectors import scenario_list
 from apps.costs.answer import Measured, Side, best_side, by_deployment
@@ -110,14 +111,34 @@ class Row:
     # A public self-reported run no reviewer approved, shown because the visitor asked.
     awaiting_review: bool = False
 
+    # The row's label made unique within its board (apps/catalog/labels.unique_labels).
+    name: str = ""
+    # A disaggregated deployment's pools (None: one pool serves both phases).
+    prefill_gpus: int | None = None
+    decode_gpus: int | None = None
+
+    @property
+    def per_gpu_over(self) -> str:
+        """Which GPUs a per-GPU figure divides by, where pools make it a question."""
+        if self.prefill_gpus is None or self.decode_gpus is None:
+            return ""
+        return (
+            f"over all {self.gpus} GPUs ({self.prefill_gpus} prefill + {self.decode_gpus} decode)"
+        )
+
     @property
     def label(self) -> str:
+        return self.name or self.base_label
+
+    @property
+    def base_label(self) -> str:
         spec = f" · {self.speculative}" if self.speculative else ""
-        # Deployments that differ only in engine flags must still be told apart.
-        flags = f" · {short_flag(self.flags[0])}" if self.flags else ""
+        # Its first readable engine flag: deployments that differ only in flags exist.
+        flags = readable_flags(self.flags)[:1]
+        flag = f" · {short_flag(flags[0])}" if flags else ""
         return (
             f"{self.gpus}×{self.accelerator} · {self.engine} {self.engine_version} · "
-            f"{self.quantization} · {self.parallelism}{spec}{flags}"
+            f"{self.quantization} · {self.parallelism}{spec}{flag}"
         ).replace("  ", " ")
 
 
@@ -145,6 +166,11 @@ class BoardPage:
     tiers: list[str] = field(default_factory=list)
     run_ids: list[int] = field(default_factory=list)  # every row's run, not just this page
     ranked: list[Row] = field(default_factory=list)  # every row, in the board's order
+
+    @property
+    def success_stated(self) -> bool:
+        """Whether any row of this page states a success rate (else no Success column)."""
+        return any(row.success_rate is not None for row in self.rows)
 
 
 def model_names(*, org: Organization | None = None) -> list[str]:
@@ -291,6 +317,7 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
     picks = _picks(candidates, points, asked.slo, board)
     accuracy = _accuracy_by_deployment([b["deployment_id"] for b, _ in picks], org)
     rows = [_row(b, side, asked.slo, board, accuracy) for b, side in picks]
+    _name_rows(rows)
     value, descending = SORTS.get(board.sort, SORTS["throughput"])
     present = [r for r in rows if value(r) is not None]
     missing = [r for r in rows if value(r) is None]
@@ -320,6 +347,17 @@ def leaderboard_rows(*, board: Board, org: Organization | None = None) -> BoardP
         slo_tier=asked.tier.name,
         success_unstated=sum(r.success_unstated for r in rows),
     )
+
+
+def _name_rows(rows: list[Row]) -> None:
+    """One label per deployment, unique within the board: rows that still read alike are
+    told apart by their further readable engine flags, else their ids."""
+    names = unique_labels(
+        {r.deployment_id: r.base_label for r in rows},
+        {r.deployment_id: [short_flag(f) for f in readable_flags(r.flags)[1:]] for r in rows},
+    )
+    for row in rows:
+        row.name = names[row.deployment_id]
 
 
 def _picks(

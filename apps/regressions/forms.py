@@ -92,6 +92,18 @@ def target_refused(channel: str | None, target: str, org: Organization | None) -
     return ""
 
 
+def target_help(org: Organization | None) -> str:
+    """What the target field takes, with the addresses an email alert may go to."""
+    addresses = sorted(member_addresses(org)) if org is not None else []
+    email = (
+        f"email: verified addresses of your members ({', '.join(addresses[:5])}"
+        f"{' …' if len(addresses) > 5 else ''})"
+        if addresses
+        else "email: none of your members has a verified address yet"
+    )
+    return f"webhook or Slack: a public http(s) URL; {email}; several separated by commas"
+
+
 class SubscriptionForm(forms.ModelForm):
     """An alert subscription as an admin adds it: a target its channel can deliver to, and a
     persistence rule that can be met."""
@@ -122,6 +134,8 @@ class SubscriptionForm(forms.ModelForm):
             "model", "accelerator", "engine"
         )
         self.fields["scenario"].queryset = scenario_list(org=org)
+        # Said before submitting, not after: who an email alert may go to.
+        self.fields["target"].help_text = target_help(org)
 
     def over_budget(self) -> str:
         """Why the organization may add no more subscriptions (ORG_MAX_SUBSCRIPTIONS), or ""."""

@@ -14,6 +14,36 @@
     }
   });
 
+  // <details data-fold-on-phone open>: a phone's first screen shows the answer, not twenty
+  // filters; they fold away until asked for (a page opened with filters keeps them open).
+  document.addEventListener("DOMContentLoaded", function () {
+    if (!window.matchMedia("(max-width: 40rem)").matches || window.location.search) return;
+    document.querySelectorAll("details[data-fold-on-phone]").forEach(function (fold) {
+      fold.open = false;
+    });
+  });
+
+  // <input data-narrows="#id">: typing narrows that <select>'s options to those holding every
+  // word typed, so a list of hundreds of deployments can be searched ("mi355x fp4 sglang").
+  document.addEventListener("input", function (event) {
+    var box = event.target;
+    if (!box.matches || !box.matches("[data-narrows]")) return;
+    var select = document.querySelector(box.dataset.narrows);
+    if (!select) return;
+    var words = box.value.toLowerCase().split(/\s+/).filter(Boolean);
+    var first = null;
+    Array.prototype.forEach.call(select.options, function (option) {
+      if (!option.value) return;
+      var text = option.textContent.toLowerCase();
+      var shown = words.every(function (w) { return text.indexOf(w) !== -1; });
+      option.hidden = !shown;
+      if (shown && first === null) first = option;
+    });
+    if (first && select.selectedOptions.length && select.selectedOptions[0].hidden) {
+      select.value = first.value;
+    }
+  });
+
   // "Compare selected" with fewer than two ticked says so here instead of loading an error.
   document.addEventListener("submit", function (event) {
     var form = event.target;

@@ -68,7 +68,6 @@ def answer_page(request: HttpRequest) -> HttpResponse:
                 [r.usd_ratio for r in rows],
                 a=query.a.upper(),
                 b=query.b.upper(),
-                crossover=asking.swing.crossover,
             ),
             api_query=urlencode(asked),
         )

@@ -12,6 +12,8 @@ from pydantic import ValidationError
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import current_org, viewer_org
+from apps.catalog.selectors import scenario_list
+from apps.costs.answer import Side
 from apps.costs.answer_selectors import DEFAULT_QUESTION, DEFAULT_TIER, ask
 from apps.costs.api.answer import AnswerQuery
 from apps.costs.formulas import CostInputError
@@ -326,16 +328,39 @@ def _headline(
             question["precision"] = pairs[0].a.quantization
             asking = _headline_ask(question, board, org) or asking
         # The link and the two points it names are the one answer's (apps/costs/answer.py).
+        found = scenario_list(org=org).filter(slug=scenario).first()
         return {
             "model": model,
             "scenario": scenario,
+            "scenario_name": found.name if found else scenario,
             "precision": asking.asked.facts.precision,
+            "basis": asking.asked.basis.value,
             "answer_query": answer_query(question),
             "slo": asking.answer.slo_described,
             "answer": asking.answer,
             "sides": (asking.answer.a, asking.answer.b),
+            "lead": _lead(asking.answer.a, asking.answer.b),
         }
     return None
+
+
+def _lead(a: Side, b: Side) -> dict[str, Any] | None:
+    """The answer in one sentence's terms: which side serves more tokens per GPU, by how much,
+    and which is cheaper per token (None when neither side has a point at the SLO)."""
+    if not (a.point and b.point and a.tok_s_per_gpu and b.tok_s_per_gpu):
+        return None
+    a_tok, b_tok = a.tok_s_per_gpu, b.tok_s_per_gpu
+    leader, other = (a, b) if a_tok >= b_tok else (b, a)
+    cheaper = None
+    if leader.usd_per_mtok and other.usd_per_mtok:
+        cheaper = leader if leader.usd_per_mtok <= other.usd_per_mtok else other
+    return {
+        "leader": leader,
+        "other": other,
+        "ratio": max(a_tok, b_tok) / min(a_tok, b_tok),
+        "cheaper": cheaper,
+        "leader_is_cheaper": cheaper is leader,
+    }
 
 
 def _headline_ask(question: dict[str, str], board: selectors.Board, org: Organization | None):

@@ -14,6 +14,7 @@ from apps.accounts.models import Organization
 from apps.accounts.scoping import viewer_org
 from apps.accuracy import selectors as accuracy_selectors
 from apps.catalog import fairness
+from apps.catalog.labels import readable_flags
 from apps.catalog.models import short_flag
 from apps.catalog.selectors import scenario_list
 from apps.costs.answer import STATED_LATENCY, Answer, Measured, Side
@@ -49,6 +50,9 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         d for i in ids if (d := deployment_selectors.deployment_get(deployment_id=i, org=org))
     ]
     picker = _compare_picker(deployments, org)
+    if not ids:
+        # The navigation's link asks nothing yet: the picker is the page, not an error.
+        return render(request, "leaderboard/compare.html", {"picking": True, **picker})
     if len(deployments) < 2:
         # 400 keeps scripts honest; a person gets the picker to add what is missing.
         return render(
@@ -346,10 +350,18 @@ def column_names(deployments: list) -> dict[int, str]:
     differing = [k for k in NAMING_FACTS if len({f[k] for f in facts.values()}) > 1]
     names = {}
     for pk, f in facts.items():
-        extra = [short_flag(f[k]) for k in differing]
+        extra = [_naming(f, k) for k in differing]
         base = f"{f['hardware']} {f['engine']} {f['quantization']}"
         names[pk] = " · ".join([base, *extra]) + f" (#{pk})"
     return names
+
+
+def _naming(facts: dict[str, Any], key: str) -> str:
+    """A fact as a column heading names it: engine flags only where a reader can read them
+    (apps/catalog/labels.readable_flags), the rest as the comparison states them."""
+    if key == "engine_flags":
+        return short_flag(" · ".join(readable_flags(facts[key].split(" · "))) or "other flags")
+    return short_flag(facts[key])
 
 
 def _compare_picker(deployments: list, org: Organization | None) -> dict[str, Any]:

@@ -85,9 +85,12 @@ def test_the_verdict_cards_link_fits_the_card_and_the_page_offers_the_whole_link
     query = "price_a=0.70&model=" + "a-very-long-model-name-" * 8 + "&engine=sglang&spec=none"
     card = ElementTree.fromstring(client.get(f"/costs/claim/verdict.svg?{query}").content)
     texts = [t.text or "" for t in card.iter("{http://www.w3.org/2000/svg}text")]
-    link = [t for t in texts if t.startswith("http://testserver/") or "very-long" in t]
+    # The link's lines are the card's last (its heading names the model, long or not).
+    start = next(i for i, t in enumerate(texts) if t.startswith("http://testserver/"))
+    link = texts[start:]
     assert len(link) == 2 and all(len(line) <= 72 for line in link)
     assert link[-1].endswith("…")  # the rest is on the page, with a copy button
+    assert all(len(t) <= 72 for t in texts[:start] if "very-long" in t)  # the heading too
     page = client.get(f"/costs/claim/?{query}").content.decode()
     whole = page.split('<code id="claim-link">')[1].split("</code>")[0]
     assert whole.startswith("http://testserver/costs/claim/?price_a=0.70") and "sglang" in whole

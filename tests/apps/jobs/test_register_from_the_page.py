@@ -113,3 +113,37 @@ def test_the_error_summary_names_each_refused_field_once_between_commas(member, 
     page = member.post("/endpoints/", {**NEW, **changes}).content.decode()
     assert summary in page
     assert ", ." not in page
+
+
+def test_registering_with_the_pool_left_at_its_default_succeeds_on_the_demo_organisation(
+    client, person
+):
+    from apps.accounts.models import Organization
+    from apps.catalog.models import Accelerator
+    from apps.jobs.management.commands.demo import DEMO_POOL, Command
+
+    Command()._endpoint("http://127.0.0.1:9/v1")  # the demo's organization, pool and endpoint
+    demo = Organization.objects.get(slug="demo")
+    Accelerator.objects.get_or_create(sku="H200")  # no pool.h200 anywhere
+    client.force_login(person(demo, "member"))
+    form = client.get("/endpoints/").content.decode()
+    assert f'<option value="{DEMO_POOL}">' in form  # the pool field lists the pools there are
+
+    response = client.post("/endpoints/", {**NEW, "pool": ""})
+
+    assert response.status_code == 302
+    assert Endpoint.objects.get(org=demo, name=NEW["name"]).pool == DEMO_POOL
+
+
+def test_a_default_pool_among_several_none_the_accelerators_is_refused_naming_them(
+    member, org, broker
+):
+    from apps.jobs.models import Pool
+
+    Pool.objects.filter(name="pool.h200").delete()
+    one, other = broker.pool(), broker.pool()
+    response = member.post("/endpoints/", {**NEW, "pool": ""})
+    assert response.status_code == 422
+    page = response.content.decode()
+    assert 'data-field="pool"' in page and one in page and other in page
+    assert not Endpoint.objects.filter(org=org, name=NEW["name"]).exists()
