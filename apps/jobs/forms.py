@@ -102,3 +102,20 @@ class EndpointForm(forms.Form):
         if data.get("tp"):
             deployment["parallelism"] = {"tp": data["tp"]}
         return {"model": {"name": data["model_name"]}, "deployment": deployment}
+
+
+class ScheduleForm(forms.Form):
+    """A load schedule added from /endpoints/: a scenario, and every N minutes or a cron
+    expression (UTC); apps/jobs/schedules.py checks the rest and names the field it refuses."""
+
+    scenario = forms.SlugField(max_length=100)
+    interval_minutes = forms.IntegerField(
+        label="every (minutes)", min_value=1, required=False, help_text="or a cron expression"
+    )
+    cron = forms.CharField(max_length=100, required=False, help_text="UTC, e.g. 0 2 * * *")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if bool(data.get("cron")) == bool(data.get("interval_minutes")):
+            raise forms.ValidationError("give either an interval in minutes or a cron expression")
+        return data

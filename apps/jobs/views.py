@@ -18,11 +18,11 @@ from apps.accounts.ratelimit import RateLimited, org_write_limit
 from apps.accounts.scoping import actor_of, current_org, orgs_of, require_role
 from apps.catalog.selectors import deployments_visible, scenario_list
 from apps.htmx import vary_on_htmx, wants_partial
-from apps.jobs import broker, selectors, services, specs
+from apps.jobs import broker, schedules, selectors, services, specs
 from apps.jobs.allowlist import EndpointRefused
 from apps.jobs.crypto import CredentialError
-from apps.jobs.forms import EndpointForm
-from apps.jobs.models import Endpoint, Job
+from apps.jobs.forms import EndpointForm, ScheduleForm
+from apps.jobs.models import Endpoint, Job, Schedule
 
 
 def _refused(request: HttpRequest, what: str) -> HttpResponse:
@@ -197,3 +197,63 @@ def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
         job.refresh_from_db()
         return _broker_down(request, job)
     return _job_partial(request, job)
+
+
+@require_POST
+def schedule_add(request: HttpRequest, endpoint_id: int) -> HttpResponse:
+    """Add a load schedule to an endpoint from its row on /endpoints/."""
+    if not request.user.is_authenticated:
+        return _refused(request, "add schedules")
+    endpoint = get_object_or_404(_own_endpoints(request), pk=endpoint_id)
+    if refusal := _acting(request, endpoint.org, "add schedules"):
+        return refusal
+    form = ScheduleForm(request.POST)
+    scenario = None
+    if form.is_valid():
+        scenario = (
+            scenario_list(org=endpoint.org).filter(slug=form.cleaned_data["scenario"]).first()
+        )
+    if not form.is_valid() or scenario is None:
+        problems = "; ".join(
+            f"{name}: {' '.join(errors)}" if name != "__all__" else " ".join(errors)
+            for name, errors in form.errors.items()
+        )
+        messages.error(request, f"No schedule added: {problems or 'scenario: no such scenario'}")
+        return redirect("jobs:endpoint-list")
+    try:
+        schedules.schedule_create(
+            endpoint=endpoint,
+            scenario=scenario,
+            actor=actor_of(request),
+            kind=Job.Kind.LOAD,
+            cron=form.cleaned_data["cron"] or "",
+            interval_minutes=form.cleaned_data["interval_minutes"],
+        )
+    except specs.JobError as exc:
+        messages.error(request, f"No schedule added: {exc.field}: {exc.message}")
+    else:
+        messages.success(request, f"Schedule added to “{endpoint.name}”.")
+    return redirect("jobs:endpoint-list")
+
+
+@require_POST
+def schedule_switch(request: HttpRequest, schedule_id: int) -> HttpResponse:
+    """Turn a schedule off or on again, or remove it ("remove" in the form)."""
+    if not request.user.is_authenticated:
+        return _refused(request, "edit schedules")
+    schedule = get_object_or_404(
+        Schedule.objects.select_related("endpoint__org"),
+        pk=schedule_id,
+        endpoint__in=_own_endpoints(request),
+    )
+    if refusal := _acting(request, schedule.endpoint.org, "edit schedules"):
+        return refusal
+    if request.POST.get("remove"):
+        schedules.schedule_delete(schedule=schedule, actor=actor_of(request))
+        messages.success(request, "Schedule removed.")
+    else:
+        try:
+            schedules.schedule_edit(schedule=schedule, changes={"enabled": not schedule.enabled})
+        except specs.JobError as exc:
+            messages.error(request, f"Schedule unchanged: {exc.field}: {exc.message}")
+    return redirect("jobs:endpoint-list")
