@@ -87,10 +87,10 @@ def pooled_quantile(scored: Sequence[tuple[str, float]], coverage: float = COVER
     groups: dict[str, list[float]] = {}
     for group, value in scored:
         groups.setdefault(group, []).append(value)
-    kept = [v for values in groups.values() if len(values) >= MIN_CLUSTER_SCORES for v in values]
-    if sum(len(v) >= MIN_CLUSTER_SCORES for v in groups.values()) < MIN_GROUPS:
+    kept = [values for values in groups.values() if len(values) >= MIN_CLUSTER_SCORES]
+    if len(kept) < MIN_GROUPS:
         return math.inf
-    return conformal_quantile(kept, coverage)
+    return conformal_quantile([v for values in kept for v in values], coverage)
 
 
 def stratum_bands(
