@@ -4,10 +4,10 @@ held-out accelerator, so its error and its band's coverage are honest out-of-sam
 Pure. `select` is the whole procedure on a calibration set: each candidate point model
 (apps/projections/pointmodels.py CANDIDATES) is scored by a leave-one-accelerator-out
 inside the set (`inner_score`); the best one's held-out errors make the 80% bands
-(apps/projections/conformal.py balanced_bands), per matching (interactivity,
-concurrency) and stratum: "seen" from the inner held-out points, "extrapolated" from a
-second inner pass that leaves each accelerator's whole family out, so that its errors are
-extrapolations too. Then:
+(apps/projections/conformal.py stratum_bands), per matching (interactivity,
+concurrency) and stratum: "seen" from the inner held-out points whose like was seen,
+"extrapolated" from those that extrapolate (or, where too few accelerators do, with a
+second inner pass that leaves each accelerator's whole family out). Then:
 
 - `nested_leave_one_accelerator_out`: for each accelerator S, `select` on the others, then S
   projected by the picked candidate fitted on the others and judged against those bands.
@@ -99,7 +99,7 @@ def select(
     best = min(candidates, key=lambda c: scores[c.label])
     outside = leave_one_accelerator_out(train, best, fit=fit, without_family=True)
     bands = {
-        m: conformal.balanced_bands(
+        m: conformal.stratum_bands(
             [(p.sku, p.stratum, band_score(p, m)) for p in inner[best.label]],
             [(p.sku, band_score(p, m)) for p in outside],
             coverage=coverage,

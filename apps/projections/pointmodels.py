@@ -215,12 +215,16 @@ class Candidate:
 # 1/50 of a run, another vendor as 1/500; a different engine, precision, layout or shape
 # discounts a run 20, 10, 10 and 5 times; a fortnight's distance in date or a factor of
 # 1.5 in concurrency discounts it e times. "month": the same with a month's width and a
-# stronger prior toward no correction.
+# stronger prior toward no correction. "week": a week's width and a factor of 1.22 in
+# concurrency, for engines whose speed on one configuration moves by half within months
+# (sglang's DeepSeek-R1 FP8 1k/1k TPOT at c=4 on MI325X: 21.7 ms in December 2025, 27.3 in
+# January, 14.2 in May 2026) and whose curve bends sharply at small batches.
 NEAR = Transfer(
     vendor=0.02, other_vendor=0.002, engine=0.05, precision=0.1, layout=0.1, shape=0.2,
     model=0.2, days=15, log_concurrency=0.4, shrink=0.1,
 )  # fmt: skip
 MONTH = Transfer(**{**NEAR.__dict__, "days": 30, "shrink": 0.3})
+WEEK = Transfer(**{**NEAR.__dict__, "days": 7, "log_concurrency": 0.2})
 
 COLLECTIVES = "per-phase +collectives"
 CANDIDATES: tuple[Candidate, ...] = (
@@ -229,6 +233,7 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("per-phase roofline + transfer", transfer=NEAR),
     Candidate("per-phase roofline + transfer (month)", transfer=MONTH),
     Candidate("per-phase +collectives + transfer", terms=COLLECTIVES, transfer=NEAR),
+    Candidate("per-phase roofline + transfer (week)", transfer=WEEK),
 )
 BASELINE = CANDIDATES[0]
 

@@ -130,8 +130,8 @@ def test_the_methodology_page_quotes_the_shipped_calibration():
         for row in shipped.summary(by):
             assert _doc_row(row) in text
     final = shipped.data["final"]
-    assert "picks **the per-phase roofline with the transfer**" in flat
-    assert final["picked"] == "per-phase roofline + transfer"
+    assert "picks **the per-phase roofline with the week-wide transfer**" in flat
+    assert final["picked"] == "per-phase roofline + transfer (week)"
     widths = {m: {k: math.exp(2 * q) for k, q in final["q"][m].items()} for m in MATCHINGS}
     i, c = widths["interactivity"], widths["concurrency"]
     assert (

@@ -5,6 +5,7 @@ bands."""
 import math
 
 import numpy as np
+import pytest
 
 from apps.projections import conformal, nested, reference, validation
 from apps.projections.pointmodels import CANDIDATES
@@ -26,43 +27,48 @@ def test_too_few_scores_give_no_band_rather_than_a_narrow_one():
     assert conformal.conformal_quantile([0.1, 0.2, 0.3, 0.4], 0.8) == 0.4
 
 
-def test_balanced_bands_hold_the_promised_share_of_a_new_groups_points():
+def test_pooled_bands_hold_the_promised_share_of_new_points():
     rng = np.random.default_rng(3)
-    shares = []
+    covered = total = 0
     for _ in range(300):
-        # each group has its own bias and its own size: points are not exchangeable across
-        # groups, and a big group must not speak for the others
-        groups = [
-            (g, rng.normal(0, 0.3), rng.normal(0, 0.2, size=int(rng.integers(10, 200))))
-            for g in "abcdef"
-        ]
+        # each group has its own bias: points are not exchangeable across groups; the
+        # promise is kept over the points of new groups like the calibration's
+        groups = [(g, rng.normal(0, 0.3), rng.normal(0, 0.2, size=40)) for g in "abcdef"]
         scored = [(g, abs(b + e)) for g, b, errs in groups[:5] for e in errs]
-        q = conformal.balanced_quantile(scored, 0.8)
+        q = conformal.pooled_quantile(scored, 0.8)
         _, bias, errs = groups[5]
-        shares.append(np.mean(np.abs(bias + errs) <= q))
-    # on average over new groups, the promised 80% of their points (a little more: the new
-    # point's own weight)
-    assert 0.76 <= np.mean(shares) <= 0.88
+        covered += int(np.sum(np.abs(bias + errs) <= q))
+        total += len(errs)
+    assert 0.76 <= covered / total <= 0.86
 
 
-def test_a_group_weighs_the_same_however_many_points_it_has():
+def test_every_point_weighs_the_same_whatever_its_group():
     # one big group of small errors, two small groups of large ones
     scored = [("big", 0.1)] * 1000 + [("a", 1.0)] * 10 + [("b", 1.0)] * 10
-    # pooled, the 80th percentile is 0.1; balanced, two groups of three hold large errors
-    assert conformal.balanced_quantile(scored, 0.8) == 1.0
+    # pooled, the 80th percentile of the 1,020 points is a small error
+    assert conformal.pooled_quantile(scored, 0.8) == 0.1
 
 
 def test_too_few_groups_give_no_band():
-    scored = [("a", 0.1)] * 50 + [("b", 0.2)] * 50
-    assert conformal.balanced_quantile(scored, 0.8) == math.inf
+    scored = [("a", 0.1)] * 50 + [("b", 0.2)] * 50 + [("c", 0.3)] * 4  # c: too few points
+    assert conformal.pooled_quantile(scored, 0.8) == math.inf
 
 
 def test_extrapolated_band_is_never_narrower_than_seen():
     inner = [(g, "seen", 0.5) for g in "abcde" for _ in range(6)]
     outside = [(g, 0.1) for g in "abcde" for _ in range(6)]
-    bands = conformal.balanced_bands(inner, outside)
+    bands = conformal.stratum_bands(inner, outside)
     assert bands["extrapolated"].high >= bands["seen"].high
     assert bands["seen"].width == bands["seen"].high / bands["seen"].low
+
+
+def test_the_extrapolated_band_reads_family_out_errors_only_where_too_few_extrapolate():
+    seen = [(g, "seen", 0.1) for g in "abcde" for _ in range(6)]
+    outside = [(g, 2.0) for g in "abcde" for _ in range(20)]
+    three = seen + [(g, "extrapolated", 0.3) for g in "abc" for _ in range(6)]
+    assert conformal.stratum_bands(three, outside)["extrapolated"].q == pytest.approx(0.3)
+    two = seen + [(g, "extrapolated", 0.3) for g in "ab" for _ in range(6)]
+    assert conformal.stratum_bands(two, outside)["extrapolated"].q == pytest.approx(2.0)
 
 
 def _small_shipped_set():
