@@ -39,6 +39,19 @@ def tier_label(value):
     return TIER_LABELS.get(str(value), label(value))
 
 
+# Accuracy metrics as people read them (GSM8K's two answer extractions, as lm-eval names them).
+METRIC_WORDS: dict[str, str] = {
+    "em_strict": "exact match, strict (the answer after “####”, as asked)",
+    "em_flexible": "exact match, flexible (the last number in the reply)",
+}
+
+
+@register.filter
+def metric_words(value):
+    """An accuracy metric's key in words (METRIC_WORDS), else the key as people read it."""
+    return METRIC_WORDS.get(str(value), label(value))
+
+
 @register.filter
 def price_sheet_text(sheet, tier):
     """What priced a page, from its PriceSheet (apps.costs.prices) and reference tier."""

@@ -103,6 +103,29 @@ def label(result: AccuracyResult) -> str:
     return f"{d.quant_weights} on {d.gpus}×{d.accelerator.sku} ({d.engine.name})"
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """One evaluation of a run (a task under one protocol) with every metric it scored: a
+    GSM8K run's strict and flexible matches are one row, not two that usually agree."""
+
+    result: AccuracyResult  # the first metric's: the one the paired comparison takes
+    interval: tuple[float, float] | None
+    others: tuple[tuple[AccuracyResult, tuple[float, float] | None], ...]
+
+
+def evaluations(results: list[AccuracyResult]) -> list[Evaluation]:
+    """The results grouped by evaluation, in the order the first of each came."""
+    grouped: dict[tuple, list[AccuracyResult]] = {}
+    for result in results:
+        grouped.setdefault((result.run_id, result.task, result.protocol), []).append(result)
+    return [
+        Evaluation(first, interval(first), tuple((r, interval(r)) for r in rest))
+        for first, *rest in (
+            sorted(g, key=lambda r: r.metric != "em_strict") for g in grouped.values()
+        )
+    ]
+
+
 def interval(result: AccuracyResult) -> tuple[float, float] | None:
     if result.ci_low is not None and result.ci_high is not None:
         return result.ci_low, result.ci_high

@@ -12,7 +12,7 @@ def accuracy_index(request: HttpRequest) -> HttpResponse:
     """Every visible accuracy result with its interval; pick two to compare them paired."""
     org = viewer_org(request)
     results = list(selectors.accuracy_results(org=org)[:200])
-    rows = [(r, selectors.interval(r)) for r in results]
+    rows = selectors.evaluations(results)
     asked = AccuracyIndexQuery(request.GET).values()
     # Opens on the model and accelerator with the most quantization pairs to draw.
     opened = None if any(asked.values()) else selectors.quantization_view(org=org)
