@@ -529,7 +529,7 @@ def reference_load(*, data: dict[str, Any]) -> dict[str, int]:
     """Load the shipped reference data; running it again changes nothing."""
     with transaction.atomic():
         presets_ensure()
-        accelerators = reference_accelerators_load(data=data)
+        accelerators = reference_accelerators_load()
         for result in data["results"]:
             PublishedFigure.objects.update_or_create(
                 key=result["id"],
