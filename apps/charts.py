@@ -6,6 +6,8 @@ import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from workers import accelerator_specs
+
 Figure = dict[str, Any]
 
 # Colour-blind-safe palette (Okabe-Ito, then Tableau's darker tones). A series keeps its
@@ -27,29 +29,23 @@ PALETTE = [
 SYMBOLS = ["circle", "square", "diamond", "triangle-up", "x", "star"]
 
 
-# One colour per accelerator, on every chart and every page: fixed here (not hashed from a
-# series name, where two accelerators could share a colour and differ only by marker). The
-# reference accelerators each get a palette colour of their own.
-ACCELERATOR_COLOURS = {
-    "MI355X": "#D55E00",
-    "MI325X": "#E69F00",
-    "MI300X": "#CC79A7",
-    "B200": "#009E73",
-    "B300": "#80BA5A",
-    "GB200": "#0072B2",
-    "GB300": "#56B4E9",
-    "H200": "#7F3C8D",
-    "H100": "#4B4B8F",
-}
-# Accelerators not in the map share the colours no listed one has (by a hash of the SKU, so
-# still the same on every page); they never take a listed accelerator's colour.
-SPARE_COLOURS = [c for c in PALETTE if c not in ACCELERATOR_COLOURS.values()]
+# One colour per accelerator, on every chart and every page: fixed by its entry in the
+# accelerators file (`colour`, a palette colour of its own; workers/accelerator_specs.py), not
+# hashed from a series name, where two accelerators could share a colour and differ only by
+# marker.
+def accelerator_colours() -> dict[str, str]:
+    """SKU (upper case) -> colour, for the accelerators the file gives one."""
+    return {e["sku"].upper(): e["colour"] for e in accelerator_specs.entries() if e.get("colour")}
 
 
 def accelerator_colour(sku: str) -> str:
-    """The one colour of an accelerator on every chart."""
-    known = ACCELERATOR_COLOURS.get(sku.upper())
-    return known or SPARE_COLOURS[zlib.crc32(sku.upper().encode()) % len(SPARE_COLOURS)]
+    """The one colour of an accelerator on every chart. Accelerators without one share the
+    colours no listed one has (by a hash of the SKU, so still the same on every page); they
+    never take a listed accelerator's colour."""
+    listed = accelerator_colours()
+    known = listed.get(sku.upper())
+    spare = [c for c in PALETTE if c not in listed.values()]
+    return known or spare[zlib.crc32(sku.upper().encode()) % len(spare)]
 
 
 def series_style(name: str, *, accelerator: str | None = None) -> dict[str, Any]:

@@ -12,18 +12,19 @@ from django.templatetags.static import static
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html
 
+from workers import accelerator_specs
+
 register = template.Library()
 
 # One place names the vendored Plotly bundle (static/vendor/plotly-basic/README.md).
 PLOTLY = "vendor/plotly-basic/plotly-basic-4.1.1.min.js"
 
-# How every page spells a price tier (apps.costs.formulas.Tier's values; a test keeps the
-# keys equal to them). One vocabulary, where the board once said "owning hyperscaler" and
-# the cost pages "owning (hyperscaler)". apps.costs.reference reads it from here.
+# How every page spells a price tier: the label the accelerators file gives each of its tiers
+# (workers/accelerator_specs.py; apps.costs.formulas.Tier's values, a test keeps the keys
+# equal to them). One vocabulary, where the board once said "owning hyperscaler" and the cost
+# pages "owning (hyperscaler)". apps.costs.reference reads it from here.
 TIER_LABELS: dict[str, str] = {
-    "owning_hyperscaler": "owning (hyperscaler)",
-    "owning_neocloud": "owning (neocloud)",
-    "rental_3yr": "3-year rental",
+    name: tier["label"] for name, tier in accelerator_specs.reference()["tiers"].items()
 }
 
 

@@ -16,9 +16,9 @@ never lower), times a stated MARGIN:
   at most what HBM holds beside the weights at the context length, each token's KV cache
   taken at 4 bits. Per GPU: batch x tokens_per_step x HBM bandwidth / active weight bytes.
 
-The datasheets and architectures are the shipped ones, read from apps/projections/reference/
-(accelerators.json, models.json): the one copy of each number. A worker install that does
-not carry those files has no ceiling (`shipped_specs` returns empty tables).
+The datasheets are the one accelerators file's (workers/accelerator_specs.py), the
+architectures apps/projections/reference/models.json's: the one copy of each number. A worker
+install that does not carry those files has no ceiling (`shipped_specs` returns empty tables).
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
+
+from workers import accelerator_specs
 
 # A claim is refused only above bound x MARGIN: room for what the bound cannot know (a
 # datasheet rounded down, embedding parameters that cost no FLOPs, a label one format off).
@@ -91,11 +93,15 @@ def _model(row: dict[str, Any]) -> Model:
     )
 
 
-@cache
 def shipped_specs(directory: Path = REFERENCE_DIR) -> Specs:
     """The shipped datasheets and architectures; empty where the files are not installed."""
+    return _specs(directory, accelerator_specs.accelerators_file())
+
+
+@cache
+def _specs(directory: Path, accelerators: Path) -> Specs:
     try:
-        chips = json.loads((directory / "accelerators.json").read_text())["accelerators"]
+        chips = accelerator_specs.reference_at(accelerators)["accelerators"]
         models = json.loads((directory / "models.json").read_text())["models"]
     except FileNotFoundError:
         return Specs(chips={}, models={})

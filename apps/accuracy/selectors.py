@@ -211,49 +211,52 @@ def quantization_trade(
         groups.setdefault(_configuration(result.run.deployment), []).append(result)
     runs = runs_visible(org=org).filter(best_tput_per_gpu__isnull=False, scenario__isnull=False)
 
-    def precision_rank(result: AccuracyResult) -> int:
-        quant = result.run.deployment.quant_weights.upper()
-        return PRECISION_ORDER.index(quant) if quant in PRECISION_ORDER else len(PRECISION_ORDER)
-
     trade = []
     for members in groups.values():
-        ordered = sorted(members, key=lambda r: (precision_rank(r), -r.run.created_at.timestamp()))
+        ordered = sorted(members, key=lambda r: (_precision_rank(r), -r.run.created_at.timestamp()))
         base = ordered[0]
-        others = [r for r in ordered if precision_rank(r) != precision_rank(base)]
-        base_interval = interval(base)
+        others = [r for r in ordered if _precision_rank(r) != _precision_rank(base)]
         for result in others:
-            low_high = interval(result)
             pair = _paired_throughput(runs, base.run.deployment_id, result.run.deployment_id)
-            trade.append(
-                {
-                    "quantization": result.run.deployment.quant_weights,
-                    "configuration": _configuration_label(result.run.deployment),
-                    "result_id": result.pk,
-                    "baseline_result_id": base.pk,
-                    "score": result.score,
-                    "baseline_score": base.score,
-                    "accuracy_delta_points": 100 * (result.score - base.score),
-                    # Half-widths of each side's interval, combined: a rough error bar only.
-                    "error_points": 100
-                    * (
-                        ((low_high[1] - low_high[0]) / 2) ** 2
-                        + ((base_interval[1] - base_interval[0]) / 2) ** 2
-                    )
-                    ** 0.5
-                    if low_high and base_interval
-                    else 0.0,
-                    "throughput_gain_pct": 100 * (pair[1] / pair[0] - 1)
-                    if pair and pair[0]
-                    else None,
-                    "throughput_ratio": pair[1] / pair[0] if pair and pair[0] else None,
-                    "scenario": pair[2] if pair else None,
-                    "baseline": base.run.deployment.quant_weights,
-                    # Paired needs per-item outcomes on both sides; sources that publish only
-                    # a score and n (InferenceX's evaluations) compare unpaired.
-                    "paired": result.items.exists() and base.items.exists(),
-                }
-            )
+            trade.append(_trade_row(result, base, pair))
     return sorted(trade, key=lambda t: (t["throughput_gain_pct"] is None, t["configuration"]))
+
+
+def _precision_rank(result: AccuracyResult) -> int:
+    quant = result.run.deployment.quant_weights.upper()
+    return PRECISION_ORDER.index(quant) if quant in PRECISION_ORDER else len(PRECISION_ORDER)
+
+
+def _trade_row(
+    result: AccuracyResult, base: AccuracyResult, pair: tuple[float, float, str] | None
+) -> dict[str, Any]:
+    """One precision beside its configuration's highest: accuracy delta, throughput gain."""
+    low_high, base_interval = interval(result), interval(base)
+    return {
+        "quantization": result.run.deployment.quant_weights,
+        "configuration": _configuration_label(result.run.deployment),
+        "result_id": result.pk,
+        "baseline_result_id": base.pk,
+        "score": result.score,
+        "baseline_score": base.score,
+        "accuracy_delta_points": 100 * (result.score - base.score),
+        # Half-widths of each side's interval, combined: a rough error bar only.
+        "error_points": 100
+        * (
+            ((low_high[1] - low_high[0]) / 2) ** 2
+            + ((base_interval[1] - base_interval[0]) / 2) ** 2
+        )
+        ** 0.5
+        if low_high and base_interval
+        else 0.0,
+        "throughput_gain_pct": 100 * (pair[1] / pair[0] - 1) if pair and pair[0] else None,
+        "throughput_ratio": pair[1] / pair[0] if pair and pair[0] else None,
+        "scenario": pair[2] if pair else None,
+        "baseline": base.run.deployment.quant_weights,
+        # Paired needs per-item outcomes on both sides; sources that publish only a score and
+        # n (InferenceX's evaluations) compare unpaired.
+        "paired": result.items.exists() and base.items.exists(),
+    }
 
 
 def quantization_view(*, org: Organization | None = None) -> tuple[str, str, str] | None:

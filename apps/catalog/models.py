@@ -31,8 +31,6 @@ class Accelerator(models.Model):
 class PriceTier(models.Model):
     """A $/GPU-hour price. Reference tiers have no organization and are public."""
 
-    REFERENCE_TIERS = ("owning_hyperscaler", "owning_neocloud", "rental_3yr")
-
     accelerator = models.ForeignKey(Accelerator, on_delete=models.CASCADE, related_name="prices")
     tier = models.CharField(max_length=50)
     usd_per_gpu_hour = models.FloatField()

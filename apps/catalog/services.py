@@ -6,7 +6,7 @@ from django.utils.text import slugify
 
 from apps.catalog.models import Accelerator, Deployment, Engine, Model, Scenario
 from apps.catalog.presets import PRESETS, preset_row, shape_key, shape_of
-from workers import result_facts
+from workers import accelerator_specs, result_facts
 from workers import results as doc
 
 
@@ -190,21 +190,26 @@ def scenario_create(
     )
 
 
-def reference_accelerators_load(*, data: dict[str, Any]) -> int:
-    """Upsert the reference accelerators; returns how many. Their prices and all-in power are
-    not stored: they are dated price sets shipped in one file and read where they are used
-    (apps/costs/reference.py), so no stored copy can fall behind a newer set."""
+def reference_accelerators_load() -> int:
+    """Upsert the accelerators of the one accelerators file (workers/accelerator_specs.py);
+    returns how many. Their prices and all-in power are not stored: they are dated price sets
+    on the same entries, read where they are used (apps/costs/reference.py), so no stored
+    copy can fall behind a newer set."""
+    data = accelerator_specs.reference()
     sources = data.get("sources", {})
-    board_power = data.get("board_power_w", {})
     for entry in data["accelerators"]:
-        source = sources.get(entry.get("source", ""), entry.get("source", ""))
+        listed_in = entry.get("listed_in", "")
         Accelerator.objects.update_or_create(
             sku=entry["sku"],
             defaults={
                 "vendor": entry.get("vendor", ""),
-                "board_power_w": board_power.get(entry["sku"]),
-                "source": source,
-                "note": entry.get("note", ""),
+                "hbm_gb": entry.get("hbm_gb"),
+                "hbm_tb_s": entry.get("hbm_tb_s"),
+                "board_power_w": entry.get("board_power_w"),
+                "peak_tflops": dict(entry.get("tflops", {})),
+                # Where the SKU was listed (the source of its prices), else its datasheet.
+                "source": sources.get(listed_in, listed_in) or entry.get("source", ""),
+                "note": entry.get("price_note", ""),
             },
         )
     return len(data["accelerators"])

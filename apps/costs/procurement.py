@@ -385,6 +385,13 @@ def _with_warning(plan: CapacityPlan, warning: str) -> CapacityPlan:
     return replace(plan, warnings=(*plan.warnings, warning))
 
 
+def _log_spaced(low: float, high: float, count: int) -> list[float]:
+    """`count` bounds from `low` to `high`, log-spaced (`low` alone when count is 1)."""
+    return sorted(
+        {low * (high / low) ** (i / (count - 1)) if count > 1 else low for i in range(count)}
+    )
+
+
 def cost_of_latency(
     rows: Sequence[Row], inputs: ProcurementInputs, *, steps: int = 10
 ) -> dict[str, list[tuple[float, float]]]:
@@ -409,11 +416,7 @@ def cost_of_latency(
     )
     if not values:
         return {}
-    low, high = values[0], values[-1]
-    count = max(min(steps, len(values)), 1)
-    limits = sorted(
-        {low * (high / low) ** (i / (count - 1)) if count > 1 else low for i in range(count)}
-    )
+    limits = _log_spaced(values[0], values[-1], max(min(steps, len(values)), 1))
     best: dict[str, dict[float, float]] = {}
     for row in rows:
         own = base[row.curve.run_id]

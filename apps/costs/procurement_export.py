@@ -52,6 +52,28 @@ EXPORT_COLUMNS = (
 )
 
 
+def _price_columns(row: Row) -> dict[str, object]:
+    return {
+        "usd_per_gpu_hour": row.price.usd_per_gpu_hour if row.price else None,
+        "price_source": f"{row.price.tier}: {row.price.source}" if row.price else "no price",
+        "price_citation": row.price.citation if row.price else "",
+    }
+
+
+def _miss_columns(row: Row) -> dict[str, object]:
+    """The SLO a row misses, and the nearest one it meets with that plan's cost."""
+    relaxed_ok = row.relaxed_plan is not None and row.relaxed_plan.feasible
+    return {
+        "slo_miss": row.miss.describe() if row.miss else "",
+        "nearest_slo_met": (
+            row.miss.relaxed.describe() if row.miss and row.miss.relaxed and relaxed_ok else ""
+        ),
+        "usd_per_month_at_nearest_slo": (
+            row.relaxed_plan.usd_per_month if relaxed_ok and row.relaxed_plan else None
+        ),
+    }
+
+
 def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[str, object]]:
     """One flat record per row, for CSV and JSON export; ranks count the priced rows only,
     so they run 1, 2, 3 … without a gap."""
@@ -61,7 +83,6 @@ def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[
         plan = row.plan
         notes = [row.problem] if row.problem else []
         notes += list(plan.warnings) if plan else []
-        relaxed_ok = row.relaxed_plan is not None and row.relaxed_plan.feasible
         records.append(
             {
                 "rank": next(ranks) if row.ok else None,
@@ -74,11 +95,7 @@ def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[
                 "scenario": row.curve.scenario,
                 "provenance": row.curve.provenance,
                 "token_kind": inputs.token_kind.value,
-                "usd_per_gpu_hour": row.price.usd_per_gpu_hour if row.price else None,
-                "price_source": (
-                    f"{row.price.tier}: {row.price.source}" if row.price else "no price"
-                ),
-                "price_citation": row.price.citation if row.price else "",
+                **_price_columns(row),
                 "tok_per_s_per_gpu_at_slo": row.slo.tok_per_s_per_gpu if row.slo else None,
                 # As the board's export: a figure of unstated kind carries both readings.
                 "tok_s_kind": row.tput_kind,
@@ -102,15 +119,7 @@ def export_records(rows: Sequence[Row], inputs: ProcurementInputs) -> list[dict[
                 "revenue_per_month": row.revenue_per_month,
                 "margin_per_month": row.margin_per_month,
                 "joules_per_token": row.joules_per_token,
-                "slo_miss": row.miss.describe() if row.miss else "",
-                "nearest_slo_met": (
-                    row.miss.relaxed.describe()
-                    if row.miss and row.miss.relaxed and relaxed_ok
-                    else ""
-                ),
-                "usd_per_month_at_nearest_slo": (
-                    row.relaxed_plan.usd_per_month if relaxed_ok and row.relaxed_plan else None
-                ),
+                **_miss_columns(row),
                 "notes": "; ".join(notes),
             }
         )

@@ -42,6 +42,13 @@ class ProjectedPlan:
     problem: str = ""
 
 
+def _tput(point: dict[str, float], kind: TokenKind) -> float:
+    """A projected point's tok/s per GPU of `kind` (input: total less output)."""
+    if kind == TokenKind.INPUT:
+        return point["tput_per_gpu"] - point["output_tput_per_gpu"]
+    return point["output_tput_per_gpu" if kind == TokenKind.OUTPUT else "tput_per_gpu"]
+
+
 def projected_plan(
     projection: dict[str, Any],
     inputs: ProcurementInputs,
@@ -58,9 +65,6 @@ def projected_plan(
         return ProjectedPlan(PROJECTED_SKU, 0, None, None, None, None, f"no price: {error.message}")
     workload = inputs.workload
     output_tokens = int(workload.output_tokens)
-    key = "output_tput_per_gpu" if inputs.token_kind == TokenKind.OUTPUT else "tput_per_gpu"
-    if inputs.token_kind == TokenKind.INPUT:
-        key = "input"
     fit = [
         p
         for p in projection["series"][PROJECTED_SKU]["points"]
@@ -72,9 +76,7 @@ def projected_plan(
         )
 
     def tput(point: dict[str, float]) -> float:
-        if key == "input":
-            return point["tput_per_gpu"] - point["output_tput_per_gpu"]
-        return point[key]
+        return _tput(point, inputs.token_kind)
 
     best = max(fit, key=tput)
     low, high = projection["band"]

@@ -1,8 +1,10 @@
 """Reference prices: named, dated price sets, and the book they make on a date.
 
-Every reference $/GPU-hr and every all-in kW per GPU belongs to one set in ONE file,
-`reference_prices/price_sets.json`, each with its source (repository, path, commit, date;
-`reference_prices/SOURCES.md` says how each was read). A set states what its source published
+Every reference $/GPU-hr and every all-in kW per GPU belongs to one set, stated on its
+accelerator's entry in the ONE accelerators file (`apps/catalog/reference/accelerators.json`,
+read through workers/accelerator_specs.py); each set's name, date and source (repository,
+path, commit) are listed there once (`accelerators.SOURCES.md` beside it says how each was
+read). A set states what its source published
 on its date, and may state only some of it (a power correction, one re-priced tier): on a
 date, each tier's price of each accelerator comes from the newest set in force that states
 it, and so does its power. The newest set is the default everywhere; a page or the API asked
@@ -14,17 +16,17 @@ any reference row an operator stored, then an organization's own tiers.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from apps.costs.formulas import AcceleratorPrices, CostInputError
 from apps.frame import TIER_LABELS as TIER_LABELS  # the one spelling of a tier, site-wide
+from workers import accelerator_specs
 
-PRICE_SETS_FILE = Path(__file__).parent / "reference_prices" / "price_sets.json"
 REFERENCE_PRICE_SOURCE = "reference tier"
 # The query parameter every money page and the API read a price set from.
 PRICES_AS_OF = "prices_as_of"
@@ -60,31 +62,42 @@ def _source_line(source: Mapping[str, object]) -> str:
     return f"{where}, {source['committed']}"
 
 
-def read_price_sets(path: Path = PRICE_SETS_FILE) -> tuple[PriceSet, ...]:
-    """The sets in a price-set file, oldest first."""
-    data = json.loads(path.read_text())
-    sets = [
-        PriceSet(
-            name=entry["name"],
-            title=entry["title"],
-            in_force_from=date.fromisoformat(entry["in_force_from"]),
-            source=_source_line(entry["source"]),
-            usd_per_gpu_hour={
-                tier: {sku.upper(): float(price) for sku, price in prices.items()}
-                for tier, prices in entry["usd_per_gpu_hour"].items()
-            },
-            all_in_kw={sku.upper(): float(kw) for sku, kw in entry["all_in_kw"].items()},
-            notes=tuple(entry.get("notes", ())),
+def read_price_sets(data: Mapping[str, Any]) -> tuple[PriceSet, ...]:
+    """The sets of an accelerators file's contents, oldest first: each set's prices and power
+    gathered from the accelerator entries that state them."""
+    sets = []
+    for entry in data["price_sets"]:
+        usd: dict[str, dict[str, float]] = {}
+        kw: dict[str, float] = {}
+        for accelerator in data["accelerators"]:
+            sku = accelerator["sku"].upper()
+            stated = dict(accelerator.get("prices", {}).get(entry["name"], {}))
+            if "all_in_kw" in stated:
+                kw[sku] = float(stated.pop("all_in_kw"))
+            for tier, price in stated.items():
+                usd.setdefault(tier, {})[sku] = float(price)
+        sets.append(
+            PriceSet(
+                name=entry["name"],
+                title=entry["title"],
+                in_force_from=date.fromisoformat(entry["in_force_from"]),
+                source=_source_line(entry["source"]),
+                usd_per_gpu_hour=usd,
+                all_in_kw=kw,
+                notes=tuple(entry.get("notes", ())),
+            )
         )
-        for entry in data["sets"]
-    ]
     return tuple(sorted(sets, key=lambda s: s.in_force_from))
 
 
 @cache
+def _price_sets(path: Path) -> tuple[PriceSet, ...]:
+    return read_price_sets(accelerator_specs.reference_at(path))
+
+
 def price_sets() -> tuple[PriceSet, ...]:
-    """The shipped sets, oldest first (read once per process)."""
-    return read_price_sets()
+    """The sets of the accelerators file (read once per file, per process)."""
+    return _price_sets(accelerator_specs.accelerators_file())
 
 
 def price_set(choice: str | date | None = None, sets: Sequence[PriceSet] | None = None) -> PriceSet:

@@ -139,54 +139,63 @@ def deployment_curves(
         .prefetch_related("points")
         .order_by("-created_at", "-id")[: limit or CURVES_LIMIT]
     )
-    curves = []
-    for run in runs:
-        deployment = run.deployment
-        gpus = max(deployment.gpus, 1)
-        points = []
-        unlabelled = False
-        run_scenario = run.scenario
-        shape = scenario_shape(run_scenario)
-        for point in run.points.all():
-            # The one validity rule: a client-bound point, or one whose prompts missed their
-            # length, never prices. Success is judged by the asked SLO's own floor.
-            if PointView.of(point).invalid_reason() is not None:
-                continue
-            tput, is_unlabelled = _throughput(point, kind, shape)
-            if tput is None or tput <= 0:
-                continue
-            unlabelled = unlabelled or is_unlabelled
-            label = point.label or (f"c{point.concurrency}" if point.concurrency else "")
-            points.append(
-                SloPoint(
-                    label or f"#{point.ordinal}",
-                    figures.per_gpu(tput, gpus),
-                    point_metrics(point),
-                    success_rate=point.success_rate,
-                )
-            )
-        if not points:
+    curves = (_curve(run, kind) for run in runs)
+    return [curve for curve in curves if curve is not None]
+
+
+def _slo_points(run: Run, kind: TokenKind, gpus: int) -> tuple[list[SloPoint], bool]:
+    """A run's valid points priced by `kind` per GPU, and whether any read an unlabelled
+    throughput."""
+    points = []
+    unlabelled = False
+    shape = scenario_shape(run.scenario)
+    for point in run.points.all():
+        # The one validity rule: a client-bound point, or one whose prompts missed their
+        # length, never prices. Success is judged by the asked SLO's own floor.
+        if PointView.of(point).invalid_reason() is not None:
             continue
-        curves.append(
-            DeploymentCurve(
-                run_id=run.pk,
-                private=not run.is_public,
-                label=str(deployment),
-                accelerator=deployment.accelerator.sku,
-                gpus=gpus,
-                engine=f"{deployment.engine} {deployment.engine_version}".strip(),
-                quantization=deployment.quant_weights,
-                parallelism=deployment.parallelism_label,
-                scenario=run_scenario.name if run_scenario else "",
-                input_tokens=shape[0],
-                output_tokens=shape[1],
-                cache_hit_rate=run_scenario.prefix_cache_hit_rate if run_scenario else None,
-                provenance=run.provenance,
-                token_kind="unlabelled" if unlabelled else kind.value,
-                points=points,
-                model=deployment.model.name,
-                prefill_gpus=deployment.prefill_gpus if deployment.disaggregated else None,
-                decode_gpus=deployment.decode_gpus if deployment.disaggregated else None,
+        tput, is_unlabelled = _throughput(point, kind, shape)
+        if tput is None or tput <= 0:
+            continue
+        unlabelled = unlabelled or is_unlabelled
+        label = point.label or (f"c{point.concurrency}" if point.concurrency else "")
+        points.append(
+            SloPoint(
+                label or f"#{point.ordinal}",
+                figures.per_gpu(tput, gpus),
+                point_metrics(point),
+                success_rate=point.success_rate,
             )
         )
-    return curves
+    return points, unlabelled
+
+
+def _curve(run: Run, kind: TokenKind) -> DeploymentCurve | None:
+    """A run's curve, or None when it has no point to price."""
+    deployment = run.deployment
+    gpus = max(deployment.gpus, 1)
+    points, unlabelled = _slo_points(run, kind, gpus)
+    if not points:
+        return None
+    run_scenario = run.scenario
+    shape = scenario_shape(run_scenario)
+    return DeploymentCurve(
+        run_id=run.pk,
+        private=not run.is_public,
+        label=str(deployment),
+        accelerator=deployment.accelerator.sku,
+        gpus=gpus,
+        engine=f"{deployment.engine} {deployment.engine_version}".strip(),
+        quantization=deployment.quant_weights,
+        parallelism=deployment.parallelism_label,
+        scenario=run_scenario.name if run_scenario else "",
+        input_tokens=shape[0],
+        output_tokens=shape[1],
+        cache_hit_rate=run_scenario.prefix_cache_hit_rate if run_scenario else None,
+        provenance=run.provenance,
+        token_kind="unlabelled" if unlabelled else kind.value,
+        points=points,
+        model=deployment.model.name,
+        prefill_gpus=deployment.prefill_gpus if deployment.disaggregated else None,
+        decode_gpus=deployment.decode_gpus if deployment.disaggregated else None,
+    )

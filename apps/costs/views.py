@@ -174,14 +174,6 @@ def procurement(request: HttpRequest) -> HttpResponse:
     table = table_page(
         rows, facts, show=request.GET.get("show", ""), page=request.GET.get("page", "")
     )
-    org = current_org(request)
-    # Every accelerator of the price book gets an own-price field, so a buyer prices any two
-    # side by side (not only those the rows happen to show).
-    accelerators = sorted(
-        {row.curve.accelerator for row in rows}
-        | set(selectors.price_book(org=viewer_org(request)))
-        | {k.removeprefix(PRICE_PREFIX).upper() for k in values if k.startswith(PRICE_PREFIX)}
-    )
     # The chart draws the rows the table shows (one trace a row), not all 200.
     chart = cost_vs_interactivity(table.rows, inputs.slo) if inputs else {"data": [], "layout": {}}
     context = {
@@ -203,12 +195,48 @@ def procurement(request: HttpRequest) -> HttpResponse:
         ),
         "include_unreviewed": request.GET.get("unreviewed") == "1",
         "slo_form": _slo_form(query),
-        "show_all": SHOW_ALL,
         **choices(facts),
         "best_rows": [row for row in rows if row.best_for_accelerator],
+        "profile_name": query.profile.profile if query.profile else None,
+        **_form_context(request, values, rows),
+        "chart": chart,
+        "latency_chart": (
+            cost_of_latency_figure(
+                cost_of_latency(rows, inputs), inputs.slo, values.get("ttft_percentile") or "p99"
+            )
+            if inputs
+            else None
+        ),
+    }
+    _add_projected(context, request, inputs)
+    # "Which is cheaper at this SLO" is the one answer service's, never the table's own pick.
+    context["cheaper"] = (
+        cheaper_at_slo(values, inputs, rows, org=viewer_org(request))
+        if inputs and not errors
+        else None
+    )
+    # A swap of the results carries the filters' lists out of band (the model may have
+    # changed them); the whole page renders them in place.
+    context["swapped"] = wants_partial(request)
+    return page_or_partial(request, "costs/procurement.html", "results", context)
+
+
+def _form_context(request: HttpRequest, values: dict[str, str], rows: list[Row]) -> dict[str, Any]:
+    """What /costs/'s form offers: the links, the organization's profiles and saved pages, the
+    choices and an own-price field per accelerator."""
+    org = current_org(request)
+    book = selectors.price_book(org=viewer_org(request))
+    # Every accelerator of the price book gets an own-price field, so a buyer prices any two
+    # side by side (not only those the rows happen to show).
+    accelerators = sorted(
+        {row.curve.accelerator for row in rows}
+        | set(book)
+        | {k.removeprefix(PRICE_PREFIX).upper() for k in values if k.startswith(PRICE_PREFIX)}
+    )
+    return {
+        "show_all": SHOW_ALL,
         "query": _query(values),
         "permalink_query": _permalink_query(values),
-        "profile_name": query.profile.profile if query.profile else None,
         "org": org,
         "profiles": list(PriceProfile.objects.filter(org=org)) if org else [],
         "saved_pages": list(SavedPage.objects.filter(org=org)) if org else [],
@@ -223,30 +251,11 @@ def procurement(request: HttpRequest) -> HttpResponse:
             (sku, f"{PRICE_PREFIX}{sku}", values.get(f"{PRICE_PREFIX}{sku}", ""))
             for sku in accelerators
         ],
-        "chart": chart,
-        "latency_chart": (
-            cost_of_latency_figure(
-                cost_of_latency(rows, inputs), inputs.slo, values.get("ttft_percentile") or "p99"
-            )
-            if inputs
-            else None
-        ),
-        "all_accelerators": sorted(selectors.price_book(org=viewer_org(request))),
+        "all_accelerators": sorted(book),
         "capex_fields": [
             (name, label, size, values.get(name, "")) for name, label, size in CAPEX_FIELDS
         ],
     }
-    _add_projected(context, request, inputs)
-    # "Which is cheaper at this SLO" is the one answer service's, never the table's own pick.
-    context["cheaper"] = (
-        cheaper_at_slo(values, inputs, rows, org=viewer_org(request))
-        if inputs and not errors
-        else None
-    )
-    # A swap of the results carries the filters' lists out of band (the model may have
-    # changed them); the whole page renders them in place.
-    context["swapped"] = wants_partial(request)
-    return page_or_partial(request, "costs/procurement.html", "results", context)
 
 
 def _add_projected(

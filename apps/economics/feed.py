@@ -15,7 +15,7 @@ from apps.costs.answer import best_side, by_deployment
 from apps.costs.answer_selectors import answer_runs, measured_points
 from apps.costs.formulas import TokenKind, tok_per_s_per_mw, usd_per_mtok
 from apps.costs.reference import PriceSet
-from apps.costs.selectors import price_book
+from apps.costs.selectors import PriceBook, price_book
 from apps.costs.slo_query import SloAsk
 from apps.economics.selectors import DENOMINATOR, pools_text
 from apps.runs.selectors import runs_visible
@@ -58,6 +58,79 @@ def _round(value: float | None, places: int = 6) -> float | None:
     return round(value, places) if value is not None else None
 
 
+def _scenario_rows(
+    found: Scenario, *, org: Organization | None, model: str, book: PriceBook, tiers: list[str]
+) -> list[dict[str, Any]]:
+    """tco_feed's rows of one scenario: each deployment × SLO tier × price tier."""
+    runs = answer_runs(org=org, model=model, scenario=found)
+    output = measured_points(runs, scenario=found, basis=TokenKind.OUTPUT, prices={})
+    total = {
+        p.point_id: p.tok_s_per_gpu
+        for p in measured_points(runs, scenario=found, basis=TokenKind.TOTAL, prices={})
+    }
+    deployments = Deployment.objects.in_bulk({p.deployment_id for p in output})
+    tier_slos = [(t, SloAsk(t.name).resolve(found)) for t in slo_tiers.scenario_tiers(found)]
+    rows: list[dict[str, Any]] = []
+    for deployment_id in sorted(deployments):
+        d = deployments[deployment_id]
+        sku = d.accelerator.sku.upper()
+        prices = book.get(sku)
+        for tier, asked_slo in tier_slos:
+            side = best_side(output, f"#{deployment_id}", asked_slo.slo, side_of=by_deployment)
+            point = side.point
+            run = {
+                "run_id": point.run_id if point else None,
+                "run_date": _day(point.measured_at) if point else "",
+                "level": point.level if point else "",
+            }
+            tot = total.get(point.point_id) if point else None
+            for price_tier in tiers:
+                usd = prices.usd_per_gpu_hour.get(price_tier) if prices else None
+                kw = prices.all_in_kw if prices else None
+                rows.append(
+                    {
+                        **_deployment_columns(d, sku, found),
+                        "slo_tier": tier.name,
+                        "slo": asked_slo.describe(),
+                        "price_tier": price_tier,
+                        **run,
+                        **_priced_columns(usd, kw, side.tok_s_per_gpu, tot),
+                        "price_set": book.price_set.name,
+                        "price_set_date": book.price_set.in_force_from.isoformat(),
+                        "denominator": DENOMINATOR,
+                    }
+                )
+    return rows
+
+
+def _deployment_columns(d: Deployment, sku: str, found: Scenario) -> dict[str, Any]:
+    return {
+        "model": d.model.name,
+        "scenario": found.slug,
+        "deployment_id": d.pk,
+        "deployment": str(d),
+        "accelerator": sku,
+        "serving": "disaggregated" if d.disaggregated else "aggregated",
+        "pools": pools_text(d),
+        "gpus": d.gpus,
+    }
+
+
+def _priced_columns(
+    usd: float | None, kw: float | None, out: float | None, tot: float | None
+) -> dict[str, Any]:
+    return {
+        "output_tok_s_per_gpu": _round(out),
+        "total_tok_s_per_gpu": _round(tot),
+        "usd_per_gpu_hour": usd,
+        "usd_per_mtok_output": _round(usd_per_mtok(usd, out)) if usd is not None and out else None,
+        "usd_per_mtok_total": _round(usd_per_mtok(usd, tot)) if usd is not None and tot else None,
+        "all_in_kw_per_gpu": kw,
+        "output_tok_s_per_mw": _round(tok_per_s_per_mw(kw, 1, out), 3) if kw and out else None,
+        "total_tok_s_per_mw": _round(tok_per_s_per_mw(kw, 1, tot), 3) if kw and tot else None,
+    }
+
+
 def tco_feed(
     *,
     org: Organization | None,
@@ -78,65 +151,11 @@ def tco_feed(
     scenarios = Scenario.objects.filter(pk__in=visible.values("scenario_id")).order_by("slug")
     if scenario:
         scenarios = scenarios.filter(slug=scenario)
-    rows: list[dict[str, Any]] = []
-    for found in scenarios:
-        runs = answer_runs(org=org, model=model, scenario=found)
-        output = measured_points(runs, scenario=found, basis=TokenKind.OUTPUT, prices={})
-        total = {
-            p.point_id: p.tok_s_per_gpu
-            for p in measured_points(runs, scenario=found, basis=TokenKind.TOTAL, prices={})
-        }
-        deployments = Deployment.objects.in_bulk({p.deployment_id for p in output})
-        models = {d.pk: d.model.name for d in deployments.values()}
-        tier_slos = [(t, SloAsk(t.name).resolve(found)) for t in slo_tiers.scenario_tiers(found)]
-        for deployment_id in sorted(deployments):
-            d = deployments[deployment_id]
-            for tier, asked_slo in tier_slos:
-                side = best_side(output, f"#{deployment_id}", asked_slo.slo, side_of=by_deployment)
-                point = side.point
-                out = side.tok_s_per_gpu
-                tot = total.get(point.point_id) if point else None
-                sku = d.accelerator.sku.upper()
-                kw = book[sku].all_in_kw if sku in book else None
-                for price_tier in tiers:
-                    usd = book[sku].usd_per_gpu_hour.get(price_tier) if sku in book else None
-                    rows.append(
-                        {
-                            "model": models[deployment_id],
-                            "scenario": found.slug,
-                            "deployment_id": deployment_id,
-                            "deployment": str(d),
-                            "accelerator": sku,
-                            "serving": "disaggregated" if d.disaggregated else "aggregated",
-                            "pools": pools_text(d),
-                            "gpus": d.gpus,
-                            "slo_tier": tier.name,
-                            "slo": asked_slo.describe(),
-                            "price_tier": price_tier,
-                            "run_id": point.run_id if point else None,
-                            "run_date": _day(point.measured_at) if point else "",
-                            "level": point.level if point else "",
-                            "output_tok_s_per_gpu": _round(out),
-                            "total_tok_s_per_gpu": _round(tot),
-                            "usd_per_gpu_hour": usd,
-                            "usd_per_mtok_output": _round(usd_per_mtok(usd, out))
-                            if usd is not None and out
-                            else None,
-                            "usd_per_mtok_total": _round(usd_per_mtok(usd, tot))
-                            if usd is not None and tot
-                            else None,
-                            "all_in_kw_per_gpu": kw,
-                            "output_tok_s_per_mw": _round(tok_per_s_per_mw(kw, 1, out), 3)
-                            if kw and out
-                            else None,
-                            "total_tok_s_per_mw": _round(tok_per_s_per_mw(kw, 1, tot), 3)
-                            if kw and tot
-                            else None,
-                            "price_set": book.price_set.name,
-                            "price_set_date": book.price_set.in_force_from.isoformat(),
-                            "denominator": DENOMINATOR,
-                        }
-                    )
+    rows = [
+        row
+        for found in scenarios
+        for row in _scenario_rows(found, org=org, model=model, book=book, tiers=tiers)
+    ]
     rows.sort(
         key=lambda r: (
             r["model"],

@@ -33,6 +33,7 @@ from apps.costs.slo import Metric
 from apps.costs.slo_query import AskedSlo, SloAsk
 from apps.economics.formulas import Fleet, Margin, Terms, TokenPrices, fleet, margin
 from apps.runs.models import Point, Run
+from workers import accelerator_specs
 
 TOKEN_PRICES_FILE = Path(__file__).parent / "token_prices.json"
 # The defaults every economics page states beside its figures (and the API returns).
@@ -50,16 +51,17 @@ CACHE_WHY = (
     "the point's observed prefix-cache hit rate where its run reports one; else this share "
     "(InferenceX's prompts are random, so they share no prefix)"
 )
-# A node's GPUs (rounding a fleet down to whole nodes): an HGX/OAM board carries 8, a
-# Grace-Blackwell compute tray 4 (an NVL72 rack is 18 trays).
-GPUS_PER_NODE = {"GB200": 4, "GB300": 4}
+# A node's GPUs (rounding a fleet down to whole nodes): an HGX/OAM board carries 8; an
+# accelerator whose node differs states it in the accelerators file (`gpus_per_node`: a
+# Grace-Blackwell compute tray carries 4, an NVL72 rack is 18 trays).
 DEFAULT_GPUS_PER_NODE = 8
 DENOMINATOR = "all deployed GPUs (prefill and decode pools together)"
 FIRST_TOKEN_CAPS_S = (1.0, 2.0, 5.0, 10.0)
 
 
 def gpus_per_node(sku: str) -> int:
-    return GPUS_PER_NODE.get(sku.upper(), DEFAULT_GPUS_PER_NODE)
+    entry = accelerator_specs.entry(sku) or {}
+    return int(entry.get("gpus_per_node", DEFAULT_GPUS_PER_NODE))
 
 
 # --- token prices ---------------------------------------------------------------------------
@@ -176,7 +178,7 @@ class EconAsk:
     cache_hit_rate: float | None = None  # None: the point's observed rate, else the default
     pue: float = 1.0
     megawatts: float = 1.0
-    gpus_per_node: int | None = None  # None: the accelerator's (GPUS_PER_NODE)
+    gpus_per_node: int | None = None  # None: the accelerator's (gpus_per_node)
 
 
 @dataclass(frozen=True, slots=True)

@@ -65,6 +65,42 @@ def _accelerator_series(groups: dict[str, list[dict[str, Any]]], series: str) ->
     return one if split_by_it or len(set(one.values())) == len(one) else {}
 
 
+def _shown(
+    members: list[dict[str, Any]],
+    x: str,
+    y: str,
+    x_higher: bool,
+    y_higher: bool,
+    *,
+    optimal_only: bool,
+) -> list[dict[str, Any]]:
+    """A series' points on its line: its front, or every point with both figures, by x."""
+    if optimal_only:
+        return pareto_optimal(members, x, y, x_higher, y_higher)
+    return sorted(
+        (p for p in members if p.get(x) is not None and p.get(y) is not None), key=lambda p: p[x]
+    )
+
+
+def _series_trace(
+    group: str, shown: list[dict[str, Any]], *, x: str, y: str, x_title: str, y_title: str
+) -> dict[str, Any]:
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "name": group,
+        "x": [p[x] for p in shown],
+        "y": [p[y] for p in shown],
+        "text": [p["config"] for p in shown],
+        "customdata": [f"/runs/{p['run_id']}/" for p in shown],
+        # Hover names both metrics with their units, not x= and y=.
+        "hovertemplate": (
+            f"%{{text}}<br>{x_title}: %{{x:.3g}}<br>{y_title}: %{{y:.4g}}"
+            "<extra>%{fullData.name}</extra>"
+        ),
+    }
+
+
 def pareto_figure(
     points: list[dict[str, Any]],
     *,
@@ -96,57 +132,40 @@ def pareto_figure(
     by_accelerator = _accelerator_series(groups, series)
     traces = []
     for group, members in sorted(groups.items()):
-        shown = (
-            pareto_optimal(members, x, y, x_higher, y_higher)
-            if optimal_only
-            else sorted(
-                (p for p in members if p.get(x) is not None and p.get(y) is not None),
-                key=lambda p: p[x],
-            )
-        )
+        shown = _shown(members, x, y, x_higher, y_higher, optimal_only=optimal_only)
         if not shown:
             continue
         joined = optimal_only if lines is None else lines
-        traces.append(
-            {
-                "type": "scatter",
-                "mode": "lines+markers" if joined else "markers",
-                "name": group,
-                "x": [p[x] for p in shown],
-                "y": [p[y] for p in shown],
-                "text": [p["config"] for p in shown],
-                "customdata": [f"/runs/{p['run_id']}/" for p in shown],
-                # Hover names both metrics with their units, not x= and y=.
-                "hovertemplate": (
-                    f"%{{text}}<br>{x_title}: %{{x:.3g}}<br>{y_title}: %{{y:.4g}}"
-                    "<extra>%{fullData.name}</extra>"
-                ),
-                # A series of one accelerator wears its colour (apps.charts), when the
-                # series are accelerators (or tell them apart): not when they are engines
-                # on one accelerator, which would then share one colour.
-                **series_style(group, accelerator=by_accelerator.get(group)),
-            }
-        )
+        trace = _series_trace(group, shown, x=x, y=y, x_title=x_title, y_title=y_title)
+        trace["mode"] = "lines+markers" if joined else "markers"
+        # A series of one accelerator wears its colour (apps.charts), when the series are
+        # accelerators (or tell them apart): not when they are engines on one accelerator,
+        # which would then share one colour.
+        traces.append({**trace, **series_style(group, accelerator=by_accelerator.get(group))})
     hollow = sorted(
         (p for p in invalid if p.get(x) is not None and p.get(y) is not None), key=lambda p: p[x]
     )
     if traces and hollow:
         traces.append(_invalid_trace(hollow, x=x, y=y, x_title=x_title, y_title=y_title))
     if not traces:
-        measured = [p for p in points if p.get(y) is not None]
-        reason = (
-            f"Nothing to draw: no run here reports {x_title.split(' (')[0].lower()} beside "
-            f"{y_title.split(' (')[0].lower()}"
-            + (
-                " (imported summaries often carry throughput without per-user rates)."
-                if measured
-                else "."
-            )
-            if points
-            else "Nothing to draw: no deployment in this view has a load level to plot."
-        )
-        return empty_figure(title, reason)
+        return empty_figure(title, _nothing_to_draw(points, y=y, x_title=x_title, y_title=y_title))
     return chart_figure(traces, title=title, x_title=x_title, y_title=y_title)
+
+
+def _nothing_to_draw(points: list[dict[str, Any]], *, y: str, x_title: str, y_title: str) -> str:
+    """Why a Pareto chart has no trace, in words."""
+    if not points:
+        return "Nothing to draw: no deployment in this view has a load level to plot."
+    measured = [p for p in points if p.get(y) is not None]
+    return (
+        f"Nothing to draw: no run here reports {x_title.split(' (')[0].lower()} beside "
+        f"{y_title.split(' (')[0].lower()}"
+        + (
+            " (imported summaries often carry throughput without per-user rates)."
+            if measured
+            else "."
+        )
+    )
 
 
 def _invalid_trace(
@@ -355,27 +374,29 @@ def server_timeline_figure(
         return empty_figure(
             title, "Neither the server's series nor per-request records were stored."
         )
+    return {"data": traces, "layout": _timeline_layout(title)}
+
+
+def _timeline_layout(title: str) -> dict[str, Any]:
+    """Requests on the left axis, fractions (KV-cache usage) on the right."""
     return {
-        "data": traces,
-        "layout": {
-            **LAYOUT,
-            "title": {"text": title},
-            # Room for the right-hand axis's title.
-            "margin": {**LAYOUT["margin"], "r": 60},
-            "xaxis": {"title": {"text": "seconds from the level's start"}, "rangemode": "tozero"},
-            "yaxis": {"title": {"text": "requests"}, "rangemode": "tozero"},
-            "yaxis2": {
-                "title": {"text": "fraction"},
-                "overlaying": "y",
-                "side": "right",
-                "range": [0, 1.02],
-                # Its own ticks, as percentages; the grid is the requests axis's.
-                "tickmode": "linear",
-                "tick0": 0,
-                "dtick": 0.25,
-                "tickformat": ".0%",
-                "showgrid": False,
-            },
+        **LAYOUT,
+        "title": {"text": title},
+        # Room for the right-hand axis's title.
+        "margin": {**LAYOUT["margin"], "r": 60},
+        "xaxis": {"title": {"text": "seconds from the level's start"}, "rangemode": "tozero"},
+        "yaxis": {"title": {"text": "requests"}, "rangemode": "tozero"},
+        "yaxis2": {
+            "title": {"text": "fraction"},
+            "overlaying": "y",
+            "side": "right",
+            "range": [0, 1.02],
+            # Its own ticks, as percentages; the grid is the requests axis's.
+            "tickmode": "linear",
+            "tick0": 0,
+            "dtick": 0.25,
+            "tickformat": ".0%",
+            "showgrid": False,
         },
     }
 

@@ -232,9 +232,10 @@ def scenarios_with_runs(*, org: Organization | None = None) -> QuerySet[Scenario
     return Scenario.objects.filter(pk__in=scenario_ids_with_runs(org=org))
 
 
-def price_tiers(prices_as_of: str = "") -> list[str]:
-    """The reference tiers the price book in force prices (apps.costs.selectors.price_book)."""
-    book = price_book(prices_as_of=prices_as_of)
+def price_tiers(prices_as_of: str = "", org: Organization | None = None) -> list[str]:
+    """The tiers the price book in force prices (apps.costs.selectors.price_book): the
+    reference ones, and the organization's own tiers for its members."""
+    book = price_book(org=org, prices_as_of=prices_as_of)
     return sorted({tier for entry in book.values() for tier in entry.usd_per_gpu_hour})
 
 
@@ -267,12 +268,16 @@ def _accuracy_by_deployment(
 
 
 def reference_prices(
-    tier: str, own: tuple[tuple[str, float], ...] = (), prices_as_of: str = ""
+    tier: str,
+    own: tuple[tuple[str, float], ...] = (),
+    prices_as_of: str = "",
+    org: Organization | None = None,
 ) -> dict[int, float]:
-    """accelerator id -> $/GPU-hr at a reference tier of the one price book
-    (apps.costs.selectors.price_book, the set in force on `prices_as_of`), with the visitor's
-    own prices (apps.costs.prices.price_sheet: their organization's profile, the URL's) on top."""
-    book = price_book(prices_as_of=prices_as_of)
+    """accelerator id -> $/GPU-hr at a tier of the one price book
+    (apps.costs.selectors.price_book, the set in force on `prices_as_of`, the organization's own
+    tiers over the reference ones), with the visitor's own prices
+    (apps.costs.prices.price_sheet: their organization's profile, the URL's) on top."""
+    book = price_book(org=org, prices_as_of=prices_as_of)
     by_sku = {
         sku.upper(): entry.usd_per_gpu_hour[tier]
         for sku, entry in book.items()
@@ -437,16 +442,17 @@ def _ms(point: Measured, key: str) -> float | None:
     return value * 1000 if value is not None else None
 
 
-def chart_points(*, run_ids: list[int], board: Board) -> list[dict[str, Any]]:
+def chart_points(
+    *, run_ids: list[int], board: Board, org: Organization | None = None
+) -> list[dict[str, Any]]:
     """Every point of the given runs (the leaderboard's rows), for Pareto charts, priced the
     way the board's rows are: its tier with the visitor's own prices, its basis, a figure of
     unstated kind at its lower reading and labelled so. It takes the whole board, not its
     parts, so no chart can be priced apart from the rows beside it (the unofficial overlay
-    once was, at the tier's prices alone)."""
-    prices = reference_prices(board.tier, board.own_prices, board.prices_as_of)
-    power = {
-        sku.upper(): e.all_in_kw for sku, e in price_book(prices_as_of=board.prices_as_of).items()
-    }
+    once was, at the tier's prices alone); the organization's own tiers too, as the rows'."""
+    prices = reference_prices(board.tier, board.own_prices, board.prices_as_of, org)
+    book = price_book(org=org, prices_as_of=board.prices_as_of)
+    power = {sku.upper(): e.all_in_kw for sku, e in book.items()}
     basis = board.basis
     rows = Point.objects.filter(run_id__in=run_ids).values(
         "run_id",

@@ -14,6 +14,35 @@ TIMELINE = [
 ]
 
 
+def _tier_row(
+    verdict: PricedVerdict, final: dict[str, Any], claimed_cost_ratio: float
+) -> dict[str, Any]:
+    """The seed's claim at one reference tier: its prices, verdict and $/Mtok."""
+    mi = verdict.usd_a
+    return {
+        "tier": verdict.tier,
+        "price_set": verdict.price_set,
+        "mi355x": verdict.usd_a,
+        "b200": verdict.usd_b,
+        "cost_ratio": verdict.cost_ratio,
+        "holds": verdict.holds,
+        # the throughput ratio at which "under half" would hold at these prices
+        "throughput_ratio_needed": (verdict.usd_a / verdict.usd_b) / claimed_cost_ratio,
+        "mtok": deployment_usd_per_mtok(mi, final["gpus"], final["node_throughput_tok_s"]),
+        # The 2,626 tok/s does not say which tokens it counts: $/Mtok of output tokens under
+        # both readings (as output; as total of a 20k/1k request).
+        "mtok_output_readings": sorted(
+            deployment_usd_per_mtok(mi, final["gpus"], reading)
+            for reading in unstated_readings(
+                final["node_throughput_tok_s"],
+                TokenKind.OUTPUT,
+                input_tokens=final["scenario"]["input_tokens"],
+                output_tokens=final["scenario"]["output_tokens"],
+            )
+        ),
+    }
+
+
 def glm_story(
     *,
     figures: dict[str, dict[str, Any]],
@@ -29,33 +58,7 @@ def glm_story(
         for i, ((_, label), value) in enumerate(zip(TIMELINE, values, strict=True))
     ]
     final = figures[TIMELINE[-1][0]]
-    tiers: list[dict[str, Any]] = []
-    for verdict in verdicts:
-        mi = verdict.usd_a
-        tiers.append(
-            {
-                "tier": verdict.tier,
-                "price_set": verdict.price_set,
-                "mi355x": verdict.usd_a,
-                "b200": verdict.usd_b,
-                "cost_ratio": verdict.cost_ratio,
-                "holds": verdict.holds,
-                # the throughput ratio at which "under half" would hold at these prices
-                "throughput_ratio_needed": (verdict.usd_a / verdict.usd_b) / claimed_cost_ratio,
-                "mtok": deployment_usd_per_mtok(mi, final["gpus"], final["node_throughput_tok_s"]),
-                # The 2,626 tok/s does not say which tokens it counts: $/Mtok of output
-                # tokens under both readings (as output; as total of a 20k/1k request).
-                "mtok_output_readings": sorted(
-                    deployment_usd_per_mtok(mi, final["gpus"], reading)
-                    for reading in unstated_readings(
-                        final["node_throughput_tok_s"],
-                        TokenKind.OUTPUT,
-                        input_tokens=final["scenario"]["input_tokens"],
-                        output_tokens=final["scenario"]["output_tokens"],
-                    )
-                ),
-            }
-        )
+    tiers = [_tier_row(verdict, final, claimed_cost_ratio) for verdict in verdicts]
     ratios = [t["cost_ratio"] for t in tiers]
     semi = figures.get("semianalysis-glm5-interactive", {}).get("usd_per_mtok", {})
     accuracy = figures.get("wafer-glm52-accuracy", {})

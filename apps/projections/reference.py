@@ -1,4 +1,5 @@
-"""The shipped reference data projections read: architectures, accelerators, InferenceX rows.
+"""The shipped reference data projections read: architectures, accelerators (the one
+accelerators file, workers/accelerator_specs.py), InferenceX rows.
 
 The only module of apps/projections that reads files; everything else is pure.
 """
@@ -12,6 +13,7 @@ from typing import Any
 from apps.catalog.reference import GLM52_COOKBOOK_FILE, INFERENCEX_DIR
 from apps.projections import validation
 from apps.projections.model import Accelerator, Architecture, Observation
+from workers import accelerator_specs
 
 REFERENCE_DIR = Path(__file__).parent / "reference"
 CALIBRATION_FILE = REFERENCE_DIR / "calibration.json"
@@ -56,8 +58,21 @@ def parse_architectures(rows: list[dict[str, Any]]) -> dict[str, Architecture]:
     return found
 
 
+# The accelerators file's fields the projections do not read (its prices, chart colour ...).
+NOT_DATASHEET = {
+    "source",
+    "note",
+    "board_power_w",
+    "gpus_per_node",
+    "colour",
+    "listed_in",
+    "price_note",
+    "prices",
+}
+
+
 def parse_accelerators(rows: list[dict[str, Any]]) -> dict[str, Accelerator]:
-    extra = {"source", "note", "board_power_w"}
+    extra = NOT_DATASHEET
     return {
         row["sku"].upper(): build(Accelerator, row, file="accelerators.json", extra=extra)
         for row in rows
@@ -71,9 +86,14 @@ def architectures() -> dict[str, Architecture]:
 
 
 @cache
+def _accelerators_at(path: Path) -> dict[str, Accelerator]:
+    return parse_accelerators(accelerator_specs.reference_at(path)["accelerators"])
+
+
 def accelerators() -> dict[str, Accelerator]:
-    """By SKU, upper-cased."""
-    return parse_accelerators(_load("accelerators.json")["accelerators"])
+    """By SKU, upper-cased: the datasheets of the one accelerators file
+    (workers/accelerator_specs.py)."""
+    return _accelerators_at(accelerator_specs.accelerators_file())
 
 
 def sources() -> dict[str, list[dict[str, str]]]:
@@ -84,7 +104,7 @@ def sources() -> dict[str, list[dict[str, str]]]:
         ],
         "accelerators": [
             {"name": a["sku"], "source": a["source"], "note": a.get("note", "")}
-            for a in _load("accelerators.json")["accelerators"]
+            for a in accelerator_specs.entries()
         ],
     }
 

@@ -114,6 +114,26 @@ def _judge(
     return delta, p
 
 
+def _prune(x: np.ndarray, breaks: list[int], sigma: float, *, log_scale: bool) -> None:
+    """Drop from `breaks`, weakest first, every break that fails its test, judging again
+    after each drop."""
+    while True:
+        bounds = [0, *breaks, len(x)]
+        judged = []
+        for k, index in enumerate(breaks):
+            delta, p = _judge(x, bounds[k], index, bounds[k + 2], sigma, len(x) - len(bounds) + 1)
+            size = math.expm1(abs(delta)) if log_scale else abs(delta)
+            # A side whose own points disagree by far more than the noise is not a level:
+            # one outlier paired with a normal point (min_size 2) looks like a shift.
+            ragged = max(_spread(x[bounds[k] : index]), _spread(x[index : bounds[k + 2]]))
+            failing = p > ALPHA or size < MIN_RELATIVE_CHANGE or ragged > RAGGED_SIGMAS * sigma
+            judged.append((failing, p, index, delta))
+        weakest = max((j for j in judged if j[0]), default=None, key=lambda j: j[1])
+        if weakest is None:
+            return
+        breaks.remove(weakest[2])
+
+
 def find_changes(values: list[float], *, log_scale: bool = True) -> list[Change]:
     """The change points of a series in time order (positive values if `log_scale`)."""
     raw = np.asarray(values, dtype=float)
@@ -130,21 +150,7 @@ def find_changes(values: list[float], *, log_scale: bool = True) -> list[Change]
     penalty = 2 * sigma**2 * math.log(len(x))
     breaks = [b for b in algo.predict(pen=penalty) if b < len(x)]
     sigma = segment_noise(x, breaks, sigma)
-    while True:
-        bounds = [0, *breaks, len(x)]
-        judged = []
-        for k, index in enumerate(breaks):
-            delta, p = _judge(x, bounds[k], index, bounds[k + 2], sigma, len(x) - len(bounds) + 1)
-            size = math.expm1(abs(delta)) if log_scale else abs(delta)
-            # A side whose own points disagree by far more than the noise is not a level:
-            # one outlier paired with a normal point (min_size 2) looks like a shift.
-            ragged = max(_spread(x[bounds[k] : index]), _spread(x[index : bounds[k + 2]]))
-            failing = p > ALPHA or size < MIN_RELATIVE_CHANGE or ragged > RAGGED_SIGMAS * sigma
-            judged.append((failing, p, index, delta))
-        weakest = max((j for j in judged if j[0]), default=None, key=lambda j: j[1])
-        if weakest is None:
-            break
-        breaks.remove(weakest[2])
+    _prune(x, breaks, sigma, log_scale=log_scale)
     changes = []
     bounds = [0, *breaks, len(x)]
     for k, index in enumerate(breaks):

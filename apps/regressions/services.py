@@ -212,6 +212,33 @@ def _scope_points(series: Series, org_id: int | None) -> list[tuple]:
     return [p for p in series.points if p[3] or p[4] == org_id]
 
 
+def _change_fields(
+    change: detection.Change, points: list[tuple], values: list[float], *, higher: bool
+) -> dict[str, Any]:
+    """A change point's stored fields, from the series' points (at, run id, value ...)."""
+    worse = (change.relative < 0) == higher
+    return {
+        "direction": ChangePoint.Direction.REGRESSION
+        if worse
+        else ChangePoint.Direction.IMPROVEMENT,
+        "before_run_id": points[change.index - 1][1],
+        "before_runs": [p[1] for p in points[change.start : change.index]],
+        "after_runs": [p[1] for p in points[change.index : change.end]],
+        "last_before_at": points[change.index - 1][0],
+        "first_after_at": points[change.index][0],
+        "before_value": change.before,
+        "after_value": change.after,
+        "relative": change.relative,
+        "relative_low": change.low,
+        "relative_high": change.high,
+        "p_value": change.p_value,
+        "noise": change.noise,
+        "series_tail": values[change.index :],
+        "_change": change,
+        "_values": values,
+    }
+
+
 def regressions_detect(*, now: datetime | None = None) -> DetectOutcome:
     """Find the change points of every series and store them; queue alerts for new ones.
 
@@ -228,28 +255,10 @@ def regressions_detect(*, now: datetime | None = None) -> DetectOutcome:
             higher, log_scale = _SPEC[series.key[3]]
             values = [p[2] for p in points]
             for change in detection.find_changes(values, log_scale=log_scale):
-                worse = (change.relative < 0) == higher
                 config, scenario_id, level, metric = series.key
-                found[(org_id, config, scenario_id, level, metric, points[change.index][1])] = {
-                    "direction": ChangePoint.Direction.REGRESSION
-                    if worse
-                    else ChangePoint.Direction.IMPROVEMENT,
-                    "before_run_id": points[change.index - 1][1],
-                    "before_runs": [p[1] for p in points[change.start : change.index]],
-                    "after_runs": [p[1] for p in points[change.index : change.end]],
-                    "last_before_at": points[change.index - 1][0],
-                    "first_after_at": points[change.index][0],
-                    "before_value": change.before,
-                    "after_value": change.after,
-                    "relative": change.relative,
-                    "relative_low": change.low,
-                    "relative_high": change.high,
-                    "p_value": change.p_value,
-                    "noise": change.noise,
-                    "series_tail": values[change.index :],
-                    "_change": change,
-                    "_values": values,
-                }
+                found[(org_id, config, scenario_id, level, metric, points[change.index][1])] = (
+                    _change_fields(change, points, values, higher=higher)
+                )
     runs = Run.objects.select_related("deployment__model", "deployment__accelerator")
     runs = runs.select_related("deployment__engine").in_bulk(
         {r for k, v in found.items() for r in (k[5], v["before_run_id"])}

@@ -3,6 +3,7 @@
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 from django.db import connection
 from django.db.models import Exists, OuterRef, Q, QuerySet
@@ -346,6 +347,23 @@ def run_facets(*, org: Organization | None) -> dict[str, list[str]]:
     }
 
 
+def _server_series(s: dict[str, Any]) -> dict[str, Any]:
+    """One series the server reported at a level: its range, or its rise for a counter."""
+    values = s.get("values") or [0.0]
+    return {
+        "name": s["name"],
+        "source": s["source"],
+        "readings": len(values),
+        "low": min(values),
+        "high": max(values),
+        "rise": values[-1] - values[0] if s.get("kind") == "counter" else None,
+        "kind": s.get("kind"),
+        # The readings themselves, ms from the level's start, for the timeline.
+        "t_ms": s.get("t_ms") or [],
+        "values": s.get("values") or [],
+    }
+
+
 def run_sessions_and_server(*, run: Run) -> list[dict]:
     """Per point, what schema revision 2 adds: per-turn TTFT against context, sessions, the
     server's own series (range, or rise for a counter) and speculative acceptance; with a
@@ -360,24 +378,7 @@ def run_sessions_and_server(*, run: Run) -> list[dict]:
         acceptance = point.get("speculative_acceptance")
         if not (turns or server or acceptance):
             continue
-        series = []
-        for s in server.get("series", []):
-            values = s.get("values") or [0.0]
-            rise = values[-1] - values[0] if s.get("kind") == "counter" else None
-            series.append(
-                {
-                    "name": s["name"],
-                    "source": s["source"],
-                    "readings": len(values),
-                    "low": min(values),
-                    "high": max(values),
-                    "rise": rise,
-                    "kind": s.get("kind"),
-                    # The readings themselves, ms from the level's start, for the timeline.
-                    "t_ms": s.get("t_ms") or [],
-                    "values": s.get("values") or [],
-                }
-            )
+        series = [_server_series(s) for s in server.get("series", [])]
         flags = []
         if point.get("concurrency") and point.get("request_rate") is None:
             if server.get("queued_max"):

@@ -74,20 +74,13 @@ def _origin(
     return Run.Origin.SUBMITTED, ""
 
 
-def run_ingest(
-    *,
+def _checked(
     document: doc.ResultDocument | dict[str, Any] | str | bytes,
     org: Organization | None,
-    is_public: bool = True,
-    submitted_by: ApiToken | None = None,
-    job_secret: str | None = None,
-) -> IngestResult:
-    """Validate and store a result document in one transaction, or store nothing.
-
-    The same idempotency key twice returns the first run and stores nothing new.
-    Raises DocumentError (with JSON paths) for invalid input, JobBindingRefused when a job
-    secret comes with a document that is not that job's.
-    """
+    job_secret: str | None,
+) -> tuple[doc.ResultDocument, pipeline.Prepared | None, tuple[str, str], list[dict[str, Any]]]:
+    """The document parsed, the fast path's preparation of it (None where it has none), its
+    origin and its row audit's reasons; a refused binding or audit raises, records checked."""
     prepared: pipeline.Prepared | None = None
     if isinstance(document, doc.ResultDocument):
         parsed = document
@@ -106,6 +99,24 @@ def run_ingest(
     except doc.DocumentError:
         _records_checked(document, prepared)
         raise
+    return parsed, prepared, origin, audit_reasons
+
+
+def run_ingest(
+    *,
+    document: doc.ResultDocument | dict[str, Any] | str | bytes,
+    org: Organization | None,
+    is_public: bool = True,
+    submitted_by: ApiToken | None = None,
+    job_secret: str | None = None,
+) -> IngestResult:
+    """Validate and store a result document in one transaction, or store nothing.
+
+    The same idempotency key twice returns the first run and stores nothing new.
+    Raises DocumentError (with JSON paths) for invalid input, JobBindingRefused when a job
+    secret comes with a document that is not that job's.
+    """
+    parsed, prepared, origin, audit_reasons = _checked(document, org, job_secret)
     attempt = 0
     while True:
         try:
@@ -529,7 +540,7 @@ def reference_load(*, data: dict[str, Any]) -> dict[str, int]:
     """Load the shipped reference data; running it again changes nothing."""
     with transaction.atomic():
         presets_ensure()
-        accelerators = reference_accelerators_load(data=data)
+        accelerators = reference_accelerators_load()
         for result in data["results"]:
             PublishedFigure.objects.update_or_create(
                 key=result["id"],

@@ -4,7 +4,7 @@ accelerator keeps its colour from one page to the next."""
 import pytest
 from django.core.management import call_command
 
-from apps.charts import ACCELERATOR_COLOURS, PALETTE, accelerator_colour
+from apps.charts import PALETTE, accelerator_colour, accelerator_colours
 from tests.factories import document
 from tests.reviews import ingest_reviewed
 
@@ -37,7 +37,7 @@ def test_two_accelerators_differ_and_keep_their_colour_across_pages(client, org)
 
 
 def test_every_listed_accelerator_has_a_colour_of_its_own():
-    colours = list(ACCELERATOR_COLOURS.values())
+    colours = list(accelerator_colours().values())
     assert len(set(colours)) == len(colours) and set(colours) <= set(PALETTE)
     # An accelerator outside the map never takes a listed one's colour, on any page.
     assert accelerator_colour("CPU") not in colours

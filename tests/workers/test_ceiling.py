@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from workers import ceiling
+from workers import accelerator_specs, ceiling
 from workers.ceiling import MARGIN, ceiling_for, compute_format, format_bits, shipped_specs
 
 INFERENCEX = Path(ceiling.__file__).resolve().parents[1] / "apps/catalog/reference/inferencex"
@@ -18,8 +18,9 @@ COOKBOOK = INFERENCEX.parent / "glm52-cookbook.json"
 
 
 def shipped_datasheet(sku: str) -> dict:
-    rows = json.loads((ceiling.REFERENCE_DIR / "accelerators.json").read_text())["accelerators"]
-    return next(row for row in rows if row["sku"] == sku)
+    entry = accelerator_specs.entry(sku)
+    assert entry is not None
+    return entry
 
 
 def shipped_architecture(name: str) -> dict:
@@ -213,5 +214,5 @@ def test_an_unknown_model_or_accelerator_has_no_ceiling(tmp_path):
         ceiling_for(accelerator="B200", model="Unknown-1T", weights="FP8", figure="total") is None
     )
     # A worker install without the server's reference files has no datasheets at all.
-    empty = shipped_specs.__wrapped__(tmp_path)
+    empty = shipped_specs(tmp_path)
     assert empty.chips == {} and empty.models == {}

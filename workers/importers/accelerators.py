@@ -4,9 +4,9 @@ Peer files and users spell one SKU many ways: InferenceX runner pools ('b200-dgx
 'cluster:mi355x-amds', 'h200-nb', 'b200-trt'), vendor names as drivers report them ('NVIDIA
 B200', 'AMD Instinct MI300X', 'NVIDIA H100 80GB HBM3', 'NVIDIA A100-SXM4-80GB'), lower case.
 A run stored under 'B200-DGXC' or 'NVIDIA B200' is on no accelerator a price or comparison
-knows, so importers store the SKU as the catalog names it (apps/catalog/reference/
-published.json; a test keeps this list a superset of the catalog's) and keep the name as
-written beside it (environment.extra.accelerator_as_written).
+knows, so importers store the SKU as the catalog names it (the one accelerators file,
+workers/accelerator_specs.py) and keep the name as written beside it
+(environment.extra.accelerator_as_written).
 
 A name whose SKU is not known here is kept as written: guessing would merge boards that
 differ. Board variants that change the part (PCIe, NVL) are kept after the SKU ('H100 PCIe').
@@ -17,22 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from workers import accelerator_specs
 from workers.importers.errors import ImportFailure
 
-# The catalog's SKUs first, then others that published files name. Longest match wins, so
-# 'GB200' is never read as 'B200'.
-KNOWN_SKUS = (
-    # the catalog (apps/catalog/reference/published.json)
-    "H100",
-    "H200",
-    "B200",
-    "B300",
-    "GB200",
-    "GB300",
-    "MI300X",
-    "MI325X",
-    "MI355X",
-    # named by published result files
+# SKUs that published files name beside the catalog's (which the accelerators file lists).
+OTHER_SKUS = (
     "A100",
     "A10G",
     "GH200",
@@ -47,6 +36,13 @@ KNOWN_SKUS = (
     "RTX 5090",
     "RTX PRO 6000",
 )
+
+
+def known_skus() -> tuple[str, ...]:
+    """The catalog's SKUs, then others that published files name."""
+    return (*accelerator_specs.skus(), *OTHER_SKUS)
+
+
 # Vendor and product-line words around an SKU in driver-reported names.
 VENDOR_WORDS = {"NVIDIA", "AMD", "INSTINCT", "GEFORCE", "TESLA", "RADEON"}
 # Words after an SKU that describe the same part: its memory, memory kind or socket.
@@ -63,7 +59,8 @@ def accelerator_sku(name: str) -> str:
         if w and w.upper() not in VENDOR_WORDS
     ]
     upper = [w.upper() for w in words]
-    for sku in sorted(KNOWN_SKUS, key=len, reverse=True):
+    # Longest match wins, so 'GB200' is never read as 'B200'.
+    for sku in sorted(known_skus(), key=len, reverse=True):
         parts = sku.split(" ")
         head = upper[: len(parts)]
         if len(head) < len(parts):

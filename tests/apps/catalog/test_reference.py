@@ -26,7 +26,7 @@ def test_reference_prices_come_from_the_dated_sets_not_stored_rows():
     assert not PriceTier.objects.filter(org__isnull=True).exists()
     mi355x = Accelerator.objects.get(sku="MI355X")
     assert mi355x.board_power_w == 1400 and mi355x.all_in_kw is None
-    assert "price_sets.json" in mi355x.source
+    assert "accelerators.json" in mi355x.source
     book = price_book()
     assert book["MI355X"].usd_per_gpu_hour["owning_hyperscaler"] == 1.5
     assert book["MI355X"].all_in_kw == 2.09

@@ -1,14 +1,15 @@
 """The dated reference price sets (apps/costs/reference.py): every tier price and all-in kW
 belongs to a named, dated set with its source; on a date each figure comes from the newest
 set in force that states it. The figures below were read from the sources themselves
-(reference_prices/SOURCES.md). No database."""
+(apps/catalog/reference/accelerators.SOURCES.md). No database."""
 
 from datetime import date
 
 import pytest
 
 from apps.costs.formulas import CostInputError
-from apps.costs.reference import PRICE_SETS_FILE, price_set, price_sets, reference_book
+from apps.costs.reference import price_set, price_sets, reference_book
+from workers.accelerator_specs import SHIPPED_FILE
 
 
 def test_every_set_is_named_dated_and_sourced():
@@ -26,7 +27,7 @@ def test_every_set_is_named_dated_and_sourced():
         assert each.usd_per_gpu_hour or each.all_in_kw
     assert "constants.ts @77ca49a" in sets[0].source
     assert "gpu-keys.ts @ae3a240 (pull request #659)" in sets[2].source
-    assert (PRICE_SETS_FILE.parent / "SOURCES.md").exists()
+    assert (SHIPPED_FILE.parent / "accelerators.SOURCES.md").exists()
 
 
 def test_the_sets_hold_the_figures_their_sources_publish():

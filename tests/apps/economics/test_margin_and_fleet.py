@@ -23,7 +23,7 @@ from apps.runs.models import Point, Run
 pytestmark = pytest.mark.django_db
 
 ROOT = Path(__file__).resolve().parents[3]
-PRICE_SETS = ROOT / "apps" / "costs" / "reference_prices" / "price_sets.json"
+ACCELERATORS = ROOT / "apps" / "catalog" / "reference" / "accelerators.json"
 TOKEN_PRICES = ROOT / "apps" / "economics" / "token_prices.json"
 MODEL, SCENARIO = "DeepSeek-R1-0528", "8k-1k"
 # Terms typed by the visitor, so the hand computation does not lean on the page's defaults.
@@ -32,14 +32,18 @@ TERMS = {"utilisation": "0.6", "licence_share": "0.1", "cache_hit_rate": "0.25"}
 
 def newest_stated(sku: str, tier: str) -> tuple[float, float]:
     """($/GPU-hr at `tier`, all-in kW) of `sku` from the newest set that states each, read
-    from the price-set file itself."""
-    sets = sorted(json.loads(PRICE_SETS.read_text())["sets"], key=lambda s: s["in_force_from"])
+    from the accelerators file itself (its price sets, and the accelerator's entry)."""
+    data = json.loads(ACCELERATORS.read_text())
+    sets = sorted(data["price_sets"], key=lambda s: s["in_force_from"])
+    stated = next(e for e in data["accelerators"] if e["sku"] == sku)["prices"]
     price = next(
-        s["usd_per_gpu_hour"][tier][sku]
-        for s in reversed(sets)
-        if sku in s["usd_per_gpu_hour"].get(tier, {})
+        stated[s["name"]][tier] for s in reversed(sets) if tier in stated.get(s["name"], {})
     )
-    kw = next(s["all_in_kw"][sku] for s in reversed(sets) if sku in s["all_in_kw"])
+    kw = next(
+        stated[s["name"]]["all_in_kw"]
+        for s in reversed(sets)
+        if "all_in_kw" in stated.get(s["name"], {})
+    )
     return float(price), float(kw)
 
 

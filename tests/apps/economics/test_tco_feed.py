@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from apps.economics.feed import TCO_COLUMNS
+from workers.accelerator_specs import SHIPPED_FILE
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +54,7 @@ def test_the_csv_has_the_documented_header_and_the_json_rows_in_the_same_order(c
     assert again.status_code == 304
 
     # date= prices with the set in force then (the oldest set, on its first day).
-    sets = json.loads((ROOT / "apps/costs/reference_prices/price_sets.json").read_text())["sets"]
+    sets = json.loads(SHIPPED_FILE.read_text())["price_sets"]
     oldest = min(sets, key=lambda s: s["in_force_from"])
     dated = client.get(FEED, {**QUERY, "date": oldest["in_force_from"]}).json()
     assert dated["price_set"]["name"] == oldest["name"]

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from apps.projections import reference
+from workers import accelerator_specs
 
 
 def test_every_shipped_specification_cites_its_source():
@@ -19,8 +20,7 @@ def test_every_inferencex_accelerator_has_a_datasheet_entry():
 
 
 def test_a_misspelt_field_in_a_staff_edit_is_named():
-    row = json.loads((reference.REFERENCE_DIR / "accelerators.json").read_text())
-    entry = dict(row["accelerators"][0], hbm_tbs=3.35)
+    entry = dict(accelerator_specs.entries()[0], hbm_tbs=3.35)
     with pytest.raises(
         reference.ReferenceDataError, match=r"H100: unknown field\(s\) \['hbm_tbs'\]"
     ):

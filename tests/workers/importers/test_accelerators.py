@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from workers import accelerator_specs
 from workers.importers import Facts, import_file
-from workers.importers.accelerators import KNOWN_SKUS, accelerator_sku, runner_sku
+from workers.importers.accelerators import accelerator_sku, known_skus, runner_sku
 
 ROOT = Path(__file__).resolve().parents[3]
 WILD = ROOT / "tests" / "fixtures" / "wild"
-CATALOG = ROOT / "apps" / "catalog" / "reference" / "published.json"
 
 
 @pytest.mark.parametrize(
@@ -49,8 +49,8 @@ def test_a_runner_pool_names_its_sku_even_when_the_sku_is_not_known_here():
 
 
 def test_every_catalog_accelerator_is_known_by_its_own_sku():
-    catalog = [entry["sku"] for entry in json.loads(CATALOG.read_text())["accelerators"]]
-    assert catalog and set(catalog) <= set(KNOWN_SKUS)
+    catalog = accelerator_specs.skus()
+    assert catalog and set(catalog) <= set(known_skus())
     assert all(accelerator_sku(sku) == sku for sku in catalog)
 
 
