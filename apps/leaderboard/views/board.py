@@ -54,7 +54,7 @@ def board_query(request: HttpRequest, org: Organization | None) -> BoardQuery:
     if key not in memo:
         choices = BoardChoices(
             models=selectors.model_names(org=org),
-            tiers=selectors.price_tiers(),
+            tiers=selectors.price_tiers(org=org),
             facets=run_facets(org=org),
         )
         memo[key] = BoardQuery(
@@ -185,12 +185,15 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
 
 
 def board_charts(
-    board: selectors.Board, page: selectors.BoardPage, query: BoardQuery
+    board: selectors.Board,
+    page: selectors.BoardPage,
+    query: BoardQuery,
+    org: Organization | None = None,
 ) -> dict[str, Any]:
     y, series = query.value("y"), query.value("series")
     optimal = not query.value("all")
     metric = charts.Y_AXES[y][0].split(" (")[0].format(basis=board.basis)
-    points = selectors.chart_points(run_ids=page.run_ids, board=board)
+    points = selectors.chart_points(run_ids=page.run_ids, board=board, org=org)
     return {
         "y": y,
         "series": series,
@@ -271,7 +274,7 @@ def _leaderboard(request: HttpRequest, org: Organization | None) -> HttpResponse
         "imported": selectors.imported_sources(run_ids=page.run_ids),
         "slo_form": slo_controls(request.GET, page.scenario),
         "swapped": wants_partial(request),
-        **board_charts(board, page, query),
+        **board_charts(board, page, query, org),
     }
     _add_projection(context, board, page, query)
     if query.value("unofficial"):
@@ -291,7 +294,7 @@ def _unofficial_overlay(
         board=dataclasses.replace(board, unofficial=True, page=1), org=org
     )
     names = {row.run_id: row.labels_text for row in overlay.ranked}
-    points = selectors.chart_points(run_ids=overlay.run_ids, board=board)
+    points = selectors.chart_points(run_ids=overlay.run_ids, board=board, org=org)
     for key, x in (("pareto_interactivity", "interactivity"), ("pareto_latency", "e2el_s")):
         charts.add_unofficial_overlay(context[key], points, x=x, y=context["y"], labels=names)
     return {"unofficial_rows": overlay.ranked}

@@ -168,7 +168,7 @@ def compare(request: HttpRequest, embed: bool = False) -> HttpResponse:
         if query.value("format") == "csv":
             return csv_download("compare.csv", table)
         return json_download("compare.json", table)
-    points = selectors.chart_points(run_ids=board_page.run_ids, board=board)
+    points = selectors.chart_points(run_ids=board_page.run_ids, board=board, org=org)
     context = {
         "significance": significance,
         "sides": sides,

@@ -63,3 +63,12 @@ def test_an_organizations_own_tier_prices_the_board_and_the_answer_alike(
     charted = selectors.chart_points(run_ids=page.run_ids, board=board, org=org)
     per_mtok = {sku: usd / (300 * 3600 / 1e6) for sku, usd in OWN.items()}  # 300 tok/s/GPU
     assert {p["accelerator"]: p["usd_per_mtok"] for p in charted} == pytest.approx(per_mtok)
+
+
+def test_a_members_board_charts_price_with_the_organizations_own_tier(client, org, person, runs):
+    client.force_login(person(org))
+    view = {k: v for k, v in BOARD.items() if k != "format"}
+    figure = client.get("/", {**view, "y": "usd_per_mtok"}).context["pareto_interactivity"]
+    per_mtok = {f"{sku}": usd / (300 * 3600 / 1e6) for sku, usd in OWN.items()}
+    drawn = {trace["name"].split()[0]: trace["y"][0] for trace in figure["data"]}
+    assert drawn == pytest.approx(per_mtok)
