@@ -17,6 +17,7 @@ context (empty cache) and reports, over everything it loaded:
 """
 
 import argparse
+import base64
 import os
 import secrets
 import shutil
@@ -158,6 +159,7 @@ def main() -> None:
         "DATABASE_URL": database,
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),  # DEBUG off refuses a weak key
+        "ENDPOINT_CREDENTIALS_KEY": base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
         "SECURE_SSL_REDIRECT": "0",
         "INFERBOARD_VAR_DIR": str(var),
         "DJANGO_SETTINGS_MODULE": "apps.settings",
