@@ -1,5 +1,7 @@
 """The accuracy pages: every visible result with its interval, and two results compared paired."""
 
+from collections import Counter
+
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -23,11 +25,17 @@ def accuracy_index(request: HttpRequest) -> HttpResponse:
         asked["task"] or (first.task if first else ""),
     )
     trade = selectors.quantization_trade(model=model, accelerator=accelerator, task=task, org=org)
+    # One scenario per chart: a throughput gain at 1k/1k and one at 8k/1k are not one axis.
+    charted = Counter(t["scenario"] for t in trade if t["throughput_gain_pct"] is not None)
+    scenario = charted.most_common(1)[0][0] if charted else ""
     context = {
         "rows": rows,
         "trade": trade,
+        "trade_scenario": scenario,
+        "trade_other_scenarios": len(charted) - 1 if charted else 0,
         "trade_chart": charts.trade_figure(
-            trade, title=f"{model} on {accelerator}: {task} accuracy vs throughput"
+            [t for t in trade if t["scenario"] == scenario],
+            title=f"{model} on {accelerator}, {scenario}: {task} accuracy vs throughput",
         ),
         "model": model,
         "accelerator": accelerator,
