@@ -63,5 +63,6 @@ def test_the_story_prices_the_unstated_2626_under_both_readings(client):
     html = client.get("/story/glm-5-2/").content.decode()
     # 8 × $1.50/h (the newest set's owning hyperscaler tier) at 2,626 tok/s: $1.2694 per Mtok
     # if those are output tokens; if they are total tokens of 20k-in / 1k-out requests, 1 in
-    # 21 is output: $26.66 per output Mtok.
-    assert "$1.2694–$26.6565" in html
+    # 21 is output: $26.6565 per output Mtok. The page rounds to cents and says why it is a range.
+    assert "$1.27–$26.66" in html
+    assert "1 token in 21 of this 20k-in / 1k-out workload is output" in html

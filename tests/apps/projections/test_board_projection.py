@@ -41,7 +41,8 @@ def test_asked_the_board_draws_b200_projected_dashed_with_its_band_and_no_row(cl
     assert traces["band"]["fill"] == "toself"
     assert "projected" in traces["curve"]["name"]
     assert "never ranked" in html
-    board = html[html.index("<table") : html.index("</table>")]
+    table = html.index('<table class="data" id="leaderboard">')
+    board = html[table : html.index("</table>", table)]
     assert "B200" not in board
     # the note says how wide the band is and what share of held-out points it held
     note = html[html.index('id="projected-note"') :]
