@@ -1,7 +1,7 @@
 """Server time of the public pages with 1,000, 10,000 and 100,000 runs (1,000,000 request
 records at the largest size).
 
-    python bench/pages.py [--requests 30] [--sizes 1000,10000,100000]
+    python bench/pages.py [--requests 30] [--sizes 1000,10000,100000] [--keep]
 
 Fills a throwaway PostgreSQL database (DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/inferboard_bench_pages; created and dropped by the run)
@@ -9,6 +9,10 @@ with runs spread over 216 deployments, then times leaderboard, compare and run p
 in-process through Django's test client (server time, no network, DEBUG off), each as a
 ratio to the trivial /healthz page measured in the same run. The page cache is defeated before every
 timed request (a run "lands"), so these are uncached figures; cached hits are shown apart.
+
+With --keep, each size has a database of its own (<name>_<size>), filled on the first run and
+kept: later runs measure the same data again, so a change is timed before and after on the
+same rows, and repeated runs show the noise without refilling.
 """
 
 import argparse
@@ -194,6 +198,11 @@ def main() -> None:
         default="1000,10000,100000",
         help="run counts to measure at, ascending (comma-separated; the first is the baseline)",
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="one database per size (<name>_<size>), filled once and kept for the next run",
+    )
     args = parser.parse_args()
     try:
         sizes = sorted({int(size) for size in args.sizes.split(",")})
@@ -229,15 +238,34 @@ def main() -> None:
     if connection.vendor != "postgresql":
         sys.exit("bench/pages.py measures PostgreSQL: set DATABASE_URL to a postgres:// URL")
     settings.ALLOWED_HOSTS.append("testserver")
-    test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    from django.core.cache import cache
+
+    db_name = connection.settings_dict["NAME"]
+    test_db = ""
+
+    def open_db(runs: int) -> None:
+        """The database to fill to `runs`: the run's one throwaway database, or (--keep) the
+        size's own, with the reference data loaded once."""
+        nonlocal test_db
+        if test_db and not args.keep:
+            return
+        if args.keep:
+            connection.settings_dict["TEST"]["NAME"] = f"{db_name}_{runs}"
+            cache.clear()  # another database: its point ids are not the last one's
+        test_db = connection.creation.create_test_db(
+            verbosity=0, autoclobber=True, keepdb=args.keep
+        )
+        if not Run.objects.exists():
+            call_command("loadreference", stdout=io.StringIO())
+
     try:
-        call_command("loadreference", stdout=io.StringIO())
         # DEBUG off serves hashed static names, which only collected files have.
         call_command("collectstatic", "--noinput", verbosity=0)
         client = Client()
         records_per_point = max(1, RECORDS_TOTAL // (sizes[-1] * POINTS_PER_RUN))
         results = {}
         for runs in sizes:
+            open_db(runs)
             started = time.perf_counter()
             fill(runs, records_per_point)
             filled = time.perf_counter() - started
@@ -273,7 +301,8 @@ def main() -> None:
             for name in ("leaderboard", "compare", "run"):
                 print(f"  {name:12} {results[runs][name][1] / results[base][name][1]:.2f}x")
     finally:
-        connection.creation.destroy_test_db(test_db, verbosity=0)
+        if test_db and not args.keep:
+            connection.creation.destroy_test_db(test_db, verbosity=0)
 
 
 if __name__ == "__main__":
