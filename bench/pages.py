@@ -1,7 +1,7 @@
 """Server time of the public pages with 1,000, 10,000 and 100,000 runs (1,000,000 request
 records at the largest size).
 
-    python bench/pages.py [--requests 30] [--sizes 1000,10000,100000]
+    python bench/pages.py [--requests 30] [--sizes 1000,10000,100000] [--keep [--rounds 3]]
 
 Fills a throwaway PostgreSQL database (DATABASE_URL, default
 postgres://postgres@127.0.0.1:5432/inferboard_bench_pages; created and dropped by the run)
@@ -9,6 +9,12 @@ with runs spread over 216 deployments, then times leaderboard, compare and run p
 in-process through Django's test client (server time, no network, DEBUG off), each as a
 ratio to the trivial /healthz page measured in the same run. The page cache is defeated before every
 timed request (a run "lands"), so these are uncached figures; cached hits are shown apart.
+
+With --keep, each size has a database of its own (<name>_<size>), filled on the first run and
+kept: later runs measure the same data again, so a change is timed before and after on the
+same rows, and repeated runs show the noise without refilling. The sizes are then filled
+first and measured in turns (--rounds N: N turns, their requests pooled), so a change in the
+machine's load falls on every size alike.
 """
 
 import argparse
@@ -176,14 +182,6 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
-def measure(client, n: int, urls: dict[str, str]) -> dict[str, tuple[float, float]]:
-    return {
-        name: (pct(t, 50), pct(t, 95))
-        for name, url in urls.items()
-        for t in [timed(client, url, n)]
-    }
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -194,7 +192,20 @@ def main() -> None:
         default="1000,10000,100000",
         help="run counts to measure at, ascending (comma-separated; the first is the baseline)",
     )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="one database per size (<name>_<size>), filled once and kept for the next run",
+    )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="with --keep: measure the sizes in turn this many times, pooling the requests",
+    )
     args = parser.parse_args()
+    if args.rounds < 1 or (args.rounds > 1 and not args.keep):
+        parser.error("--rounds: 1 or more, and more than 1 only with --keep")
     try:
         sizes = sorted({int(size) for size in args.sizes.split(",")})
     except ValueError:
@@ -229,51 +240,107 @@ def main() -> None:
     if connection.vendor != "postgresql":
         sys.exit("bench/pages.py measures PostgreSQL: set DATABASE_URL to a postgres:// URL")
     settings.ALLOWED_HOSTS.append("testserver")
-    test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    from django.core.cache import cache
+
+    db_name = connection.settings_dict["NAME"]
+    test_db = ""
+
+    opened: set[int] = set()
+
+    def open_db(runs: int) -> None:
+        """The database to fill to `runs`: the run's one throwaway database, or (--keep) the
+        size's own, with the reference data loaded once."""
+        nonlocal test_db
+        if test_db and not args.keep:
+            return
+        if args.keep:
+            connection.settings_dict["TEST"]["NAME"] = f"{db_name}_{runs}"
+            cache.clear()  # another database: its point ids are not the last one's
+        if runs in opened:  # made and migrated in this run already: connect to it again
+            connection.close()
+            connection.settings_dict["NAME"] = connection.settings_dict["TEST"]["NAME"]
+            return
+        opened.add(runs)
+        test_db = connection.creation.create_test_db(
+            verbosity=0, autoclobber=True, keepdb=args.keep
+        )
+        if not Run.objects.exists():
+            call_command("loadreference", stdout=io.StringIO())
+
+    def prepare(runs: int) -> tuple[dict[str, str], str]:
+        """Fills the database to `runs`: the pages to time in it, and what it holds."""
+        open_db(runs)
+        started = time.perf_counter()
+        fill(runs, records_per_point)
+        filled = time.perf_counter() - started
+        sample_run = Run.objects.filter(provenance="measured").order_by("id").first()
+        ids = list(
+            Run.objects.filter(provenance="measured")
+            .order_by("deployment_id")
+            .values_list("deployment_id", flat=True)
+            .distinct()[:2]
+        )
+        urls = {
+            "trivial (/healthz)": "/healthz",
+            "leaderboard": "/?model=GLM+5.2&scenario=seed-20k-1k-60",
+            "compare": f"/compare/?d={ids[0]}&d={ids[1]}",
+            "run": f"/runs/{sample_run.pk}/",
+        }
+        held = (
+            f"{Run.objects.count():,} runs, {Point.objects.count():,} points, "
+            f"{RequestRecord.objects.count():,} request records (filled in {filled:.0f} s)"
+        )
+        return urls, held
+
     try:
-        call_command("loadreference", stdout=io.StringIO())
         # DEBUG off serves hashed static names, which only collected files have.
         call_command("collectstatic", "--noinput", verbosity=0)
         client = Client()
         records_per_point = max(1, RECORDS_TOTAL // (sizes[-1] * POINTS_PER_RUN))
-        results = {}
+        times: dict[int, dict[str, list[float]]] = {runs: {} for runs in sizes}
+        prepared: dict[int, tuple[dict[str, str], str]] = {}
+
+        def measure_at(runs: int) -> None:
+            urls = prepared[runs][0]
+            for name, url in [*urls.items(), ("leaderboard cached", urls["leaderboard"])]:
+                found = timed(client, url, args.requests, cached=name.endswith("cached"))
+                times[runs].setdefault(name, []).extend(found)
+
+        if args.keep:
+            # Every size filled first, then measured in turns: a change in the machine's load
+            # over the run falls on every size alike, not on the last one measured.
+            prepared = {runs: prepare(runs) for runs in sizes}
+            for _ in range(args.rounds):
+                for runs in sizes:
+                    open_db(runs)
+                    measure_at(runs)
+        else:
+            for runs in sizes:  # one database grown through the sizes: measured as it grows
+                prepared[runs] = prepare(runs)
+                measure_at(runs)
+        results = {
+            runs: {name: (pct(t, 50), pct(t, 95)) for name, t in by_page.items()}
+            for runs, by_page in times.items()
+        }
         for runs in sizes:
-            started = time.perf_counter()
-            fill(runs, records_per_point)
-            filled = time.perf_counter() - started
-            sample_run = Run.objects.filter(provenance="measured").order_by("id").first()
-            ids = list(
-                Run.objects.filter(provenance="measured")
-                .order_by("deployment_id")
-                .values_list("deployment_id", flat=True)
-                .distinct()[:2]
-            )
-            urls = {
-                "trivial (/healthz)": "/healthz",
-                "leaderboard": "/?model=GLM+5.2&scenario=seed-20k-1k-60",
-                "compare": f"/compare/?d={ids[0]}&d={ids[1]}",
-                "run": f"/runs/{sample_run.pk}/",
-            }
-            results[runs] = measure(client, args.requests, urls)
-            cached = timed(client, urls["leaderboard"], args.requests, cached=True)
-            print(
-                f"\n{Run.objects.count():,} runs, {Point.objects.count():,} points, "
-                f"{RequestRecord.objects.count():,} request records (filled in {filled:.0f} s)"
-            )
+            print(f"\n{prepared[runs][1]}")
             trivial = results[runs]["trivial (/healthz)"]
             for name, (p50, p95) in results[runs].items():
+                if name.endswith("cached"):
+                    print(f"  {name:20} p50 {p50:7.1f} ms")
+                    continue
                 print(
                     f"  {name:20} p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  "
                     f"({p50 / trivial[0]:5.1f}x / {p95 / trivial[1]:5.1f}x trivial)"
                 )
-            print(f"  {'leaderboard cached':20} p50 {pct(cached, 50):7.1f} ms")
         base = sizes[0]
         for runs in sizes[1:]:
             print(f"\n{runs:,}-run figure / {base:,}-run figure (p95):")
             for name in ("leaderboard", "compare", "run"):
                 print(f"  {name:12} {results[runs][name][1] / results[base][name][1]:.2f}x")
     finally:
-        connection.creation.destroy_test_db(test_db, verbosity=0)
+        if test_db and not args.keep:
+            connection.creation.destroy_test_db(test_db, verbosity=0)
 
 
 if __name__ == "__main__":

@@ -13,10 +13,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Exists, OuterRef, QuerySet
-from django.db.models.fields.json import KT
+from django.db.models import F, QuerySet
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Coalesce
 
 from apps.accounts.models import Organization
 from apps.catalog import slo_tiers
@@ -32,13 +34,19 @@ from apps.costs.answer import (
     with_interval,
 )
 from apps.costs.answer_swing import Swing, swing, verdict_flips
-from apps.costs.formulas import CostInputError, TokenKind, priced_throughput, throughputs
+from apps.costs.formulas import (
+    THROUGHPUT_FIELDS,
+    CostInputError,
+    TokenKind,
+    priced_throughput,
+    throughputs,
+)
 from apps.costs.odds import Odds, answer_odds, answer_prices
 from apps.costs.procurement import DeploymentCurve
 from apps.costs.reference import PriceSet, price_set
 from apps.costs.selectors import CURVES_LIMIT, point_metrics, price_book
 from apps.costs.slo_query import AskedSlo, SloAsk
-from apps.runs.models import MEASURED_AT, Point, Run
+from apps.runs.models import MEASURED_AT, Point, Run, level_name
 from apps.runs.selectors import runs_visible, scenario_ids_with_runs
 from apps.runs.significance import CACHE_SECONDS, point_samples
 from apps.runs.sweeps import AWAITING_REVIEW, Sweep, sweeps
@@ -154,7 +162,7 @@ def measured_points(
 
 
 def with_repeats(
-    result: Answer, runs: QuerySet[Run], *, basis: TokenKind, prices: Mapping[str, float]
+    result: Answer, runs: QuerySet[Run], *, scenario: Scenario, basis: TokenKind
 ) -> Answer:
     """Each side's other runs of its configuration measured at its chosen level (the repeats
     the ratio's interval takes in), read for that level alone."""
@@ -164,22 +172,115 @@ def with_repeats(
         if point is None or side.reading != "measured" or point.concurrency is None:
             sides.append(side)
             continue
-        # Only that level's points are read: the others of hundreds of repeats are not asked.
-        level = Point.objects.filter(concurrency=point.concurrency)
-        others = runs.filter(
-            Exists(level.filter(run_id=OuterRef("pk"))), deployment_id=point.deployment_id
-        ).exclude(pk=point.run_id)
-        found = measured_of(others, basis=basis, prices=prices, current={}, points=level)
-        repeats = tuple(
-            p
-            for p in found
-            if (p.concurrency, p.level) == (point.concurrency, point.level) and p.tok_s_per_gpu
-        )
+        others = runs.filter(deployment_id=point.deployment_id).exclude(pk=point.run_id)
+        repeats = level_repeats(point, others, scenario=scenario, basis=basis)
         sides.append(replace(side, level_runs=(point, *repeats)))
     return replace(result, a=sides[0], b=sides[1])
 
 
+# What a repeat reads of its point and its run. A long history has hundreds of repeats at a
+# level: read as rows, not as runs and points with their configuration joined to each (that
+# read grew with the stored runs, bench/pages.py). Every repeat is of the chosen point's
+# configuration and scenario, whose facts it shares; its latency figures are not read (the
+# interval and the odds resample throughput and request records, never a repeat's metrics).
+REPEAT_FIELDS = (
+    "pk",
+    "run_id",
+    "label",
+    "concurrency",
+    "request_rate",
+    "ordinal",
+    "success_rate",
+    "client_bound",
+    "prompt_length_mismatch_rate",
+    *THROUGHPUT_FIELDS,
+)
+
+
+def level_repeats(
+    point: Measured, runs: QuerySet[Run], *, scenario: Scenario, basis: TokenKind
+) -> list[Measured]:
+    """The valid points of `runs` (other runs of `point`'s configuration in `scenario`) at
+    `point`'s level, as measured_of reads them (their runs' facts, tok/s/GPU and success), with
+    the configuration's facts of `point` and no latency metrics."""
+    rows = (
+        Point.objects.filter(run__in=runs, concurrency=point.concurrency)
+        .values(
+            *REPEAT_FIELDS,
+            origin=F("run__origin"),
+            provenance=F("run__provenance"),
+            rules_passed=F("run__rules_passed"),
+            rules_failed=F("run__rules_failed"),
+            # MEASURED_AT (apps/runs/models.py) through the point's run.
+            measured_at=Coalesce("run__started_at", "run__created_at"),
+            image_digest=F("run__deployment__image_digest"),
+            run_image=stated_image("run__"),
+        )
+        .order_by("run_id", "ordinal")
+    )
+    found = []
+    for row in rows:
+        level = level_name(row["label"], row["concurrency"], row["request_rate"], row["ordinal"])
+        if level != point.level or PointView.of(row).invalid_reason() is not None:
+            continue
+        tok_s, stated, readings = _per_gpu(row, basis=basis, gpus=point.gpus, scenario=scenario)
+        if not tok_s:
+            continue
+        found.append(
+            replace(
+                point,
+                run_id=row["run_id"],
+                point_id=row["pk"],
+                image=row["image_digest"] or _one_image(row["run_image"]),
+                origin=row["origin"],
+                provenance=row["provenance"],
+                rules_passed=row["rules_passed"],
+                rules_failed=tuple(str(f.get("rule", "")) for f in row["rules_failed"] or []),
+                tok_s_per_gpu=tok_s,
+                basis_stated=stated,
+                tok_s_range=readings,
+                metrics={},
+                success_rate=row["success_rate"],
+                current=False,  # not its configuration's latest complete sweep
+                measured_at=row["measured_at"],
+                partial="",
+            )
+        )
+    return found
+
+
+def _per_gpu(
+    point: Point | Mapping[str, Any], *, basis: TokenKind, gpus: int, scenario: Scenario | None
+) -> tuple[float | None, bool, tuple[float, float] | None]:
+    """A point's tok/s/GPU on `basis` over the deployment's `gpus`, whether its token kind is
+    stated, and its two readings (low, high) when it is not."""
+    priced = priced_throughput(
+        basis,
+        gpus=gpus,
+        usd_per_gpu_hour=None,
+        **throughputs(point),
+        input_tokens=scenario.input_tokens if scenario else None,
+        output_tokens=scenario.output_tokens if scenario else None,
+    )
+    readings = (
+        None
+        if priced.stated or priced.tok_low is None or priced.tok_high is None
+        else (priced.tok_low, priced.tok_high)
+    )
+    return priced.tok_per_s_per_gpu, priced.stated, readings
+
+
 STATED_IMAGE_PATH = "document__environment__extra__inferencex__image"
+
+
+def stated_image(via: str = "") -> KeyTextTransform:
+    """The image tag a run states (STATED_IMAGE_PATH) as text, read in the query: of the run
+    itself, or of the run through the relation `via` ("run__" from a point)."""
+    field, *keys = STATED_IMAGE_PATH.split("__")
+    found: Any = F(via + field)
+    for key in keys:
+        found = KeyTextTransform(key, found)
+    return found
 
 
 def _one_image(value: str | None) -> str:
@@ -201,7 +302,7 @@ def measured_of(
     found = list(
         # The image an InferenceX run states (apps.trust.services.stated_image's path), read
         # in the query: the document itself is deferred, one query a run.
-        runs.annotate(measured_at=MEASURED_AT, run_image=KT(STATED_IMAGE_PATH))
+        runs.annotate(measured_at=MEASURED_AT, run_image=stated_image())
         .select_related(
             "deployment__accelerator", "deployment__engine", "deployment__model", "scenario"
         )
@@ -227,14 +328,7 @@ def measured_of(
         for point in of_run.get(run.pk, []):
             if PointView.of(point).invalid_reason() is not None:
                 continue  # the one validity rule: never an answer from a point the board refuses
-            priced = priced_throughput(
-                basis,
-                gpus=gpus,
-                usd_per_gpu_hour=None,
-                **throughputs(point),
-                input_tokens=scenario.input_tokens if scenario else None,
-                output_tokens=scenario.output_tokens if scenario else None,
-            )
+            tok_s, stated, readings = _per_gpu(point, basis=basis, gpus=gpus, scenario=scenario)
             out.append(
                 Measured(
                     run_id=run.pk,
@@ -258,15 +352,13 @@ def measured_of(
                     lengths=lengths,
                     level=point.level_name,
                     concurrency=point.concurrency,
-                    tok_s_per_gpu=priced.tok_per_s_per_gpu,
-                    basis_stated=priced.stated,
+                    tok_s_per_gpu=tok_s,
+                    basis_stated=stated,
                     usd_per_gpu_hour=prices.get(sku.upper()),
                     metrics=point_metrics(point),
                     success_rate=point.success_rate,
                     point_id=point.pk,
-                    tok_s_range=None
-                    if priced.stated or priced.tok_low is None or priced.tok_high is None
-                    else (priced.tok_low, priced.tok_high),
+                    tok_s_range=readings,
                     current=chosen,
                     measured_at=run.measured_at,
                     partial=sweep.partial_text() if sweep else "",
@@ -376,7 +468,7 @@ def ask(
     result = replace(result, flips=flips)
     odds: Odds | None = None
     if with_uncertainty:  # the headline names the points only: no interval to read
-        result = with_repeats(result, runs, basis=asked.basis, prices=prices)
+        result = with_repeats(result, runs, scenario=scenario, basis=asked.basis)
         result, odds = _uncertainty(asked, result, metrics)
     swung = (
         swing(points, a=asked.a, b=asked.b, facts=asked.facts, slo=slo, side_of=side_of)
