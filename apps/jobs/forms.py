@@ -11,6 +11,14 @@ from apps.catalog.models import Accelerator, Deployment
 from apps.jobs.models import Endpoint
 
 
+class DeploymentChoiceField(forms.ModelChoiceField):
+    """A deployment named with its model and id: two deployments can share every fact a
+    name shows (they differ in flags), and a list must not offer two identical lines."""
+
+    def label_from_instance(self, obj: Deployment) -> str:
+        return f"{obj} (#{obj.pk})"
+
+
 class EndpointForm(forms.Form):
     name = forms.CharField(max_length=200, help_text="unique in your organization")
     url = forms.CharField(
@@ -34,7 +42,7 @@ class EndpointForm(forms.Form):
         help_text="where its jobs queue: blank takes pool.<accelerator>, or the only pool there is",
     )
     private = forms.BooleanField(required=False, help_text="its runs are your organization's")
-    deployment = forms.ModelChoiceField(
+    deployment = DeploymentChoiceField(
         queryset=Deployment.objects.none(),
         required=False,
         empty_label="— new: describe it below —",

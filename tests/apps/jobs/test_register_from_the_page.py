@@ -147,3 +147,21 @@ def test_a_default_pool_among_several_none_the_accelerators_is_refused_naming_th
     page = response.content.decode()
     assert 'data-field="pool"' in page and one in page and other in page
     assert not Endpoint.objects.filter(org=org, name=NEW["name"]).exists()
+
+
+def test_the_deployment_list_is_searchable_and_names_each_deployment_once(member, org, document):
+    import re
+
+    first = ingest_reviewed(document=document, org=org).run.deployment
+    flags = {**document["deployment"], "engine_flags": ["--other-flag"]}
+    second = ingest_reviewed(
+        document={**document, "idempotency_key": "another-run-key", "deployment": flags}, org=org
+    ).run.deployment
+    assert first.pk != second.pk and str(first) == str(second)  # alike but for their flags
+    page = member.get("/endpoints/").content.decode()
+    assert 'data-narrows="#id_deployment"' in page
+    select = page[page.index('<select name="deployment"') :]
+    options = re.findall(
+        r"<option value=\"\d+\"[^>]*>([^<]*)</option>", select[: select.index("</select>")]
+    )
+    assert len(options) == len(set(options)) >= 2
