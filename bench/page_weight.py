@@ -160,6 +160,7 @@ def main() -> None:
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),  # DEBUG off refuses a weak key
         "ENDPOINT_CREDENTIALS_KEY": base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
+        "ENDPOINT_ALLOWLIST": "127.0.0.0/8",
         "SECURE_SSL_REDIRECT": "0",
         "INFERBOARD_VAR_DIR": str(var),
         "DJANGO_SETTINGS_MODULE": "apps.settings",

@@ -77,7 +77,7 @@ class DeploymentCurve:
     # A disaggregated deployment's pools (its `gpus` counts both): prefill, decode GPUs.
     prefill_gpus: int | None = None
     decode_gpus: int | None = None
-    # The answer's points of this run (apps/costs/answer_selectors.procurement_curves): the
+    # The answer's points of this run (apps/costs/curve_selectors.procurement_curves): the
     # row's point is chosen from them by the one rule, as /answer/ and the box choose it.
     deployment_id: int = 0
     measured: tuple[Measured, ...] = ()

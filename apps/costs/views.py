@@ -21,8 +21,9 @@ from apps.catalog import slo_tiers
 from apps.catalog.models import Model, Scenario
 from apps.catalog.selectors import scenario_list
 from apps.costs import selectors, services
-from apps.costs.answer_selectors import awaiting_review_count, procurement_curves, scenario_rows
+from apps.costs.answer_selectors import scenario_rows
 from apps.costs.charts import cost_of_latency_figure, cost_vs_interactivity
+from apps.costs.curve_selectors import awaiting_review_count, procurement_curves
 from apps.costs.forms import (
     CAPEX_FIELDS,
     CostForm,

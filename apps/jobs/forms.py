@@ -36,7 +36,7 @@ class EndpointForm(forms.Form):
         help_text="stored encrypted, never shown again",
     )
     # Choices: the organization's pools and the service's (set in __init__); blank lets the
-    # service choose one that exists (apps/jobs/services.pool_default).
+    # service choose one that exists (apps/jobs/selectors.pool_default).
     pool = forms.ChoiceField(
         required=False,
         help_text="where its jobs queue: blank takes pool.<accelerator>, or the only pool there is",

@@ -6,6 +6,8 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 
 from apps.accounts.models import Organization
 from apps.jobs.models import Endpoint, Job, Pool
+from apps.jobs.specs import JobError
+from workers.celery import pool_queue
 
 
 def endpoints_of(*, org: Organization | None) -> QuerySet[Endpoint]:
@@ -40,3 +42,18 @@ def pools_usable(*, org: Organization | None) -> list[Pool]:
         Pool.objects.filter(mine | Q(org__isnull=True)),
         key=lambda pool: (pool.org_id is None, pool.name),
     )
+
+
+def pool_default(*, org: Organization, sku: str) -> str:
+    """The pool an endpoint registered without one goes to: its accelerator's
+    (pool.<accelerator>) where the organization or the service has it, else the only pool
+    there is. Several and none of them the accelerator's: JobError naming them, since
+    guessing would queue a job on hardware nobody chose."""
+    wanted = pool_queue(sku)
+    usable = [p.name for p in pools_usable(org=org)]
+    if wanted in usable:
+        return wanted
+    if len(usable) == 1:
+        return usable[0]
+    choices = ", ".join(usable) or "none yet: add one with POST /api/v1/pools"
+    raise JobError("pool", f"no pool {wanted!r}: choose one of your pools ({choices})")

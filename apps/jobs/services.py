@@ -24,7 +24,7 @@ from apps.jobs.broker import BrokerUnavailable, publish, publish_members
 from apps.jobs.crypto import CredentialError, encrypt
 from apps.jobs.members import member_event
 from apps.jobs.models import Endpoint, Job, JobPart, Pool, Schedule
-from apps.jobs.selectors import pools_usable
+from apps.jobs.selectors import pool_default
 from apps.jobs.specs import (
     JobConflict,
     JobError,
@@ -207,21 +207,6 @@ def pool_check(*, org: Organization, pool: str) -> Pool:
         f"no pool {pool!r}: use one of your organization's pools (POST /api/v1/pools) or one "
         "the service runs workers for",
     )
-
-
-def pool_default(*, org: Organization, sku: str) -> str:
-    """The pool an endpoint registered without one goes to: its accelerator's
-    (pool.<accelerator>) where the organization or the service has it, else the only pool
-    there is. Several and none of them the accelerator's: JobError naming them, since
-    guessing would queue a job on hardware nobody chose."""
-    wanted = pool_queue(sku)
-    usable = [p.name for p in pools_usable(org=org)]
-    if wanted in usable:
-        return wanted
-    if len(usable) == 1:
-        return usable[0]
-    choices = ", ".join(usable) or "none yet: add one with POST /api/v1/pools"
-    raise JobError("pool", f"no pool {wanted!r}: choose one of your pools ({choices})")
 
 
 def pools_first_party_ensure(names: list[str]) -> list[Pool]:

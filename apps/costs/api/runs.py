@@ -11,10 +11,11 @@ from apps.accounts.auth import optional_org
 from apps.accounts.models import Organization
 from apps.api_errors import Errors, error_body
 from apps.costs import selectors
-from apps.costs.answer_selectors import procurement_curves, scenario_rows
+from apps.costs.answer_selectors import scenario_rows
 from apps.costs.api.common import price_out, request_price, side_prices, slo_cost_out
 from apps.costs.api.schemas import CompareOut, CompareQuery, RunSloQuery, SloCostOut
 from apps.costs.claims import compare_runs
+from apps.costs.curve_selectors import procurement_curves
 from apps.costs.forms import ProcurementQuery
 from apps.costs.formulas import TokenKind
 from apps.costs.prices import with_profile_prices

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.db import transaction
 
-from apps.costs.answer_selectors import procurement_curves
+from apps.costs.curve_selectors import procurement_curves
 from apps.costs.formulas import TokenKind
 from apps.runs.models import Run
 from apps.runs.services import run_ingest
