@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import F, QuerySet
+from django.db.models import Exists, F, OuterRef, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Coalesce
 
@@ -125,13 +125,11 @@ def answer_runs(
     """The runs an answer reads: of the accelerators `skus` running `model` (or of the
     `deployments`) in the scenario, neither simulated, failed nor labelled unofficial."""
     runs = runs_visible(org=org).filter(scenario=scenario)
-    if deployments:
-        runs = runs.filter(deployment_id__in=deployments)
-    else:
-        if model:
-            runs = runs.filter(deployment__model__name=model)
-        if skus:
-            runs = runs.filter(deployment__accelerator__sku__in=[s.upper() for s in skus])
+    if deployments or model or skus:
+        # A subquery, neither a join to the deployment nor a list of ids: either made the
+        # sweep's per-deployment probes sort every run (apps.runs.selectors._on_runs).
+        asked = answer_deployments(model=model, skus=skus, deployments=deployments)
+        runs = runs.filter(deployment__in=asked)
     return (
         runs.exclude(provenance=Run.Provenance.SIMULATED)
         .exclude(status=Run.Status.FAILED)
@@ -160,11 +158,19 @@ def measured_points(
     )
 
 
+# How many runs of a configuration at its chosen level an answer's interval takes in: the
+# chosen one and the newest others. A long history is summarised by its newest runs, which
+# describe the configuration as it serves now, and the read stays the same size however many
+# runs are stored (bench/pages.py; it read every repeat, ~250 a side at 100,000 runs). Fewer
+# repeats can only widen the interval, never narrow it (docs/methodology.md, "Repeats").
+MAX_REPEATS = 30
+
+
 def with_repeats(
     result: Answer, runs: QuerySet[Run], *, scenario: Scenario, basis: TokenKind
 ) -> Answer:
     """Each side's other runs of its configuration measured at its chosen level (the repeats
-    the ratio's interval takes in), read for that level alone."""
+    the ratio's interval takes in, the newest MAX_REPEATS - 1), read for that level alone."""
     sides = []
     for side in (result.a, result.b):
         point = side.point
@@ -201,9 +207,18 @@ def level_repeats(
 ) -> list[Measured]:
     """The valid points of `runs` (other runs of `point`'s configuration in `scenario`) at
     `point`'s level, as measured_of reads them (their runs' facts, tok/s/GPU and success), with
-    the configuration's facts of `point` and no latency metrics."""
+    the configuration's facts of `point` and no latency metrics: of the newest MAX_REPEATS - 1
+    runs measured at its concurrency."""
+    at_level = Point.objects.filter(run_id=OuterRef("pk"), concurrency=point.concurrency)
+    # The newest first, down runs_run_latest_idx: the walk stops after the cap.
+    newest = (
+        runs.filter(Exists(at_level))
+        .annotate(measured_at=MEASURED_AT)
+        .order_by("-measured_at", "-id")
+        .values_list("pk", flat=True)[: MAX_REPEATS - 1]
+    )
     rows = (
-        Point.objects.filter(run__in=runs, concurrency=point.concurrency)
+        Point.objects.filter(run_id__in=list(newest), concurrency=point.concurrency)
         .values(
             *REPEAT_FIELDS,
             origin=F("run__origin"),
@@ -486,11 +501,11 @@ def ask(
     )
 
 
-# The interval and the odds resample every repeat at each side's level: hundreds of runs in
-# a long history, re-read and re-drawn on every view. Their inputs never change once stored
-# (a point's figures and request records), so they are kept by what they read, as the run
-# page's comparisons are (apps/runs/significance.py): a run landing at either level, another
-# basis, metric or price is another key.
+# The interval and the odds resample the repeats at each side's level (up to MAX_REPEATS
+# runs a side, each with its request records), re-read and re-drawn on every view. Their
+# inputs never change once stored (a point's figures and request records), so they are kept
+# by what they read, as the run page's comparisons are (apps/runs/significance.py): a run
+# landing at either level, another basis, metric or price is another key.
 UNCERTAINTY_CACHE_SECONDS = CACHE_SECONDS
 
 

@@ -121,9 +121,5 @@ class ScheduleForm(forms.Form):
         label="every (minutes)", min_value=1, required=False, help_text="or a cron expression"
     )
     cron = forms.CharField(max_length=100, required=False, help_text="UTC, e.g. 0 2 * * *")
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        if bool(data.get("cron")) == bool(data.get("interval_minutes")):
-            raise forms.ValidationError("give either an interval in minutes or a cron expression")
-        return data
+    # Which of the two to give is the service's rule (schedules.schedule_validate), not a
+    # second copy here: its refusal names the field.

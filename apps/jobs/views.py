@@ -44,6 +44,17 @@ def _own_endpoints(request: HttpRequest):
     return Endpoint.objects.filter(org__in=orgs_of(request.user))
 
 
+def _endpoint_to_act_on(
+    request: HttpRequest, endpoint_id: int, what: str
+) -> Endpoint | HttpResponse:
+    """One of the caller's endpoints, when it may act in the endpoint's org; the refusal
+    otherwise (another organization's endpoint is a 404)."""
+    if not request.user.is_authenticated:
+        return _refused(request, what)
+    endpoint = get_object_or_404(_own_endpoints(request), pk=endpoint_id)
+    return _acting(request, endpoint.org, what) or endpoint
+
+
 def _own_jobs(request: HttpRequest):
     return Job.objects.filter(endpoint__org__in=orgs_of(request.user))
 
@@ -122,11 +133,9 @@ def _register(request: HttpRequest, org, form: EndpointForm) -> Endpoint | None:
 
 @require_POST
 def endpoint_run(request: HttpRequest, endpoint_id: int) -> HttpResponse:
-    if not request.user.is_authenticated:
-        return _refused(request, "run jobs")
-    endpoint = get_object_or_404(_own_endpoints(request), pk=endpoint_id)
-    if refusal := _acting(request, endpoint.org, "run jobs"):
-        return refusal
+    endpoint = _endpoint_to_act_on(request, endpoint_id, "run jobs")
+    if isinstance(endpoint, HttpResponse):
+        return endpoint
     try:
         org_write_limit(endpoint.org)
     except RateLimited as exc:
@@ -202,11 +211,9 @@ def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
 @require_POST
 def schedule_add(request: HttpRequest, endpoint_id: int) -> HttpResponse:
     """Add a load schedule to an endpoint from its row on /endpoints/."""
-    if not request.user.is_authenticated:
-        return _refused(request, "add schedules")
-    endpoint = get_object_or_404(_own_endpoints(request), pk=endpoint_id)
-    if refusal := _acting(request, endpoint.org, "add schedules"):
-        return refusal
+    endpoint = _endpoint_to_act_on(request, endpoint_id, "add schedules")
+    if isinstance(endpoint, HttpResponse):
+        return endpoint
     form = ScheduleForm(request.POST)
     scenario = None
     if form.is_valid():

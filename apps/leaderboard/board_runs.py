@@ -127,7 +127,9 @@ def runs_for(board: Board, org: Organization | None):
     else:
         runs = runs.exclude(labels__has_key="unofficial")
     if board.deployments:
-        runs = runs.filter(deployment_id__in=board.deployments)
+        # A subquery, not a list of ids: a list beside the sweep's per-deployment probe made
+        # PostgreSQL expect one run and sort them all (apps.runs.selectors._on_runs).
+        runs = runs.filter(deployment__in=Deployment.objects.filter(pk__in=board.deployments))
     if board.origins:
         runs = runs.filter(origin__in=board.origins)
     if board.official:

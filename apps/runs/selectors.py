@@ -10,7 +10,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from apps.accounts.models import Organization
 from apps.accounts.scoping import visible_to
-from apps.catalog.models import Deployment
+from apps.catalog.models import Deployment, Scenario
 from apps.runs import archive, summary
 from apps.runs.models import (
     REQUEST_RECORD_FIELDS,
@@ -62,9 +62,10 @@ def run_list(*, org: Organization | None, filters: RunFilters) -> QuerySet[Run]:
 
 
 def runs_filtered(*, org: Organization | None, filters: RunFilters) -> QuerySet[Run]:
-    runs = runs_visible(org=org).filter(**_on_runs(deployment_lookups(filters)))
+    runs = _on_runs(runs_visible(org=org), deployment_lookups(filters))
     if filters.scenario:
-        runs = runs.filter(scenario__slug=filters.scenario)
+        # As a subquery, not a join, for the reason _on_runs gives.
+        runs = runs.filter(scenario__in=Scenario.objects.filter(slug=filters.scenario))
     if filters.provenance:
         runs = runs.filter(provenance=filters.provenance)
     if filters.origin:
@@ -108,8 +109,14 @@ def deployment_lookups(
     return lookups
 
 
-def _on_runs(lookups: dict[str, object]) -> dict[str, object]:
-    return {f"deployment__{name}": value for name, value in lookups.items()}
+def _on_runs(runs: QuerySet[Run], lookups: dict[str, object]) -> QuerySet[Run]:
+    """`runs` whose deployment matches `lookups`, as one `deployment_id IN (...)` rather than
+    joins: inside the sweep's per-deployment probes (apps/runs/sweeps.py) a join to the
+    deployment made PostgreSQL sort every run of the deployment instead of reading the first
+    entry of runs_run_sweep_idx, a cost that grew with each deployment's history."""
+    if not lookups:
+        return runs
+    return runs.filter(deployment__in=Deployment.objects.filter(**lookups))
 
 
 # Columns a run list shows, read as plain rows: no model instances, no JSON columns decoded.
@@ -273,16 +280,15 @@ def runs_narrowed(
     """Runs whose deployment is any of the picked accelerators, engines, quantizations and
     servings ("aggregated", "disaggregated"; each list empty: no filter), added within
     [since, until] (dates, inclusive)."""
-    runs = runs.filter(
-        **_on_runs(
-            deployment_lookups(
-                RunFilters(),
-                accelerators=accelerators,
-                engines=engines,
-                quantizations=quantizations,
-                servings=servings,
-            )
-        )
+    runs = _on_runs(
+        runs,
+        deployment_lookups(
+            RunFilters(),
+            accelerators=accelerators,
+            engines=engines,
+            quantizations=quantizations,
+            servings=servings,
+        ),
     )
     if since:
         runs = runs.filter(created_at__date__gte=since)

@@ -100,3 +100,17 @@ def test_an_agent_waiting_for_a_job_holds_no_connection(pooled_server, org):
         assert answer.status_code == 200
         assert not any(poll.done() for poll in polls), "the read waited for a poll to end"
         assert [poll.result().status_code for poll in polls] == [204, 204]
+
+
+@pytest.mark.django_db(transaction=False)
+def test_a_loaded_worker_leaves_its_start_up_objects_out_of_full_collections():
+    import gc
+
+    from apps.serving import post_worker_init
+
+    gc.unfreeze()
+    try:
+        post_worker_init(worker=None)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

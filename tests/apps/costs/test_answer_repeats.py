@@ -64,3 +64,27 @@ def test_it_reads_each_repeat_at_the_level_as_the_answer_reads_its_run(org, basi
         [reading] = measured_of(own, basis=basis, prices=prices, current={}, points=level)
         assert repeat == replace(reading, metrics={})
         assert repeat.tok_s_per_gpu and repeat.point_id == reading.point_id
+
+
+def test_it_takes_in_the_newest_repeats_up_to_its_cap(org, monkeypatch):
+    from apps.costs import answer_selectors
+
+    monkeypatch.setattr(answer_selectors, "MAX_REPEATS", 3)
+    older = [_run(org, "MI355X", f"old-{i}", {4: 900 + i, 16: 2300 + i}) for i in range(4)]
+    latest = _run(org, "MI355X", "latest", {4: 1000, 16: 2400})
+    _run(org, "B200", "1", {4: 1200, 16: 3100})
+    asked = Asked(
+        model="GLM 5.2",
+        scenario="seed-20k-1k-60",
+        a="MI355X",
+        b="B200",
+        facts=Facts(),
+        bounds={"interactivity_min": "none"},
+        basis=TokenKind.OUTPUT,
+    )
+
+    chosen, *others = ask(asked, org=None, with_swing=False).answer.a.level_runs
+
+    assert chosen.run_id == latest.pk
+    # The chosen run and the two newest others: the oldest two are left out.
+    assert sorted(p.run_id for p in others) == [older[2].pk, older[3].pk]

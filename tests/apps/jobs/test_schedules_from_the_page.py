@@ -58,7 +58,10 @@ def test_a_member_adds_a_schedule_turns_it_off_and_removes_it(client, endpoint):
 @pytest.mark.parametrize(
     "fields, said",
     [
-        ({"scenario": "single-stream"}, "give either an interval in minutes or a cron expression"),
+        (
+            {"scenario": "single-stream"},
+            "cron: give either a cron expression or an interval in minutes",
+        ),
         ({"scenario": "single-stream", "cron": "61 * * * *"}, "cron:"),
         ({"scenario": "no-such-scenario", "interval_minutes": "60"}, "scenario"),
     ],
