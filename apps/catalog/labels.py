@@ -6,6 +6,10 @@ entries of one list read alike."""
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from apps.catalog.models import Deployment
 
 # A shell variable left in a recipe's command line ("-tp $TP", "--ep_size=${EP_SIZE}").
 RECIPE_VARIABLE = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?")
@@ -51,3 +55,23 @@ def _alike[K](named: Mapping[K, str]) -> list[list[K]]:
 def _detail[K](details: Mapping[K, Sequence[str]], key: K, depth: int) -> str:
     own = details.get(key, ())
     return own[depth] if depth < len(own) else ""
+
+
+def deployment_names(deployments: Iterable["Deployment"]) -> dict[int, str]:
+    """Deployment id -> its line in a picker (/compare/'s, the endpoint form's): model, GPUs,
+    accelerator, engine and version, precision and parallelism, made unique within the list
+    by its readable engine flags, else its id. Pass deployments with their model,
+    accelerator and engine selected."""
+    from apps.catalog.models import short_flag
+
+    listed = list(deployments)
+    return unique_labels(
+        {
+            d.pk: f"{d.model.name}: {d.gpus}×{d.accelerator.sku} {d.engine.name} "
+            f"{d.engine_version or ''} {d.quant_weights} {d.parallelism_label or ''}".replace(
+                "  ", " "
+            ).strip()
+            for d in listed
+        },
+        {d.pk: [short_flag(f) for f in readable_flags(d.engine_flags or [])] for d in listed},
+    )

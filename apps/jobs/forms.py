@@ -7,16 +7,30 @@ from typing import Any
 
 from django import forms
 
+from apps.catalog.labels import deployment_names
 from apps.catalog.models import Accelerator, Deployment
 from apps.jobs.models import Endpoint
 
 
 class DeploymentChoiceField(forms.ModelChoiceField):
-    """A deployment named with its model and id: two deployments can share every fact a
-    name shows (they differ in flags), and a list must not offer two identical lines."""
+    """Deployments named as every picker names them (apps/catalog/labels.deployment_names):
+    two can share every fact a name shows (they differ in flags), and a list must not offer
+    two identical lines."""
+
+    _names: dict[int, str] | None = None
+
+    def _set_queryset(self, queryset) -> None:
+        super()._set_queryset(queryset)
+        self._names = None  # another list: named afresh
+
+    queryset = property(forms.ModelChoiceField._get_queryset, _set_queryset)
 
     def label_from_instance(self, obj: Deployment) -> str:
-        return f"{obj} (#{obj.pk})"
+        if self._names is None:
+            self._names = deployment_names(
+                self.queryset.select_related("model", "accelerator", "engine")
+            )
+        return self._names.get(obj.pk) or f"{obj} (#{obj.pk})"
 
 
 class EndpointForm(forms.Form):

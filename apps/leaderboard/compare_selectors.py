@@ -9,8 +9,8 @@ from django.db.models import QuerySet
 
 from apps.accounts.models import Organization
 from apps.accuracy.models import AccuracyResult
-from apps.catalog.labels import readable_flags, unique_labels
-from apps.catalog.models import Deployment, Scenario, short_flag
+from apps.catalog.labels import deployment_names
+from apps.catalog.models import Deployment, Scenario
 from apps.costs.answer import Facts
 from apps.costs.answer_selectors import Asked, Asking, ask
 from apps.costs.formulas import TokenKind
@@ -22,16 +22,7 @@ def deployment_choices(*, org: Organization | None = None) -> list[tuple[int, st
     deployments that differ only in what the label leaves out)."""
     # The run tally on PostgreSQL (apps.runs.selectors.deployments_with_runs), not every run.
     deployments = deployments_with_runs(org=org).select_related("model", "accelerator", "engine")
-    names = unique_labels(
-        {
-            d.pk: f"{d.model.name}: {d.gpus}×{d.accelerator.sku} {d.engine.name} "
-            f"{d.engine_version or ''} {d.quant_weights} {d.parallelism_label or ''}".replace(
-                "  ", " "
-            ).strip()
-            for d in deployments
-        },
-        {d.pk: [short_flag(f) for f in readable_flags(d.engine_flags or [])] for d in deployments},
-    )
+    names = deployment_names(deployments)
     return sorted(names.items(), key=lambda choice: choice[1])
 
 

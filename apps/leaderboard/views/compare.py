@@ -14,7 +14,7 @@ from apps.accounts.models import Organization
 from apps.accounts.scoping import viewer_org
 from apps.accuracy import selectors as accuracy_selectors
 from apps.catalog import fairness
-from apps.catalog.labels import readable_flags
+from apps.catalog.labels import readable_flags, unique_labels
 from apps.catalog.models import short_flag
 from apps.catalog.selectors import scenario_list
 from apps.costs.answer import STATED_LATENCY, Answer, Measured, Side
@@ -352,8 +352,9 @@ def column_names(deployments: list) -> dict[int, str]:
     for pk, f in facts.items():
         extra = [_naming(f, k) for k in differing]
         base = f"{f['hardware']} {f['engine']} {f['quantization']}"
-        names[pk] = " · ".join([base, *extra]) + f" (#{pk})"
-    return names
+        names[pk] = " · ".join([base, *extra])
+    # Columns that still read alike are told apart by id, as every list's rows are.
+    return unique_labels(names)
 
 
 def _naming(facts: dict[str, Any], key: str) -> str:

@@ -2,6 +2,8 @@
 new deployment described in the form or one already measured; a refusal names its field and
 stores nothing."""
 
+import html
+
 import pytest
 
 from apps.accounts.models import AuditEvent
@@ -165,3 +167,28 @@ def test_the_deployment_list_is_searchable_and_names_each_deployment_once(member
         r"<option value=\"\d+\"[^>]*>([^<]*)</option>", select[: select.index("</select>")]
     )
     assert len(options) == len(set(options)) >= 2
+
+
+def test_the_deployment_list_names_deployments_as_the_compare_picker_does(member, org, document):
+    import re
+
+    from apps.catalog.labels import deployment_names
+
+    ingest_reviewed(document=document, org=org)
+    flags = {**document["deployment"], "engine_flags": ["--other-flag"]}
+    ingest_reviewed(
+        document={**document, "idempotency_key": "another-run-key", "deployment": flags}, org=org
+    )
+    page = member.get("/endpoints/").content.decode()
+    select = page[page.index('<select name="deployment"') :]
+    options = dict(
+        re.findall(
+            r"<option value=\"(\d+)\"[^>]*>([^<]*)</option>", select[: select.index("</select>")]
+        )
+    )
+    listed = Deployment.objects.filter(pk__in=[int(pk) for pk in options])
+    named = deployment_names(listed.select_related("model", "accelerator", "engine"))
+    assert {int(pk): html.unescape(text) for pk, text in options.items()} == named
+    # Told apart by the flag that differs, not by their ids.
+    assert any("--other-flag" in text for text in named.values())
+    assert not any("(#" in text for text in named.values())
