@@ -48,10 +48,15 @@ def ledger_claims() -> list[dict[str, Any]]:
     return [c for c in stored or list(shipped_claims().values()) if c["kind"] == "cost"]
 
 
+def ledger_claim(slug: str) -> dict[str, Any] | None:
+    """One cost claim of the ledger (as `ledger_claims` lists it), or None."""
+    return next((c for c in ledger_claims() if c["slug"] == slug), None) if slug else None
+
+
 def claim_fields(slug: str) -> dict[str, str]:
     """The checker's fields for a ledger claim: its figures, sides, basis tier, the prices of
     its own date, and its workload as the stored runs' question; {} for no such cost claim."""
-    claim = next((c for c in ledger_claims() if c["slug"] == slug), None)
+    claim = ledger_claim(slug)
     return fields_of(claim) if claim is not None else {}
 
 

@@ -21,7 +21,7 @@ from django.shortcuts import render
 from django.urls import reverse
 
 from apps.accounts.scoping import current_org, viewer_org
-from apps.claims.checker import SEED_CLAIM, claim_fields, ledger_claims
+from apps.claims.checker import SEED_CLAIM, claim_fields, ledger_claim, ledger_claims
 from apps.claims.selectors import ledger_entry
 from apps.costs import selectors
 from apps.costs.answer import STATED_LATENCY, Answer
@@ -98,7 +98,7 @@ def _card_subject(values: Mapping[str, str]) -> str:
 
 def _card_source(slug: str) -> str:
     """The ledger claim's source as one line of the card ("" for a claim typed by hand)."""
-    claim = next((c for c in ledger_claims() if c["slug"] == slug), None) if slug else None
+    claim = ledger_claim(slug)
     if claim is None:
         return "a claim typed in the checker"
     title = (claim.get("source") or {}).get("title") or claim["title"]
