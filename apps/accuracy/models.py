@@ -5,6 +5,13 @@ from django.db import models
 
 class AccuracyResult(models.Model):
     run = models.ForeignKey("runs.Run", on_delete=models.CASCADE, related_name="accuracy_results")
+    # The run's deployment, kept beside it (a run's deployment never changes once stored).
+    # Pages ask "the latest score of these deployments": through the run, PostgreSQL read
+    # every run of each deployment (hundreds in a long history) or walked the run table from
+    # its first id to the newest run that has a score; by this column it reads the scores.
+    deployment = models.ForeignKey(
+        "catalog.Deployment", on_delete=models.CASCADE, related_name="+", editable=False
+    )
     protocol = models.CharField(max_length=200)
     protocol_hash = models.CharField(max_length=100, blank=True)
     task = models.CharField(max_length=200)

@@ -22,7 +22,7 @@ def _row[M: models.Model](model: type[M], source: object, **given: object) -> M:
 
 def accuracy_store(*, run, results: list[doc.AccuracyResult]) -> None:
     for result in results:
-        stored = _row(AccuracyResult, result, run=run)
+        stored = _row(AccuracyResult, result, run=run, deployment_id=run.deployment_id)
         stored.save()
         AccuracyItem.objects.bulk_create(
             [_row(AccuracyItem, item, result=stored) for item in result.items or []],

@@ -9,7 +9,7 @@ from apps.costs.formulas import TokenKind, priced_throughput
 from apps.regressions.models import ChangePoint
 from apps.regressions.selectors import regressions_of_deployment
 from apps.runs.models import MEASURED_AT
-from apps.runs.selectors import runs_visible
+from apps.runs.selectors import runs_visible, visible_through
 
 
 def deployment_get(*, deployment_id: int, org: Organization | None = None) -> Deployment | None:
@@ -83,7 +83,7 @@ def deployment_history(*, deployment: Deployment, org: Organization | None = Non
 def accuracy_for(*, deployment: Deployment, org: Organization | None = None) -> list[dict]:
     """Latest accuracy result per task for a deployment, with per-item outcomes if stored."""
     results = (
-        AccuracyResult.objects.filter(run__in=runs_visible(org=org), run__deployment=deployment)
+        AccuracyResult.objects.filter(visible_through("run", org=org), deployment=deployment)
         .order_by("task", "-run__created_at")
         .prefetch_related("items")
     )

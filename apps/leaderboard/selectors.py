@@ -257,13 +257,13 @@ def _accuracy_by_deployment(
     # appear beside a deployment's public row.
     results = (
         AccuracyResult.objects.filter(
-            visible_through("run", org=org), run__deployment_id__in=deployment_ids
+            visible_through("run", org=org), deployment_id__in=deployment_ids
         )
-        .order_by("run__deployment_id", "-run__created_at")
-        .values("run__deployment_id", "task", "metric", "score", "ci_low", "ci_high", "n")
+        .order_by("deployment_id", "-run__created_at")
+        .values("deployment_id", "task", "metric", "score", "ci_low", "ci_high", "n")
     )
     for result in results:
-        latest.setdefault(result["run__deployment_id"], result)
+        latest.setdefault(result["deployment_id"], result)
     return latest
 
 

@@ -28,10 +28,10 @@ def _accuracy_facts(run: Run) -> list[rules.AccuracyFact]:
 def _accuracy_facts_of(deployments, visible: Q) -> dict[int, list[rules.AccuracyFact]]:
     """_accuracy_facts for several deployments (one audience) in one query."""
     results = (
-        AccuracyResult.objects.filter(run__deployment_id__in=deployments)
+        AccuracyResult.objects.filter(deployment_id__in=deployments)
         .filter(visible)
-        .order_by("run__deployment_id", "protocol", "task", "-run__created_at", "-id")
-        .values_list("run__deployment_id", "protocol", "task", "score", "ci_high", "n")
+        .order_by("deployment_id", "protocol", "task", "-run__created_at", "-id")
+        .values_list("deployment_id", "protocol", "task", "score", "ci_high", "n")
     )
     latest: dict[int, dict[tuple[str, str], rules.AccuracyFact]] = {d: {} for d in deployments}
     for deployment_id, protocol, task, score, ci_high, n in results:
