@@ -147,8 +147,44 @@ def fill(target_runs: int, records_per_point: int) -> None:
                 for i in range(records_per_point):
                     ttft = rng.uniform(100, 2000)
                     copy.write_row((point.pk, i, i * 50.0, ttft, ttft + 5000, "ok", ""))
+    _score_some(rng)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
+
+
+def _score_some(rng: random.Random) -> None:
+    """An accuracy result on each measured bench run whose id is a multiple of 20 (once), as
+    a history of load runs with an evaluation now and then has: the pages read each
+    deployment's latest score, and the newest scores lie among the newest runs."""
+    from django.db.models import Exists, OuterRef
+    from django.db.models.functions import Mod
+
+    from apps.accuracy.models import AccuracyResult
+    from apps.runs.models import Run
+
+    scored = AccuracyResult.objects.filter(run=OuterRef("pk"))
+    runs = (
+        Run.objects.filter(deployment__notes="bench", provenance="measured")
+        .alias(every=Mod("id", 20))
+        .filter(every=0)
+        .exclude(Exists(scored))
+        .values_list("pk", "deployment_id")
+    )
+    AccuracyResult.objects.bulk_create(
+        (
+            AccuracyResult(
+                run_id=run_id,
+                deployment_id=deployment_id,
+                protocol="gsm8k-bench",
+                task="gsm8k",
+                metric="exact_match",
+                n=1319,
+                score=rng.uniform(0.90, 0.96),
+            )
+            for run_id, deployment_id in runs
+        ),
+        batch_size=5000,
+    )
 
 
 def _summarise(runs, points) -> None:
