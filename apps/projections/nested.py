@@ -7,7 +7,9 @@ inside the set (`inner_score`); the best one's held-out errors make the 80% band
 (apps/projections/conformal.py stratum_bands), per matching (interactivity,
 concurrency) and stratum: "seen" from the inner held-out points whose like was seen,
 "extrapolated" from those that extrapolate (or, where too few accelerators do, with a
-second inner pass that leaves each accelerator's whole family out). Then:
+second inner pass that leaves each accelerator's whole family out), each read at the
+quantile level the same rule needed one level down to hold its promise (`_trials`,
+conformal.calibrated_levels). Then:
 
 - `nested_leave_one_accelerator_out`: for each accelerator S, `select` on the others, then S
   projected by the picked candidate fitted on the others and judged against those bands.
@@ -98,15 +100,42 @@ def select(
     scores = {label: inner_score(points) for label, points in inner.items()}
     best = min(candidates, key=lambda c: scores[c.label])
     outside = leave_one_accelerator_out(train, best, fit=fit, without_family=True)
-    bands = {
-        m: conformal.stratum_bands(
+    trials = _trials(train, best, inner[best.label], fit=fit)
+    bands = {}
+    for m in MATCHINGS:
+        levels = conformal.calibrated_levels(trials[m], coverage) if trials else None
+        bands[m] = conformal.stratum_bands(
             [(p.sku, p.stratum, band_score(p, m)) for p in inner[best.label]],
             [(p.sku, band_score(p, m)) for p in outside],
             coverage=coverage,
+            levels=levels,
         )
-        for m in MATCHINGS
-    }
     return Selection(scores, best, bands, inner[best.label], outside)
+
+
+def _trials(
+    train: Sequence[Observation], best: Candidate, inner: Sequence[HeldOutPoint], *, fit: Fit
+) -> dict[str, list[conformal.Trial]]:
+    """Per matching, the band rule one level down (conformal.calibrated_levels): each
+    accelerator of `train` left out, the picked candidate's leave-one-out errors on the
+    rest, and its own points as the inner pass projected them (fitted on that rest)."""
+    trials: dict[str, list[conformal.Trial]] = {m: [] for m in MATCHINGS}
+    for sku in sorted({o.accel.sku for o in train}):
+        rest = [o for o in train if o.accel.sku != sku]
+        if len({o.accel.sku for o in rest}) < 2:
+            continue
+        down = leave_one_accelerator_out(rest, best, fit=fit)
+        family_out = leave_one_accelerator_out(rest, best, fit=fit, without_family=True)
+        held = [p for p in inner if p.sku == sku]
+        for m in MATCHINGS:
+            trials[m].append(
+                conformal.Trial(
+                    inner=[(p.sku, p.stratum, band_score(p, m)) for p in down],
+                    outside=[(p.sku, band_score(p, m)) for p in family_out],
+                    held=[(p.stratum, band_score(p, m)) for p in held],
+                )
+            )
+    return trials
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,45 @@ def test_the_extrapolated_band_reads_family_out_errors_only_where_too_few_extrap
     assert conformal.stratum_bands(two, outside)["extrapolated"].q == pytest.approx(2.0)
 
 
+def _trial(held_top: float) -> conformal.Trial:
+    # one level down: three accelerators' errors spread evenly over (0, 1]; the one left
+    # out errs evenly over (0, held_top]
+    inner = [(g, "seen", i / 100) for g in "abc" for i in range(1, 101)]
+    held = [("seen", held_top * i / 100) for i in range(1, 101)]
+    return conformal.Trial(inner=inner, outside=[], held=held)
+
+
+def test_the_level_is_lowered_where_the_bands_one_level_down_over_cover():
+    trials = [_trial(0.9)] * 3
+    levels = conformal.calibrated_levels(trials, 0.8)
+    assert levels["seen"] < 0.8
+    # the lowest level whose bands hold the target share of the points left out
+    goal = round(0.8 + conformal.LEVEL_TARGET, 6)
+    q = conformal.stratum_bands(trials[0].inner, [], levels=levels)["seen"].q
+    assert np.mean([score <= q for _, score in trials[0].held]) >= goal
+    lower = {"seen": round(levels["seen"] - 0.01, 2)}
+    q = conformal.stratum_bands(trials[0].inner, [], levels=lower)["seen"].q
+    assert np.mean([score <= q for _, score in trials[0].held]) < goal
+    # the band keeps its promise in its label
+    assert conformal.stratum_bands(trials[0].inner, [], levels=levels)["seen"].coverage == 0.8
+
+
+def test_the_level_is_raised_where_the_bands_one_level_down_under_cover():
+    levels = conformal.calibrated_levels([_trial(1.5)] * 3, 0.8)
+    assert levels["seen"] == conformal.LEVELS[-1]
+
+
+def test_trials_without_a_band_one_level_down_leave_the_promised_level():
+    few = conformal.Trial(
+        inner=[(g, "seen", 0.1) for g in "ab" for _ in range(20)],  # two accelerators
+        outside=[],
+        held=[("seen", 0.05)] * 20,
+    )
+    assert conformal.calibrated_levels([few] * 3, 0.8) == {"seen": 0.8, "extrapolated": 0.8}
+    # no extrapolated point was left out: that stratum keeps the promise too
+    assert conformal.calibrated_levels([_trial(0.9)] * 3, 0.8)["extrapolated"] == 0.8
+
+
 def _small_shipped_set():
     per_sku: dict[str, list] = {}
     observations, _ = reference.calibration_set()
