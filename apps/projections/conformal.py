@@ -134,9 +134,9 @@ def stratum_bands(
 
 
 # How far above the promise the bands one level down must hold (`calibrated_levels`): the
-# top of issue 56's 80-84%. Chosen with the held-out figures in view: with the promise
-# itself (80%) as the target the nested bands held 76% of held-out points (seen 82%,
-# extrapolated 71%); with 84%, 82% and 81% (docs/methodology.md#projections).
+# top of the 80-84% aimed at when this rule was written. Chosen with the held-out figures in
+# view: with the promise itself (80%) as the target the nested bands held 76% of held-out
+# points (seen 82%, extrapolated 71%); with 84%, 82% and 81% (docs/methodology.md).
 LEVEL_TARGET = 0.04
 
 # The quantile levels `calibrated_levels` chooses among: a band read below half its
