@@ -8,9 +8,9 @@ stopped the old setup from answering at all; an async worker holds only a corout
 The reverse proxy in deploy/ also bounds body size and body read time (Caddyfile, nginx.conf).
 """
 
-import gc
 import os
 
+from apps.heap import freeze_heap
 from workers.env import env_int, env_str
 
 # The compose file and container bind every interface; systemd keeps to loopback behind a proxy.
@@ -29,16 +29,6 @@ accesslog = "-"
 # borrows a connection and gives it back when it ends. 3 workers × 10 stays well inside
 # PostgreSQL's default max_connections of 100, beside the scheduler and Celery.
 os.environ.setdefault("DB_POOL_SIZE", "10")
-
-
-def freeze_heap() -> None:
-    """Move everything alive now out of the collector's reach. Django, Plotly and the URL and
-    template caches leave a few hundred thousand long-lived objects, and every full collection
-    walked them all: about one request in forty paid a 100–250 ms pause (bench/pages.py
-    measured 288 ms of collection over 40 board requests, 76 ms once frozen, no pause over
-    20 ms). Objects made later are collected as before."""
-    gc.collect()
-    gc.freeze()
 
 
 def post_worker_init(worker) -> None:

@@ -290,8 +290,8 @@ def main() -> None:
     from django.db import connection
     from django.test import Client
 
+    from apps.heap import freeze_heap
     from apps.runs.models import Point, RequestRecord, Run
-    from apps.serving import freeze_heap
 
     if connection.vendor != "postgresql":
         sys.exit("bench/pages.py measures PostgreSQL: set DATABASE_URL to a postgres:// URL")

@@ -3,6 +3,7 @@ share a bounded pool of connections, and an idle agent's long poll holds none of
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -103,9 +104,12 @@ def test_an_agent_waiting_for_a_job_holds_no_connection(pooled_server, org):
 
 
 @pytest.mark.django_db(transaction=False)
-def test_a_loaded_worker_leaves_its_start_up_objects_out_of_full_collections():
+def test_a_loaded_worker_leaves_its_start_up_objects_out_of_full_collections(monkeypatch):
     import gc
 
+    # Importing the gunicorn settings sets DB_POOL_SIZE's default in the environment: kept
+    # to this test, so later ones read the environment they were given.
+    monkeypatch.setenv("DB_POOL_SIZE", os.environ.get("DB_POOL_SIZE", "10"))
     from apps.serving import post_worker_init
 
     gc.unfreeze()
