@@ -31,6 +31,19 @@ def _run(org, accelerator: str, key: str, figures: dict[int, float], *, bound: i
     return ingest_reviewed(document=doc, org=org, is_public=True).run
 
 
+def _asked(basis: TokenKind) -> Asked:
+    """MI355X against B200 on the runs these tests store, with no interactivity floor."""
+    return Asked(
+        model="GLM 5.2",
+        scenario="seed-20k-1k-60",
+        a="MI355X",
+        b="B200",
+        facts=Facts(),
+        bounds={"interactivity_min": "none"},
+        basis=basis,
+    )
+
+
 @pytest.mark.parametrize("basis", [TokenKind.OUTPUT, TokenKind.TOTAL])
 def test_it_reads_each_repeat_at_the_level_as_the_answer_reads_its_run(org, basis):
     repeats = [
@@ -41,15 +54,7 @@ def test_it_reads_each_repeat_at_the_level_as_the_answer_reads_its_run(org, basi
     ]
     latest = _run(org, "MI355X", "3", {4: 1000, 16: 2400})
     _run(org, "B200", "1", {4: 1200, 16: 3100})
-    asked = Asked(
-        model="GLM 5.2",
-        scenario="seed-20k-1k-60",
-        a="MI355X",
-        b="B200",
-        facts=Facts(),
-        bounds={"interactivity_min": "none"},
-        basis=basis,
-    )
+    asked = _asked(basis)
 
     side = ask(asked, org=None, with_swing=False).answer.a
 
@@ -73,15 +78,7 @@ def test_it_takes_in_the_newest_repeats_up_to_its_cap(org, monkeypatch):
     older = [_run(org, "MI355X", f"old-{i}", {4: 900 + i, 16: 2300 + i}) for i in range(4)]
     latest = _run(org, "MI355X", "latest", {4: 1000, 16: 2400})
     _run(org, "B200", "1", {4: 1200, 16: 3100})
-    asked = Asked(
-        model="GLM 5.2",
-        scenario="seed-20k-1k-60",
-        a="MI355X",
-        b="B200",
-        facts=Facts(),
-        bounds={"interactivity_min": "none"},
-        basis=TokenKind.OUTPUT,
-    )
+    asked = _asked(TokenKind.OUTPUT)
 
     chosen, *others = ask(asked, org=None, with_swing=False).answer.a.level_runs
 
