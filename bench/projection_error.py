@@ -15,7 +15,10 @@ judge it. Prints, per model, engine, accelerator, vendor, precision and stratum,
 and 90th-percentile absolute % error of total tok/s per GPU at matched interactivity and at
 matched concurrency, the share of held-out points inside their band and the band's median
 width (hi/lo); then the cross-vendor folds (chosen and calibrated on one vendor, judged on
-the other) and the choice made on every accelerator (what pages use).
+the other); what one speed factor per accelerator (or per accelerator and engine, ...)
+read from the held-out points themselves would leave (a bound on the curves, not a
+projection: apps/projections/bounds.py); and the choice made on every accelerator (what
+pages use).
 
 The baseline, measured in the same run: each candidate projected held out without the
 nested choice (plain leave-one-accelerator-out), issue 44's roofline first.
@@ -29,9 +32,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "apps.settings")
 
-from apps.projections import calibration, conformal, nested, reference, validation  # noqa: E402
+from apps.projections import (  # noqa: E402
+    bounds,
+    calibration,
+    conformal,
+    nested,
+    reference,
+    validation,
+)
 from apps.projections.nested import MATCHINGS, NestedPoint, NestedRow  # noqa: E402
-from apps.projections.pointmodels import BASELINE, CANDIDATES  # noqa: E402
+from apps.projections.pointmodels import BASELINE, CANDIDATES, Candidate  # noqa: E402
 
 
 def _pct(value: float | None) -> str:
@@ -84,6 +94,22 @@ def print_candidates(observations: list) -> None:
         )
 
 
+def print_bounds(observations: list, candidate: Candidate) -> None:
+    """What one speed factor per group, read from the held-out points themselves, would
+    leave (apps/projections/bounds.py): not a projection, a bound on the curves."""
+    print(
+        f"\nWith one TPOT factor per group chosen from the held-out points themselves "
+        f"({candidate.label}, plain leave-one-accelerator-out): what the curves allow"
+    )
+    print("| factor per | points | median (interactivity) | unreached | median (concurrency) |")
+    print("| --- | --- | --- | --- | --- |")
+    for b in bounds.offset_bounds(observations, candidate):
+        print(
+            f"| {b.level} | {b.points} | {_pct(b.median_ape['interactivity'])} | "
+            f"{b.unreached['interactivity']} | {_pct(b.median_ape['concurrency'])} |"
+        )
+
+
 def _bands(selection: nested.Selection) -> str:
     return ", ".join(
         f"{m} seen ×{selection.bands[m]['seen'].width:.2f} extrap. "
@@ -116,6 +142,7 @@ def main() -> None:
         print(f"\n{f.sku}: picked {f.picked}; {_bands(f.selection)}")
         print_table(nested.nested_table([f], by="sku"), "held out")
 
+    print_bounds(observations, final.picked)
     print(f"\nOn every accelerator (what pages use): {final.picked.label}; {_bands(final)}")
     print("inner scores: " + ", ".join(f"{k} {v:.1f}" for k, v in final.scores.items()))
     if args.write:
