@@ -19,6 +19,7 @@ import numpy as np
 from apps.projections.model import Observation, Setup, closed_loop_tput
 from apps.projections.nested import MATCHINGS, SCORE_CAP_PCT
 from apps.projections.pointmodels import GRID, Candidate, Curve, Fitted
+from apps.projections.validation import curve_with_levels, held_out_folds, pct_error, runs_of
 
 # The TPOT factors tried, in log space: x0.50 to x2.01, 2% apart (a finer step moves the
 # medians by less than 0.2 points).
@@ -54,10 +55,9 @@ Errors = list[list[tuple[float | None, float]]]
 def scaled_errors(fitted: Fitted, runs: Sequence[Observation]) -> Errors:
     """The runs' errors with the projected TPOT times each factor (TTFT kept; throughput
     follows by the closed loop, the curve's own spread factor kept). At factor 1 these are
-    the held-out errors (apps/projections/validation.project_held_out)."""
-    setup, date = runs[0].setup, runs[0].date
-    levels = np.array([o.concurrency for o in runs])
-    both = fitted.curve(setup, date, np.concatenate([GRID, levels]))
+    the held-out errors (validation.project_held_out reads the same curve)."""
+    setup = runs[0].setup
+    both = curve_with_levels(fitted, runs)
     loop = np.asarray(
         closed_loop_tput(both.concurrency, setup.shape, setup.layout, both.ttft_s, both.tpot_s)
     )
@@ -75,8 +75,8 @@ def scaled_errors(fitted: Fitted, runs: Sequence[Observation]) -> Errors:
             along = curve.tput_at_interactivity(obs.interactivity)
             row.append(
                 (
-                    None if along is None else abs(along / obs.tput_per_gpu - 1) * 100,
-                    abs(float(at_level) / obs.tput_per_gpu - 1) * 100,
+                    None if along is None else pct_error(along, obs.tput_per_gpu),
+                    pct_error(float(at_level), obs.tput_per_gpu),
                 )
             )
         table.append(row)
@@ -112,13 +112,9 @@ def offset_bounds(
         level: {m: [] for m in MATCHINGS} for level in (NONE, *LEVELS)
     }
     unscaled = int(np.argmin(np.abs(LOG_FACTORS)))
-    skus = sorted({o.accel.sku for o in observations}) if only is None else sorted(only)
-    for sku in skus:
-        held = [o for o in observations if o.accel.sku == sku]
-        fitted = candidate.fit([o for o in observations if o.accel.sku != sku])
-        runs: dict[tuple, list[Observation]] = {}
-        for obs in held:
-            runs.setdefault((obs.setup.key, obs.date), []).append(obs)
+    for held, train in held_out_folds(observations, only=only):
+        fitted = candidate.fit(train)
+        runs = runs_of(held)
         tables = {key: scaled_errors(fitted, group) for key, group in runs.items()}
         for table in tables.values():
             for i, m in enumerate(MATCHINGS):

@@ -33,6 +33,7 @@ from apps.projections.validation import (
     HeldOutPoint,
     fit_candidate,
     leave_one_accelerator_out,
+    pct_error,
     project_held_out,
 )
 
@@ -48,7 +49,7 @@ def _projected(p: HeldOutPoint, matching: str) -> float | None:
 
 def abs_pct_error(p: HeldOutPoint, matching: str) -> float | None:
     projected = _projected(p, matching)
-    return abs(projected / p.measured - 1) * 100 if projected else None
+    return pct_error(projected, p.measured) if projected else None
 
 
 def band_score(p: HeldOutPoint, matching: str) -> float:

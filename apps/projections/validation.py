@@ -10,7 +10,7 @@ built from these held-out errors are in apps/projections/nested.py.
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,12 +195,17 @@ class HeldOutPoint:
 
     @property
     def abs_pct_error(self) -> float | None:
-        return abs(self.projected / self.measured - 1) * 100 if self.projected else None
+        return pct_error(self.projected, self.measured) if self.projected else None
 
     @property
     def abs_pct_error_at_concurrency(self) -> float | None:
         value = self.projected_at_concurrency
-        return abs(value / self.measured - 1) * 100 if value else None
+        return pct_error(value, self.measured) if value else None
+
+
+def pct_error(projected: float, measured: float) -> float:
+    """Absolute % error of a projected throughput against the measured one."""
+    return abs(projected / measured - 1) * 100
 
 
 def scenario_label(shape: Shape) -> str:
@@ -228,20 +233,31 @@ def fit_candidate(candidate: Candidate, train: Sequence[Observation]) -> Fitted:
     return candidate.fit(train)
 
 
+def runs_of(held: Sequence[Observation]) -> dict[tuple, list[Observation]]:
+    """Observations by run: one setup as run on one date, its load levels together."""
+    runs: dict[tuple, list[Observation]] = {}
+    for obs in held:
+        runs.setdefault((obs.setup.key, obs.date), []).append(obs)
+    return runs
+
+
+def curve_with_levels(fitted: Fitted, runs: Sequence[Observation]) -> Curve:
+    """One run's projection (as run on its date) at GRID's concurrencies, then at each of
+    its measured levels, in its order: split at len(GRID)."""
+    levels = np.array([o.concurrency for o in runs])
+    return fitted.curve(runs[0].setup, runs[0].date, np.concatenate([GRID, levels]))
+
+
 def project_held_out(
     fitted: Fitted, held: Sequence[Observation], train: Sequence[Observation]
 ) -> list[HeldOutPoint]:
     """Each held-out point beside the projection of its setup (as run on its date) by a
     model fitted on `train` only: the curve, and the curve at the point's concurrency."""
-    groups: dict[tuple, list[Observation]] = {}
-    for obs in held:
-        groups.setdefault((obs.setup.key, obs.date), []).append(obs)
     strata: dict[tuple[str, ...], str] = {}
     found: dict[int, HeldOutPoint] = {}
-    for runs in groups.values():
-        setup, date = runs[0].setup, runs[0].date
-        levels = np.array([o.concurrency for o in runs])
-        both = fitted.curve(setup, date, np.concatenate([GRID, levels]))
+    for runs in runs_of(held).values():
+        setup = runs[0].setup
+        both = curve_with_levels(fitted, runs)
         n = len(GRID)
         curve = Curve(both.concurrency[:n], both.tpot_s[:n], both.ttft_s[:n], both.tput_per_gpu[:n])
         kind = (setup.arch.name, setup.precision_name, setup.engine, setup.accel.family)
@@ -281,6 +297,19 @@ def leave_one_accelerator_out(
     the other families only, so every point is an extrapolation to a family the
     calibration has never seen (how the extrapolated band is made, nested.py)."""
     points: list[HeldOutPoint] = []
+    for held, train in held_out_folds(observations, only=only, without_family=without_family):
+        points += project_held_out(fit(candidate, train), held, train)
+    return points
+
+
+def held_out_folds(
+    observations: Sequence[Observation],
+    *,
+    only: Iterable[str] | None = None,
+    without_family: bool = False,
+) -> Iterator[tuple[list[Observation], list[Observation]]]:
+    """Each accelerator's (or each of `only`'s) observations, beside every other
+    accelerator's (with `without_family`, only other families'): folds with both."""
     skus = sorted({o.accel.sku for o in observations})
     for sku in skus if only is None else sorted(only):
         held = [o for o in observations if o.accel.sku == sku]
@@ -291,5 +320,4 @@ def leave_one_accelerator_out(
             if o.accel.sku != sku and not (without_family and o.accel.family == family)
         ]
         if held and train:
-            points += project_held_out(fit(candidate, train), held, train)
-    return points
+            yield held, train
